@@ -1,0 +1,73 @@
+"""The ``bisent`` command: a thin layer over the library, one module per job.
+
+Each job's command lives in its own module (``cli/embed.py``, ``cli/mine.py``,
+...) and is listed in ``COMMANDS`` below; modules are imported only when their
+command runs, so ``bisent --help`` is fast. A :class:`BisentError` (a user
+mistake) is printed as one line ``bisent: error: ...`` with exit status 2.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+import click
+
+from ..errors import BisentError
+
+#: command name -> (module under bisent.cli, attribute, one-line help)
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "embed": ("embed", "embed", "Embed a one-sentence-per-line file into fp16 vector shards."),
+    "mine": ("mine", "mine", "Mine parallel sentences from two monolingual collections."),
+    "eval": ("evaluate", "eval_group", "Evaluate mined output (BUCC precision/recall/F1)."),
+    "encoders": ("embed", "encoders", "List the registered encoders."),
+    "data": ("data", "data_group", "Fetch and build data sets from Debian's packages."),
+    "demo": ("demo", "demo", "Mine LibreOffice help (en-de) with the default encoder and score it."),
+}
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx):
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx, name):
+        if name not in COMMANDS:
+            return None
+        module, attr, _ = COMMANDS[name]
+        return getattr(importlib.import_module(f"bisent.cli.{module}"), attr)
+
+    def format_commands(self, ctx, formatter):
+        rows = [(name, COMMANDS[name][2]) for name in sorted(COMMANDS)]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="bisent")
+def cli():
+    """bisent: mine, filter and align parallel corpora with bilingual sentence embeddings."""
+
+
+def main(argv=None) -> int:
+    """Entry point: run the CLI, turning user mistakes into one-line errors."""
+    try:
+        cli.main(args=argv, prog_name="bisent", standalone_mode=False)
+    except BisentError as e:
+        click.echo(f"bisent: error: {e}", err=True)
+        return 2
+    except click.exceptions.Abort:
+        click.echo("bisent: interrupted", err=True)
+        return 130
+    except click.ClickException as e:
+        e.show()
+        return e.exit_code
+    except KeyboardInterrupt:
+        click.echo("bisent: interrupted", err=True)
+        return 130
+    except BrokenPipeError:
+        return 0
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,111 @@
+"""The Encoder interface: ``encode(sentences, lang) -> float32 (n, d)``, rows L2-normalised.
+
+Subclasses implement :meth:`Encoder.embed_batch` for one batch; the base class
+does the rest the same way for every encoder: language check, de-duplication,
+the persistent cache, batches grouped by length, a progress bar, normalisation.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Iterable, Sequence
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from ..errors import BisentError
+from .cache import EmbeddingCache
+
+
+def l2_normalise(x: np.ndarray) -> np.ndarray:
+    """Rows of ``x`` (n, d) scaled to unit length; all-zero rows stay zero."""
+    x = np.asarray(x, dtype=np.float32)
+    norms = np.linalg.norm(x, axis=1, keepdims=True)
+    return x / np.maximum(norms, 1e-12)
+
+
+class Encoder:
+    """Base class. Attributes: ``name`` (registry name or path), ``id`` (cache key:
+    changes whenever the weights or preprocessing change), ``dim``, ``languages``
+    (a set of codes, or None for any), ``lang_dependent`` (True when the
+    embedding of a text depends on the declared language)."""
+
+    name: str = "encoder"
+    id: str = "encoder"
+    dim: int = 0
+    languages: frozenset[str] | None = None
+    lang_dependent: bool = False
+    batch_size: int = 64
+
+    def embed_batch(self, sentences: list[str], lang: str) -> np.ndarray:
+        """Embed one batch: ``(len(sentences), dim)`` float32 (normalisation is done by ``encode``)."""
+        raise NotImplementedError
+
+    def check_lang(self, lang: str) -> str:
+        if not lang or not isinstance(lang, str):
+            raise BisentError(f"encoder {self.name}: a language code is required (e.g. -l en)")
+        base = lang.lower().replace("_", "-")
+        if self.languages is not None and base not in self.languages and base.split("-")[0] not in self.languages:
+            raise BisentError(
+                f"encoder {self.name}: unknown language '{lang}' (it supports: {', '.join(sorted(self.languages))})")
+        return base
+
+    def encode(self, sentences: Sequence[str], lang: str, *, batch_size: int | None = None,
+               progress: bool | None = None, cache: bool | None = None) -> np.ndarray:
+        """Embed ``sentences`` (list of str) in language ``lang``: float32 ``(n, dim)``, unit rows.
+
+        Identical sentences are embedded once; sentences already in the
+        persistent cache are not embedded again (``cache=False`` or the
+        environment variable ``BISENT_NO_EMBED_CACHE=1`` turns it off).
+        Batches are grouped by length so padding stays small.
+        """
+        lang = self.check_lang(lang)
+        sentences = list(sentences)
+        out = np.zeros((len(sentences), self.dim), dtype=np.float32)
+        if not sentences:
+            return out
+        uniq: dict[str, int] = {}
+        inverse = np.fromiter((uniq.setdefault(s, len(uniq)) for s in sentences), dtype=np.int64, count=len(sentences))
+        texts = list(uniq)
+        rows = np.zeros((len(texts), self.dim), dtype=np.float32)
+        use_cache = cache if cache is not None else os.environ.get("BISENT_NO_EMBED_CACHE", "") in ("", "0")
+        store = EmbeddingCache(self.id, self.dim) if use_cache else None
+        ckey = lang if self.lang_dependent else None
+        if store is not None:
+            found, cached = store.get(texts, ckey)
+            rows[found] = cached[found]
+            todo = np.flatnonzero(~found)
+        else:
+            todo = np.arange(len(texts))
+        if len(todo):
+            order = todo[np.argsort([len(texts[i]) for i in todo], kind="stable")]
+            bs = batch_size or self.batch_size
+            with tqdm(total=len(order), desc=f"embed {lang} ({self.name})", unit="sent",
+                      disable=(not progress) if progress is not None else None, leave=False) as bar:
+                for s in range(0, len(order), bs):
+                    idx = order[s:s + bs]
+                    batch = [texts[i] for i in idx]
+                    vecs = l2_normalise(self.embed_batch(batch, lang))
+                    if vecs.shape != (len(batch), self.dim):
+                        raise RuntimeError(f"encoder {self.name} returned shape {vecs.shape}, expected {(len(batch), self.dim)}")
+                    rows[idx] = vecs
+                    if store is not None:
+                        store.put(batch, vecs, ckey)
+                    bar.update(len(idx))
+        out[:] = rows[inverse]
+        return out
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(name={self.name!r}, dim={self.dim})"
+
+
+def batched(items: Iterable, size: int):
+    """Yield lists of up to ``size`` items."""
+    batch = []
+    for item in items:
+        batch.append(item)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
