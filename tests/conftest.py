@@ -1,0 +1,27 @@
+"""Shared fixtures: every test run gets its own embedding cache so nothing leaks between runs."""
+
+import os
+
+import numpy as np
+import pytest
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _isolated_embedding_cache(tmp_path_factory):
+    """Point the embedding cache at a temp folder; keep downloaded data in the user's cache.
+
+    Datasets fetched from Debian (slow, large) stay in $BISENT_CACHE or the default
+    cache; only the embeddings folder is isolated, through BISENT_EMBED_CACHE.
+    """
+    old = os.environ.get("BISENT_EMBED_CACHE")
+    os.environ["BISENT_EMBED_CACHE"] = str(tmp_path_factory.mktemp("embeddings"))
+    yield
+    if old is None:
+        os.environ.pop("BISENT_EMBED_CACHE", None)
+    else:
+        os.environ["BISENT_EMBED_CACHE"] = old
+
+
+def unit_rows(rng, n, d, dtype=np.float32):
+    x = rng.standard_normal((n, d)).astype(np.float32)
+    return (x / np.linalg.norm(x, axis=1, keepdims=True)).astype(dtype)

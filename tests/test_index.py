@@ -1,0 +1,60 @@
+"""Exact blocked kNN equals brute force; approximate search agrees with it."""
+
+import numpy as np
+import pytest
+
+from bisent.index import knn_both
+from conftest import unit_rows
+
+
+def brute(x, y, k):
+    s = x.astype(np.float32) @ y.astype(np.float32).T
+    fi = np.argsort(-s, axis=1, kind="stable")[:, :k]
+    bi = np.argsort(-s.T, axis=1, kind="stable")[:, :k]
+    return np.take_along_axis(s, fi, 1), fi, np.take_along_axis(s.T, bi, 1), bi
+
+
+@pytest.mark.parametrize("n,m,k,br,bc", [(300, 170, 5, 64, 50), (97, 311, 3, 1000, 1000), (250, 250, 1, 7, 333),
+                                         (40, 500, 8, 13, 64)])
+def test_exact_knn_matches_numpy(n, m, k, br, bc):
+    rng = np.random.default_rng(n * m + k)
+    x, y = unit_rows(rng, n, 32), unit_rows(rng, m, 32)
+    r = knn_both(x, y, k, block_rows=br, block_cols=bc)
+    fs, fi, bs, bi = brute(x, y, k)
+    np.testing.assert_array_equal(r.fwd_idx, fi)
+    np.testing.assert_array_equal(r.bwd_idx, bi)
+    np.testing.assert_allclose(r.fwd_sim, fs, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(r.bwd_sim, bs, rtol=1e-5, atol=1e-6)
+
+
+def test_fp16_input_is_upcast_per_block():
+    rng = np.random.default_rng(1)
+    x, y = unit_rows(rng, 120, 16, np.float16), unit_rows(rng, 90, 16, np.float16)
+    r = knn_both(x, y, 4, block_rows=32, block_cols=40)
+    fs, fi, bs, bi = brute(x, y, 4)
+    np.testing.assert_array_equal(r.fwd_idx, fi)
+    np.testing.assert_array_equal(r.bwd_idx, bi)
+
+
+def test_k_larger_than_other_side_is_clamped():
+    rng = np.random.default_rng(2)
+    x, y = unit_rows(rng, 10, 8), unit_rows(rng, 3, 8)
+    r = knn_both(x, y, 5)
+    assert r.fwd_idx.shape == (10, 3) and r.bwd_idx.shape == (3, 5)
+    assert set(r.fwd_idx[0]) == {0, 1, 2}
+
+
+@pytest.mark.parametrize("method", ["ivf", "hnsw"])
+def test_approximate_agrees_with_exact(method):
+    rng = np.random.default_rng(3)
+    # clustered data, as sentence embeddings are
+    centres = unit_rows(rng, 40, 64)
+    x = centres[rng.integers(0, 40, 2000)] + 0.15 * rng.standard_normal((2000, 64)).astype(np.float32)
+    y = centres[rng.integers(0, 40, 1500)] + 0.15 * rng.standard_normal((1500, 64)).astype(np.float32)
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    y /= np.linalg.norm(y, axis=1, keepdims=True)
+    exact = knn_both(x, y, 4)
+    approx = knn_both(x, y, 4, method=method, nprobe=8)
+    top1 = np.mean(exact.fwd_idx[:, 0] == approx.fwd_idx[:, 0])
+    assert top1 > 0.9, top1
+    assert np.mean(exact.bwd_idx[:, 0] == approx.bwd_idx[:, 0]) > 0.9
