@@ -14,6 +14,8 @@ each side instead; it is measured against the exact search in
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import faiss
@@ -23,7 +25,7 @@ from tqdm.auto import tqdm
 from .vectors import Shards
 
 BLOCK_ROWS = 4096
-BLOCK_COLS = 8192
+BLOCK_COLS = 4096
 
 
 @dataclass
@@ -82,6 +84,7 @@ def knn_both(x, y, k: int = 4, *, method: str = "exact", block_rows: int = BLOCK
     if n == 0 or m == 0:
         return KNN(fsim, fidx, bsim, bidx)
     tiles = -(-n // block_rows) * -(-m // block_cols)
+    buf = np.empty(block_rows * block_cols, dtype=np.float32)             # transposed-tile scratch
     with tqdm(total=tiles, desc="kNN", unit="tile", disable=(not progress) if progress is not None else None,
               leave=False) as bar:
         for i0, xb in _blocks(x, block_rows):
@@ -92,13 +95,56 @@ def knn_both(x, y, k: int = 4, *, method: str = "exact", block_rows: int = BLOCK
                 bx, by = tile.shape
                 # forward: rows i0..i0+bx of X get candidates j0..j0+by
                 fwd.addn(by, faiss.swig_ptr(tile), j0, i0, bx)
-                # backward: rows j0..j0+by of Y get candidates i0..i0+bx
-                tile_t = np.ascontiguousarray(tile.T)                 # (by, bx)
-                bwd.addn(bx, faiss.swig_ptr(tile_t), i0, j0, by)
+                # backward: only columns whose best value beats their heap's current k-th best
+                _add_columns(bwd, bsim, tile, i0, j0, buf)
                 bar.update(1)
     fwd.reorder()
     bwd.reorder()
     return KNN(fsim, fidx, bsim, bidx)
+
+
+_POOL = ThreadPoolExecutor(max_workers=max(1, min(4, os.cpu_count() or 1)))
+_SUB = 256  # transpose in 256×256 sub-blocks: each fits in L2 cache
+
+
+def _transpose(a: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """``out[:] = a.T`` for a (r, c) C-order array, cache-blocked and split across threads."""
+    r, c = a.shape
+
+    def part(c0, c1):
+        for j in range(c0, c1, _SUB):
+            for i in range(0, r, _SUB):
+                out[j:j + _SUB, i:i + _SUB] = a[i:i + _SUB, j:j + _SUB].T
+
+    step = -(-c // _POOL._max_workers)
+    step = -(-step // _SUB) * _SUB
+    list(_POOL.map(lambda c0: part(c0, min(c, c0 + step)), range(0, c, step)))
+    return out
+
+
+def _add_columns(heap, heap_val: np.ndarray, tile: np.ndarray, i0: int, j0: int, buf: np.ndarray) -> None:
+    """Push the columns of ``tile`` (bx, by) into the heaps of rows j0..j0+by (ids i0..i0+bx).
+
+    A column whose maximum does not beat its heap's smallest kept value cannot
+    change that heap, so only the other columns are transposed and pushed: after
+    the first row blocks, few columns qualify and the backward direction costs
+    a column-max instead of a transpose.
+    """
+    bx, by = tile.shape
+    kth = heap_val[j0:j0 + by, 0]                                     # (by,) heap roots = k-th best so far
+    cols = np.flatnonzero(tile.max(axis=0) > kth)
+    if len(cols) == 0:
+        return
+    if len(cols) > by // 2:
+        t = _transpose(tile, buf[: bx * by].reshape(by, bx))          # (by, bx)
+        heap.addn(bx, faiss.swig_ptr(t), i0, j0, by)
+        return
+    sub = np.take(tile, cols, axis=1)                                 # (bx, nc)
+    t = _transpose(sub, buf[: bx * len(cols)].reshape(len(cols), bx))  # (nc, bx)
+    rows = (cols + j0).astype(np.int64)
+    ids = np.arange(i0, i0 + bx, dtype=np.int64)
+    heap.addn_query_subset_with_ids(len(cols), faiss.swig_ptr(rows), bx, faiss.swig_ptr(t),
+                                    faiss.swig_ptr(ids), 0)
 
 
 def _to_float32(v) -> np.ndarray:
