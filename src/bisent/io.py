@@ -156,6 +156,9 @@ def atomic_write(path, mode: str = "w", encoding: str = "utf-8"):
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     os.close(fd)
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; the result should look like any new file
     binary = "b" in mode
     try:
         if path.name.endswith(".gz"):

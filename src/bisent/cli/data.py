@@ -1,0 +1,54 @@
+"""``bisent data``: build data sets from Debian's packages (fetched at run time into the cache)."""
+
+from __future__ import annotations
+
+import click
+
+
+@click.group("data")
+def data_group():
+    """Fetch and build data sets from Debian's packages."""
+
+
+@data_group.command("libreoffice")
+@click.option("--src", default="en", show_default=True, help="Source language (en = en-us).")
+@click.option("--tgt", default="de", show_default=True, help="Target language.")
+@click.option("-o", "--out", "out_dir", required=True, type=click.Path(file_okay=False),
+              help="Output folder (train/dev/test.tsv, documents.jsonl, stats.json).")
+def libreoffice(src: str, tgt: str, out_dir: str):
+    """Aligned paragraphs of LibreOffice help, split by document into train/dev/test."""
+    from ..datasets.libreoffice import SPLITS, write_dataset
+
+    stats = write_dataset(src, tgt, out_dir)
+    pairs = ", ".join(f"{s} {stats['pairs'][s]}" for s in SPLITS)
+    docs = ", ".join(f"{s} {stats['documents'][s]}" for s in SPLITS)
+    removed = ", ".join(f"{k} {v}" for k, v in stats["removed"].items())
+    click.echo(f"{stats['src']}-{stats['tgt']}: pairs {pairs}; documents {docs}")
+    click.echo(f"removed: {removed}")
+    click.echo(f"wrote {out_dir}")
+
+
+@data_group.command("bucc")
+@click.option("--src", default="en", show_default=True, help="Source language (en = en-us).")
+@click.option("--tgt", default="de", show_default=True, help="Target language.")
+@click.option("--split", default="test", show_default=True, type=click.Choice(["train", "dev", "test"]),
+              help="Documents to draw from.")
+@click.option("--gold-share", default=0.25, show_default=True, type=float,
+              help="Wanted fraction of each side that has a translation.")
+@click.option("--max-gold", type=click.IntRange(min=1), default=None, help="Cap on gold pairs (small demos).")
+@click.option("--seed", default=0, show_default=True, type=int, help="Document order and shuffling.")
+@click.option("-o", "--out", "out_dir", required=True, type=click.Path(file_okay=False),
+              help="Output folder ({src}.txt, {tgt}.txt, gold.txt, *.plain.txt).")
+def bucc(src: str, tgt: str, split: str, gold_share: float, max_gold: int | None, seed: int, out_dir: str):
+    """A BUCC-like mining task (most sentences unpaired) from LibreOffice help."""
+    from ..datasets.comparable import make_mining_task, write_bucc
+    from ..datasets.libreoffice import load_pairs, normalise_lang
+
+    src, tgt = normalise_lang(src), normalise_lang(tgt)
+    task = make_mining_task(load_pairs(src, tgt), split, gold_share=gold_share, seed=seed,
+                            max_gold=max_gold, src_lang=src, tgt_lang=tgt)
+    write_bucc(task, out_dir, src, tgt)
+    s = task.stats
+    click.echo(f"{src}-{tgt} {split}: {s['src']} {src} sentences, {s['tgt']} {tgt} sentences, {s['gold']} gold pairs "
+               f"({s['gold_share_src']:.0%} / {s['gold_share_tgt']:.0%} of each side)")
+    click.echo(f"wrote {out_dir}")
