@@ -22,7 +22,9 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "eval": ("evaluate", "eval_group", "Evaluate mined output (BUCC precision/recall/F1)."),
     "encoders": ("embed", "encoders", "List the registered encoders."),
     "data": ("data", "data_group", "Fetch and build data sets from Debian's packages."),
+    "bench": ("bench", "bench", "Run a benchmark task on LibreOffice help, with the anchors."),
     "demo": ("demo", "demo", "Mine LibreOffice help (en-de) with the default encoder and score it."),
+    "train": ("train", "train", "Train an encoder from a recipe."),
 }
 
 

@@ -1,0 +1,112 @@
+"""What every benchmark task shares: the anchors, result records, ranking metrics."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Iterable
+
+import numpy as np
+
+from ..encoders import get_encoder
+from ..io import check_readable
+
+#: Measured beside the encoder under test in every run, on the same items.
+ANCHORS = ("use-m3", "me5-small")
+
+
+def run_encoders(names: Iterable[str], anchors: bool = True) -> list:
+    """The encoders of one run: those asked for, then the anchors (each once)."""
+    wanted = list(dict.fromkeys(list(names) + (list(ANCHORS) if anchors else [])))
+    return [get_encoder(n) for n in wanted]
+
+
+def machine() -> dict:
+    """The machine absolute figures were measured on."""
+    cpu = platform.processor() or ""
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next((ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name")), cpu)
+    except OSError:
+        pass
+    return {"cpu": cpu, "cores": os.cpu_count(), "python": platform.python_version()}
+
+
+def git_commit() -> str | None:
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                              check=True, cwd=Path(__file__).parent).stdout.strip() or None
+    except (OSError, subprocess.CalledProcessError):
+        return None
+
+
+def peak_rss_mb() -> float:
+    """Peak resident set size of this process (VmHWM, reset by exec), in MiB."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return round(int(line.split()[1]) / 1024, 1)
+    except OSError:
+        pass
+    import resource
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+
+
+class Recorder:
+    """Prints each result as one JSON line and appends it to ``results_dir/TASK.jsonl``."""
+
+    def __init__(self, task: str, results_dir=None, echo=print):
+        self.task = task
+        self.path = Path(results_dir) / f"{task}.jsonl" if results_dir else None
+        self.echo = echo
+        self.context = {"command": " ".join(["bisent"] + sys.argv[1:]) if sys.argv else "",
+                        "commit": git_commit(), "machine": machine(),
+                        "time": time.strftime("%Y-%m-%dT%H:%M:%S")}
+        self.records: list[dict] = []
+
+    def __call__(self, record: dict) -> dict:
+        record = {"task": self.task, **record}
+        self.records.append(record)
+        self.echo(json.dumps(record))
+        if self.path is not None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with open(self.path, "a", encoding="utf-8") as f:
+                f.write(json.dumps({**record, **self.context}) + "\n")
+        return record
+
+
+def average_precision(scores: np.ndarray, positive: np.ndarray) -> float:
+    """Average precision of ranking ``positive`` items first by ``scores`` (ties broken by position)."""
+    order = np.argsort(-np.asarray(scores, dtype=np.float64), kind="stable")
+    pos = np.asarray(positive, dtype=bool)[order]
+    if not pos.any():
+        return 0.0
+    hits = np.cumsum(pos)
+    precision_at = hits / np.arange(1, len(pos) + 1)
+    return float(precision_at[pos].mean())
+
+
+def unique_pairs(pairs, limit: int | None = None, seed: int = 0) -> list:
+    """Pairs whose source and target texts are each unique in the chosen set (shuffled by seed, capped)."""
+    rng = np.random.default_rng(seed)
+    pairs = [pairs[i] for i in rng.permutation(len(pairs))]
+    seen_s, seen_t, out = set(), set(), []
+    for p in pairs:
+        if p.src in seen_s or p.tgt in seen_t:
+            continue
+        seen_s.add(p.src)
+        seen_t.add(p.tgt)
+        out.append(p)
+        if limit and len(out) == limit:
+            break
+    return out
+
+
+__all__ = ["ANCHORS", "Recorder", "run_encoders", "average_precision", "unique_pairs", "peak_rss_mb",
+           "machine", "git_commit", "check_readable"]

@@ -1,0 +1,32 @@
+"""``bisent bench TASK``: benchmark tasks on LibreOffice help, anchors measured in the same run."""
+
+from __future__ import annotations
+
+import click
+
+from ..bench import TASKS, task_module
+from ..bench.common import Recorder, run_encoders
+from ..errors import BisentError
+
+
+@click.command()
+@click.argument("task", type=click.Choice(TASKS))
+@click.option("--pair", default="en-de", show_default=True, help="Language pair, e.g. en-fr.")
+@click.option("-e", "--encoder", "encoders", multiple=True, help="Encoder under test (repeatable).")
+@click.option("--no-anchors", is_flag=True, help="Skip use-m3 and me5-small (for quick checks only).")
+@click.option("--limit", type=click.IntRange(1), default=None,
+              help="Cap the items (gold pairs for mining, pairs for recover/filter/speed, pages for docs).")
+@click.option("--results", default="benchmarks/results", show_default=True,
+              help="Folder whose TASK.jsonl each result is appended to ('' to not record).")
+def bench(task, pair, encoders, no_anchors, limit, results):
+    """Run benchmark TASK (mining, recover, filter, docs, speed): one JSON object per result line."""
+    try:
+        src, tgt = pair.split("-", 1)
+    except ValueError:
+        raise BisentError(f"--pair must look like en-de, got {pair!r}") from None
+    encs = run_encoders(encoders, anchors=not no_anchors)
+    if not encs:
+        raise BisentError("no encoder to benchmark: give -e NAME or keep the anchors")
+    record = Recorder(task, results or None, echo=click.echo)
+    kwargs = {} if limit is None else {"max_gold" if task == "mining" else "limit": limit}
+    task_module(task).run(src, tgt, encs, record, **kwargs)

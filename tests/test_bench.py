@@ -1,0 +1,88 @@
+"""Benchmark tasks end to end on small slices of the real LibreOffice help (fetched into the cache)."""
+
+import shutil
+
+import numpy as np
+import pytest
+
+from bisent.bench import TASKS, task_module
+from bisent.bench.common import Recorder, average_precision, run_encoders
+from bisent.datasets.noise import NOISE_KINDS, make_noisy_set
+
+pytestmark = pytest.mark.skipif(shutil.which("apt-get") is None, reason="needs apt-get for Debian's packages")
+
+LIMITS = {"mining": {"max_gold": 40}, "recover": {"limit": 150}, "filter": {"limit": 240},
+          "docs": {"limit": 25}, "speed": {"limit": 40}}
+
+
+def run(task, encoders, anchors=False):
+    rec = Recorder(task, None, echo=lambda s: None)
+    return task_module(task).run("en", "de", run_encoders(encoders, anchors=anchors), rec, **LIMITS[task])
+
+
+@pytest.mark.parametrize("task", TASKS)
+def test_task_runs_and_is_deterministic(task):
+    first = run(task, ["char-ngram", "random"])
+    assert first and all(r["task"] == task for r in first)
+    if task != "speed":  # quality figures repeat exactly; timings do not
+        def quality(recs):
+            return [{k: v for k, v in r.items() if not k.endswith("seconds")} for r in recs]
+        assert quality(run(task, ["char-ngram", "random"])) == quality(first)
+
+
+def test_mining_floors_and_anchor():
+    recs = run("mining", ["random", "char-ngram"], anchors=True)
+    best = {}
+    for r in recs:
+        if r["margin"] == "ratio" and r["retrieval"] == "max":
+            best[r["encoder"]] = r["oracle_f1"]
+    assert set(best) == {"random", "char-ngram", "use-m3", "me5-small"}
+    assert best["random"] < 10                      # chance: nothing to find
+    assert best["use-m3"] > best["char-ngram"] + 30  # surface overlap is far below a real encoder
+    assert best["me5-small"] > best["char-ngram"] + 30
+
+
+def test_recover_random_is_chance():
+    recs = {(r["encoder"], r["score"]): r for r in run("recover", ["random", "char-ngram"])}
+    assert recs[("random", "cosine")]["error_src_tgt"] > 95
+    assert recs[("char-ngram", "ratio")]["error_src_tgt"] < recs[("random", "ratio")]["error_src_tgt"] - 20
+
+
+def test_filter_set_has_every_noise_kind_and_ap_is_sane():
+    recs = run("filter", ["random"])
+    counts = recs[0]["counts"]
+    assert counts["clean"] == 120 and all(counts[k] >= 15 for k in NOISE_KINDS)
+    assert 35 < recs[0]["ap"] < 70  # random ranking: about the clean share (50 %)
+
+
+def test_average_precision():
+    assert average_precision(np.array([3, 2, 1.0]), np.array([1, 1, 0])) == 1.0
+    assert average_precision(np.array([3, 2, 1.0]), np.array([0, 1, 1])) == pytest.approx((1 / 2 + 2 / 3) / 2)
+
+
+def test_noise_kinds_do_what_they_say():
+    from collections import namedtuple
+
+    P = namedtuple("P", "doc pid src tgt split")
+    pairs = [P(f"d{d}", f"p{i}", f"source {d} {i} alpha beta gamma", f"target {d} {i} eins zwei drei vier", "test")
+             for d in range(6) for i in range(5)]
+    third = {(p.doc, p.pid): f"tiers {p.doc} {p.pid}" for p in pairs}
+    items = make_noisy_set(pairs, third, seed=1)
+    by_src = {p.src: p for p in pairs}
+    for it in items:
+        p = by_src[it.src]
+        if it.kind == "clean":
+            assert it.tgt == p.tgt
+        elif it.kind == "untranslated":
+            assert it.tgt == it.src
+        elif it.kind == "third_language":
+            assert it.tgt == third[(p.doc, p.pid)]
+        elif it.kind == "truncated":
+            assert p.tgt.startswith(it.tgt) and len(it.tgt) < len(p.tgt)
+        elif it.kind == "glued":
+            assert it.tgt.startswith(p.tgt + " target " + p.doc[1:] + " ")
+        elif it.kind == "neighbour":
+            assert it.tgt != p.tgt and it.tgt.startswith(f"target {p.doc[1:]} ")
+        elif it.kind == "misaligned":
+            assert not it.tgt.startswith(f"target {p.doc[1:]} ")
+    assert len({it.src for it in items}) == len(items) == len(pairs)
