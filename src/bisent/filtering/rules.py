@@ -1,0 +1,462 @@
+"""Rule-based filters for noisy bitext: cheap checks that run before any embedding.
+
+The ParaCrawl prefilters of Artetxe & Schwenk (2019, §4.3) are here with their
+values as defaults: duplicates removed, 3–80 tokens, a source/target length
+ratio above 2 rejected, pairs whose sides overlap by 50 % or more rejected
+(untranslated copies); language identification is in :mod:`.langid`. Further
+OpusFilter-style rules: empty sides, mismatched numbers, URL/markup debris and
+letters in the wrong script.
+
+Each rule's ``score`` yields one value per pair (a number, or ``[src, tgt]``)
+and ``accept(value)`` decides; tokens are whitespace-separated words (use
+``unit: char`` for languages written without spaces).
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import re
+import unicodedata
+from collections import Counter
+from pathlib import Path
+from typing import Iterable, Iterator
+
+import numpy as np
+
+from .pipeline import Pair, Step, check_bool, check_choice, check_number, register_step
+
+
+def base_lang(code: str) -> str:
+    """``"en-US"`` / ``"pt_BR"`` -> ``"en"`` / ``"pt"`` (lower case, region dropped)."""
+    if not isinstance(code, str) or not code.strip():
+        raise ValueError(f"a language code is required, got {code!r}")
+    return code.strip().lower().replace("_", "-").split("-")[0]
+
+
+def _length(text: str, unit: str) -> int:
+    return len(text.split()) if unit == "word" else len(text.strip())
+
+
+# ---------------------------------------------------------------------------
+# Duplicates (stateful over the stream)
+# ---------------------------------------------------------------------------
+
+class _StripTable(dict):
+    """``str.translate`` table keeping letters and marks, deleting everything else (filled lazily)."""
+
+    def __missing__(self, codepoint: int):
+        keep = unicodedata.category(chr(codepoint))[0] in "LM"
+        self[codepoint] = codepoint if keep else None
+        return self[codepoint]
+
+
+_STRIP = _StripTable()
+
+
+def normalise_for_dedup(text: str) -> str:
+    """NFKC, case-folded, with digits, punctuation, symbols and whitespace removed."""
+    return unicodedata.normalize("NFKC", text).casefold().translate(_STRIP)
+
+
+class _Duplicates(Step):
+    """Reject a pair whose key was seen earlier in the stream. Score: 1 for a repeat, else 0.
+
+    Keys are remembered as 64-bit BLAKE2 digests (about 70 bytes of memory per
+    distinct pair; a false repeat among 10^8 pairs has probability ~3e-4).
+    """
+
+    def __init__(self, *, name: str | None = None, sides: str = "pair"):
+        super().__init__(name=name)
+        self.sides = check_choice("sides", sides, ("pair", "src", "tgt"))
+        self._seen: set[int] = set()
+        self._pending: list[int] = []  # digests not yet saved by save_state
+
+    def key(self, src: str, tgt: str) -> str:
+        raise NotImplementedError
+
+    def reset(self) -> None:
+        self._seen = set()
+        self._pending = []
+
+    def score(self, pairs: Iterable[Pair]) -> Iterator[float]:
+        seen, pending = self._seen, self._pending
+        for src, tgt in pairs:
+            if self.sides == "src":
+                tgt = ""
+            elif self.sides == "tgt":
+                src = ""
+            digest = int.from_bytes(hashlib.blake2b(self.key(src, tgt).encode("utf-8", "surrogatepass"),
+                                                    digest_size=8).digest(), "little")
+            if digest in seen:
+                yield 1.0
+            else:
+                seen.add(digest)
+                pending.append(digest)
+                yield 0.0
+
+    def accept(self, value: float) -> bool:
+        return value == 0
+
+    def _state_file(self, directory: Path) -> Path:
+        safe = re.sub(r"[^A-Za-z0-9_.-]", "_", self.name)
+        return Path(directory) / f"{safe}.seen"
+
+    def save_state(self, directory: Path) -> dict:
+        """Append the digests seen since the last save to ``NAME.seen``; the marker is its size."""
+        path = self._state_file(directory)
+        with open(path, "ab") as f:
+            if self._pending:
+                f.write(np.asarray(self._pending, dtype="<u8").tobytes())
+                self._pending.clear()
+            f.flush()
+            size = f.tell()
+        return {"file": path.name, "bytes": size}
+
+    def load_state(self, directory: Path, marker: dict) -> None:
+        path = Path(directory) / marker["file"]
+        size = int(marker["bytes"])
+        with open(path, "r+b") as f:
+            f.truncate(size)
+            data = f.read(size)
+        self._seen = set(np.frombuffer(data, dtype="<u8").tolist())
+        self._pending = []
+
+
+@register_step("duplicate")
+class DuplicateFilter(_Duplicates):
+    """Exact duplicates: the same pair (or side, with ``sides``) seen before, byte for byte."""
+
+    def key(self, src: str, tgt: str) -> str:
+        return f"{src}\t{tgt}"
+
+
+@register_step("normalised_duplicate")
+class NormalisedDuplicateFilter(_Duplicates):
+    """Near duplicates: equal after case folding and removing digits, punctuation and spaces."""
+
+    def key(self, src: str, tgt: str) -> str:
+        return f"{normalise_for_dedup(src)}\t{normalise_for_dedup(tgt)}"
+
+
+# ---------------------------------------------------------------------------
+# Lengths
+# ---------------------------------------------------------------------------
+
+@register_step("empty")
+class EmptyFilter(Step):
+    """Reject a pair with an empty (or all-whitespace) side. Score: the shorter side's characters."""
+
+    def score(self, pairs: Iterable[Pair]) -> Iterator[float]:
+        for src, tgt in pairs:
+            yield float(min(len(src.strip()), len(tgt.strip())))
+
+    def accept(self, value: float) -> bool:
+        return value > 0
+
+
+@register_step("length")
+class LengthFilter(Step):
+    """Both sides between ``min_length`` and ``max_length`` (inclusive) words or characters.
+
+    Paper default: 3–80 tokens. Score: ``[src_length, tgt_length]``.
+    """
+
+    def __init__(self, *, name: str | None = None, min_length: int = 3, max_length: int = 80, unit: str = "word"):
+        super().__init__(name=name)
+        self.min_length = check_number("min_length", min_length, low=0, integer=True)
+        self.max_length = check_number("max_length", max_length, low=self.min_length, integer=True)
+        self.unit = check_choice("unit", unit, ("word", "char"))
+
+    def score(self, pairs: Iterable[Pair]) -> Iterator[list[float]]:
+        for src, tgt in pairs:
+            yield [float(_length(src, self.unit)), float(_length(tgt, self.unit))]
+
+    def accept(self, value) -> bool:
+        return all(self.min_length <= v <= self.max_length for v in value)
+
+
+@register_step("length_ratio")
+class LengthRatioFilter(Step):
+    """Longer side / shorter side at most ``max_ratio`` (paper: above 2 is rejected).
+
+    Score: the ratio (``inf`` when one side is empty and the other not).
+    """
+
+    def __init__(self, *, name: str | None = None, max_ratio: float = 2.0, unit: str = "word"):
+        super().__init__(name=name)
+        self.max_ratio = check_number("max_ratio", max_ratio, low=1)
+        self.unit = check_choice("unit", unit, ("word", "char"))
+
+    def score(self, pairs: Iterable[Pair]) -> Iterator[float]:
+        for src, tgt in pairs:
+            a, b = _length(src, self.unit), _length(tgt, self.unit)
+            lo, hi = min(a, b), max(a, b)
+            yield hi / lo if lo else (float("inf") if hi else 1.0)
+
+    def accept(self, value: float) -> bool:
+        return value <= self.max_ratio
+
+
+# ---------------------------------------------------------------------------
+# Untranslated copies
+# ---------------------------------------------------------------------------
+
+_WORD_WITH_LETTER = re.compile(r"\w*[^\W\d_]\w*")
+
+
+@register_step("overlap")
+class OverlapFilter(Step):
+    """Reject untranslated or half-translated pairs: sides overlapping by ``max_overlap`` or more.
+
+    ``method: word``: shared words (case-folded, words with at least one letter,
+    counted with multiplicity) / words of the longer side; numbers and
+    punctuation are not counted, so names and figures alone do not trigger it.
+    ``method: char``: ``difflib`` similarity of the case-folded strings (close
+    languages share many characters: use a higher threshold). Paper: overlap
+    of at least 50 % rejected. Score: the overlap in [0, 1].
+    """
+
+    def __init__(self, *, name: str | None = None, max_overlap: float = 0.5, method: str = "word"):
+        super().__init__(name=name)
+        self.max_overlap = check_number("max_overlap", max_overlap, low=0, high=1, low_open=True)
+        self.method = check_choice("method", method, ("word", "char"))
+
+    def score(self, pairs: Iterable[Pair]) -> Iterator[float]:
+        for src, tgt in pairs:
+            if self.method == "word":
+                a = _WORD_WITH_LETTER.findall(src.casefold())
+                b = _WORD_WITH_LETTER.findall(tgt.casefold())
+                if not set(a).intersection(b):
+                    yield 0.0
+                    continue
+                yield sum((Counter(a) & Counter(b)).values()) / max(len(a), len(b))
+            else:
+                a, b = " ".join(src.casefold().split()), " ".join(tgt.casefold().split())
+                yield difflib.SequenceMatcher(None, a, b, autojunk=False).ratio() if a and b else 0.0
+
+    def accept(self, value: float) -> bool:
+        return value < self.max_overlap
+
+
+# ---------------------------------------------------------------------------
+# Numbers
+# ---------------------------------------------------------------------------
+
+# A number: digit runs joined by one separator (3.5, 3,5, 1'000, 1 000 with a
+# (narrow) no-break space) or by a plain space before exactly three digits (1 000).
+_NUMBER = re.compile(r"\d+(?:(?:[.,'\u2019\u00a0\u202f\u2009]|\s(?=\d{3}(?!\d)))\d+)*")
+_NON_DIGIT = re.compile(r"\D")
+
+
+def numbers(text: str) -> Counter:
+    """Multiset of the numbers in ``text``, separators and leading zeros ignored: 1,000 = 1 000 = 1000."""
+    out: Counter = Counter()
+    for m in _NUMBER.findall(text):
+        digits = _NON_DIGIT.sub("", m)
+        if not digits.isascii():
+            digits = "".join(str(unicodedata.decimal(c)) for c in digits)
+        out[digits.lstrip("0") or "0"] += 1
+    return out
+
+
+@register_step("numbers")
+class NumbersFilter(Step):
+    """Reject pairs whose numbers differ (a sign of misalignment or a wrong translation).
+
+    Score: how many numbers appear on one side but not the other (multiset
+    symmetric difference); accepted up to ``max_mismatches`` (default 0).
+    """
+
+    def __init__(self, *, name: str | None = None, max_mismatches: int = 0):
+        super().__init__(name=name)
+        self.max_mismatches = check_number("max_mismatches", max_mismatches, low=0, integer=True)
+
+    def score(self, pairs: Iterable[Pair]) -> Iterator[float]:
+        for src, tgt in pairs:
+            if not (_has_digit(src) or _has_digit(tgt)):
+                yield 0.0
+                continue
+            a, b = numbers(src), numbers(tgt)
+            yield float(sum(((a - b) + (b - a)).values()))
+
+    def accept(self, value: float) -> bool:
+        return value <= self.max_mismatches
+
+
+_DIGIT = re.compile(r"\d")
+
+
+def _has_digit(text: str) -> bool:
+    return _DIGIT.search(text) is not None
+
+
+# ---------------------------------------------------------------------------
+# Debris: URLs, markup, runs of symbols
+# ---------------------------------------------------------------------------
+
+_URL = re.compile(r"\b(?:https?|ftp)://\S+|\bwww\.\w[\w-]*\.\S+", re.IGNORECASE)
+_TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9:-]*(?:\s[^<>]{0,500})?/?>")
+_ENTITY = re.compile(r"&(?:[A-Za-z][A-Za-z0-9]{1,31}|#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6});")
+_SYMBOLS = re.compile(r"[^\w\s]{2,}")
+
+
+@register_step("debris")
+class DebrisFilter(Step):
+    """Reject web-crawl debris: URLs, HTML tags and entities, long runs of symbols.
+
+    Score: how many such items both sides hold together; accepted up to
+    ``max_count`` (default 0). ``symbol_run``: the shortest run of
+    punctuation/symbol characters counted (default 5, so "..." and "?!" pass;
+    0 turns it off).
+    """
+
+    def __init__(self, *, name: str | None = None, urls: bool = True, markup: bool = True,
+                 symbol_run: int = 5, max_count: int = 0):
+        super().__init__(name=name)
+        self.urls = check_bool("urls", urls)
+        self.markup = check_bool("markup", markup)
+        self.symbol_run = check_number("symbol_run", symbol_run, low=0, integer=True)
+        if self.symbol_run == 1:
+            raise ValueError("parameter 'symbol_run' must be 0 (off) or at least 2, got 1")
+        self.max_count = check_number("max_count", max_count, low=0, integer=True)
+
+    def count(self, text: str) -> int:
+        """Debris items in one text."""
+        n = 0
+        if self.urls:
+            n += len(_URL.findall(text))
+        if self.markup and ("<" in text or "&" in text):
+            n += len(_TAG.findall(text)) + len(_ENTITY.findall(text))
+        if self.symbol_run:
+            for run in _SYMBOLS.findall(text):
+                # combining marks are not word characters to ``re``; they are not symbols either
+                if len(run) >= self.symbol_run and \
+                        sum(unicodedata.category(c)[0] != "M" for c in run) >= self.symbol_run:
+                    n += 1
+        return n
+
+    def score(self, pairs: Iterable[Pair]) -> Iterator[float]:
+        for src, tgt in pairs:
+            yield float(self.count(src) + self.count(tgt))
+
+    def accept(self, value: float) -> bool:
+        return value <= self.max_count
+
+
+# ---------------------------------------------------------------------------
+# Script
+# ---------------------------------------------------------------------------
+
+_LATIN = ("af az bs ca cs cy da de en eo es et eu fi fil fo fr fy ga gd gl ha hr ht hu id ig is it jv "
+          "la lb lt lv mg mi ms mt nl nn no nb oc pl pt qu ro rm sk sl sm sn so sq su sv sw tl tk tr "
+          "uz vi wo xh yo zu").split()
+#: language -> scripts its letters may be in (the first word of the Unicode character name).
+SCRIPTS: dict[str, frozenset[str]] = {
+    **{lang: frozenset({"LATIN"}) for lang in _LATIN},
+    **{lang: frozenset({"CYRILLIC"}) for lang in "ru uk be bg mk kk ky mn tg tt ba cv".split()},
+    "sr": frozenset({"CYRILLIC", "LATIN"}),
+    "el": frozenset({"GREEK"}),
+    **{lang: frozenset({"ARABIC"}) for lang in "ar fa ur ps ug ku sd ckb".split()},
+    **{lang: frozenset({"HEBREW"}) for lang in "he yi".split()},
+    **{lang: frozenset({"DEVANAGARI"}) for lang in "hi mr ne sa".split()},
+    **{lang: frozenset({"BENGALI"}) for lang in "bn as".split()},
+    "ta": frozenset({"TAMIL"}), "te": frozenset({"TELUGU"}), "kn": frozenset({"KANNADA"}),
+    "ml": frozenset({"MALAYALAM"}), "gu": frozenset({"GUJARATI"}), "pa": frozenset({"GURMUKHI"}),
+    "or": frozenset({"ORIYA"}), "si": frozenset({"SINHALA"}), "th": frozenset({"THAI"}),
+    "lo": frozenset({"LAO"}), "km": frozenset({"KHMER"}), "my": frozenset({"MYANMAR"}),
+    "ka": frozenset({"GEORGIAN"}), "hy": frozenset({"ARMENIAN"}), "am": frozenset({"ETHIOPIC"}),
+    "ti": frozenset({"ETHIOPIC"}), "bo": frozenset({"TIBETAN"}), "dv": frozenset({"THAANA"}),
+    "zh": frozenset({"CJK"}), "ja": frozenset({"CJK", "HIRAGANA", "KATAKANA"}),
+    "ko": frozenset({"HANGUL", "CJK"}),
+}
+#: letters in these "scripts" count for no language (they are neutral).
+_NEUTRAL = frozenset({"MODIFIER", "", "COMBINING"})
+_SCRIPT_CACHE: dict[str, str] = {}
+
+
+def script_of(ch: str) -> str:
+    """The script of a character: the first word of its Unicode name (``LATIN``, ``CJK``, ...)."""
+    s = _SCRIPT_CACHE.get(ch)
+    if s is None:
+        words = unicodedata.name(ch, "").split()
+        if words and words[0] in ("FULLWIDTH", "HALFWIDTH"):
+            words = words[1:]
+        s = words[0] if words else ""
+        if s.startswith("KATAKANA"):  # KATAKANA-HIRAGANA PROLONGED SOUND MARK
+            s = "KATAKANA"
+        elif s == "HANGUL" or s.startswith("HANGUL"):
+            s = "HANGUL"
+        _SCRIPT_CACHE[ch] = s
+    return s
+
+
+class _ScriptTable(dict):
+    """``str.translate`` table: letters in ``scripts`` -> "g", other letters -> "b", the rest deleted."""
+
+    def __init__(self, scripts: frozenset[str]):
+        super().__init__()
+        self.scripts = scripts
+
+    def __missing__(self, codepoint: int):
+        ch = chr(codepoint)
+        mark = None
+        if ch.isalpha():
+            s = script_of(ch)
+            if s not in _NEUTRAL:
+                mark = "g" if s in self.scripts else "b"
+        self[codepoint] = mark
+        return mark
+
+
+_TABLES: dict[frozenset[str], _ScriptTable] = {}
+
+
+def script_share(text: str, scripts: frozenset[str]) -> float:
+    """Share of the letters of ``text`` in one of ``scripts`` (1.0 when it has no letters)."""
+    table = _TABLES.get(scripts)
+    if table is None:
+        table = _TABLES[scripts] = _ScriptTable(scripts)
+    marks = text.translate(table)
+    return marks.count("g") / len(marks) if marks else 1.0
+
+
+@register_step("script")
+class ScriptFilter(Step):
+    """Reject a side whose letters are mostly not in its language's script (Cyrillic in an
+    English side, Latin in a Russian side...). Score: ``[src_share, tgt_share]``, accepted
+    when both reach ``min_share``. ``scripts`` adds or overrides languages, e.g.
+    ``{sr: [LATIN]}`` (script names are the first word of Unicode character names).
+    """
+
+    def __init__(self, *, name: str | None = None, src_lang: str, tgt_lang: str, min_share: float = 0.5,
+                 scripts: dict | None = None):
+        super().__init__(name=name)
+        self.min_share = check_number("min_share", min_share, low=0, high=1)
+        table = dict(SCRIPTS)
+        if scripts is not None:
+            if not isinstance(scripts, dict):
+                raise ValueError(f"parameter 'scripts' must map languages to lists of scripts, got {scripts!r}")
+            for lang, names in scripts.items():
+                if isinstance(names, str):
+                    names = [names]
+                if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+                    raise ValueError(f"parameter 'scripts': {lang} must map to a list of script names")
+                table[base_lang(str(lang))] = frozenset(n.upper() for n in names)
+        self.src_scripts = self._lookup(table, src_lang, "src_lang")
+        self.tgt_scripts = self._lookup(table, tgt_lang, "tgt_lang")
+
+    @staticmethod
+    def _lookup(table: dict, lang: str, param: str) -> frozenset[str]:
+        code = base_lang(lang)
+        if code not in table:
+            raise ValueError(f"parameter '{param}': no script known for language '{lang}'; "
+                             f"give one with scripts: {{{code}: [LATIN]}}")
+        return table[code]
+
+    def score(self, pairs: Iterable[Pair]) -> Iterator[list[float]]:
+        for src, tgt in pairs:
+            yield [script_share(src, self.src_scripts), script_share(tgt, self.tgt_scripts)]
+
+    def accept(self, value) -> bool:
+        return all(v >= self.min_share for v in value)

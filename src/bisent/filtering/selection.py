@@ -1,0 +1,187 @@
+"""Selection after scoring: a threshold, the top N lines, or a budget of target words.
+
+Kim et al. (2019, §4.2) and the WMT 2018 filtering task keep the best-scored
+lines up to 10M (or 100M) target words; Artetxe & Schwenk (2019, §4.3) keep the
+top-scoring pairs up to a size (10M sentences). In YAML::
+
+    select: {mode: threshold, min: 0.8, step: margin}
+    select: {mode: top_n, n: 10000000}
+    select: {mode: word_budget, words: 10000000, side: tgt}
+
+``step`` names the step whose score ranks the lines (default: the last step);
+it must give one number per line. Ranking is by score, highest first, ties
+broken by input order; NaN ranks last. A kept line that is not selected is
+rejected with reason ``select:<mode>`` and its score. A threshold is applied
+while streaming; top-N and word budget need a second pass (:func:`select_pass`).
+"""
+
+from __future__ import annotations
+
+import gzip
+import lzma
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from ..errors import BisentError
+from .pipeline import (RECORD, Pair, Value, _Partial, _show_line, check_choice, check_number,
+                       format_value)
+
+MODES = ("threshold", "top_n", "word_budget")
+
+
+class Selection:
+    """One selection rule. Build with :meth:`from_config` or the keyword constructor."""
+
+    def __init__(self, mode: str, *, min: float | None = None, n: int | None = None, words: int | None = None,
+                 side: str = "tgt", step: str | None = None):
+        self.mode = check_choice("mode", mode, MODES)
+        self.step = step
+        self.side = check_choice("side", side, ("tgt", "src", "both"))
+        self.min = self.n = self.budget = None
+        if mode == "threshold":
+            if min is None:
+                raise ValueError("mode threshold needs 'min'")
+            self.min = check_number("min", min)
+        elif mode == "top_n":
+            if n is None:
+                raise ValueError("mode top_n needs 'n'")
+            self.n = check_number("n", n, low=0, integer=True)
+        else:
+            if words is None:
+                raise ValueError("mode word_budget needs 'words'")
+            self.budget = check_number("words", words, low=0, integer=True)
+        self.config: dict[str, Any] = {k: v for k, v in {"mode": mode, "min": min, "n": n, "words": words,
+                                                         "side": side if mode == "word_budget" else None,
+                                                         "step": step}.items() if v is not None}
+
+    @classmethod
+    def from_config(cls, cfg: Any, *, source: str = "<config>") -> "Selection":
+        """From the YAML ``select:`` mapping; mistakes raise a one-line BisentError naming ``source``."""
+        if not isinstance(cfg, dict):
+            raise BisentError(f"{source}: select: expected a mapping with 'mode', got {type(cfg).__name__}")
+        cfg = dict(cfg)
+        allowed = {"mode", "min", "n", "words", "side", "step"}
+        unknown = sorted(set(cfg) - allowed)
+        if unknown:
+            raise BisentError(f"{source}: select: unknown key '{unknown[0]}' (expected: {', '.join(sorted(allowed))})")
+        mode = cfg.pop("mode", None)
+        try:
+            return cls(mode, **cfg)
+        except (ValueError, TypeError) as e:
+            raise BisentError(f"{source}: select: {e}") from None
+
+    @property
+    def streaming(self) -> bool:
+        """True when each line can be decided alone (threshold), without a second pass."""
+        return self.mode == "threshold"
+
+    @property
+    def reason(self) -> str:
+        return f"select:{self.mode}"
+
+    def scalar(self, value: Value | None, step_name: str) -> float:
+        """The ranking score of a kept line; a list value is a configuration error."""
+        if isinstance(value, (list, tuple)):
+            raise BisentError(f"select: step '{step_name}' gives {len(value)} values per line; selection needs "
+                              f"a step with one number per line (set 'step:')")
+        return math.nan if value is None else float(value)
+
+    def words(self, pair: Pair) -> int:
+        """Words counted against a word budget (whitespace tokens of the chosen side)."""
+        if self.side == "tgt":
+            return len(pair[1].split())
+        if self.side == "src":
+            return len(pair[0].split())
+        return len(pair[0].split()) + len(pair[1].split())
+
+    def passes(self, score: float) -> bool:
+        """Threshold decision for one line (NaN fails)."""
+        return score >= self.min  # NaN compares False
+
+    def choose(self, scores: np.ndarray, words: np.ndarray) -> np.ndarray:
+        """Boolean mask of the selected lines among ``scores`` (n,) with ``words`` (n,)."""
+        scores = np.asarray(scores, dtype=np.float64)
+        if self.mode == "threshold":
+            return scores >= self.min
+        order = rank(scores)
+        mask = np.zeros(len(scores), dtype=bool)
+        if self.mode == "top_n":
+            mask[order[:self.n]] = True
+        else:
+            total = np.cumsum(np.asarray(words, dtype=np.int64)[order])
+            mask[order[:int(np.searchsorted(total, self.budget, side="right"))]] = True
+        return mask
+
+
+def rank(scores: np.ndarray) -> np.ndarray:
+    """Indices by score, highest first; ties in input order; NaN last."""
+    key = np.where(np.isnan(scores), -np.inf, scores)
+    nan_last = np.isnan(scores).astype(np.int8)
+    return np.lexsort((np.arange(len(scores)), -key, nan_last))
+
+
+def select_pass(pipeline, kept_path: Path, records_path: Path, out_kept: Path, rej_p: _Partial,
+                *, progress: bool = True, chunk_lines: int = 10_000) -> tuple[int, int]:
+    """Second pass for top-N / word budget: pick lines from the scored candidates.
+
+    ``kept_path`` holds the candidate lines (compressed like ``out_kept``),
+    ``records_path`` one :data:`RECORD` per candidate. Selected lines go to
+    ``.NAME.selected`` beside ``out_kept`` (renamed by the caller); the others
+    are appended to the rejected output. Returns (selected, rejected).
+    """
+    sel: Selection = pipeline.selection
+    size = records_path.stat().st_size if records_path.exists() else 0
+    records = np.fromfile(records_path, dtype=RECORD) if size else np.zeros(0, dtype=RECORD)
+    mask = sel.choose(records["score"], records["words"])
+    out = _Partial(out_kept, "selected")
+    out.open(0)
+    n = 0
+    kept_buf: list[bytes] = []
+    rej_buf: list[bytes] = []
+
+    def flush() -> None:
+        out.write(b"".join(kept_buf))
+        rej_p.write(b"".join(rej_buf))
+        kept_buf.clear()
+        rej_buf.clear()
+
+    try:
+        if kept_path.exists() and kept_path.stat().st_size:
+            reader = _open_like(kept_path, out_kept)  # compressed as the final name says
+            with reader, tqdm(total=len(records), unit="line", desc="select", disable=not progress,
+                              leave=False) as bar:
+                for raw in reader:
+                    if n >= len(records):
+                        raise RuntimeError(f"{kept_path}: more candidate lines than score records ({len(records)})")
+                    if mask[n]:
+                        kept_buf.append(raw if raw.endswith(b"\n") else raw + b"\n")
+                    else:
+                        line = raw[:-1] if raw.endswith(b"\n") else raw
+                        rec = records[n]
+                        rej_buf.append(f"{int(rec['lineno'])}\t{sel.reason}\t{format_value(float(rec['score']))}"
+                                       f"\t{_show_line(line)}\n".encode("utf-8"))
+                    n += 1
+                    if len(kept_buf) + len(rej_buf) >= chunk_lines:
+                        flush()
+                        bar.update(n - bar.n)
+            flush()
+        if n != len(records):
+            raise RuntimeError(f"{kept_path}: {n} candidate lines but {len(records)} score records")
+        out.sync()
+    finally:
+        out.close()
+    selected = int(mask.sum())
+    return selected, len(records) - selected
+
+
+def _open_like(path: Path, like: Path):
+    """Open ``path`` for reading, decompressing as the name ``like`` says."""
+    if like.name.endswith(".gz"):
+        return gzip.open(path, "rb")
+    if like.name.endswith(".xz"):
+        return lzma.open(path, "rb")
+    return open(path, "rb")
