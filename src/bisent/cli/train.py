@@ -1,0 +1,72 @@
+"""``bisent train``: train a sentence encoder from a recipe; a thin layer over :func:`bisent.training.loop.train`."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from ..errors import BisentError
+
+
+def _word_vectors(specs: tuple[str, ...]):
+    """``--word-vectors vec.txt`` (all languages) or ``--word-vectors en=en.vec --word-vectors de=de.vec``."""
+    from ..training.data import split_spec
+
+    if not specs:
+        return None
+    parsed = [split_spec(s) for s in specs]
+    if len(parsed) == 1 and parsed[0][0] is None:
+        return parsed[0][1]
+    if any(lang is None for lang, _ in parsed):
+        raise BisentError("--word-vectors: with several files, name each one's language: en=en.vec")
+    return {lang: path for lang, path in parsed}
+
+
+@click.command("train")
+@click.option("--recipe", "recipe_path", required=True, type=click.Path(dir_okay=False),
+              help="YAML recipe, e.g. recipes/kim2019.yaml.")
+@click.option("--train", "train_specs", required=True, multiple=True, metavar="[SRC-TGT=]TSV",
+              help="Parallel training data, src<TAB>tgt per line (repeatable). Languages from the prefix, "
+                   "a name like train.en-de.tsv, or the recipe's 'languages'.")
+@click.option("--mono", "mono_specs", multiple=True, metavar="[LANG=]TXT",
+              help="Monolingual text to autoencode, one sentence per line (repeatable; kim2019 only).")
+@click.option("--dev", "dev_specs", multiple=True, metavar="[SRC-TGT=]TSV",
+              help="Dev pairs for the alignment-recovery error logged every train.eval_every steps.")
+@click.option("-o", "--output", "out_dir", required=True, type=click.Path(file_okay=False),
+              help="Model directory to write (config.json, model.safetensors, tokenizer.model, checkpoint, log).")
+@click.option("--resume", is_flag=True, help="Continue the run whose checkpoint is in the output directory.")
+@click.option("--max-steps", type=click.IntRange(min=0), default=None, help="Override train.max_steps.")
+@click.option("--max-minutes", type=click.FloatRange(min=0), default=None,
+              help="Stop (with a checkpoint) after this many minutes of this run.")
+@click.option("--threads", type=click.IntRange(min=1), default=None,
+              help="CPU threads for torch (train.threads); 1 is often fastest on a busy machine.")
+@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
+              help="Override a recipe key, e.g. --set model.hidden_dim=128 (repeatable).")
+@click.option("--word-vectors", "word_vectors", multiple=True, metavar="[LANG=]FILE",
+              help="kim2019: initialise word embeddings from cross-lingual vectors ('word v1 v2 ...' lines).")
+@click.option("--progress/--no-progress", default=None, help="Show a progress bar (default: when on a terminal).")
+def train(recipe_path, train_specs, mono_specs, dev_specs, out_dir, resume, max_steps, max_minutes, threads,
+          overrides, word_vectors, progress):
+    """Train an encoder from a recipe and write a model directory that `bisent embed -e DIR` can use."""
+    from ..training.data import resolve_bitext, resolve_monotext
+    from ..training.loop import train as run_training
+    from ..training.recipe import load_recipe, parse_override
+
+    extra = dict(parse_override(o) for o in overrides)
+    wv = _word_vectors(word_vectors)
+    if wv is not None:
+        extra["model.word_vectors"] = wv
+    if threads is not None:
+        extra["train.threads"] = threads
+    recipe = load_recipe(recipe_path, extra)
+    bitexts = [resolve_bitext(s, recipe["languages"]) for s in train_specs]
+    monos = [resolve_monotext(s) for s in mono_specs]
+    dev = [resolve_bitext(s, recipe["languages"]) for s in dev_specs]
+    result = run_training(recipe, bitexts, monos, dev, out_dir, resume=resume, max_steps=max_steps,
+                          max_minutes=max_minutes, progress=progress)
+    last = next((r for r in reversed(result.log) if "loss" in r), {})
+    dev_last = next((r for r in reversed(result.log) if "dev_err" in r), {})
+    summary = {"model_dir": str(result.model_dir), "step": result.step, "loss": last.get("loss"),
+               **{k: v for k, v in dev_last.items() if k.startswith("dev_err")}}
+    click.echo(json.dumps(summary))

@@ -1,0 +1,265 @@
+"""Training data: parallel TSV and monolingual text in, length-bucketed mixed batches out.
+
+- :class:`Bitext` / :class:`Monotext` hold sentences with their language codes
+  (read from files by :func:`read_bitext` / :func:`read_monotext`, or built in
+  memory, e.g. from ``bisent.datasets``).
+- An objective (``training/objectives/``) turns them into :class:`StreamSpec` s:
+  one stream per (objective, input language, output language), each with a
+  weight. Kim et al.: translation src->tgt and autoencoding tgt->tgt, 1:1.
+- :class:`BatchIterator` draws every step a batch holding each stream's share
+  of ``batch_size`` sentences. Within a stream, an epoch is a seeded shuffle
+  cut into chunks of ``bucket_batches`` batches, each chunk sorted by length
+  (little padding) and the batches shuffled again. Everything is a function of
+  ``(seed, stream, epoch)``, so the iterator position ``{epoch, pos}`` per
+  stream is all a checkpoint needs to continue with the very same batches.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from ..errors import BisentError, where
+from ..io import line_problem, read_lines, read_tsv
+from ..models.rnn import pad
+from .tokenizer import BOS, EOS, PAD, UNK, Tokenizer
+
+
+@dataclass
+class Bitext:
+    """Sentence pairs ``(src, tgt)`` in languages ``src_lang`` -> ``tgt_lang``."""
+
+    src_lang: str
+    tgt_lang: str
+    pairs: list[tuple[str, str]]
+    source: str = "<memory>"
+
+    @property
+    def langs(self) -> tuple[str, str]:
+        return self.src_lang, self.tgt_lang
+
+
+@dataclass
+class Monotext:
+    """Sentences in one language."""
+
+    lang: str
+    sentences: list[str]
+    source: str = "<memory>"
+
+
+_PAIR_IN_NAME = re.compile(r"(?:^|[._])([a-z]{2,3}(?:_[A-Za-z]{2,4})?)-([a-z]{2,3}(?:_[A-Za-z]{2,4})?)(?:[._]|$)")
+_LANG_IN_NAME = re.compile(r"[._]([a-z]{2,3}(?:_[A-Za-z]{2,4})?)(?:\.txt)?(?:\.gz|\.xz)?$")
+
+
+def split_spec(spec: str) -> tuple[str | None, str]:
+    """``"en-de=path.tsv"`` -> ``("en-de", "path.tsv")``; ``"path.tsv"`` -> ``(None, "path.tsv")``."""
+    head, sep, tail = spec.partition("=")
+    if sep and re.fullmatch(r"[A-Za-z_]{2,8}(-[A-Za-z_]{2,8})?", head):
+        return head, tail
+    return None, spec
+
+
+def pair_from_name(path) -> tuple[str, str] | None:
+    """Languages from a file name like ``train.en-de.tsv``; None if it names none."""
+    m = _PAIR_IN_NAME.search(Path(path).name)
+    return (m.group(1), m.group(2)) if m else None
+
+
+def lang_from_name(path) -> str | None:
+    """Language from a file name like ``news.de.txt`` or ``mono.de``; None if it names none."""
+    m = _LANG_IN_NAME.search(Path(path).name)
+    return m.group(1) if m and m.group(1) not in ("txt", "tsv", "gz", "xz", "tok") else None
+
+
+def read_bitext(path, src_lang: str, tgt_lang: str) -> Bitext:
+    """Read ``src<TAB>tgt`` lines; any unusable line is a one-line error naming file and line."""
+    pairs = []
+    for n, cols in read_tsv(path, 2):
+        row = []
+        for lang, col in zip((src_lang, tgt_lang), cols):
+            text, problem = line_problem(col.encode("utf-8"))
+            if problem:
+                raise BisentError(f"{where(path, n)}: {lang} column: {problem}")
+            row.append(text)
+        pairs.append((row[0], row[1]))
+    if not pairs:
+        raise BisentError(f"{path}: file is empty")
+    return Bitext(src_lang, tgt_lang, pairs, str(path))
+
+
+def read_monotext(path, lang: str) -> Monotext:
+    """Read one sentence per line (empty lines skipped, other bad lines are errors)."""
+    sents = [ln.text for ln in read_lines(path) if ln.problem is None]
+    if not sents:
+        raise BisentError(f"{path}: no sentences")
+    return Monotext(lang, sents, str(path))
+
+
+def resolve_bitext(spec: str, default_langs: list[str] | None = None) -> Bitext:
+    """Read ``[SRC-TGT=]PATH``; languages from the spec, else the file name, else ``default_langs``."""
+    langs, path = split_spec(spec)
+    if langs is not None:
+        if "-" not in langs:
+            raise BisentError(f"{spec}: expected SRC-TGT=PATH, e.g. en-de=train.tsv")
+        pair = tuple(langs.split("-", 1))
+    else:
+        pair = pair_from_name(path) or (tuple(default_langs) if default_langs and len(default_langs) == 2 else None)
+    if pair is None:
+        raise BisentError(f"{path}: cannot tell its languages: write en-de={path}, name it like train.en-de.tsv, "
+                          "or set 'languages: [en, de]' in the recipe")
+    return read_bitext(path, pair[0], pair[1])
+
+
+def resolve_monotext(spec: str) -> Monotext:
+    """Read ``[LANG=]PATH``; the language from the spec, else from the file name (``mono.de.txt``)."""
+    lang, path = split_spec(spec)
+    lang = lang or lang_from_name(path)
+    if lang is None:
+        raise BisentError(f"{path}: cannot tell its language: write de={path} or name it like mono.de.txt")
+    return read_monotext(path, lang)
+
+
+@dataclass
+class StreamSpec:
+    """One stream of (input, output) sentence pairs for one objective; ``weight`` is its batch share."""
+
+    name: str                 # e.g. "translation en-de", "autoencoding de"
+    objective: str            # "translation" / "autoencoding"
+    enc_lang: str             # language of the input (selects the encoder in Kim et al.)
+    dec_lang: str             # language of the output (the decoder's language embedding in Artetxe & Schwenk)
+    src: list[str]
+    tgt: list[str]
+    weight: float = 1.0
+
+
+@dataclass
+class SubBatch:
+    """One stream's part of a batch, padded with ``PAD`` (0)."""
+
+    name: str
+    objective: str
+    enc_lang: str
+    dec_lang: str
+    src: torch.Tensor         # (B, S) int64 input ids
+    src_len: torch.Tensor     # (B,) int64, >= 1
+    tgt_in: torch.Tensor      # (B, T+1) int64: <s> y_1 .. y_T
+    tgt_out: torch.Tensor     # (B, T+1) int64: y_1 .. y_T </s>
+
+    def to(self, device) -> "SubBatch":
+        return SubBatch(self.name, self.objective, self.enc_lang, self.dec_lang, self.src.to(device),
+                        self.src_len, self.tgt_in.to(device), self.tgt_out.to(device))
+
+    @property
+    def n_tokens(self) -> int:
+        return int((self.tgt_out != PAD).sum())
+
+
+def make_subbatch(spec: StreamSpec, src: list[list[int]], tgt: list[list[int]]) -> SubBatch:
+    src_t, src_len = pad(src)                              # (B, S), (B,)
+    tgt_in, _ = pad([[BOS] + t for t in tgt])              # (B, T+1)
+    tgt_out, _ = pad([t + [EOS] for t in tgt])             # (B, T+1)
+    return SubBatch(spec.name, spec.objective, spec.enc_lang, spec.dec_lang, src_t, src_len, tgt_in, tgt_out)
+
+
+def shares(weights: list[float], total: int) -> list[int]:
+    """Split ``total`` sentences by ``weights`` (largest remainder); every stream gets at least one."""
+    w = np.asarray(weights, dtype=np.float64)
+    raw = w / w.sum() * max(total, len(w))
+    n = np.maximum(np.floor(raw).astype(int), 1)
+    for i in np.argsort(-(raw - np.floor(raw)), kind="stable"):
+        if n.sum() >= max(total, len(w)):
+            break
+        n[i] += 1
+    return n.tolist()
+
+
+class Stream:
+    """Tokenised examples of one :class:`StreamSpec`, served as length-bucketed batches of ``n``."""
+
+    def __init__(self, spec: StreamSpec, tok: Tokenizer, n: int, seed: int, index: int, bucket_batches: int):
+        self.spec, self.n, self.seed, self.index, self.bucket_batches = spec, n, seed, index, bucket_batches
+        if not spec.src:
+            raise BisentError(f"stream '{spec.name}': no sentences")
+        self.src = [ids or [UNK] for ids in tok.encode(spec.src)]
+        self.tgt = self.src if spec.tgt is spec.src else [ids or [UNK] for ids in tok.encode(spec.tgt)]
+        self.epoch, self.pos = 0, 0
+        self._order: list[np.ndarray] | None = None
+
+    def epoch_batches(self, epoch: int) -> list[np.ndarray]:
+        """The batches (arrays of example indices) of one epoch: a pure function of (seed, stream, epoch)."""
+        rng = np.random.default_rng([self.seed, self.index, epoch])
+        perm = rng.permutation(len(self.src))
+        chunk = self.n * self.bucket_batches
+        batches = []
+        for c in range(0, len(perm), chunk):
+            part = perm[c:c + chunk]
+            key = np.array([len(self.src[i]) * 10_000 + len(self.tgt[i]) for i in part])
+            part = part[np.argsort(key, kind="stable")]
+            batches += [part[b:b + self.n] for b in range(0, len(part), self.n)]
+        return [batches[i] for i in rng.permutation(len(batches))]
+
+    def next(self) -> SubBatch:
+        if self._order is None:
+            self._order = self.epoch_batches(self.epoch)
+        idx = self._order[self.pos]
+        self.pos += 1
+        if self.pos == len(self._order):
+            self.epoch, self.pos, self._order = self.epoch + 1, 0, None
+        return make_subbatch(self.spec, [self.src[i] for i in idx], [self.tgt[i] for i in idx])
+
+
+class BatchIterator:
+    """Every step, one sub-batch from each stream, sized by the streams' weights (deterministic given ``seed``)."""
+
+    def __init__(self, specs: list[StreamSpec], tok: Tokenizer, *, batch_size: int, seed: int, bucket_batches: int = 50):
+        specs = [s for s in specs if s.weight > 0]
+        if not specs:
+            raise BisentError("training data: no stream with a positive weight")
+        sizes = shares([s.weight for s in specs], batch_size)
+        self.streams = [Stream(s, tok, n, seed, i, bucket_batches) for i, (s, n) in enumerate(zip(specs, sizes))]
+
+    def __iter__(self):
+        return self
+
+    def __next__(self) -> list[SubBatch]:
+        return [s.next() for s in self.streams]
+
+    def state_dict(self) -> dict:
+        return {"streams": [{"name": s.spec.name, "epoch": s.epoch, "pos": s.pos} for s in self.streams]}
+
+    def load_state_dict(self, state: dict) -> None:
+        names = [s["name"] for s in state["streams"]]
+        if names != [s.spec.name for s in self.streams]:
+            raise BisentError(f"checkpoint: data streams differ (checkpoint: {names})")
+        for s, st in zip(self.streams, state["streams"]):
+            s.epoch, s.pos, s._order = int(st["epoch"]), int(st["pos"]), None
+
+    def describe(self) -> list[dict]:
+        return [{"name": s.spec.name, "sentences": len(s.src), "per_batch": s.n} for s in self.streams]
+
+
+def fingerprint(specs: list[StreamSpec]) -> str:
+    """A hash of the training examples, to refuse resuming on different data."""
+    h = hashlib.blake2b(digest_size=16)
+    for s in specs:
+        h.update(f"{s.name}\x00{s.weight}\x00{len(s.src)}\x00".encode())
+        for a, b in zip(s.src, s.tgt):
+            h.update(a.encode())
+            h.update(b"\x00")
+            h.update(b.encode())
+            h.update(b"\x01")
+    return h.hexdigest()
+
+
+def all_text(bitexts: list[Bitext], monos: list[Monotext]) -> list[str]:
+    """Every training sentence of every language (the tokenizer's training text)."""
+    out = [s for b in bitexts for pair in b.pairs for s in pair]
+    out += [s for m in monos for s in m.sentences]
+    return out
+

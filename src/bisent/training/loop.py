@@ -1,0 +1,365 @@
+"""The training loop: one function, read top to bottom (nanoGPT style).
+
+``train(recipe, bitexts, monos, dev, out_dir)``:
+
+1. trains (or, resuming, reloads) a joint SentencePiece model -> ``tokenizer.model``;
+2. asks the paper's objective (``objectives/<architecture>.py``) for its
+   streams and builds a seeded, length-bucketed :class:`BatchIterator`;
+3. builds the model with a fixed seed, Adam, gradient clipping;
+4. every step: one mixed batch, loss, backward, clip, step; every
+   ``log_every`` steps a JSON line in ``train_log.jsonl``; every
+   ``eval_every`` steps the dev alignment-recovery error both ways; every
+   ``checkpoint_every`` steps (and at the end) a checkpoint and the model directory.
+
+A checkpoint is ``checkpoint.safetensors`` (model weights, Adam's moments
+flattened to tensors, RNG states) + ``checkpoint.json`` (step, recipe, data
+position, optimiser hyper-parameters). Resuming restores all of it, so the
+loss curve continues exactly as if the run had never stopped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+from tqdm.auto import tqdm
+
+from ..errors import BisentError
+from ..io import atomic_write
+from ..models.rnn import Seq2SeqEncoder, build_model, init_from_word_vectors, save_model_dir
+from .data import Bitext, BatchIterator, Monotext, all_text, fingerprint
+from .objectives import get_objective
+from .tokenizer import FILENAME as TOKENIZER_FILE
+from .tokenizer import Tokenizer, train_tokenizer
+
+LOG_FILE = "train_log.jsonl"
+CKPT_TENSORS = "checkpoint.safetensors"
+CKPT_STATE = "checkpoint.json"
+#: recipe sections that change the numbers; a resumed run must agree on all of them
+_MATH_KEYS = ("architecture", "seed", "languages", "tokenizer", "data", "model", "objectives", "optim")
+
+
+@dataclass
+class TrainResult:
+    """What :func:`train` leaves behind: the model directory, the module, its tokenizer, the log."""
+
+    model_dir: Path
+    model: torch.nn.Module
+    tokenizer: Tokenizer
+    step: int
+    log: list[dict] = field(default_factory=list)
+
+
+# --- evaluation ------------------------------------------------------------------------------------
+
+def recovery_error(a: np.ndarray, b: np.ndarray) -> tuple[float, float, float]:
+    """Alignment recovery on unit rows ``a`` (n, d), ``b`` (n, d) where row i of each is a pair.
+
+    Returns ``(error a->b, error b->a, cosine gap)``: the share of rows whose
+    nearest neighbour by cosine on the other side is not their pair, both
+    ways, and mean cos of pairs minus mean cos of all (a cheap spread measure).
+    """
+    sim = a @ b.T                                                    # (n, n) cosines
+    gold = np.arange(len(a))
+    err_ab = float(np.mean(sim.argmax(axis=1) != gold))
+    err_ba = float(np.mean(sim.argmax(axis=0) != gold))
+    return err_ab, err_ba, float(np.mean(np.diag(sim)) - np.mean(sim))
+
+
+def unique_pairs(pairs: list[tuple[str, str]], limit: int) -> list[tuple[str, str]]:
+    """First ``limit`` pairs whose source and target are both unseen so far (duplicates make recovery ambiguous)."""
+    seen_a, seen_b, out = set(), set(), []
+    for a, b in pairs:
+        if a not in seen_a and b not in seen_b:
+            seen_a.add(a)
+            seen_b.add(b)
+            out.append((a, b))
+            if len(out) == limit:
+                break
+    return out
+
+
+def evaluate_dev(encoder: Seq2SeqEncoder, dev: list[Bitext], limit: int) -> dict[str, float]:
+    """Dev alignment-recovery error both ways per language pair, plus their mean as ``dev_err``."""
+    out: dict[str, float] = {}
+    errs = []
+    for bt in dev:
+        pairs = unique_pairs(bt.pairs, limit)
+        if len(pairs) < 2:
+            continue
+        a = encoder.encode([p[0] for p in pairs], bt.src_lang, cache=False, progress=False)  # (n, D)
+        b = encoder.encode([p[1] for p in pairs], bt.tgt_lang, cache=False, progress=False)  # (n, D)
+        e_ab, e_ba, gap = recovery_error(a, b)
+        s, t = bt.src_lang, bt.tgt_lang
+        out.update({f"dev_err_{s}_{t}": e_ab, f"dev_err_{t}_{s}": e_ba, f"dev_cos_gap_{s}_{t}": gap, f"dev_n_{s}_{t}": len(pairs)})
+        errs += [e_ab, e_ba]
+    if errs:
+        out["dev_err"] = float(np.mean(errs))
+    return out
+
+
+# --- checkpoints -----------------------------------------------------------------------------------
+
+def save_checkpoint(out_dir: Path, *, step: int, model, opt, batches: BatchIterator, recipe: dict,
+                    data_hash: str, tok: Tokenizer, elapsed_s: float) -> None:
+    """Write ``checkpoint.safetensors`` then ``checkpoint.json`` (the JSON names the tensors' hash)."""
+    from safetensors.torch import save
+
+    tensors: dict[str, torch.Tensor] = {f"model.{k}": v for k, v in model.state_dict().items()}
+    opt_state = opt.state_dict()
+    scalars: dict[str, dict] = {}
+    for i, st in opt_state["state"].items():                        # Adam: step, exp_avg, exp_avg_sq per parameter
+        for name, v in st.items():
+            if torch.is_tensor(v):
+                tensors[f"optim.{i}.{name}"] = v
+            else:
+                scalars.setdefault(str(i), {})[name] = v
+    tensors["rng.torch"] = torch.get_rng_state()
+    if torch.cuda.is_available():
+        for d, s in enumerate(torch.cuda.get_rng_state_all()):
+            tensors[f"rng.cuda.{d}"] = s
+    blob = save({k: v.detach().to("cpu").contiguous() for k, v in tensors.items()})
+    with atomic_write(out_dir / CKPT_TENSORS, "wb") as f:
+        f.write(blob)
+    state = {
+        "step": step,
+        "elapsed_s": elapsed_s,
+        "recipe": recipe,
+        "data": batches.state_dict(),
+        "data_fingerprint": data_hash,
+        "tokenizer_sha256": hashlib.sha256(tok.proto).hexdigest(),
+        "tensors_sha256": hashlib.sha256(blob).hexdigest(),
+        "optim": {"param_groups": opt_state["param_groups"], "scalars": scalars,
+                  "n_params": len(opt_state["param_groups"][0]["params"])},
+    }
+    with atomic_write(out_dir / CKPT_STATE) as f:
+        json.dump(state, f, indent=1)
+
+
+def read_checkpoint_state(out_dir: Path) -> dict:
+    path = out_dir / CKPT_STATE
+    if not path.is_file():
+        raise BisentError(f"{path}: missing: nothing to resume in {out_dir}")
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise BisentError(f"{path}: corrupt JSON ({e})") from None
+
+
+def load_checkpoint(out_dir: Path, state: dict, *, model, opt, batches: BatchIterator, device) -> None:
+    """Restore model, Adam state, data position and RNG states from a checkpoint (in place)."""
+    from safetensors import SafetensorError
+    from safetensors.torch import load
+
+    path = out_dir / CKPT_TENSORS
+    if not path.is_file():
+        raise BisentError(f"{path}: missing (the checkpoint is incomplete)")
+    blob = path.read_bytes()
+    if hashlib.sha256(blob).hexdigest() != state.get("tensors_sha256"):
+        raise BisentError(f"{path}: does not match {CKPT_STATE} (interrupted write?)")
+    try:
+        tensors = load(blob)
+    except (SafetensorError, ValueError, RuntimeError) as e:
+        raise BisentError(f"{path}: corrupt safetensors file ({e})") from None
+    model.load_state_dict({k[6:]: v for k, v in tensors.items() if k.startswith("model.")}, strict=True)
+    opt_state: dict = {"state": {}, "param_groups": state["optim"]["param_groups"]}
+    for k, v in tensors.items():
+        if k.startswith("optim."):
+            _, i, name = k.split(".", 2)
+            opt_state["state"].setdefault(int(i), {})[name] = v
+    for i, sc in state["optim"]["scalars"].items():
+        opt_state["state"].setdefault(int(i), {}).update(sc)
+    opt.load_state_dict(opt_state)
+    batches.load_state_dict(state["data"])
+    torch.set_rng_state(tensors["rng.torch"])
+    cuda = [tensors[f"rng.cuda.{d}"] for d in range(torch.cuda.device_count()) if f"rng.cuda.{d}" in tensors]
+    if cuda and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(cuda)
+
+
+def _check_same_run(state: dict, recipe: dict, data_hash: str, out_dir: Path) -> None:
+    for key in _MATH_KEYS:
+        if state["recipe"].get(key) != recipe.get(key):
+            raise BisentError(f"{out_dir / CKPT_STATE}: cannot resume: the recipe's '{key}' differs from the checkpoint's")
+    if state["data_fingerprint"] != data_hash:
+        raise BisentError(f"{out_dir / CKPT_STATE}: cannot resume: the training data differ from the checkpoint's")
+
+
+def _read_log(path: Path, upto: int) -> list[dict]:
+    """Log lines up to step ``upto`` (a resumed run rewrites what came after its checkpoint)."""
+    if not path.is_file():
+        return []
+    out = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if rec.get("step", math.inf) <= upto:
+            out.append(rec)
+    return out
+
+
+def pick_device(name: str) -> torch.device:
+    if name == "cuda" and not torch.cuda.is_available():
+        raise BisentError("train.device: cuda requested but torch sees no GPU")
+    return torch.device("cuda" if name == "cuda" or (name == "auto" and torch.cuda.is_available()) else "cpu")
+
+
+# --- the loop --------------------------------------------------------------------------------------
+
+def train(recipe: dict, bitexts: list[Bitext], monos: list[Monotext] | None = None, dev: list[Bitext] | None = None,
+          out_dir=None, *, resume: bool = False, max_steps: int | None = None, max_minutes: float | None = None,
+          progress: bool | None = None) -> TrainResult:
+    """Train the recipe's architecture on ``bitexts`` (+ ``monos``), evaluate on ``dev``, write ``out_dir``.
+
+    ``max_steps`` / ``max_minutes`` override the recipe's ``train`` section
+    (the minutes count this call only). With ``resume=True`` the run continues
+    from ``out_dir``'s checkpoint and must use the same recipe and data.
+    """
+    t_start = time.monotonic()
+    monos, dev = list(monos or []), list(dev or [])
+    out_dir = Path(out_dir)
+    arch, tr, seed = recipe["architecture"], recipe["train"], recipe["seed"]
+    max_steps = tr["max_steps"] if max_steps is None else max_steps
+    max_minutes = tr["max_minutes"] if max_minutes is None else max_minutes
+    if not resume and (out_dir / CKPT_STATE).exists():
+        raise BisentError(f"{out_dir}: holds a training run already; pass --resume to continue it, or choose another -o")
+    state = read_checkpoint_state(out_dir) if resume else None
+    out_dir.mkdir(parents=True, exist_ok=True)
+    device = pick_device(tr["device"])
+    if tr["threads"]:
+        torch.set_num_threads(tr["threads"])                          # same count when resuming, for identical sums
+
+    # 1. what to train on: the paper's objective decides the streams and their ratio
+    objective = get_objective(arch)
+    langs = objective.languages(bitexts, recipe)
+    specs = objective.build_streams(bitexts, monos, recipe)
+    dev = objective.dev_pairs(dev, recipe, langs)
+    data_hash = fingerprint(specs)
+    if state is not None:
+        _check_same_run(state, recipe, data_hash, out_dir)
+
+    # 2. one joint tokenizer for all languages (reloaded when resuming)
+    tc = recipe["tokenizer"]
+    max_len = recipe["data"]["max_len"]
+    if state is not None:
+        tok = Tokenizer.load(out_dir / TOKENIZER_FILE, max_len)
+        if hashlib.sha256(tok.proto).hexdigest() != state["tokenizer_sha256"]:
+            raise BisentError(f"{out_dir / TOKENIZER_FILE}: differs from the checkpoint's tokenizer")
+    else:
+        tok = train_tokenizer(all_text(bitexts, monos), vocab_size=tc["vocab_size"], model_type=tc["model_type"],
+                              lowercase=tc["lowercase"], character_coverage=tc["character_coverage"],
+                              input_sentence_size=tc["input_sentence_size"], seed=seed, max_len=max_len)
+        tok.save(out_dir / TOKENIZER_FILE)
+    batches = BatchIterator(specs, tok, batch_size=recipe["data"]["batch_size"], seed=seed,
+                            bucket_batches=recipe["data"]["bucket_batches"])
+
+    # 3. model and optimiser, from fixed seeds
+    torch.manual_seed(seed)
+    hp = {k: v for k, v in recipe["model"].items() if k != "word_vectors"}
+    model = build_model(arch, {**hp, "vocab_size": tok.vocab_size, "languages": langs}).to(device)
+    init_report = {}
+    if state is None and recipe["model"].get("word_vectors"):
+        init_report = init_from_word_vectors(model, recipe["model"]["word_vectors"], tok.pieces(), tc["lowercase"],
+                                             objective.output_languages(recipe, langs))
+    oc = recipe["optim"]
+    opt = torch.optim.Adam(model.parameters(), lr=oc["lr"], betas=tuple(oc["betas"]), eps=oc["eps"],
+                           weight_decay=oc["weight_decay"])
+    step, elapsed_before = 0, 0.0
+    if state is not None:
+        load_checkpoint(out_dir, state, model=model, opt=opt, batches=batches, device=device)
+        step, elapsed_before = int(state["step"]), float(state.get("elapsed_s", 0.0))
+    encoder = Seq2SeqEncoder(model, tok, name=f"{out_dir} (training)", content_hash="training")
+    n_params = sum(p.numel() for p in model.parameters())
+
+    log_path = out_dir / LOG_FILE
+    log = _read_log(log_path, step)
+    with atomic_write(log_path) as f:                                 # drop lines past the checkpoint
+        f.writelines(json.dumps(r) + "\n" for r in log)
+    log_f = open(log_path, "a", encoding="utf-8")
+
+    def write(rec: dict) -> None:
+        log.append(rec)
+        log_f.write(json.dumps(rec) + "\n")
+        log_f.flush()
+
+    if state is None:
+        write({"step": 0, "event": "start", "architecture": arch, "device": str(device), "params": n_params,
+               "vocab_size": tok.vocab_size, "languages": langs, "streams": batches.describe(),
+               "word_vectors_init": init_report})
+
+    def checkpoint(at: int) -> None:
+        elapsed = elapsed_before + time.monotonic() - t_start
+        save_checkpoint(out_dir, step=at, model=model, opt=opt, batches=batches, recipe=recipe,
+                        data_hash=data_hash, tok=tok, elapsed_s=elapsed)
+        save_model_dir(model, out_dir, max_len=max_len,
+                       extra={"training": {"step": at, "languages": langs, "recipe": recipe}})
+
+    def lr_at(s: int) -> float:
+        w = oc["warmup_steps"]
+        return oc["lr"] * min(1.0, (s + 1) / w) if w else oc["lr"]
+
+    # 4. the loop
+    clip = oc["clip"] if oc["clip"] is not None else math.inf
+    acc: dict[str, float] = {}
+    n_acc, t_log = 0, time.monotonic()
+    bar = tqdm(total=max_steps, initial=step, desc=f"train {arch}", unit="step",
+               disable=(not progress) if progress is not None else None)
+    last_saved = step
+    try:
+        while step < max_steps:
+            if max_minutes is not None and time.monotonic() - t_start > max_minutes * 60:
+                write({"step": step, "event": "time limit", "max_minutes": max_minutes})
+                break
+            for g in opt.param_groups:
+                g["lr"] = lr_at(step)
+            batch = [sb.to(device) for sb in next(batches)]            # list of SubBatch: src (B_i, S), tgt (B_i, T+1)
+            model.train()
+            loss, parts = objective.loss(model, batch)                 # scalar: mean NLL per target token
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            gnorm = torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
+            opt.step()
+            step += 1
+
+            for k, v in {"loss": float(loss.detach()), **parts, "grad_norm": float(gnorm)}.items():
+                acc[k] = acc.get(k, 0.0) + v
+            n_acc += 1
+            bar.update(1)
+            rec: dict = {}
+            if step % tr["log_every"] == 0 or step == max_steps:
+                dt = time.monotonic() - t_log
+                rec = {"step": step, **{k: v / n_acc for k, v in acc.items()}, "lr": lr_at(step - 1),
+                       "steps_per_s": n_acc / max(dt, 1e-9),
+                       "elapsed_s": round(elapsed_before + time.monotonic() - t_start, 2)}
+                bar.set_postfix(loss=f"{rec['loss']:.3f}")
+                acc, n_acc, t_log = {}, 0, time.monotonic()
+            if dev and (step % tr["eval_every"] == 0 or step == max_steps):
+                rec = {"step": step, **rec, **evaluate_dev(encoder, dev, tr["dev_max"])}
+                if "dev_err" in rec:
+                    bar.set_postfix(loss=f"{rec.get('loss', float('nan')):.3f}", dev_err=f"{rec['dev_err']:.3f}")
+            if rec:
+                write(rec)
+            if step % tr["checkpoint_every"] == 0:
+                checkpoint(step)
+                last_saved = step
+        # stopped early (time limit): log the last partial window and evaluate where we are
+        rec = {"step": step, **{k: v / n_acc for k, v in acc.items()}} if n_acc else {}
+        if dev and step > 0 and not any(r.get("step") == step and "dev_err" in r for r in log[-2:]):
+            rec = {"step": step, **rec, **evaluate_dev(encoder, dev, tr["dev_max"])}
+        if rec:
+            write(rec)
+    finally:
+        bar.close()
+        log_f.close()
+    if last_saved != step or not (out_dir / "model.safetensors").exists():
+        checkpoint(step)
+    model.eval()
+    return TrainResult(out_dir, model, tok, step, log)

@@ -1,0 +1,223 @@
+"""Training recipes: YAML files naming an architecture and its hyper-parameters.
+
+A recipe is a plain nested dict (JSON-serialisable, so it goes into
+``config.json`` and ``checkpoint.json`` unchanged). :func:`load_recipe` fills
+in defaults and checks every key against :data:`SCHEMA`; a misspelt key, a
+wrong type or an unknown choice is a one-line :class:`BisentError` naming the
+file and the dotted key, e.g. ``kim.yaml: unknown key 'model.hiden_dim'``.
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any, Iterable, NamedTuple
+
+import yaml
+
+from ..errors import BisentError
+
+ARCHITECTURES = ("kim2019", "artetxe2019")
+
+
+class Field(NamedTuple):
+    """One recipe key: default value, accepted type(s), allowed choices, whether null is allowed."""
+
+    default: Any
+    type: type | tuple[type, ...]
+    choices: tuple | None = None
+    nullable: bool = False
+    minimum: float | None = None
+
+
+_NUM = (int, float)
+
+#: Keys shared by every architecture: section -> key -> Field.
+COMMON: dict[str, dict[str, Field]] = {
+    "tokenizer": {
+        "model_type": Field("bpe", str, ("bpe", "unigram")),
+        "vocab_size": Field(8000, int, minimum=8),
+        "lowercase": Field(True, bool),
+        "character_coverage": Field(1.0, _NUM, minimum=0.5),
+        "input_sentence_size": Field(1_000_000, int, minimum=0),
+    },
+    "data": {
+        "max_len": Field(60, int, minimum=2),            # subword tokens; longer sentences are truncated
+        "batch_size": Field(64, int, minimum=1),         # sentences per step, all objectives together
+        "bucket_batches": Field(50, int, minimum=1),     # sort this many batches' worth by length at a time
+    },
+    "optim": {
+        "lr": Field(1e-3, _NUM, minimum=0),
+        "betas": Field([0.9, 0.999], list),
+        "eps": Field(1e-8, _NUM, minimum=0),
+        "weight_decay": Field(0.0, _NUM, minimum=0),
+        "clip": Field(1.0, _NUM, nullable=True, minimum=0),  # max global gradient norm
+        "warmup_steps": Field(0, int, minimum=0),             # linear warm-up, then constant
+    },
+    "train": {
+        "max_steps": Field(10_000, int, minimum=0),
+        "max_minutes": Field(None, _NUM, nullable=True, minimum=0),
+        "log_every": Field(50, int, minimum=1),
+        "eval_every": Field(500, int, minimum=1),
+        "checkpoint_every": Field(1000, int, minimum=1),
+        "dev_max": Field(2000, int, minimum=2),          # dev pairs used per language pair
+        "device": Field("auto", str, ("auto", "cpu", "cuda")),
+        "threads": Field(None, int, nullable=True, minimum=1),  # CPU threads (null: torch's default); 1 on a busy machine
+    },
+}
+
+#: Architecture-specific sections.
+ARCH: dict[str, dict[str, dict[str, Field]]] = {
+    "kim2019": {
+        "model": {
+            "rnn": Field("gru", str, ("gru", "lstm")),
+            "embed_dim": Field(256, int, minimum=1),
+            "hidden_dim": Field(256, int, minimum=1),    # per direction; sentence embedding = 2 * hidden_dim
+            "layers": Field(1, int, minimum=1),
+            "dropout": Field(0.1, _NUM, minimum=0),
+            "word_vectors": Field(None, (str, dict), nullable=True),  # path, or {lang: path}
+        },
+        "objectives": {
+            "translation": Field(1.0, _NUM, minimum=0),   # share of each batch (Eq. 7 / Eq. 9)
+            "autoencoding": Field(1.0, _NUM, minimum=0),  # share of each batch (Eq. 8 / Eq. 10)
+            "direction": Field("src2tgt", str, ("src2tgt", "tgt2src", "both")),
+        },
+    },
+    "artetxe2019": {
+        "model": {
+            "embed_dim": Field(256, int, minimum=1),
+            "hidden_dim": Field(256, int, minimum=1),    # encoder, per direction; embedding = 2 * hidden_dim
+            "decoder_dim": Field(512, int, minimum=1),
+            "lang_dim": Field(32, int, minimum=1),
+            "layers": Field(1, int, minimum=1),
+            "dropout": Field(0.1, _NUM, minimum=0),
+        },
+        "objectives": {
+            "both_directions": Field(True, bool),        # train a->b and b->a for every pair a-b in the data
+            "autoencoding": Field(0.0, _NUM, minimum=0),  # not in the paper: weight of x->x streams per language
+        },
+    },
+}
+
+TOP_LEVEL = {"architecture", "seed", "languages", *COMMON, "model", "objectives"}
+
+
+def schema(architecture: str) -> dict[str, dict[str, Field]]:
+    """All sections and fields of one architecture's recipe."""
+    return {**COMMON, **ARCH[architecture]}
+
+
+def defaults(architecture: str) -> dict:
+    """The full default recipe of an architecture."""
+    out: dict[str, Any] = {"architecture": architecture, "seed": 1, "languages": None}
+    for section, fields in schema(architecture).items():
+        out[section] = {k: copy.deepcopy(f.default) for k, f in fields.items()}
+    return out
+
+
+def _check_value(src: str, key: str, f: Field, value: Any) -> Any:
+    if value is None:
+        if f.nullable:
+            return None
+        raise BisentError(f"{src}: {key}: may not be null")
+    types = f.type if isinstance(f.type, tuple) else (f.type,)
+    if float in types and isinstance(value, str):          # YAML 1.1 reads 1e-3 as a string
+        try:
+            value = float(value)
+        except ValueError:
+            pass
+    if isinstance(value, bool) and bool not in types:
+        raise BisentError(f"{src}: {key}: expected {'/'.join(t.__name__ for t in types)}, got {value!r}")
+    if not isinstance(value, types):
+        raise BisentError(f"{src}: {key}: expected {'/'.join(t.__name__ for t in types)}, got {value!r}")
+    if f.choices is not None and value not in f.choices:
+        raise BisentError(f"{src}: {key}: '{value}' is not one of {', '.join(map(str, f.choices))}")
+    if f.minimum is not None and isinstance(value, (int, float)) and value < f.minimum:
+        raise BisentError(f"{src}: {key}: {value} is below the minimum {f.minimum}")
+    if key == "optim.betas" and (len(value) != 2 or not all(isinstance(b, (int, float)) and 0 <= b < 1 for b in value)):
+        raise BisentError(f"{src}: {key}: expected two numbers in [0, 1), got {value!r}")
+    return float(value) if float in types and int in types and not isinstance(value, bool) else value
+
+
+def validate_recipe(raw: Any, src: str = "recipe") -> dict:
+    """Return a complete, checked recipe from a (partial) nested dict; one-line errors name ``src``."""
+    if not isinstance(raw, dict):
+        raise BisentError(f"{src}: a recipe is a YAML mapping (key: value), got {type(raw).__name__}")
+    arch = raw.get("architecture")
+    if arch is None:
+        raise BisentError(f"{src}: missing key 'architecture' (one of {', '.join(ARCHITECTURES)})")
+    if arch not in ARCHITECTURES:
+        raise BisentError(f"{src}: architecture: unknown '{arch}' (one of {', '.join(ARCHITECTURES)})")
+    out = defaults(arch)
+    for key, value in raw.items():
+        if key not in TOP_LEVEL:
+            raise BisentError(f"{src}: unknown key '{key}' (known: {', '.join(sorted(TOP_LEVEL))})")
+        if key == "architecture":
+            continue
+        if key == "seed":
+            out["seed"] = _check_value(src, "seed", Field(1, int, minimum=0), value)
+        elif key == "languages":
+            if value is not None and not (isinstance(value, list) and value and all(isinstance(v, str) and v for v in value)):
+                raise BisentError(f"{src}: languages: expected a list of language codes, got {value!r}")
+            out["languages"] = value
+        else:
+            fields = schema(arch)[key]
+            if value is None:
+                continue
+            if not isinstance(value, dict):
+                raise BisentError(f"{src}: {key}: expected a mapping, got {value!r}")
+            for sub, v in value.items():
+                if sub not in fields:
+                    raise BisentError(f"{src}: unknown key '{key}.{sub}' (known in {key}: {', '.join(fields)})")
+                out[key][sub] = _check_value(src, f"{key}.{sub}", fields[sub], v)
+    obj = out["objectives"]
+    if arch == "kim2019" and obj["translation"] <= 0:
+        raise BisentError(f"{src}: objectives.translation: must be > 0 (the translation path trains the source encoder)")
+    if arch == "kim2019" and out["languages"] is not None and len(out["languages"]) != 2:
+        raise BisentError(f"{src}: languages: kim2019 is bilingual: give [source, target], got {out['languages']!r}")
+    return out
+
+
+def parse_override(text: str) -> tuple[str, Any]:
+    """``"model.hidden_dim=64"`` -> ``("model.hidden_dim", 64)`` (the value is read as YAML)."""
+    if "=" not in text:
+        raise BisentError(f"--set {text}: expected KEY=VALUE, e.g. model.hidden_dim=128")
+    key, value = text.split("=", 1)
+    try:
+        return key.strip(), yaml.safe_load(value)
+    except yaml.YAMLError as e:
+        raise BisentError(f"--set {text}: cannot read the value ({e.__class__.__name__})") from None
+
+
+def apply_overrides(raw: dict, overrides: dict[str, Any] | Iterable[str] | None) -> dict:
+    """Return a copy of ``raw`` with dotted keys set (``{"model.hidden_dim": 64}`` or ``["model.hidden_dim=64"]``)."""
+    raw = copy.deepcopy(raw)
+    if not overrides:
+        return raw
+    items = overrides.items() if isinstance(overrides, dict) else map(parse_override, overrides)
+    for key, value in items:
+        node = raw
+        parts = key.split(".")
+        for p in parts[:-1]:
+            node = node.setdefault(p, {})
+            if not isinstance(node, dict):
+                raise BisentError(f"override {key}: '{p}' is not a section")
+        node[parts[-1]] = value
+    return raw
+
+
+def load_recipe(path, overrides: dict[str, Any] | Iterable[str] | None = None) -> dict:
+    """Read a YAML recipe, apply dotted overrides, fill in defaults and check every key."""
+    path = Path(path)
+    if not path.is_file():
+        raise BisentError(f"{path}: no such recipe file")
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, yaml.YAMLError) as e:
+        msg = " ".join(str(e).split())
+        raise BisentError(f"{path}: not valid YAML ({msg})") from None
+    if raw is None:
+        raise BisentError(f"{path}: recipe is empty")
+    if not isinstance(raw, dict):
+        raise BisentError(f"{path}: a recipe is a YAML mapping (key: value)")
+    return validate_recipe(apply_overrides(raw, overrides), str(path))
