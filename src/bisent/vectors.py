@@ -157,6 +157,15 @@ class Shards:
         return np.concatenate([np.asarray(a) for a in self._arrays])
 
 
+def _same_run(path: Path, header: dict) -> dict | None:
+    """The JSON at ``path`` if it records a run with these settings (input, encoder, shard size), else None."""
+    try:
+        old = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    return old if all(old.get(k) == v for k, v in header.items()) else None
+
+
 def embed_file(input_path, lang: str, encoder: Encoder, out_dir, *, shard_rows: int = SHARD_ROWS,
                on_bad: str = "error", max_bytes: int = MAX_LINE_BYTES, force: bool = False,
                progress: bool | None = None) -> Shards:
@@ -179,11 +188,7 @@ def embed_file(input_path, lang: str, encoder: Encoder, out_dir, *, shard_rows: 
     }
     final = out / MANIFEST
     if final.is_file() and not force:
-        try:
-            old = json.loads(final.read_text(encoding="utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError):
-            old = {}
-        if all(old.get(k) == v for k, v in header.items()):
+        if _same_run(final, header):
             return Shards(out)  # already done: same input, encoder, settings
         raise BisentError(f"{out}: already holds vectors of another input or encoder (use --force to replace them)")
 
@@ -191,11 +196,8 @@ def embed_file(input_path, lang: str, encoder: Encoder, out_dir, *, shard_rows: 
     rejected: list[dict] = []
     prog_path = out / PROGRESS
     if prog_path.is_file() and not force:
-        try:
-            prog = json.loads(prog_path.read_text(encoding="utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError):
-            prog = {}
-        if all(prog.get(k) == v for k, v in header.items()):
+        prog = _same_run(prog_path, header)
+        if prog:
             for s in prog.get("shards", []):
                 f = out / s["file"]
                 if f.is_file() and _sha256_file(f) == s["sha256"]:
