@@ -61,13 +61,13 @@ def peak_rss_mb() -> float:
 class Recorder:
     """Prints each result as one JSON line and appends it to ``results_dir/TASK.jsonl``."""
 
-    def __init__(self, task: str, results_dir=None, echo=print):
+    def __init__(self, task: str, results_dir=None, echo=print, options: dict | None = None):
         self.task = task
         self.path = Path(results_dir) / f"{task}.jsonl" if results_dir else None
         self.echo = echo
         self.context = {"command": " ".join(["bisent"] + sys.argv[1:]) if sys.argv else "",
                         "commit": git_commit(), "machine": machine(),
-                        "time": time.strftime("%Y-%m-%dT%H:%M:%S")}
+                        "time": time.strftime("%Y-%m-%dT%H:%M:%S"), "options": options or {}}
         self.records: list[dict] = []
 
     def __call__(self, record: dict) -> dict:

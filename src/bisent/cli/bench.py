@@ -27,6 +27,6 @@ def bench(task, pair, encoders, no_anchors, limit, results):
     encs = run_encoders(encoders, anchors=not no_anchors)
     if not encs:
         raise BisentError("no encoder to benchmark: give -e NAME or keep the anchors")
-    record = Recorder(task, results or None, echo=click.echo)
     kwargs = {} if limit is None else {"max_gold" if task == "mining" else "limit": limit}
+    record = Recorder(task, results or None, echo=click.echo, options=kwargs)
     task_module(task).run(src, tgt, encs, record, **kwargs)

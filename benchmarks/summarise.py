@@ -1,0 +1,86 @@
+"""Print Markdown tables of the latest figures in benchmarks/results/*.jsonl (the README's tables).
+
+For each task, pair and encoder the most recent record wins. Usage:
+python benchmarks/summarise.py [--results benchmarks/results]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+
+def latest(path: Path, key) -> dict:
+    """Most recent full-size record per key (runs on a --limit slice are left out)."""
+    out = {}
+    if not path.is_file():
+        return out
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            r = json.loads(line)
+            if not r.get("options"):
+                out[key(r)] = r
+    return out
+
+
+def table(header: list[str], rows: list[list]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--results", default=str(Path(__file__).parent / "results"))
+    args = ap.parse_args()
+    res = Path(args.results)
+
+    m = latest(res / "mining.jsonl", lambda r: (r["pair"], r["encoder"], r["margin"], r["retrieval"]))
+    rows = [[p, e, f"{r['precision']:.1f}", f"{r['recall']:.1f}", f"{r['f1']:.1f}", f"{r['oracle_f1']:.1f}",
+             r["commit"]] for (p, e, mg, rt), r in sorted(m.items()) if mg == "ratio" and rt == "max"]
+    print("### Mining (ratio margin, k = 4, max-score retrieval; test F1 at the dev-tuned threshold)\n")
+    print(table(["pair", "encoder", "P", "R", "F1 (dev thr.)", "F1 (oracle thr.)", "commit"], rows))
+    best = {}
+    for (p, e, mg, rt), r in m.items():
+        if (p, e) not in best or r["f1"] > best[(p, e)]["f1"]:
+            best[(p, e)] = r
+    print("\nBest configuration per encoder:\n")
+    print(table(["pair", "encoder", "margin", "retrieval", "F1 (dev thr.)", "F1 (oracle)"],
+                [[p, e, r["margin"], r["retrieval"], f"{r['f1']:.1f}", f"{r['oracle_f1']:.1f}"]
+                 for (p, e), r in sorted(best.items())]))
+
+    rc = latest(res / "recover.jsonl", lambda r: (r["pair"], r["encoder"], r["score"]))
+    print("\n### Alignment recovery (error %, src→tgt / tgt→src)\n")
+    scores = ["cosine", "euclidean", "csls", "ratio"]
+    keys = sorted({(p, e) for p, e, _ in rc})
+    print(table(["pair", "encoder", "n"] + scores,
+                [[p, e, rc.get((p, e, "cosine"), {}).get("n", "")] +
+                 [f"{rc[(p, e, s)]['error_src_tgt']:.1f} / {rc[(p, e, s)]['error_tgt_src']:.1f}" if (p, e, s) in rc else ""
+                  for s in scores] for p, e in keys]))
+
+    fl = {k: r for k, r in latest(res / "filter.jsonl", lambda r: (r["pair"], r.get("encoder", ""), r.get("scorer", ""))).items()
+          if "ap" in r}
+    print("\n### Filtering (average precision; % of a noise kind above the median clean pair)\n")
+    kinds = ["misaligned", "neighbour", "untranslated", "third_language", "truncated", "glued"]
+    print(table(["pair", "encoder", "scorer", "AP"] + kinds,
+                [[p, e, s, f"{r['ap']:.1f}"] + [r.get("above_median_clean", {}).get(k, "") for k in kinds]
+                 for (p, e, s), r in sorted(fl.items(), key=lambda kv: tuple(str(x) for x in kv[0]))]))
+
+    dc = latest(res / "docs.jsonl", lambda r: (r["pair"], r["encoder"], r["view"]))
+    print("\n### Document retrieval (P@1 %, src→tgt / tgt→src)\n")
+    keys = sorted({(p, e) for p, e, _ in dc})
+    print(table(["pair", "encoder", "pages", "given paragraphs", "re-split sentences"],
+                [[p, e, dc.get((p, e, "given"), {}).get("n_docs", "")] +
+                 [f"{dc[(p, e, v)]['p_at_1_src_tgt']:.1f} / {dc[(p, e, v)]['p_at_1_tgt_src']:.1f}" if (p, e, v) in dc else ""
+                  for v in ("given", "resplit")] for p, e in keys]))
+
+    sp = latest(res / "speed.jsonl", lambda r: (r["pair"], r["encoder"]))
+    print("\n### Speed (this machine; see `machine` in the records)\n")
+    print(table(["pair", "encoder", "sentences/s", "pairs/s cosine", "pairs/s ratio margin", "peak RSS MB"],
+                [[p, e, r["sentences_per_s"], int(r["pairs_per_s_cosine"]), int(r["pairs_per_s_ratio_margin"]),
+                  r["peak_rss_mb"]] for (p, e), r in sorted(sp.items())]))
+
+
+if __name__ == "__main__":
+    main()
