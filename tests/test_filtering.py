@@ -222,6 +222,21 @@ def test_langid_filter():
         LanguageIdFilter(src_lang="en", tgt_lang="klingon")
 
 
+def test_langid_expected_language_probability_without_first_place():
+    short = ("Chart Wizard - Chart Elements", "Diagramm-Assistent – Diagrammelemente")
+    paper = LanguageIdFilter(src_lang="en", tgt_lang="de")
+    relaxed = LanguageIdFilter(src_lang="en", tgt_lang="de", require_top=False, min_prob=0.05)
+    [(value, ok)] = decide(paper, [short])
+    [(value_r, ok_r)] = decide(relaxed, [short])
+    assert value[0] == 0.0 and not ok                   # lid.176 does not put English first
+    assert 0.05 <= value_r[0] < 0.5 and ok_r            # but gives it a few per cent
+    assert value_r[1] >= value[1]
+    assert not accepted(relaxed, "The museum is closed on Mondays.", "Le musée est fermé le lundi.")
+    assert not accepted(relaxed, "The museum is closed on Mondays.", "The museum is closed on Mondays.")
+    with pytest.raises(ValueError, match="'require_top' must be true or false"):
+        LanguageIdFilter(src_lang="en", tgt_lang="de", require_top="no")
+
+
 # ---------------------------------------------------------------------------
 # Pipelines from configuration
 # ---------------------------------------------------------------------------
@@ -256,6 +271,15 @@ def test_default_recipe_loads_and_filters():
     results = list(pipe.run([("The museum is closed on Mondays.", "Das Museum ist montags geschlossen."),
                              ("The museum is closed on Mondays.", "The museum is closed on Mondays.")]))
     assert [r.reason for r in results] == [None, "overlap"]
+
+
+@pytest.mark.parametrize("name", ["filter-default.yaml", "filter-paracrawl.yaml"])
+def test_filter_recipes_build_and_end_with_an_embedding_score(name):
+    pipe = FilterPipeline.from_yaml(RECIPE.parent / name, src_lang="en", tgt_lang="fr")
+    types = [s.type for s in pipe.steps]
+    assert types[0] == "duplicate" and "langid" in types and types[-1] in ("cosine", "margin")
+    assert pipe.score_step == pipe.steps[-1].name
+    assert pipe.steps[-1].encoder_name == "use-m3"
 
 
 @pytest.mark.parametrize("text, expected", [

@@ -25,10 +25,11 @@ def _word_vectors(specs: tuple[str, ...]):
 
 @click.command("train")
 @click.option("--recipe", "recipe_path", required=True, type=click.Path(dir_okay=False),
-              help="YAML recipe, e.g. recipes/kim2019.yaml.")
+              help="YAML recipe, e.g. recipes/kim2019.yaml, recipes/distill-dan.yaml, recipes/adapt-use-m3.yaml.")
 @click.option("--train", "train_specs", required=True, multiple=True, metavar="[SRC-TGT=]TSV",
-              help="Parallel training data, src<TAB>tgt per line (repeatable). Languages from the prefix, "
-                   "a name like train.en-de.tsv, or the recipe's 'languages'.")
+              help="Parallel training data, src<TAB>tgt per line, or the doc<TAB>id<TAB>src<TAB>tgt files of "
+                   "'bisent data libreoffice' (repeatable). Languages from the prefix, a name like "
+                   "train.en-de.tsv or a folder like en-de/train.tsv, or the recipe's 'languages'.")
 @click.option("--mono", "mono_specs", multiple=True, metavar="[LANG=]TXT",
               help="Monolingual text to autoencode, one sentence per line (repeatable; kim2019 only).")
 @click.option("--dev", "dev_specs", multiple=True, metavar="[SRC-TGT=]TSV",
@@ -48,7 +49,11 @@ def _word_vectors(specs: tuple[str, ...]):
 @click.option("--progress/--no-progress", default=None, help="Show a progress bar (default: when on a terminal).")
 def train(recipe_path, train_specs, mono_specs, dev_specs, out_dir, resume, max_steps, max_minutes, threads,
           overrides, word_vectors, progress):
-    """Train an encoder from a recipe and write a model directory that `bisent embed -e DIR` can use."""
+    """Train an encoder from a recipe and write a model directory that `bisent embed -e DIR` can use.
+
+    Sequence-to-sequence recipes (kim2019, artetxe2019) and dual encoders trained by ranking (guo2019-*),
+    distillation from a teacher encoder (distill-*) or adaptation of a frozen encoder (adapt-*).
+    """
     from ..training.data import resolve_bitext, resolve_monotext
     from ..training.loop import train as run_training
     from ..training.recipe import load_recipe, parse_override

@@ -1,29 +1,36 @@
-"""Filtering noisy bitext: rules, language id, selection, YAML pipelines over large TSV files.
+"""Filtering noisy bitext: rules, language id, embedding scores, the MLP similarity, selection, YAML pipelines.
 
-    from bisent.filtering import FilterPipeline, filter_file
+    from bisent.filtering import FilterPipeline, filter_file, rank_scores
     pipe = FilterPipeline.from_yaml("recipes/filter-default.yaml", src_lang="en", tgt_lang="de")
     for res in pipe.run([("Hello there, friend.", "Hallo, mein Freund.")]):
         print(res.kept, res.reason, res.score)
     summary = filter_file("raw.tsv.gz", "kept.tsv.gz", "rejected.tsv.gz", "en", "de",
                           "recipes/filter-default.yaml", summary_path="summary.json")
+    order = rank_scores(pipe, pairs)          # one number per pair for ranking (kept first)
 
-New step types (e.g. embedding scores) subclass :class:`Step`, implement
-``score_batch`` and ``accept``, are decorated with ``@register_step("type")``
-and add their module to :data:`STEP_MODULES`.
+New step types subclass :class:`Step`, implement ``score_batch`` and
+``accept``, are decorated with ``@register_step("type")`` and add their module
+to :data:`STEP_MODULES`. Embedding steps (``cosine``, ``csls``, ``margin``)
+are in :mod:`.embedding`, Kim et al.'s MLP similarity (``mlp``, and
+:func:`train_scorer`) in :mod:`.mlp` (torch is imported only when it is used).
 """
 
 from .pipeline import (MAX_SIDE_BYTES, STEP_MODULES, STEP_TYPES, Bounds, FilterPipeline, FilterResult, Step,
-                       as_pipeline, check_bool, check_choice, check_number, filter_file, parse_row, register_step,
-                       step_types)
+                       as_pipeline, background_sample, check_bool, check_choice, check_number, filter_file,
+                       parse_row, register_step, step_types)
 from .rules import (DebrisFilter, DuplicateFilter, EmptyFilter, LengthFilter, LengthRatioFilter,
                     NormalisedDuplicateFilter, NumbersFilter, OverlapFilter, ScriptFilter)
 from .langid import LanguageIdFilter, identify
+from .embedding import CosineStep, CSLSStep, EmbeddingStep, MarginStep
+from .mlp import MLPScorer, MLPStep, train_scorer
+from .ranking import rank_scores
 from .selection import Selection
 
 __all__ = [
     "FilterPipeline", "FilterResult", "Step", "register_step", "step_types", "STEP_TYPES", "STEP_MODULES",
-    "filter_file", "as_pipeline", "parse_row", "MAX_SIDE_BYTES", "Bounds", "Selection",
-    "check_number", "check_choice", "check_bool",
+    "filter_file", "as_pipeline", "parse_row", "MAX_SIDE_BYTES", "Bounds", "Selection", "background_sample",
+    "check_number", "check_choice", "check_bool", "rank_scores",
     "DuplicateFilter", "NormalisedDuplicateFilter", "EmptyFilter", "LengthFilter", "LengthRatioFilter",
     "OverlapFilter", "NumbersFilter", "DebrisFilter", "ScriptFilter", "LanguageIdFilter", "identify",
+    "EmbeddingStep", "CosineStep", "CSLSStep", "MarginStep", "MLPScorer", "MLPStep", "train_scorer",
 ]

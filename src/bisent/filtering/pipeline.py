@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import gzip
 import hashlib
+import heapq
 import importlib
 import inspect
 import json
@@ -59,7 +60,8 @@ STEP_TYPES: dict[str, type["Step"]] = {}
 #: Modules that register steps; imported before a type is looked up, so a YAML
 #: file can name any of them. A new family of steps (e.g. embedding scores in
 #: ``bisent.filtering.embedding``) adds its module here.
-STEP_MODULES: list[str] = ["bisent.filtering.rules", "bisent.filtering.langid"]
+STEP_MODULES: list[str] = ["bisent.filtering.rules", "bisent.filtering.langid", "bisent.filtering.embedding",
+                           "bisent.filtering.mlp"]
 
 
 def register_step(type_name: str) -> Callable[[type["Step"]], type["Step"]]:
@@ -98,11 +100,18 @@ class Step:
     ``batch_size`` (None: the whole chunk) bounds how many pairs one
     ``score_batch`` call gets. Stateful steps (duplicates) also implement
     :meth:`save_state` / :meth:`load_state` so a resumed run continues with
-    the same memory.
+    the same memory, and set ``stateless = False``.
+
+    A step that needs a sample of the whole input before scoring (a margin's
+    background) returns its size from :meth:`sample_size`; the pipeline then
+    draws one (:func:`background_sample`: a pre-pass in :func:`filter_file`)
+    and hands it to :meth:`fit_sample`.
     """
 
     type: ClassVar[str] = ""
     batch_size: int | None = None
+    #: False when a pair's value depends on the pairs scored before it (duplicates).
+    stateless: ClassVar[bool] = True
 
     def __init__(self, *, name: str | None = None):
         self.name: str = name or self.type
@@ -139,6 +148,13 @@ class Step:
 
     def reset(self) -> None:
         """Forget what earlier pairs left in memory (stateful steps); :func:`filter_file` calls it first."""
+
+    def sample_size(self) -> int:
+        """How many pairs of the input this step wants as a sample before scoring (0: none)."""
+        return 0
+
+    def fit_sample(self, pairs: Sequence[Pair]) -> None:
+        """Receive the input's sample (at most :meth:`sample_size` distinct pairs, in a fixed order)."""
 
     def save_state(self, directory: Path) -> dict | None:
         """Persist what the step remembers under ``directory``; return a small JSON marker (None: stateless)."""
@@ -354,6 +370,30 @@ class FilterPipeline:
         selection = Selection.from_config(select_cfg, source=source) if select_cfg is not None else None
         return cls(steps, selection=selection, source=source)
 
+    # --- a sample of the input for steps that need one (margin backgrounds) ---
+
+    @property
+    def sample_size(self) -> int:
+        """The largest sample any step wants (0: no step needs one)."""
+        return max((step.sample_size() for step in self.steps), default=0)
+
+    def prepare(self, pairs: Iterable[Pair]) -> None:
+        """Draw :func:`background_sample` from ``pairs`` (one pass) and give each step that wants one its share.
+
+        Each step gets the first ``step.sample_size()`` pairs of the one sample, so
+        steps asking for different sizes get nested samples. :func:`filter_file`
+        calls this with a pre-pass over the file; :meth:`run` with its input when
+        that is a list. A step whose sample was never prepared uses its first batch.
+        """
+        size = self.sample_size
+        if not size:
+            return
+        sample = background_sample(pairs, size)
+        for step in self.steps:
+            n = step.sample_size()
+            if n:
+                step.fit_sample(sample[:n])
+
     def describe(self) -> dict:
         """The configuration as plain data (steps in order, selection)."""
         return {"steps": [s.config or _attributes(s) for s in self.steps],
@@ -404,6 +444,8 @@ class FilterPipeline:
         selections hold the results in memory until the end (use :func:`filter_file`
         for corpora larger than memory).
         """
+        if self.sample_size and isinstance(pairs, Sequence):
+            self.prepare(pairs)
         sel = self.selection
         if sel is None or sel.streaming:
             for batch in _batches(pairs, batch_size):
@@ -425,6 +467,33 @@ class FilterPipeline:
         if sel is not None and sel.streaming and res.kept and not sel.passes(sel.scalar(res.score, self.score_step)):
             return res._replace(kept=False, reason=sel.reason)
         return res
+
+
+def background_sample(pairs: Iterable[Pair], size: int, *, seed: int = 0) -> list[Pair]:
+    """A deterministic sample of up to ``size`` distinct pairs, in one streaming pass.
+
+    Bottom-k sampling: every distinct pair gets a 64-bit keyed BLAKE2 hash and
+    the ``size`` smallest hashes are kept (a heap of ``size`` entries), so the
+    sample depends only on the set of pairs, not on their order or repeats,
+    and a smaller sample is a prefix of a larger one. Returned in hash order.
+    """
+    check_number("size", size, low=0, integer=True)
+    key = seed.to_bytes(8, "little")
+    heap: list[tuple[int, Pair]] = []  # (-hash, pair): a max-heap of the kept hashes
+    kept: set[int] = set()
+    for src, tgt in pairs:
+        h = int.from_bytes(hashlib.blake2b(f"{src}\t{tgt}".encode("utf-8", "surrogatepass"), digest_size=8,
+                                           key=key).digest(), "little")
+        if h in kept:
+            continue
+        if len(heap) < size:
+            heapq.heappush(heap, (-h, (src, tgt)))
+            kept.add(h)
+        elif heap and h < -heap[0][0]:
+            old_h, _ = heapq.heapreplace(heap, (-h, (src, tgt)))
+            kept.discard(-old_h)
+            kept.add(h)
+    return [pair for _, pair in sorted(heap, key=lambda e: -e[0])]
 
 
 def _attributes(step: Step) -> dict:
@@ -605,6 +674,10 @@ def filter_file(in_tsv, out_kept, out_rejected, src_lang: str, tgt_lang: str, co
     rerun with the same arguments after a kill continues from the last checkpoint
     and produces the same output as an uninterrupted run; ``resume=False``
     starts over. Outputs appear (renamed into place) only when the run completes.
+
+    When a step needs a sample of the input (a margin with ``background: sample``),
+    a first pass over the file draws it (:func:`background_sample`, deterministic,
+    so a resumed run draws the same one again).
     """
     t0 = time.perf_counter()
     in_path = check_readable(in_tsv)
@@ -665,6 +738,8 @@ def filter_file(in_tsv, out_kept, out_rejected, src_lang: str, tgt_lang: str, co
             rej_p.open(state["sizes"]["rejected"])
             rec_p.open(state["sizes"]["records"])
             if state["phase"] == "scoring":
+                if pipeline.sample_size:
+                    pipeline.prepare(_sample_rows(in_path, max_side_bytes, progress))
                 _score_pass(in_path, pipeline, state, kept_p, rej_p, rec_p, checkpoint, two_pass,
                             chunk_size, max_side_bytes, progress)
                 state["phase"] = "scored"
@@ -716,19 +791,46 @@ def _summary(in_path, out_kept, out_rejected, pipeline, state, seconds) -> dict:
     return summary
 
 
+def _open_input(in_path: Path) -> tuple[IO[bytes], IO[bytes]]:
+    """(raw file, decompressed stream) of a plain, .gz or .xz input."""
+    raw_file = open(in_path, "rb")
+    if in_path.name.endswith(".gz"):
+        return raw_file, gzip.GzipFile(fileobj=raw_file, mode="rb")
+    if in_path.name.endswith(".xz"):
+        return raw_file, lzma.LZMAFile(raw_file, "rb")
+    return raw_file, raw_file
+
+
+def _sample_rows(in_path: Path, max_side_bytes: int, progress: bool) -> Iterator[Pair]:
+    """The pre-pass for steps that need a sample: every well-formed pair of the file, in order."""
+    raw_file, stream = _open_input(in_path)
+    total = os.fstat(raw_file.fileno()).st_size
+    bar = tqdm(total=total, unit="B", unit_scale=True, desc=f"sample {in_path.name}", disable=not progress,
+               leave=False)
+    try:
+        with stream:
+            for lineno, raw in enumerate(stream, 1):
+                pair, _, _ = parse_row(raw[:-1] if raw.endswith(b"\n") else raw, max_side_bytes)
+                if pair is not None:
+                    if lineno == 1 and pair[0].startswith("\ufeff"):
+                        pair = (pair[0][1:].strip(), pair[1])
+                    yield pair
+                if lineno % 65536 == 0:
+                    bar.update(raw_file.tell() - bar.n)
+    except (OSError, EOFError, lzma.LZMAError) as e:
+        raise BisentError(f"{in_path}: cannot read ({e.__class__.__name__}: {e})") from None
+    finally:
+        bar.close()
+        raw_file.close()
+
+
 def _score_pass(in_path: Path, pipeline: FilterPipeline, state: dict, kept_p: _Partial, rej_p: _Partial,
                 rec_p: _Partial, checkpoint: Callable[[], None], two_pass: bool, chunk_size: int,
                 max_side_bytes: int, progress: bool) -> None:
     """Pass one: read chunks from the last checkpoint, score, append outputs, checkpoint each chunk."""
     sel = pipeline.selection
-    raw_file = open(in_path, "rb")
+    raw_file, stream = _open_input(in_path)
     total = os.fstat(raw_file.fileno()).st_size
-    if in_path.name.endswith(".gz"):
-        stream: IO[bytes] = gzip.GzipFile(fileobj=raw_file, mode="rb")
-    elif in_path.name.endswith(".xz"):
-        stream = lzma.LZMAFile(raw_file, "rb")
-    else:
-        stream = raw_file
     bar = tqdm(total=total, unit="B", unit_scale=True, desc=f"filter {in_path.name}", disable=not progress,
                leave=False)
     try:

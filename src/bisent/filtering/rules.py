@@ -66,6 +66,8 @@ class _Duplicates(Step):
     distinct pair; a false repeat among 10^8 pairs has probability ~3e-4).
     """
 
+    stateless = False
+
     def __init__(self, *, name: str | None = None, sides: str = "pair"):
         super().__init__(name=name)
         self.sides = check_choice("sides", sides, ("pair", "src", "tgt"))

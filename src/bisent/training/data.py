@@ -66,9 +66,13 @@ def split_spec(spec: str) -> tuple[str | None, str]:
 
 
 def pair_from_name(path) -> tuple[str, str] | None:
-    """Languages from a file name like ``train.en-de.tsv``; None if it names none."""
-    m = _PAIR_IN_NAME.search(Path(path).name)
-    return (m.group(1), m.group(2)) if m else None
+    """Languages from a file name like ``train.en-de.tsv``, else from its folder (``en-de/train.tsv``,
+    as ``bisent data libreoffice -o en-de`` writes it); None if neither names them."""
+    for name in (Path(path).name, Path(path).parent.name):
+        m = _PAIR_IN_NAME.search(name)
+        if m:
+            return m.group(1), m.group(2)
+    return None
 
 
 def lang_from_name(path) -> str | None:
@@ -77,12 +81,22 @@ def lang_from_name(path) -> str | None:
     return m.group(1) if m and m.group(1) not in ("txt", "tsv", "gz", "xz", "tok") else None
 
 
+def _first_line_columns(path) -> int:
+    from ..io import iter_raw_lines
+
+    for _, raw in iter_raw_lines(path):
+        return raw.count(b"\t") + 1
+    return 2
+
+
 def read_bitext(path, src_lang: str, tgt_lang: str) -> Bitext:
-    """Read ``src<TAB>tgt`` lines; any unusable line is a one-line error naming file and line."""
+    """Read ``src<TAB>tgt`` lines, or the ``doc<TAB>id<TAB>src<TAB>tgt`` lines that ``bisent data
+    libreoffice`` writes (told apart by the first line); any unusable line is a one-line error."""
     pairs = []
-    for n, cols in read_tsv(path, 2):
+    ncols = 4 if _first_line_columns(path) == 4 else 2
+    for n, cols in read_tsv(path, ncols):
         row = []
-        for lang, col in zip((src_lang, tgt_lang), cols):
+        for lang, col in zip((src_lang, tgt_lang), cols[-2:]):
             text, problem = line_problem(col.encode("utf-8"))
             if problem:
                 raise BisentError(f"{where(path, n)}: {lang} column: {problem}")
@@ -263,3 +277,109 @@ def all_text(bitexts: list[Bitext], monos: list[Monotext]) -> list[str]:
     out += [s for m in monos for s in m.sentences]
     return out
 
+
+
+# --- dual encoders: pairs in, in-batch ranking batches out -------------------------------------------
+
+@dataclass
+class PairSpec:
+    """The pairs of one language pair for a dual encoder (``src_lang`` -> ``tgt_lang``)."""
+
+    name: str                 # e.g. "en-de"
+    src_lang: str
+    tgt_lang: str
+    src: list[str]
+    tgt: list[str]
+    weight: float = 1.0
+
+
+@dataclass
+class DualSubBatch:
+    """One language pair's part of a dual-encoder batch: K pairs, then the mined hard negatives.
+
+    ``src`` / ``tgt`` are the model's featurized inputs of ``K + H`` texts: the
+    K sources (targets) of the pairs, followed by H hard-negative sources
+    (targets); the model's output rows split at K.
+    """
+
+    name: str
+    src_lang: str
+    tgt_lang: str
+    idx: torch.Tensor                     # (K,) int64 pair indices within the stream
+    k: int                                # K
+    src: dict[str, torch.Tensor]          # featurized K (+ H) source texts
+    tgt: dict[str, torch.Tensor]          # featurized K (+ H) target texts
+    src_text_ids: torch.Tensor            # (K + H,) int64: equal ids = identical source texts
+    tgt_text_ids: torch.Tensor            # (K + H,) int64: equal ids = identical target texts
+    teacher: torch.Tensor | None = None   # (K, D_teacher) teacher embedding of each source
+
+    def to(self, device) -> "DualSubBatch":
+        mv = lambda d: {k: v.to(device) for k, v in d.items()}  # noqa: E731
+        return DualSubBatch(self.name, self.src_lang, self.tgt_lang, self.idx, self.k, mv(self.src), mv(self.tgt),
+                            self.src_text_ids.to(device), self.tgt_text_ids.to(device),
+                            None if self.teacher is None else self.teacher.to(device))
+
+
+class PairStream:
+    """Batches of pair indices over one :class:`PairSpec`, like :class:`Stream` (seeded, length-bucketed)."""
+
+    def __init__(self, spec: PairSpec, n: int, seed: int, index: int, bucket_batches: int):
+        if not spec.src:
+            raise BisentError(f"stream '{spec.name}': no pairs")
+        self.spec, self.n, self.seed, self.index, self.bucket_batches = spec, n, seed, index, bucket_batches
+        self.lens = np.array([len(a) * 10_000 + len(b) for a, b in zip(spec.src, spec.tgt)])
+        self.epoch, self.pos = 0, 0
+        self._order: list[np.ndarray] | None = None
+
+    def epoch_batches(self, epoch: int) -> list[np.ndarray]:
+        """A pure function of (seed, stream, epoch); the last, short batch of an epoch is dropped
+        unless it is the only one (in-batch negatives want full batches)."""
+        rng = np.random.default_rng([self.seed, self.index, epoch])
+        perm = rng.permutation(len(self.lens))
+        chunk = self.n * self.bucket_batches
+        batches = []
+        for c in range(0, len(perm), chunk):
+            part = perm[c:c + chunk]
+            part = part[np.argsort(self.lens[part], kind="stable")]
+            batches += [part[b:b + self.n] for b in range(0, len(part), self.n)]
+        full = [b for b in batches if len(b) == self.n] or batches
+        return [full[i] for i in rng.permutation(len(full))]
+
+    def next(self) -> np.ndarray:
+        if self._order is None:
+            self._order = self.epoch_batches(self.epoch)
+        idx = self._order[self.pos]
+        self.pos += 1
+        if self.pos == len(self._order):
+            self.epoch, self.pos, self._order = self.epoch + 1, 0, None
+        return idx
+
+
+class PairBatches:
+    """Every step one sub-batch per language pair: ``collate(stream index, spec, pair indices)`` builds it."""
+
+    def __init__(self, specs: list[PairSpec], collate, *, batch_size: int, seed: int, bucket_batches: int = 50):
+        if not specs:
+            raise BisentError("training data: no language pair")
+        sizes = shares([s.weight for s in specs], batch_size)
+        self.streams = [PairStream(s, n, seed, i, bucket_batches) for i, (s, n) in enumerate(zip(specs, sizes))]
+        self.collate = collate
+
+    def __iter__(self):
+        return self
+
+    def __next__(self) -> list[DualSubBatch]:
+        return [self.collate(i, s.spec, s.next()) for i, s in enumerate(self.streams)]
+
+    def state_dict(self) -> dict:
+        return {"streams": [{"name": s.spec.name, "epoch": s.epoch, "pos": s.pos} for s in self.streams]}
+
+    def load_state_dict(self, state: dict) -> None:
+        names = [s["name"] for s in state["streams"]]
+        if names != [s.spec.name for s in self.streams]:
+            raise BisentError(f"checkpoint: data streams differ (checkpoint: {names})")
+        for s, st in zip(self.streams, state["streams"]):
+            s.epoch, s.pos, s._order = int(st["epoch"]), int(st["pos"]), None
+
+    def describe(self) -> list[dict]:
+        return [{"name": s.spec.name, "pairs": len(s.lens), "per_batch": s.n} for s in self.streams]

@@ -17,7 +17,12 @@ import yaml
 
 from ..errors import BisentError
 
-ARCHITECTURES = ("kim2019", "artetxe2019")
+SEQ2SEQ = ("kim2019", "artetxe2019")
+#: dual encoders (one encoder for every language; models/dual.py), trained by a dual objective
+DUAL = ("dan", "hash-transformer", "bilstm", "adapter")
+ARCHITECTURES = SEQ2SEQ + DUAL
+#: objectives of the dual encoders (training/objectives/<name>.py)
+DUAL_OBJECTIVES = ("guo2019", "distill")
 
 
 class Field(NamedTuple):
@@ -99,17 +104,98 @@ ARCH: dict[str, dict[str, dict[str, Field]]] = {
     },
 }
 
-TOP_LEVEL = {"architecture", "seed", "languages", *COMMON, "model", "objectives"}
+_HASHING = {
+    "buckets": Field(1 << 18, int, minimum=2),      # hashed feature ids (one table for every kind of feature)
+    "n_min": Field(3, int, minimum=1),              # character n-grams of each <token>, n_min <= n <= n_max
+    "n_max": Field(5, int, minimum=0),
+    "lowercase": Field(True, bool),
+    "max_tokens": Field(128, int, minimum=1),       # tokens kept per sentence
+}
+
+#: Sections shared by every dual architecture (merged into ARCH below).
+_DUAL_COMMON: dict[str, dict[str, Field]] = {
+    "data": {
+        "batch_size": Field(128, int, minimum=2),   # K pairs per step, split between the language pairs
+        "max_pairs": Field(None, int, nullable=True, minimum=1),  # use the first N pairs of each language pair
+    },
+    "optim": {
+        "embed_lr_mult": Field(1.0, _NUM, minimum=0),  # learning-rate multiplier of hashed embedding tables
+    },
+    "objectives": {
+        "ranking": Field(1.0, _NUM, minimum=0),      # weight of the bidirectional ranking loss (Eq. 1-2)
+        "scale": Field(20.0, _NUM, minimum=0),       # s: logits are s * (cos - m on the diagonal)
+        "margin": Field(0.3, _NUM, minimum=0),       # m, additive margin (paper: 0.3)
+        "hard_negatives": Field(False, bool),        # append mined hard negatives to the in-batch ones
+        "hard_every": Field(1000, int, minimum=1),   # re-mine them with the current model every N steps
+        "distill": Field(0.0, _NUM, minimum=0),      # weight of the teacher loss (objective: distill)
+        "teacher": Field("me5-small", str),          # registered encoder or model directory
+        "distill_loss": Field("mse", str, ("mse", "cosine")),
+        "teacher_batch": Field(64, int, minimum=1),  # sentences per teacher call (its persistent cache is used)
+    },
+}
+
+#: Dual architectures: model keys (``dim: null`` = the teacher's dimension, else an architecture default).
+_DUAL_MODELS: dict[str, dict[str, Field]] = {
+    "dan": {
+        "dim": Field(None, int, nullable=True, minimum=1),
+        "embed_dim": Field(256, int, minimum=1),
+        "hidden": Field([512], list),                # ReLU layers between the mean and the output
+        "feature_dropout": Field(0.0, _NUM, minimum=0),  # drop whole features before averaging (training only)
+        "dropout": Field(0.0, _NUM, minimum=0),
+        **_HASHING,
+        "word_ngrams": Field(2, int, minimum=1),     # 1: words, 2: words and bigrams
+    },
+    "hash-transformer": {
+        "dim": Field(None, int, nullable=True, minimum=1),
+        "embed_dim": Field(128, int, minimum=1),     # word / n-gram embedding size, projected to d_model
+        "d_model": Field(256, int, minimum=8),
+        "layers": Field(2, int, minimum=1),
+        "heads": Field(4, int, minimum=1),
+        "ff_dim": Field(512, int, minimum=1),
+        "dropout": Field(0.1, _NUM, minimum=0),
+        **_HASHING,
+        "max_tokens": Field(64, int, minimum=1),
+    },
+    "bilstm": {
+        "dim": Field(None, int, nullable=True, minimum=1),  # null: 2 * hidden_dim (no output layer), or the teacher's
+        "embed_dim": Field(256, int, minimum=1),
+        "hidden_dim": Field(256, int, minimum=1),
+        "layers": Field(1, int, minimum=1),
+        "dropout": Field(0.1, _NUM, minimum=0),
+    },
+    "adapter": {
+        "base": Field("use-m3", str),                # the frozen encoder: registered name or model directory
+        "dim": Field(None, int, nullable=True, minimum=1),  # null: the base's dimension (or the teacher's)
+        "hidden": Field([], list),                   # [] = one linear map (starts as the identity)
+        "residual": Field(False, bool),              # x + MLP(x), the last layer starting at zero
+    },
+}
+
+for _arch, _model in _DUAL_MODELS.items():
+    ARCH[_arch] = {"model": _model, **{k: dict(v) for k, v in _DUAL_COMMON.items()}}
+
+TOP_LEVEL = {"architecture", "objective", "seed", "languages", *COMMON, "model", "objectives"}
 
 
 def schema(architecture: str) -> dict[str, dict[str, Field]]:
-    """All sections and fields of one architecture's recipe."""
-    return {**COMMON, **ARCH[architecture]}
+    """All sections and fields of one architecture's recipe (shared sections merged key by key).
+
+    Dual architectures other than ``bilstm`` have no tokenizer and no ``data.max_len`` (their input is hashed).
+    """
+    out = {k: dict(v) for k, v in COMMON.items()}
+    if architecture in DUAL and architecture != "bilstm":
+        del out["tokenizer"]
+        del out["data"]["max_len"]
+    for section, fields in ARCH[architecture].items():
+        out[section] = {**out.get(section, {}), **fields}
+    return out
 
 
 def defaults(architecture: str) -> dict:
     """The full default recipe of an architecture."""
     out: dict[str, Any] = {"architecture": architecture, "seed": 1, "languages": None}
+    if architecture in DUAL:
+        out["objective"] = "guo2019"
     for section, fields in schema(architecture).items():
         out[section] = {k: copy.deepcopy(f.default) for k, f in fields.items()}
     return out
@@ -154,13 +240,23 @@ def validate_recipe(raw: Any, src: str = "recipe") -> dict:
             raise BisentError(f"{src}: unknown key '{key}' (known: {', '.join(sorted(TOP_LEVEL))})")
         if key == "architecture":
             continue
-        if key == "seed":
+        if key == "objective":
+            if arch not in DUAL:
+                if value not in (None, arch):
+                    raise BisentError(f"{src}: objective: {arch} has its own objective; leave 'objective' out")
+                continue
+            if value not in DUAL_OBJECTIVES:
+                raise BisentError(f"{src}: objective: '{value}' is not one of {', '.join(DUAL_OBJECTIVES)}")
+            out["objective"] = value
+        elif key == "seed":
             out["seed"] = _check_value(src, "seed", Field(1, int, minimum=0), value)
         elif key == "languages":
             if value is not None and not (isinstance(value, list) and value and all(isinstance(v, str) and v for v in value)):
                 raise BisentError(f"{src}: languages: expected a list of language codes, got {value!r}")
             out["languages"] = value
         else:
+            if key not in schema(arch):
+                raise BisentError(f"{src}: unknown key '{key}' for architecture {arch} (it has no {key} section)")
             fields = schema(arch)[key]
             if value is None:
                 continue
@@ -171,11 +267,39 @@ def validate_recipe(raw: Any, src: str = "recipe") -> dict:
                     raise BisentError(f"{src}: unknown key '{key}.{sub}' (known in {key}: {', '.join(fields)})")
                 out[key][sub] = _check_value(src, f"{key}.{sub}", fields[sub], v)
     obj = out["objectives"]
+    if arch in DUAL:
+        _check_dual(out, raw, src)
     if arch == "kim2019" and obj["translation"] <= 0:
         raise BisentError(f"{src}: objectives.translation: must be > 0 (the translation path trains the source encoder)")
     if arch == "kim2019" and out["languages"] is not None and len(out["languages"]) != 2:
         raise BisentError(f"{src}: languages: kim2019 is bilingual: give [source, target], got {out['languages']!r}")
     return out
+
+
+def _check_dual(out: dict, raw: dict, src: str) -> None:
+    """Cross-key rules of the dual recipes; the ``distill`` objective weighs the teacher 1 unless told otherwise."""
+    obj, model = out["objectives"], out["model"]
+    given = raw.get("objectives") or {}
+    if out["objective"] == "distill":
+        if "distill" not in given:
+            obj["distill"] = 1.0
+        if "ranking" not in given:
+            obj["ranking"] = 0.0
+        if obj["distill"] <= 0:
+            raise BisentError(f"{src}: objectives.distill: must be > 0 for objective: distill")
+    elif obj["distill"] > 0:
+        raise BisentError(f"{src}: objectives.distill: the guo2019 objective has no teacher; use objective: distill")
+    if obj["ranking"] <= 0 and obj["distill"] <= 0:
+        raise BisentError(f"{src}: objectives: ranking and distill are both 0: nothing to train")
+    for key in ("hidden",):
+        if key in model and not all(isinstance(h, int) and not isinstance(h, bool) and h > 0 for h in model[key]):
+            raise BisentError(f"{src}: model.{key}: expected a list of positive integers, got {model[key]!r}")
+    if "n_max" in model and model["n_max"] < model["n_min"] - 1:
+        raise BisentError(f"{src}: model.n_max: {model['n_max']} is below model.n_min - 1 ({model['n_min'] - 1})")
+    if out["architecture"] == "hash-transformer" and model["d_model"] % model["heads"]:
+        raise BisentError(f"{src}: model.d_model: {model['d_model']} is not a multiple of model.heads ({model['heads']})")
+    if out["architecture"] == "adapter" and model["residual"] and model["dim"] is not None:
+        raise BisentError(f"{src}: model.dim: a residual adapter keeps its base's dimension; leave it null")
 
 
 def parse_override(text: str) -> tuple[str, Any]:

@@ -1,0 +1,46 @@
+"""``bisent filter``: filter a ``src<TAB>tgt`` file with a YAML pipeline; a thin layer over :func:`filter_file`."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+
+@click.command("filter")
+@click.argument("pairs", type=click.Path(dir_okay=False))
+@click.option("-l", "--src-lang", required=True, help="Language of the first column.")
+@click.option("-L", "--tgt-lang", required=True, help="Language of the second column.")
+@click.option("-c", "--config", "config", required=True, type=click.Path(dir_okay=False),
+              help="YAML pipeline: a list of steps, or {steps: [...], select: {...}} "
+                   "(e.g. recipes/filter-default.yaml).")
+@click.option("-o", "--output", "kept", required=True, type=click.Path(dir_okay=False),
+              help="Kept lines, byte for byte (.gz/.xz: compressed).")
+@click.option("--rejected", required=True, type=click.Path(dir_okay=False),
+              help="Rejected lines as lineno<TAB>reason<TAB>score<TAB>line.")
+@click.option("--summary", type=click.Path(dir_okay=False), default=None,
+              help="Also write the summary (lines per reason) to this JSON file.")
+@click.option("-e", "--encoder", default=None,
+              help="Encoder for every embedding step (cosine, csls, margin), overriding the configuration.")
+@click.option("--chunk-size", type=click.IntRange(1), default=10_000, show_default=True,
+              help="Lines scored (and checkpointed) at a time.")
+@click.option("--no-resume", is_flag=True, help="Start over even if an unfinished run left a checkpoint.")
+@click.option("--progress/--no-progress", default=None, help="Show progress bars (default: on a terminal).")
+def filter_cmd(pairs, src_lang, tgt_lang, config, kept, rejected, summary, encoder, chunk_size, no_resume,
+               progress):
+    """Filter PAIRS (plain, .gz or .xz) into kept and rejected lines; print the summary as JSON.
+
+    Every input line ends up in exactly one output; bad rows (wrong column
+    count, undecodable bytes, NUL, a side over 1 MB) are rejected with a
+    bad_row:* reason. A killed run continues where it stopped when rerun.
+    """
+    import sys
+
+    from ..filtering import filter_file
+    from ..filtering.embedding import pipeline_with_encoder
+
+    pipe = pipeline_with_encoder(config, encoder, src_lang, tgt_lang) if encoder else config
+    show = sys.stderr.isatty() if progress is None else progress
+    result = filter_file(pairs, kept, rejected, src_lang, tgt_lang, pipe, summary_path=summary,
+                         chunk_size=chunk_size, resume=not no_resume, progress=show)
+    click.echo(json.dumps({k: v for k, v in result.items() if k != "pipeline"}), err=True)

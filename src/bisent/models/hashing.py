@@ -1,0 +1,247 @@
+"""Hashed word and character n-gram features, vectorised in NumPy (no torch, no vocabulary).
+
+Text is lower-cased (optional) and cut into tokens ``\\w+`` and single
+punctuation marks; each token is wrapped as ``<token>`` (fastText's word
+boundaries). Features, each hashed into ``buckets`` ids:
+
+- ``word``: the whole wrapped token;
+- ``bigram``: two consecutive wrapped tokens ``<a><b>`` (``word_ngrams >= 2``);
+- ``char n``: every character n-gram of a wrapped token, ``n_min <= n <= n_max``.
+
+Why vectorised: a Python loop over ~300 n-grams per sentence would cap an
+encoder at a few thousand sentences/s. Here every span ``[a, b)`` of the
+concatenated batch is hashed at once with a polynomial prefix hash modulo
+2**64 (NumPy's uint64 arithmetic wraps): with ``H[k] = sum_{j<k} c_j P^j``,
+``hash(a, b) = (H[b] - H[a]) * P^-a = sum_{j=a}^{b-1} c_j P^(j-a)``, which
+does not depend on where the span sits. A per-kind salt and a splitmix64
+finaliser then spread it over the buckets. The hash is a pure function of the
+text and the configuration, the same on every machine and in every process.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass
+from typing import NamedTuple
+
+import numpy as np
+
+_TOKEN = re.compile(r"\w+|[^\w\s]")
+_P = np.uint64(0x100000001B3)                       # odd, so invertible modulo 2**64
+_P_INV = np.uint64(pow(int(_P), -1, 2 ** 64))
+_SALT_WORD, _SALT_BIGRAM, _SALT_CHAR = 0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9
+_M1, _M2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
+_Q = np.uint64(0xD6E8FEB86659FD93)                  # combines two token hashes into a bigram hash
+_BOW, _EOW = 0x110000, 0x110001                     # beyond Unicode: "<" and ">" around each token
+_BMP_CLASSES: np.ndarray | None = None
+
+
+def _class_of(ch: str) -> int:
+    """0: white space, 1: word character (``\\w``), 2: anything else (a one-character token)."""
+    return 1 if (ch.isalnum() or ch == "_") else 0 if ch.isspace() else 2
+
+
+def _classes(cp: np.ndarray) -> np.ndarray:
+    """Class of every code point (uint8), from a table of the Basic Multilingual Plane built once."""
+    global _BMP_CLASSES
+    if _BMP_CLASSES is None:
+        _BMP_CLASSES = np.fromiter((_class_of(chr(i)) for i in range(0x10000)), dtype=np.uint8, count=0x10000)
+    out = _BMP_CLASSES[np.minimum(cp, 0xFFFF)]
+    astral = np.flatnonzero(cp > 0xFFFF)
+    if len(astral):
+        out[astral] = [_class_of(chr(int(x))) for x in cp[astral]]
+    return out
+
+
+def _powers(base: np.uint64, n: int, cache: dict) -> np.ndarray:
+    """``base**0 .. base**(n-1)`` modulo 2**64, grown on demand and kept."""
+    have = cache.get(int(base))
+    if have is None or len(have) < n:
+        size = max(n, 2 * (0 if have is None else len(have)), 4096)
+        p = np.full(size, base, dtype=np.uint64)
+        p[0] = 1
+        have = np.cumprod(p, dtype=np.uint64)       # wraps modulo 2**64
+        cache[int(base)] = have
+    return have[:n]
+
+
+_POW_CACHE: dict[int, np.ndarray] = {}
+
+
+def _mix(h: np.ndarray, salt: int) -> np.ndarray:
+    """splitmix64 finaliser of ``h ^ salt`` (uint64 in, uint64 out)."""
+    h = h ^ np.uint64(salt)
+    h = (h ^ (h >> np.uint64(30))) * _M1
+    h = (h ^ (h >> np.uint64(27))) * _M2
+    return h ^ (h >> np.uint64(31))
+
+
+def _bucket(h: np.ndarray, buckets: int) -> np.ndarray:
+    """Map uint64 hashes onto ``[0, buckets)`` by their top 32 bits (Lemire's multiply-shift; no division)."""
+    return (((h >> np.uint64(32)) * np.uint64(buckets)) >> np.uint64(32)).astype(np.int64)
+
+
+class Features(NamedTuple):
+    """Hashed features of a batch, grouped by row: ``ids[offsets[r]:offsets[r+1]]`` belong to row ``r``.
+
+    A row is a sentence (:meth:`HashFeaturizer.bags`) or a token (:meth:`HashFeaturizer.tokens`).
+    """
+
+    ids: np.ndarray        # (M,) int64 bucket ids
+    offsets: np.ndarray    # (R,) int64 start of each row in ids
+    counts: np.ndarray     # (R,) int64 features per row (0 for an empty row)
+
+
+@dataclass(frozen=True)
+class HashConfig:
+    """What the features are; stored in a model's ``config.json`` so loading hashes the same way."""
+
+    buckets: int = 1 << 18
+    n_min: int = 3
+    n_max: int = 5
+    word_ngrams: int = 2          # 1: words only; 2: words and bigrams
+    lowercase: bool = True
+    max_tokens: int = 128         # tokens kept per sentence
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+class HashFeaturizer:
+    """Sentences -> hashed feature ids (see the module docstring)."""
+
+    def __init__(self, config: HashConfig | None = None, **kw):
+        self.config = config or HashConfig(**kw)
+        c = self.config
+        if not 2 <= c.buckets < 2 ** 32 or c.n_min < 1 or c.n_max < c.n_min - 1 or c.word_ngrams < 0 or c.max_tokens < 1:
+            raise ValueError(f"bad hashing configuration {c}")
+
+    def tokenize(self, texts: list[str]) -> list[list[str]]:
+        """Tokens per text: ``\\w+`` runs and single punctuation marks, lower-cased if configured."""
+        c = self.config
+        return [_TOKEN.findall(t.lower() if c.lowercase else t)[: c.max_tokens] for t in texts]
+
+    def _spans(self, texts: list[str]):
+        """Find every token of the batch with array operations; return prefix hashes of the wrapped text
+        and per token (start, end) in it, its sentence, and the tokens per sentence.
+
+        The batch is one string (sentences joined by newlines); each code point
+        is classed as word (``\\w``), space (``\\s``) or other (a token of its
+        own), exactly as the regex ``\\w+|[^\\w\\s]`` would; then two marker
+        code points standing for ``<`` and ``>`` are inserted around every token.
+        """
+        c = self.config
+        big = "\n".join(texts)
+        if big.count("\n") != len(texts) - 1:                                       # a text holds a newline
+            big = "\n".join(" ".join(t.splitlines()) for t in texts)
+        if c.lowercase:
+            big = big.lower()
+        cp = np.frombuffer(big.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)  # (C,) code points
+        cls = _classes(cp)                                                            # (C,) 0 space, 1 word, 2 other
+        word, other = cls == 1, cls == 2
+        prev_word = np.concatenate([[False], word[:-1]])
+        next_word = np.concatenate([word[1:], [False]])
+        starts = np.flatnonzero((word & ~prev_word) | other)                           # (T,) token starts in cp
+        ends = np.flatnonzero((word & ~next_word) | other) + 1                         # (T,) exclusive ends
+        sent_of_tok = np.searchsorted(np.flatnonzero(cp == 10), starts)               # newlines before the token
+        # wrap: token t gets "<" at starts[t] + 2t and ">" at ends[t] + 2t + 1
+        T = len(starts)
+        two_t = 2 * np.arange(T, dtype=np.int64)
+        marks = np.zeros(len(cp) + 1, dtype=np.int64)
+        np.add.at(marks, starts, 1)
+        np.add.at(marks, ends, 1)
+        shift = np.cumsum(marks[:-1])                                                 # markers placed before cp[i]
+        wrapped = np.empty(len(cp) + 2 * T, dtype=np.uint64)
+        wrapped[np.arange(len(cp)) + shift] = cp
+        starts_w, ends_w = starts + two_t, ends + two_t + 2                            # spans of "<tok>"
+        wrapped[starts_w] = _BOW
+        wrapped[ends_w - 1] = _EOW
+        n_tok = np.bincount(sent_of_tok, minlength=len(texts)).astype(np.int64)
+        if T and n_tok.max() > c.max_tokens:                                           # keep the first max_tokens
+            rank = np.arange(T) - np.repeat(np.cumsum(n_tok) - n_tok, n_tok)
+            keep = rank < c.max_tokens
+            starts_w, ends_w, sent_of_tok = starts_w[keep], ends_w[keep], sent_of_tok[keep]
+            n_tok = np.minimum(n_tok, c.max_tokens)
+        pw = _powers(_P, len(wrapped) + 1, _POW_CACHE)
+        prefix = np.zeros(len(wrapped) + 1, dtype=np.uint64)
+        np.cumsum(wrapped * pw[: len(wrapped)], dtype=np.uint64, out=prefix[1:])       # H[k], wraps
+        ipw = _powers(_P_INV, len(wrapped) + 1, _POW_CACHE)
+        return prefix, ipw, starts_w, ends_w, sent_of_tok, n_tok
+
+    @staticmethod
+    def _hash(prefix: np.ndarray, ipw: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return (prefix[b] - prefix[a]) * ipw[a]                                     # (n,) uint64, position-free
+
+    def _all(self, texts: list[str]):
+        """Every feature of the batch: (bucket ids, token index, sentence index, token count per sentence)."""
+        c = self.config
+        prefix, ipw, starts, ends, sent_of_tok, n_tok = self._spans(texts)
+        T = len(starts)
+        ids, tok_idx = [], []
+        tok_range = np.arange(T, dtype=np.int64)
+        # whole tokens
+        whole = self._hash(prefix, ipw, starts, ends)
+        ids.append(_mix(whole, _SALT_WORD))
+        tok_idx.append(tok_range)
+        # bigrams of consecutive tokens in the same sentence (attached to the first token); white space
+        # between them does not matter: the bigram hash combines the two token hashes
+        if c.word_ngrams >= 2 and T > 1:
+            first = np.flatnonzero(sent_of_tok[:-1] == sent_of_tok[1:])
+            ids.append(_mix(whole[first] * _Q + whole[first + 1], _SALT_BIGRAM))
+            tok_idx.append(first)
+        # character n-grams inside each wrapped token
+        lens = ends - starts
+        for n in range(c.n_min, c.n_max + 1):
+            cnt = np.maximum(lens - n + 1, 0)                                        # (T,) n-grams per token
+            total = int(cnt.sum())
+            if total == 0:
+                continue
+            owner = np.repeat(tok_range, cnt)                                        # (total,)
+            first_of = np.cumsum(cnt) - cnt
+            a = starts[owner] + (np.arange(total, dtype=np.int64) - first_of[owner])
+            ids.append(_mix(self._hash(prefix, ipw, a, a + n), _SALT_CHAR + n))
+            tok_idx.append(owner)
+        return _bucket(np.concatenate(ids), c.buckets), np.concatenate(tok_idx), sent_of_tok, n_tok
+
+    @staticmethod
+    def _group(ids: np.ndarray, rows: np.ndarray, n_rows: int) -> Features:
+        small = rows.astype(np.int16) if n_rows < 2 ** 15 else rows                  # int16 sorts by radix, O(n)
+        order = np.argsort(small, kind="stable")
+        counts = np.bincount(rows, minlength=n_rows).astype(np.int64)
+        offsets = np.cumsum(counts) - counts
+        return Features(ids[order], offsets, counts)
+
+    def bags(self, texts: list[str]) -> Features:
+        """One bag of features per sentence (the DAN's input)."""
+        ids, tok, sent_of_tok, _ = self._all(texts)
+        return self._group(ids, sent_of_tok[tok] if len(tok) else tok, len(texts))
+
+    def tokens(self, texts: list[str]) -> tuple[Features, np.ndarray, np.ndarray]:
+        """Per token: the whole-token id and a bag of its character n-grams (bigrams left out).
+
+        Returns ``(char n-gram bags, one row per token)``, ``word ids (T,)`` and
+        ``tokens per sentence (B,)``; the Transformer sums word and n-gram embeddings per token.
+        """
+        c = self.config
+        prefix, ipw, starts, ends, sent_of_tok, n_tok = self._spans(texts)
+        T = len(starts)
+        words = _bucket(_mix(self._hash(prefix, ipw, starts, ends), _SALT_WORD), c.buckets)
+        ids, tok_idx = [], []
+        lens = ends - starts
+        tok_range = np.arange(T, dtype=np.int64)
+        for n in range(c.n_min, c.n_max + 1):
+            cnt = np.maximum(lens - n + 1, 0)
+            total = int(cnt.sum())
+            if total == 0:
+                continue
+            owner = np.repeat(tok_range, cnt)
+            first_of = np.cumsum(cnt) - cnt
+            a = starts[owner] + (np.arange(total, dtype=np.int64) - first_of[owner])
+            ids.append(_mix(self._hash(prefix, ipw, a, a + n), _SALT_CHAR + n))
+            tok_idx.append(owner)
+        if ids:
+            grams = _bucket(np.concatenate(ids), c.buckets)
+            owners = np.concatenate(tok_idx)
+        else:
+            grams, owners = np.zeros(0, np.int64), np.zeros(0, np.int64)
+        return self._group(grams, owners, T), words, n_tok

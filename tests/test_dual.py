@@ -1,0 +1,329 @@
+"""Dual encoders: the Guo et al. ranking loss against Eq. 1-2, hashed features, distillation, adapters,
+model directories, resumable runs. Tiny models on a toy corpus; seconds on 2 CPU cores."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from bisent.encoders import get_encoder  # noqa: E402
+from bisent.encoders.trained import load_model_dir  # noqa: E402
+from bisent.errors import BisentError  # noqa: E402
+from bisent.models.dual import Adapter, BiLSTM, DAN, HashTransformer, TorchDualEncoder, load_dual, save_dual  # noqa: E402
+from bisent.models.hashing import HashFeaturizer  # noqa: E402
+from bisent.training.data import Bitext  # noqa: E402
+from bisent.training.loop import train  # noqa: E402
+from bisent.training.objectives.distill import distill_loss  # noqa: E402
+from bisent.training.objectives.guo2019 import duplicate_mask, ranking_loss  # noqa: E402
+from bisent.training.recipe import load_recipe, validate_recipe  # noqa: E402
+
+from test_training import bitext, cipher_corpus  # noqa: E402
+
+TINY_DAN = {"buckets": 4096, "embed_dim": 32, "hidden": [64]}
+TINY = {"data": {"batch_size": 32}, "optim": {"lr": 0.003},
+        "train": {"log_every": 10, "eval_every": 1000, "checkpoint_every": 1000, "threads": 1}}
+
+
+@pytest.fixture(autouse=True)
+def _isolated_cache(monkeypatch, tmp_path):
+    monkeypatch.setenv("BISENT_CACHE", str(tmp_path / "cache"))
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _one_thread():
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    rows = cipher_corpus(300, seed=3)
+    return rows[:240], rows[240:]
+
+
+# --- Eq. 1-2 ------------------------------------------------------------------------------------------
+
+def eq1_direct(x, y, m, s=1.0, extra=None, masked=()):
+    """Eq. 1 written out term by term: -1/K sum_i log e^{s(x_i.y_i - m)} / (e^{s(x_i.y_i - m)} + sum_{k != i} e^{s x_i.y_k})."""
+    K = len(x)
+    total = 0.0
+    for i in range(K):
+        pos = math.exp(s * (float(x[i] @ y[i]) - m))
+        neg = sum(math.exp(s * float(x[i] @ y[k])) for k in range(K) if k != i and (i, k) not in masked)
+        if extra is not None:
+            neg += sum(math.exp(s * float(x[i] @ e)) for e in extra)
+        total += math.log(pos / (pos + neg))
+    return -total / K
+
+
+@pytest.mark.parametrize("scale", [1.0, 5.0])
+def test_ranking_loss_is_eq1_plus_eq2(scale):
+    g = torch.Generator().manual_seed(0)
+    x, y = torch.randn(6, 8, generator=g, dtype=torch.float64), torch.randn(6, 8, generator=g, dtype=torch.float64)
+    x, y = x / x.norm(dim=1, keepdim=True), y / y.norm(dim=1, keepdim=True)
+    loss, parts = ranking_loss(x, y, scale=scale, margin=0.3)
+    fwd, bwd = eq1_direct(x, y, 0.3, scale), eq1_direct(y, x, 0.3, scale)   # Eq. 2: backward swaps x and y
+    assert parts["loss_fwd"] == pytest.approx(fwd, rel=1e-9)
+    assert parts["loss_bwd"] == pytest.approx(bwd, rel=1e-9)
+    assert float(loss) == pytest.approx(fwd + bwd, rel=1e-9)
+    # hard negatives: extra candidates for every row, sources for the backward direction, targets forward
+    xh, yh = torch.randn(3, 8, generator=g, dtype=torch.float64), torch.randn(3, 8, generator=g, dtype=torch.float64)
+    loss_h, _ = ranking_loss(x, y, scale=scale, margin=0.3, x_hard=xh, y_hard=yh)
+    assert float(loss_h) == pytest.approx(eq1_direct(x, y, 0.3, scale, yh) + eq1_direct(y, x, 0.3, scale, xh), rel=1e-9)
+    assert float(loss_h) > float(loss)
+
+
+def test_duplicate_texts_are_not_negatives():
+    g = torch.Generator().manual_seed(1)
+    x, y = torch.randn(4, 5, generator=g, dtype=torch.float64), torch.randn(4, 5, generator=g, dtype=torch.float64)
+    ids = torch.tensor([0, 1, 0, 2])                          # targets 0 and 2 are the same text
+    mask = duplicate_mask(ids, 4)
+    assert mask.tolist() == [[False, False, True, False], [False] * 4, [True, False, False, False], [False] * 4]
+    loss, parts = ranking_loss(x, y, margin=0.2, fwd_mask=mask)
+    assert parts["loss_fwd"] == pytest.approx(eq1_direct(x, y, 0.2, masked={(0, 2), (2, 0)}), rel=1e-9)
+
+
+def test_distill_loss():
+    t = torch.nn.functional.normalize(torch.randn(4, 6), dim=1)
+    assert float(distill_loss(t, t, t)) == 0.0
+    assert float(distill_loss(t, -t, t, "cosine")) == pytest.approx(1.0)
+    assert float(distill_loss(2 * t, t, t, "mse")) == pytest.approx(0.5)             # (||t||^2 + 0) / 2
+
+
+# --- hashed features ----------------------------------------------------------------------------------
+
+def test_hashed_features_match_the_regex_tokens_and_do_not_depend_on_the_batch():
+    f = HashFeaturizer(buckets=1 << 20, word_ngrams=2)
+    texts = ["Hello, World!", "", "über Straße  naïve 2x_y", "a\nb", "日本語 テキスト", "emoji 🙂 ok", "x" * 3]
+    _, _, _, _, sent_of_tok, n_tok = f._spans(texts)
+    assert n_tok.tolist() == [len(re.findall(r"\w+|[^\w\s]", t.lower())) for t in texts]
+    batch = f.bags(texts)
+    for i, t in enumerate(texts):
+        one = f.bags([t])
+        assert np.array_equal(one.ids, batch.ids[batch.offsets[i]:batch.offsets[i] + batch.counts[i]])
+    # word order and spacing change bigrams only
+    uni = HashFeaturizer(buckets=1 << 20, word_ngrams=1)
+    assert sorted(uni.bags(["red fox"]).ids) == sorted(uni.bags(["fox   red"]).ids)
+    assert sorted(f.bags(["red fox"]).ids) != sorted(f.bags(["fox red"]).ids)
+    assert sorted(f.bags(["a,b"]).ids) == sorted(f.bags(["a , b"]).ids)
+    # a fixed function of the text: the same ids in every process and on every machine
+    assert f.bags(["Hello"]).ids.tolist()[:3] == GOLDEN_HELLO
+
+
+GOLDEN_HELLO = [738497, 560674, 311750]   # word <hello>, then character 3-grams <he, hel
+
+
+def test_golden_ids_are_what_the_featurizer_gives():
+    """Keeps GOLDEN_HELLO honest: word first, then n-grams by n and position."""
+    f = HashFeaturizer(buckets=1 << 20, word_ngrams=2)
+    assert len(f.bags(["Hello"]).ids) == 1 + (7 - 3 + 1) + (7 - 4 + 1) + (7 - 5 + 1)
+
+
+# --- models and model directories ---------------------------------------------------------------------
+
+def _texts():
+    return ["Hello world", "", "Guten Tag, Welt!", "Bonjour le monde", "x"]
+
+
+@pytest.mark.parametrize("make", [
+    lambda: DAN(dim=16, **TINY_DAN),
+    lambda: HashTransformer(dim=16, buckets=4096, embed_dim=8, d_model=16, heads=2, ff_dim=32, layers=1),
+])
+def test_save_load_round_trip(make, tmp_path):
+    from safetensors.torch import load_file
+
+    torch.manual_seed(0)
+    model = make().eval()
+    save_dual(model, tmp_path / "m")
+    stored = load_file(str(tmp_path / "m" / "model.safetensors"))
+    assert all(torch.equal(stored[k], v) for k, v in model.state_dict().items())          # weights bit-identical
+    live = TorchDualEncoder(model, name="live", content_hash="x").encode(_texts(), "en", cache=False)
+    loaded = load_model_dir(tmp_path / "m")
+    again = load_model_dir(tmp_path / "m")
+    a, b = loaded.encode(_texts(), "en", cache=False), again.encode(_texts(), "en", cache=False)
+    assert np.array_equal(a, b) and loaded.id == again.id and loaded.id.startswith(model.architecture + "/")
+    np.testing.assert_allclose(a, live, atol=1e-6)                                           # NumPy DAN vs torch
+    if model.architecture == "dan":                                                          # the torch-free path
+        loaded._torch = None
+        np.testing.assert_allclose(loaded.encode(_texts(), "en", cache=False), a, atol=1e-6)
+    model2, digest = load_dual(tmp_path / "m")
+    assert digest[:20] in loaded.id
+    assert all(torch.equal(v, model2.state_dict()[k]) for k, v in model.state_dict().items())
+    # the id follows the weights
+    with torch.no_grad():
+        next(model.parameters()).add_(1.0)
+    save_dual(model, tmp_path / "m2")
+    assert load_model_dir(tmp_path / "m2").id != loaded.id
+
+
+def test_dan_and_adapter_load_without_torch(tmp_path):
+    """The DAN and the adapter run in NumPy: an install without torch can use them."""
+    import subprocess
+    import sys
+
+    torch.manual_seed(0)
+    save_dual(DAN(dim=8, **TINY_DAN), tmp_path / "d")
+    save_dual(Adapter("char-ngram", 1024, dim=8), tmp_path / "a")
+    code = ("import sys; sys.modules['torch'] = None\n"                 # any 'import torch' now fails
+            "from bisent.encoders import get_encoder\n"
+            f"for d in ({str(tmp_path / 'd')!r}, {str(tmp_path / 'a')!r}):\n"
+            "    print(get_encoder(d).encode(['hello world', 'hallo Welt'], 'en', cache=False).shape)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["(2,", "8)", "(2,", "8)"]
+
+
+def test_broken_dual_model_dir_names_the_file(tmp_path):
+    save_dual(DAN(dim=8, **TINY_DAN), tmp_path / "m")
+    cfg = json.loads((tmp_path / "m" / "config.json").read_text())
+    cfg["model"]["embed_dim"] = 33
+    (tmp_path / "m" / "config.json").write_text(json.dumps(cfg))
+    with pytest.raises(BisentError, match="model.safetensors: tensor 'embed.weight' has shape"):
+        load_model_dir(tmp_path / "m")
+    (tmp_path / "m" / "model.safetensors").write_bytes(b"junk")
+    with pytest.raises(BisentError, match="corrupt safetensors"):
+        load_model_dir(tmp_path / "m")
+
+
+def test_adapter_stores_only_the_projection(tmp_path):
+    base = get_encoder("char-ngram")
+    torch.manual_seed(0)
+    ad = Adapter("char-ngram", base.dim, dim=24, hidden=[16])
+    save_dual(ad, tmp_path / "a")
+    cfg = json.loads((tmp_path / "a" / "config.json").read_text())
+    assert cfg["model"]["base"] == "char-ngram" and cfg["base"]["id"] == base.id
+    from safetensors.numpy import load_file
+
+    assert set(load_file(str(tmp_path / "a" / "model.safetensors"))) == {f"layers.{i}.{w}" for i in (0, 1)
+                                                                         for w in ("weight", "bias")}
+    enc = get_encoder(str(tmp_path / "a"))
+    live = TorchDualEncoder(ad, name="live", content_hash="x").encode(_texts(), "de", cache=False)
+    np.testing.assert_allclose(enc.encode(_texts(), "de", cache=False), live, atol=1e-6)
+    assert enc.id.endswith(base.id) and enc.dim == 24
+    # a fresh linear adapter is the identity: the base's vectors exactly
+    ident = Adapter("char-ngram", base.dim)
+    save_dual(ident, tmp_path / "i")
+    np.testing.assert_allclose(get_encoder(str(tmp_path / "i")).encode(_texts(), "en", cache=False),
+                               base.encode(_texts(), "en", cache=False), atol=1e-6)
+
+
+# --- training -----------------------------------------------------------------------------------------
+
+def _recipe(**raw):
+    out = {"seed": 1, **TINY, **raw}
+    return validate_recipe(out)
+
+
+def _mean_cos(a: np.ndarray, b: np.ndarray) -> float:
+    return float(np.mean(np.sum(a * b, axis=1)))
+
+
+def test_distilled_student_moves_towards_its_teacher(corpus, tmp_path):
+    train_rows = corpus[0]
+    bt = bitext(train_rows)
+    recipe = _recipe(architecture="dan", objective="distill", model={**TINY_DAN, "hidden": [64]},
+                     objectives={"teacher": "char-ngram"})
+    before = train(recipe, [bt], [], [], tmp_path / "s0", max_steps=0, progress=False)
+    rep = [r for r in before.log if r.get("event") == "start"][0]["teacher"][0]
+    assert rep["from_cache"] == 0 and rep["sentences"] == len({p[0] for p in bt.pairs})
+    s0 = get_encoder(str(before.model_dir))
+    result = train(recipe, [bt], [], [], tmp_path / "s", max_steps=40, progress=False)
+    s1 = get_encoder(str(result.model_dir))
+    teacher = get_encoder("char-ngram")
+    t_src = teacher.encode([p[0] for p in bt.pairs], "en")
+    assert s1.dim == teacher.dim
+    for side, lang in ((0, "en"), (1, "de")):
+        texts = [p[side] for p in bt.pairs]
+        c0, c1 = _mean_cos(s0.encode(texts, lang), t_src), _mean_cos(s1.encode(texts, lang), t_src)
+        assert c1 > c0 + 0.2, (side, c0, c1)
+    losses = [r["loss"] for r in result.log if "loss" in r]
+    assert losses[-1] < losses[0] / 2
+    # the second run read the teacher's vectors from its cache
+    rep = [r for r in result.log if r.get("event") == "start"][0]["teacher"][0]
+    assert rep["from_cache"] == rep["sentences"]
+
+
+@pytest.mark.parametrize("arch,model", [
+    ("dan", TINY_DAN),
+    ("bilstm", {"embed_dim": 24, "hidden_dim": 24}),
+])
+def test_ranking_objective_recovers_the_alignment(arch, model, corpus, tmp_path):
+    raw = {"architecture": arch, "objective": "guo2019", "model": model, "train": {**TINY["train"], "eval_every": 60}}
+    if arch == "bilstm":
+        raw["tokenizer"] = {"vocab_size": 200}
+    result = train(_recipe(**raw), [bitext(corpus[0])], [], [bitext(corpus[1])], tmp_path / arch, max_steps=60,
+                   progress=False)
+    dev = [r for r in result.log if "dev_err" in r]
+    assert dev[-1]["dev_err"] < 0.2, dev[-1]
+    enc = get_encoder(str(result.model_dir))
+    a = enc.encode([r["en"] for r in corpus[1]], "en", cache=False)
+    b = enc.encode([r["de"] for r in corpus[1]], "de", cache=False)
+    live = TorchDualEncoder(result.model, name="live", content_hash="x")
+    np.testing.assert_allclose(a, live.encode([r["en"] for r in corpus[1]], "en", cache=False), atol=1e-5)
+    assert np.mean((a @ b.T).argmax(1) == np.arange(len(a))) > 0.8
+
+
+def test_hard_negatives_resume_bit_exact(corpus, tmp_path):
+    recipe = _recipe(architecture="dan", objective="guo2019", model={**TINY_DAN, "feature_dropout": 0.1},
+                     data={"batch_size": 16, "bucket_batches": 2},
+                     objectives={"hard_negatives": True, "hard_every": 4},
+                     train={**TINY["train"], "log_every": 1, "checkpoint_every": 100})
+    data = [bitext(corpus[0][:80])]
+    straight = train(recipe, data, [], [], tmp_path / "a", max_steps=14, progress=False)
+    train(recipe, data, [], [], tmp_path / "b", max_steps=6, progress=False)
+    resumed = train(recipe, data, [], [], tmp_path / "b", max_steps=14, resume=True, progress=False)
+    losses = lambda r: [x["loss"] for x in r.log if "loss" in x]  # noqa: E731
+    assert len(losses(straight)) == 14 and losses(resumed) == losses(straight)
+    assert any(r.get("event") == "hard negatives mined" for r in straight.log)
+    for (k, v), (k2, v2) in zip(straight.model.state_dict().items(), resumed.model.state_dict().items()):
+        assert k == k2 and torch.equal(v, v2)
+
+
+def test_dual_recipes_and_errors(tmp_path):
+    for name in ("guo2019-dan", "guo2019-transformer", "guo2019-bilstm", "distill-dan", "adapt-use-m3",
+                 "adapt-me5-small"):
+        r = load_recipe(f"recipes/{name}.yaml")
+        assert r["architecture"] in ("dan", "hash-transformer", "bilstm", "adapter")
+    with pytest.raises(BisentError, match="objective: distill"):
+        validate_recipe({"architecture": "dan", "objectives": {"distill": 1}})
+    with pytest.raises(BisentError, match="has no tokenizer section"):
+        validate_recipe({"architecture": "dan", "tokenizer": {"vocab_size": 10}})
+    with pytest.raises(BisentError, match="not one of guo2019, distill"):
+        validate_recipe({"architecture": "dan", "objective": "kim2019"})
+    with pytest.raises(BisentError, match="unknown key 'model.hiden'"):
+        validate_recipe({"architecture": "adapter", "model": {"hiden": [3]}})
+    r = validate_recipe({"architecture": "dan", "objective": "distill"})
+    assert r["objectives"]["distill"] == 1.0 and r["objectives"]["ranking"] == 0.0
+
+
+def test_cli_trains_a_dual_encoder_from_the_dataset_tsv(corpus, tmp_path, monkeypatch):
+    """``bisent data libreoffice`` writes doc<TAB>id<TAB>src<TAB>tgt into a folder named for the pair."""
+    from pathlib import Path
+
+    from bisent.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    folder = tmp_path / "en-de"
+    folder.mkdir()
+    (folder / "train.tsv").write_text("".join(f"d{i}.html\tpar_id{i}\t{r['en']}\t{r['de']}\n"
+                                              for i, r in enumerate(corpus[0][:100])))
+    (folder / "dev.tsv").write_text("".join(f"d.html\tp{i}\t{r['en']}\t{r['de']}\n" for i, r in enumerate(corpus[1])))
+    recipe = str(Path(__file__).resolve().parent.parent / "recipes" / "distill-dan.yaml")
+    args = ["train", "--recipe", recipe, "--train", str(folder / "train.tsv"), "--dev", str(folder / "dev.tsv"),
+            "-o", "out", "--max-steps", "3", "--no-progress", "--set", "objectives.teacher=char-ngram",
+            "--set", "model.buckets=4096", "--set", "model.embed_dim=16", "--set", "model.hidden=[32]",
+            "--set", "data.batch_size=16"]
+    assert main(args) == 0
+    cfg = json.loads((tmp_path / "out" / "config.json").read_text())
+    assert cfg["architecture"] == "dan" and cfg["model"]["dim"] == 1024
+    assert get_encoder(str(tmp_path / "out")).encode(["abc"], "de").shape == (1, 1024)
+    assert main(args[:-2] + ["--resume", "--max-steps", "4", "--set", "data.batch_size=16"]) == 0
+    assert json.loads((tmp_path / "out" / "checkpoint.json").read_text())["step"] == 4
