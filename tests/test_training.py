@@ -121,6 +121,8 @@ def test_loss_falls_and_alignment_recovered(run, corpus, request):
     assert losses[-1] < 0.75 * losses[0], losses
     dev_err = [r["dev_err"] for r in result.log if "dev_err" in r]
     assert dev_err[-1] < 0.5, dev_err                        # chance: 0.99
+    dev_f1 = [r["dev_mine_f1"] for r in result.log if "dev_mine_f1" in r]
+    assert len(dev_f1) == len(dev_err) and dev_f1[-1] > 40, dev_f1  # BUCC-like task on the dev pairs; random: < 10
     # the saved model, loaded by path, on held-out pairs and on the training pairs
     for pairs in (bitext(corpus[1]).pairs, bitext(corpus[0][:100]).pairs):
         err_ab, err_ba = _recovery(result.model_dir, pairs)

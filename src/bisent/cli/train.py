@@ -73,5 +73,5 @@ def train(recipe_path, train_specs, mono_specs, dev_specs, out_dir, resume, max_
     last = next((r for r in reversed(result.log) if "loss" in r), {})
     dev_last = next((r for r in reversed(result.log) if "dev_err" in r), {})
     summary = {"model_dir": str(result.model_dir), "step": result.step, "loss": last.get("loss"),
-               **{k: v for k, v in dev_last.items() if k.startswith("dev_err")}}
+               **{k: v for k, v in dev_last.items() if k.startswith(("dev_err", "dev_mine"))}}
     click.echo(json.dumps(summary))

@@ -122,9 +122,9 @@ def unique_pairs(pairs: list[tuple[str, str]], limit: int) -> list[tuple[str, st
 
 
 def evaluate_dev(encoder: Encoder, dev: list[Bitext], limit: int) -> dict[str, float]:
-    """Dev alignment-recovery error both ways per language pair, plus their mean as ``dev_err``."""
+    """Dev alignment-recovery error both ways and mining F1 per language pair, and their means (``dev_err``, ``dev_mine_f1``)."""
     out: dict[str, float] = {}
-    errs = []
+    errs, f1s = [], []
     for bt in dev:
         pairs = unique_pairs(bt.pairs, limit)
         if len(pairs) < 2:
@@ -135,9 +135,48 @@ def evaluate_dev(encoder: Encoder, dev: list[Bitext], limit: int) -> dict[str, f
         s, t = bt.src_lang, bt.tgt_lang
         out.update({f"dev_err_{s}_{t}": e_ab, f"dev_err_{t}_{s}": e_ba, f"dev_cos_gap_{s}_{t}": gap, f"dev_n_{s}_{t}": len(pairs)})
         errs += [e_ab, e_ba]
+        f1 = dev_mining_f1(encoder, bt, pairs)
+        if f1 is not None:
+            out[f"dev_mine_f1_{s}_{t}"] = f1
+            f1s.append(f1)
     if errs:
         out["dev_err"] = float(np.mean(errs))
+    if f1s:
+        out["dev_mine_f1"] = float(np.mean(f1s))
     return out
+
+
+@dataclass
+class _DevPair:
+    doc: str
+    src: str
+    tgt: str
+    split: str = "dev"
+
+
+def dev_mining_f1(encoder: Encoder, bt: Bitext, pairs: list[tuple[str, str]], block: int = 10) -> float | None:
+    """Mining F1 (in %) on a BUCC-like task built from dev ``pairs``: ratio margin, k=4, max retrieval, best threshold.
+
+    The task (about a quarter of each side has its translation on the other) is
+    built by :func:`bisent.datasets.comparable.make_mining_task` from blocks of
+    ``block`` consecutive pairs standing in for documents (dev files are in
+    document order). The threshold is the dev optimum, the same one the mining
+    benchmark tunes on dev before it scores test. ``None`` when too few pairs.
+    """
+    from ..datasets.comparable import make_mining_task
+    from ..evaluate import best_threshold
+    from ..mining import retrieve
+    from ..scoring import Scorer
+
+    if len(pairs) < 4 * block:
+        return None
+    task = make_mining_task([_DevPair(f"d{i // block}", a, b) for i, (a, b) in enumerate(pairs)], "dev",
+                            src_lang=bt.src_lang, tgt_lang=bt.tgt_lang)
+    x = encoder.encode([t for _, t in task.src], bt.src_lang, cache=False, progress=False)   # (n_src, D)
+    y = encoder.encode([t for _, t in task.tgt], bt.tgt_lang, cache=False, progress=False)   # (n_tgt, D)
+    cands = Scorer("ratio", 4).fit(y).score(x)
+    mined = [(p.score, task.src[p.src][0], task.tgt[p.tgt][0]) for p in retrieve(cands, "max")]
+    return round(100 * best_threshold(mined, set(task.gold)).f1, 2)
 
 
 # --- checkpoints -----------------------------------------------------------------------------------
