@@ -15,9 +15,9 @@ are in :mod:`.embedding`, Kim et al.'s MLP similarity (``mlp``, and
 :func:`train_scorer`) in :mod:`.mlp` (torch is imported only when it is used).
 """
 
-from .pipeline import (MAX_SIDE_BYTES, STEP_MODULES, STEP_TYPES, Bounds, FilterPipeline, FilterResult, Step,
-                       as_pipeline, background_sample, check_bool, check_choice, check_number, filter_file,
-                       parse_row, register_step, step_types)
+from .pipeline import (STEP_MODULES, STEP_TYPES, Bounds, FilterPipeline, FilterResult, Step, as_pipeline,
+                       background_sample, check_bool, check_choice, check_number, register_step, step_types)
+from .files import MAX_SIDE_BYTES, filter_file, parse_row
 from .rules import (DebrisFilter, DuplicateFilter, EmptyFilter, LengthFilter, LengthRatioFilter,
                     NormalisedDuplicateFilter, NumbersFilter, OverlapFilter, ScriptFilter)
 from .langid import LanguageIdFilter, identify

@@ -461,7 +461,7 @@ def read_pairs(path) -> tuple[list[Pair], int]:
     """The well-formed pairs of a ``src<TAB>tgt`` file (plain, .gz, .xz) and how many lines were skipped
     (wrong column count, undecodable, NUL, empty side)."""
     from ..io import iter_raw_lines
-    from .pipeline import parse_row
+    from .files import parse_row
 
     pairs, skipped = [], 0
     for _, raw in iter_raw_lines(path):

@@ -27,8 +27,8 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from ..errors import BisentError
-from .pipeline import (RECORD, Pair, Value, _Partial, _show_line, check_choice, check_number,
-                       format_value)
+from .files import RECORD, _Partial, _show_line, format_value
+from .pipeline import Pair, Value, check_choice, check_number
 
 MODES = ("threshold", "top_n", "word_budget")
 

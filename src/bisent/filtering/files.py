@@ -1,0 +1,399 @@
+"""Running a filter pipeline over a ``src<TAB>tgt`` file: bad rows, chunks, checkpoints, resume.
+
+:func:`filter_file` streams the file in chunks, accounts for every input line
+(bad rows are rejected with a ``bad_row:*`` reason, never fatal), checkpoints
+after each chunk so a rerun after a kill continues where it stopped, and
+renames the outputs into place only at the end. The pipeline itself (steps,
+registry, YAML) is in :mod:`bisent.filtering.pipeline`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import hashlib
+import json
+import lzma
+import os
+import time
+from pathlib import Path
+from typing import IO, Callable, Iterator, Sequence
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from ..errors import BisentError
+from ..io import atomic_write, check_readable
+from .pipeline import FilterPipeline, Pair, Value, as_pipeline, check_number
+
+# ---------------------------------------------------------------------------
+# Streaming a TSV file: bad rows, chunks, checkpoints, resume
+# ---------------------------------------------------------------------------
+
+#: A side longer than this (bytes) is a bad row, not a sentence.
+MAX_SIDE_BYTES = 1 << 20
+#: Per kept line, kept for a two-pass selection: line number, score, words counted.
+RECORD = np.dtype([("lineno", "<i8"), ("score", "<f8"), ("words", "<i8")])
+STATE_VERSION = 1
+
+
+def format_value(value: Value | None) -> str:
+    """A value as text for the rejected file: ``0.5``, ``3,81`` for lists, empty for None."""
+    if value is None:
+        return ""
+    if isinstance(value, (list, tuple)):
+        return ",".join(format_value(v) for v in value)
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
+        return str(int(value))
+    return f"{value:.6g}" if isinstance(value, float) else str(value)
+
+
+def parse_row(raw: bytes, max_side_bytes: int = MAX_SIDE_BYTES) -> tuple[Pair | None, str | None, float | None]:
+    """Split one input line (newline removed) into a pair, or say why it is a bad row.
+
+    Returns ``(pair, None, None)`` or ``(None, reason, detail)`` where detail is a
+    number: the NUL's or bad byte's 1-based column, the column count, the side's bytes.
+    """
+    line = raw[:-1] if raw.endswith(b"\r") else raw
+    nul = line.find(b"\x00")
+    if nul >= 0:
+        return None, "bad_row:nul", float(nul + 1)
+    cols = line.split(b"\t")
+    if len(cols) != 2:
+        return None, "bad_row:columns", float(len(cols))
+    for col in cols:
+        if len(col) > max_side_bytes:
+            return None, "bad_row:too_long", float(len(col))
+    sides = []
+    offset = 0
+    for col in cols:
+        try:
+            sides.append(col.decode("utf-8").strip())
+        except UnicodeDecodeError as e:
+            return None, "bad_row:utf8", float(offset + e.start + 1)
+        offset += len(col) + 1
+    return (sides[0], sides[1]), None, None
+
+
+def _show_line(raw: bytes) -> str:
+    """The original line as text for the rejected file: bad bytes and NULs as ``\\xNN`` escapes,
+    a final CR (of a CRLF file) dropped."""
+    if raw.endswith(b"\r"):
+        raw = raw[:-1]
+    return raw.decode("utf-8", errors="backslashreplace").replace("\x00", "\\x00")
+
+
+def _compress(path: Path, data: bytes) -> bytes:
+    """``data`` as one gzip member / xz stream for ``.gz`` / ``.xz`` names (concatenations stay readable)."""
+    if path.name.endswith(".gz"):
+        return gzip.compress(data, compresslevel=6, mtime=0)
+    if path.name.endswith(".xz"):
+        return lzma.compress(data)
+    return data
+
+
+class _Partial:
+    """An output being built: ``.NAME.partial`` beside the final path, appended in chunks."""
+
+    def __init__(self, final: Path, suffix: str = "partial"):
+        self.final = final
+        self.path = final.parent / f".{final.name}.{suffix}"
+        self.f: IO[bytes] | None = None
+
+    def open(self, size: int) -> None:
+        """Open for appending after truncating to ``size`` bytes (0: start afresh)."""
+        self.final.parent.mkdir(parents=True, exist_ok=True)
+        if size and (not self.path.exists() or self.path.stat().st_size < size):
+            raise BisentError(f"{self.path}: partial output is missing or shorter than its checkpoint; "
+                              f"start over with resume=False")
+        self.f = open(self.path, "r+b" if size else "wb")
+        self.f.truncate(size)
+        self.f.seek(size)
+
+    def write(self, data: bytes) -> None:
+        if data:
+            assert self.f is not None
+            self.f.write(_compress(self.final, data))
+
+    def sync(self) -> int:
+        assert self.f is not None
+        self.f.flush()
+        os.fsync(self.f.fileno())
+        return self.f.tell()
+
+    def close(self) -> None:
+        if self.f is not None:
+            self.f.close()
+            self.f = None
+
+    def finish(self) -> None:
+        """Rename into place (an empty compressed output gets a valid empty member first)."""
+        self.close()
+        if self.path.exists():
+            if self.path.stat().st_size == 0 and _compress(self.final, b"") != b"":
+                self.path.write_bytes(_compress(self.final, b""))
+            os.replace(self.path, self.final)
+
+    def remove(self) -> None:
+        self.close()
+        with contextlib.suppress(FileNotFoundError):
+            self.path.unlink()
+
+
+def _fingerprint(in_path: Path, pipeline: FilterPipeline, src_lang, tgt_lang, max_side_bytes,
+                 outputs: Sequence[Path]) -> str:
+    st = in_path.stat()
+    desc = {"input": str(in_path.resolve()), "size": st.st_size, "mtime_ns": st.st_mtime_ns,
+            "pipeline": pipeline.describe(), "src_lang": src_lang, "tgt_lang": tgt_lang,
+            "max_side_bytes": max_side_bytes, "outputs": [str(p.resolve()) for p in outputs]}
+    return hashlib.sha256(json.dumps(desc, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def _write_json(path: Path, data: dict) -> None:
+    with atomic_write(path) as f:
+        json.dump(data, f, indent=2, sort_keys=True)
+        f.write("\n")
+
+
+def filter_file(in_tsv, out_kept, out_rejected, src_lang: str, tgt_lang: str, config,
+                summary_path=None, *, chunk_size: int = 10_000, max_side_bytes: int = MAX_SIDE_BYTES,
+                resume: bool = True, progress: bool = True) -> dict:
+    """Filter a ``src<TAB>tgt`` file (plain, .gz or .xz) into kept and rejected files; return the summary.
+
+    - kept lines are written byte for byte as they were read;
+    - rejected lines as ``lineno<TAB>reason<TAB>score<TAB>original line`` (bad bytes
+      and NULs shown as ``\\xNN``); reasons are step names, ``bad_row:nul|columns|
+      too_long|utf8`` (score: byte column, column count, side bytes) or ``select:<mode>``;
+    - outputs ending in ``.gz`` / ``.xz`` are compressed;
+    - the summary (also written to ``summary_path`` as JSON) counts lines per reason;
+      ``kept + rejected == input lines`` is checked.
+
+    Progress is checkpointed after every ``chunk_size`` lines (partial outputs
+    ``.NAME.partial`` beside each output, state in ``.KEPTNAME.filter-state/``). A
+    rerun with the same arguments after a kill continues from the last checkpoint
+    and produces the same output as an uninterrupted run; ``resume=False``
+    starts over. Outputs appear (renamed into place) only when the run completes.
+
+    When a step needs a sample of the input (a margin with ``background: sample``),
+    a first pass over the file draws it (:func:`background_sample`, deterministic,
+    so a resumed run draws the same one again).
+    """
+    t0 = time.perf_counter()
+    in_path = check_readable(in_tsv)
+    out_kept, out_rejected = Path(out_kept), Path(out_rejected)
+    if out_kept.resolve() == out_rejected.resolve():
+        raise BisentError(f"{out_kept}: the kept and rejected outputs must be different files")
+    if in_path.resolve() in (out_kept.resolve(), out_rejected.resolve()):
+        raise BisentError(f"{in_path}: an output would overwrite the input")
+    check_number("chunk_size", chunk_size, low=1, integer=True)
+    check_number("max_side_bytes", max_side_bytes, low=1, integer=True)
+    pipeline = as_pipeline(config, src_lang, tgt_lang)
+    sel = pipeline.selection
+    two_pass = sel is not None and not sel.streaming
+
+    kept_p, rej_p = _Partial(out_kept), _Partial(out_rejected)
+    rec_p = _Partial(out_kept, "records")  # (lineno, score, words) per kept line, for two-pass selection
+    state_dir = out_kept.parent / f".{out_kept.name}.filter-state"
+    state_path = state_dir / "state.json"
+    fp = _fingerprint(in_path, pipeline, src_lang, tgt_lang, max_side_bytes, [out_kept, out_rejected])
+
+    state = None
+    if resume and state_path.exists():
+        try:
+            state = json.loads(state_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            state = None
+        if state is not None and (state.get("version") != STATE_VERSION or state.get("fingerprint") != fp):
+            raise BisentError(f"{state_path}: an unfinished run with a different input, configuration or "
+                              f"outputs is in progress there; remove that folder or pass resume=False")
+    if state is None:
+        for p in (kept_p, rej_p, rec_p):
+            p.remove()
+        if state_dir.exists():
+            for f in state_dir.iterdir():
+                f.unlink()
+        state_dir.mkdir(parents=True, exist_ok=True)
+        state = {"version": STATE_VERSION, "fingerprint": fp, "phase": "scoring", "lines": 0, "offset": 0,
+                 "kept": 0, "rejected_by": {}, "sizes": {"kept": 0, "rejected": 0, "records": 0},
+                 "steps": {}, "seconds": 0.0}
+    for step in pipeline.steps:
+        step.reset()
+        if state["phase"] != "done" and step.name in state["steps"]:
+            step.load_state(state_dir, state["steps"][step.name])
+    seconds_before = state["seconds"]
+
+    def checkpoint() -> None:
+        state["sizes"] = {"kept": kept_p.sync(), "rejected": rej_p.sync(), "records": rec_p.sync()}
+        for step in pipeline.steps:
+            marker = step.save_state(state_dir)
+            if marker is not None:
+                state["steps"][step.name] = marker
+        state["seconds"] = seconds_before + time.perf_counter() - t0
+        _write_json(state_path, state)
+
+    if state["phase"] != "done":
+        try:
+            kept_p.open(state["sizes"]["kept"])
+            rej_p.open(state["sizes"]["rejected"])
+            rec_p.open(state["sizes"]["records"])
+            if state["phase"] == "scoring":
+                if pipeline.sample_size:
+                    pipeline.prepare(_sample_rows(in_path, max_side_bytes, progress))
+                _score_pass(in_path, pipeline, state, kept_p, rej_p, rec_p, checkpoint, two_pass,
+                            chunk_size, max_side_bytes, progress)
+                state["phase"] = "scored"
+                checkpoint()
+            if two_pass:
+                from .selection import select_pass
+                rec_p.close()
+                kept_p.close()
+                n_sel, n_rej = select_pass(pipeline, kept_p.path, rec_p.path, out_kept, rej_p, progress=progress)
+                rej_p.sync()
+                state["kept"] = n_sel
+                if n_rej:
+                    state["rejected_by"][sel.reason] = n_rej
+        finally:
+            for p in (kept_p, rej_p, rec_p):
+                p.close()
+        state["summary"] = _summary(in_path, out_kept, out_rejected, pipeline, state,
+                                    seconds_before + time.perf_counter() - t0)
+        state["phase"] = "done"
+        _write_json(state_path, state)
+
+    # Finish: every rename below is idempotent, so a kill here is completed by a rerun.
+    summary = state["summary"]
+    if two_pass:
+        _Partial(out_kept, "selected").finish()
+        kept_p.remove()
+    else:
+        kept_p.finish()
+    rec_p.remove()
+    rej_p.finish()
+    if summary_path is not None:
+        _write_json(Path(summary_path), summary)
+    state_path.unlink()  # first: without it a rerun starts afresh rather than resuming a half-removed state
+    for f in state_dir.iterdir():
+        f.unlink()
+    state_dir.rmdir()
+    return summary
+
+
+def _summary(in_path, out_kept, out_rejected, pipeline, state, seconds) -> dict:
+    rejected = sum(state["rejected_by"].values())
+    summary = {"input": str(in_path), "kept_file": str(out_kept), "rejected_file": str(out_rejected),
+               "lines": state["lines"], "kept": state["kept"], "rejected": rejected,
+               "rejected_by": dict(sorted(state["rejected_by"].items())),
+               "pipeline": pipeline.describe(), "seconds": round(seconds, 3)}
+    if summary["kept"] + summary["rejected"] != summary["lines"]:
+        raise RuntimeError(f"filter accounting is off: {summary['kept']} kept + {summary['rejected']} rejected "
+                           f"!= {summary['lines']} input lines")
+    return summary
+
+
+def _open_input(in_path: Path) -> tuple[IO[bytes], IO[bytes]]:
+    """(raw file, decompressed stream) of a plain, .gz or .xz input."""
+    raw_file = open(in_path, "rb")
+    if in_path.name.endswith(".gz"):
+        return raw_file, gzip.GzipFile(fileobj=raw_file, mode="rb")
+    if in_path.name.endswith(".xz"):
+        return raw_file, lzma.LZMAFile(raw_file, "rb")
+    return raw_file, raw_file
+
+
+def _sample_rows(in_path: Path, max_side_bytes: int, progress: bool) -> Iterator[Pair]:
+    """The pre-pass for steps that need a sample: every well-formed pair of the file, in order."""
+    raw_file, stream = _open_input(in_path)
+    total = os.fstat(raw_file.fileno()).st_size
+    bar = tqdm(total=total, unit="B", unit_scale=True, desc=f"sample {in_path.name}", disable=not progress,
+               leave=False)
+    try:
+        with stream:
+            for lineno, raw in enumerate(stream, 1):
+                pair, _, _ = parse_row(raw[:-1] if raw.endswith(b"\n") else raw, max_side_bytes)
+                if pair is not None:
+                    if lineno == 1 and pair[0].startswith("\ufeff"):
+                        pair = (pair[0][1:].strip(), pair[1])
+                    yield pair
+                if lineno % 65536 == 0:
+                    bar.update(raw_file.tell() - bar.n)
+    except (OSError, EOFError, lzma.LZMAError) as e:
+        raise BisentError(f"{in_path}: cannot read ({e.__class__.__name__}: {e})") from None
+    finally:
+        bar.close()
+        raw_file.close()
+
+
+def _score_pass(in_path: Path, pipeline: FilterPipeline, state: dict, kept_p: _Partial, rej_p: _Partial,
+                rec_p: _Partial, checkpoint: Callable[[], None], two_pass: bool, chunk_size: int,
+                max_side_bytes: int, progress: bool) -> None:
+    """Pass one: read chunks from the last checkpoint, score, append outputs, checkpoint each chunk."""
+    sel = pipeline.selection
+    raw_file, stream = _open_input(in_path)
+    total = os.fstat(raw_file.fileno()).st_size
+    bar = tqdm(total=total, unit="B", unit_scale=True, desc=f"filter {in_path.name}", disable=not progress,
+               leave=False)
+    try:
+        with stream:
+            stream.seek(state["offset"])
+            bar.update(raw_file.tell())
+            lineno, offset = state["lines"], state["offset"]
+            while True:
+                rows: list[tuple[int, bytes]] = []
+                for raw in stream:
+                    offset += len(raw)
+                    lineno += 1
+                    rows.append((lineno, raw[:-1] if raw.endswith(b"\n") else raw))
+                    if len(rows) >= chunk_size:
+                        break
+                if not rows:
+                    break
+                _process_chunk(rows, pipeline, state, kept_p, rej_p, rec_p, two_pass, sel, max_side_bytes)
+                state["lines"], state["offset"] = lineno, offset
+                checkpoint()
+                bar.update(raw_file.tell() - bar.n)
+    except (OSError, EOFError, lzma.LZMAError) as e:
+        raise BisentError(f"{in_path}: cannot read ({e.__class__.__name__}: {e})") from None
+    finally:
+        bar.close()
+        raw_file.close()
+
+
+def _process_chunk(rows, pipeline, state, kept_p, rej_p, rec_p, two_pass, sel, max_side_bytes) -> None:
+    counts = state["rejected_by"]
+    pairs: list[Pair] = []
+    where: list[int] = []  # index into rows of each pair
+    rejected: dict[int, tuple[str, Value | None]] = {}
+    for i, (lineno, raw) in enumerate(rows):
+        pair, reason, detail = parse_row(raw, max_side_bytes)
+        if pair is None:
+            rejected[i] = (reason, detail)
+        else:
+            if lineno == 1 and pair[0].startswith("\ufeff"):
+                pair = (pair[0][1:].strip(), pair[1])
+            pairs.append(pair)
+            where.append(i)
+    kept: list[int] = []
+    scores: dict[int, Value | None] = {}
+    for i, res in zip(where, pipeline.process(pairs)):
+        res = pipeline.apply_streaming_selection(res)
+        if res.kept:
+            kept.append(i)
+            scores[i] = res.score
+        else:
+            rejected[i] = (res.reason, res.score)
+    kept_p.write(b"".join(rows[i][1] + b"\n" for i in kept))
+    out = []
+    for i in sorted(rejected):
+        reason, value = rejected[i]
+        counts[reason] = counts.get(reason, 0) + 1
+        lineno, raw = rows[i]
+        out.append(f"{lineno}\t{reason}\t{format_value(value)}\t{_show_line(raw)}\n".encode("utf-8"))
+    rej_p.write(b"".join(out))
+    state["kept"] += len(kept)
+    if two_pass and kept:
+        pair_of = dict(zip(where, pairs))
+        rec = np.empty(len(kept), dtype=RECORD)
+        rec["lineno"] = [rows[i][0] for i in kept]
+        rec["score"] = [sel.scalar(scores[i], pipeline.score_step) for i in kept]
+        rec["words"] = [sel.words(pair_of[i]) for i in kept]
+        rec_p.f.write(rec.tobytes())
