@@ -254,6 +254,8 @@ def test_distilled_student_moves_towards_its_teacher(corpus, tmp_path):
 @pytest.mark.parametrize("arch,model", [
     ("dan", TINY_DAN),
     ("bilstm", {"embed_dim": 24, "hidden_dim": 24}),
+    ("hash-transformer", {"dim": 32, "buckets": 4096, "embed_dim": 32, "d_model": 32, "heads": 2, "ff_dim": 64,
+                          "layers": 1, "dropout": 0.0}),
 ])
 def test_ranking_objective_recovers_the_alignment(arch, model, corpus, tmp_path):
     raw = {"architecture": arch, "objective": "guo2019", "model": model, "train": {**TINY["train"], "eval_every": 60}}
