@@ -81,13 +81,15 @@ def main() -> None:
                 [[p, r["third_language_caught"], r["clean_targets_recognised"],
                   int(r["langid_sentences"] / max(r["langid_seconds"], 1e-9))] for (p, _), r in sorted(li.items())]))
 
-    dc = latest(res / "docs.jsonl", lambda r: (r["pair"], r["encoder"], r["view"]))
+    dc = latest(res / "docs.jsonl", lambda r: (r["pair"], r["encoder"], r["view"], r.get("pooling", "mean")))
     print("\n### Document retrieval (P@1 %, src→tgt / tgt→src)\n")
-    keys = sorted({(p, e) for p, e, _ in dc})
-    print(table(["pair", "encoder", "pages", "given paragraphs", "re-split sentences"],
-                [[p, e, dc.get((p, e, "given"), {}).get("n_docs", "")] +
-                 [f"{dc[(p, e, v)]['p_at_1_src_tgt']:.1f} / {dc[(p, e, v)]['p_at_1_tgt_src']:.1f}" if (p, e, v) in dc else ""
-                  for v in ("given", "resplit")] for p, e in keys]))
+    keys = sorted({(p, e) for p, e, _, _ in dc})
+    cols = [("given", "mean"), ("given", "centred"), ("resplit", "mean"), ("resplit", "centred")]
+    print(table(["pair", "encoder", "pages"] + [f"{v} paragraphs, {pl} pooling".replace("resplit paragraphs",
+                                                 "re-split sentences") for v, pl in cols],
+                [[p, e, dc.get((p, e, "given", "mean"), {}).get("n_docs", "")] +
+                 [f"{dc[(p, e, v, pl)]['p_at_1_src_tgt']:.1f} / {dc[(p, e, v, pl)]['p_at_1_tgt_src']:.1f}"
+                  if (p, e, v, pl) in dc else "" for v, pl in cols] for p, e in keys]))
 
     sp = latest(res / "speed.jsonl", lambda r: (r["pair"], r["encoder"]))
     print("\n### Speed (this machine; see `machine` in the records)\n")

@@ -86,3 +86,28 @@ def test_noise_kinds_do_what_they_say():
         elif it.kind == "misaligned":
             assert not it.tgt.startswith(f"target {p.doc[1:]} ")
     assert len({it.src for it in items}) == len(items) == len(pairs)
+
+
+def test_centred_document_pooling_removes_each_languages_offset():
+    """Sentence vectors = the language's own offset + the page's topic + noise: only centring finds the pages."""
+    import numpy as np
+
+    from bisent.bench.docs import doc_embeddings, p_at_1
+
+    rng = np.random.default_rng(0)
+    n_docs, dim = 20, 32
+    topic = rng.normal(size=(n_docs, dim))
+
+    class Toy:
+        def __init__(self, seed):
+            self.rng = np.random.default_rng(seed)
+            self.offset = 5 * self.rng.normal(size=dim)            # a direction all sentences of a language share
+
+        def encode(self, texts, lang, progress=None):
+            rows = [self.offset + topic[int(t.split()[0])] + self.rng.normal(size=dim) for t in texts]
+            return np.asarray(rows, dtype=np.float32)
+
+    docs = [[f"{i} s{j}" for j in range(int(rng.integers(1, 6)))] for i in range(n_docs)]
+    plain = p_at_1(doc_embeddings(docs, Toy(1), "en", center=False), doc_embeddings(docs, Toy(2), "de", center=False))
+    centred = p_at_1(doc_embeddings(docs, Toy(1), "en"), doc_embeddings(docs, Toy(2), "de"))
+    assert min(centred) >= 0.9 and max(plain) < 0.5, (plain, centred)
