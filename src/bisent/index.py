@@ -22,7 +22,7 @@ import faiss
 import numpy as np
 from tqdm.auto import tqdm
 
-from .vectors import Shards
+from .vectors import iter_blocks
 
 BLOCK_ROWS = 4096
 BLOCK_COLS = 4096
@@ -42,15 +42,6 @@ class KNN:
     bwd_idx: np.ndarray
 
 
-def _blocks(v, rows: int):
-    """Yield ``(start, block)`` over an array or :class:`Shards`."""
-    if isinstance(v, Shards):
-        yield from v.blocks(rows)
-    else:
-        for s in range(0, v.shape[0], rows):
-            yield s, v[s:s + rows]
-
-
 def _heap(n: int, k: int):
     """A FAISS min-heap array keeping the k largest values per row; returns (heap, sims, ids)."""
     sims = np.empty((n, k), dtype=np.float32)
@@ -66,16 +57,16 @@ def knn_both(x, y, k: int = 4, *, method: str = "exact", block_rows: int = BLOCK
              block_cols: int = BLOCK_COLS, progress: bool | None = None, **approx) -> KNN:
     """Top-``k`` inner-product neighbours of X (n, d) among Y (m, d) and of Y among X.
 
-    ``x`` and ``y`` are arrays (any float dtype; fp16 is upcast per block) or
-    :class:`Shards`. ``k`` is clamped to the other side's size. ``method`` is
+    ``x`` and ``y`` are arrays (any float dtype; fp16 is upcast per block),
+    :class:`~bisent.vectors.Shards` or :class:`~bisent.vectors.RowView` (streamed block by block).
+    ``k`` is clamped to the other side's size. ``method`` is
     ``"exact"`` (blocked, one pass), ``"ivf"`` or ``"hnsw"`` (approximate; see
     :func:`knn_approx` for its keyword arguments).
     """
     if method != "exact":
         return knn_approx(x, y, k, method=method, **approx)
     n, m = len(x), len(y)
-    d = x.shape[1] if not isinstance(x, Shards) else x.dim
-    dy = y.shape[1] if not isinstance(y, Shards) else y.dim
+    d, dy = x.shape[1], y.shape[1]
     if d != dy:
         raise ValueError(f"dimension mismatch: {d} vs {dy}")
     kf, kb = min(k, m), min(k, n)
@@ -87,9 +78,9 @@ def knn_both(x, y, k: int = 4, *, method: str = "exact", block_rows: int = BLOCK
     buf = np.empty(block_rows * block_cols, dtype=np.float32)             # transposed-tile scratch
     with tqdm(total=tiles, desc="kNN", unit="tile", disable=(not progress) if progress is not None else None,
               leave=False) as bar:
-        for i0, xb in _blocks(x, block_rows):
+        for i0, xb in iter_blocks(x, block_rows):
             xb = np.ascontiguousarray(xb, dtype=np.float32)           # (bx, d)
-            for j0, yb in _blocks(y, block_cols):
+            for j0, yb in iter_blocks(y, block_cols):
                 yb = np.ascontiguousarray(yb, dtype=np.float32)       # (by, d)
                 tile = xb @ yb.T                                      # (bx, by) one sgemm
                 bx, by = tile.shape
@@ -148,9 +139,13 @@ def _add_columns(heap, heap_val: np.ndarray, tile: np.ndarray, i0: int, j0: int,
 
 
 def _to_float32(v) -> np.ndarray:
-    if isinstance(v, Shards):
-        return np.concatenate([b.astype(np.float32) for _, b in v.blocks(65536)]) if len(v) else np.zeros((0, v.dim), np.float32)
-    return np.ascontiguousarray(v, dtype=np.float32)
+    """All rows as one float32 array (the approximate indexes need them whole)."""
+    if isinstance(v, np.ndarray):
+        return np.ascontiguousarray(v, dtype=np.float32)
+    out = np.empty(v.shape, dtype=np.float32)
+    for s, b in iter_blocks(v, 65536):
+        out[s:s + len(b)] = b
+    return out
 
 
 def build_index(vectors: np.ndarray, method: str, *, nlist: int | None = None, hnsw_m: int = 32,

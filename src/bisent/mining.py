@@ -21,6 +21,7 @@ from typing import Sequence
 import numpy as np
 
 from .scoring import Candidates, Scorer
+from .vectors import select_rows
 
 RETRIEVALS = ("max", "fwd", "bwd", "intersect")
 
@@ -78,18 +79,20 @@ def mine(x, y, scorer: Scorer | None = None, *, retrieval: str = "max", threshol
          progress: bool | None = None) -> list[MinedPair]:
     """Mine pairs between sources ``x`` (n, d) and targets ``y`` (m, d): best first.
 
+    ``x`` and ``y`` are arrays or :class:`~bisent.vectors.Shards` (vectors
+    folders, streamed into the blocked kNN block by block, never loaded whole).
     ``scorer`` defaults to the ratio margin with k = 4. Rows where
     ``src_valid``/``tgt_valid`` is False (e.g. rejected, all-zero lines) take
     no part; indices in the result are rows of the full ``x`` and ``y``.
     """
     scorer = scorer or Scorer("ratio", 4)
-    x = np.asarray(x) if not hasattr(x, "blocks") else x.load()
-    y = np.asarray(y) if not hasattr(y, "blocks") else y.load()
+    if not hasattr(x, "blocks"):
+        x = np.asarray(x)
+    if not hasattr(y, "blocks"):
+        y = np.asarray(y)
     src_rows = np.flatnonzero(src_valid) if src_valid is not None else np.arange(len(x))
     tgt_rows = np.flatnonzero(tgt_valid) if tgt_valid is not None else np.arange(len(y))
-    xs = x if len(src_rows) == len(x) else x[src_rows]
-    ys = y if len(tgt_rows) == len(y) else y[tgt_rows]
-    cands = scorer.fit(ys).score(xs, progress=progress)
+    cands = scorer.fit(select_rows(y, tgt_rows)).score(select_rows(x, src_rows), progress=progress)
     pairs = retrieve(cands, retrieval)
     if threshold is not None:
         pairs = [p for p in pairs if p.score >= threshold]
@@ -110,14 +113,51 @@ def mine_texts(src: Sequence[str], tgt: Sequence[str], encoder, src_lang: str, t
                progress: bool | None = None) -> list[MinedPair]:
     """Embed two lists of sentences and mine them; repeated sentences are embedded and mined once.
 
+    Vectors are kept in float16 (as ``bisent embed`` stores them) and upcast a
+    block at a time, so this mines exactly like the same texts' vectors folders.
     Indices in the result point at the first occurrence of each sentence.
     """
-    su, s_first = unique_rows(src)
-    tu, t_first = unique_rows(tgt)
-    x = encoder.encode(su, src_lang, progress=progress)
-    y = encoder.encode(tu, tgt_lang, progress=progress)
-    pairs = mine(x, y, scorer, retrieval=retrieval, threshold=threshold, progress=progress)
-    return [MinedPair(p.score, int(s_first[p.src]), int(t_first[p.tgt])) for p in pairs]
+    sides = [_Side.embedded(list(texts), encoder, lang, progress)
+             for texts, lang in ((src, src_lang), (tgt, tgt_lang))]
+    return _mine_sides(*sides, scorer=scorer, retrieval=retrieval, threshold=threshold, progress=progress)
+
+
+@dataclass
+class _Side:
+    """One side to mine: its distinct sentences' vectors and where each distinct sentence first occurs.
+
+    ``vectors`` (u, d): one row per distinct sentence (an fp16 array, or a
+    :class:`~bisent.vectors.RowView` of a vectors folder); ``first`` (u,): the
+    index of that sentence's first occurrence among the side's texts.
+    """
+
+    vectors: object
+    first: np.ndarray
+    encoder_id: str | None = None   # of a vectors folder
+
+    @classmethod
+    def embedded(cls, texts: list[str], encoder, lang: str, progress) -> "_Side":
+        from .vectors import encode_fp16
+
+        distinct, first = unique_rows(texts)
+        return cls(encode_fp16(encoder, distinct, lang, progress=progress), first)
+
+    @classmethod
+    def from_folder(cls, folder, texts: list[str], ids: list[str], path) -> "_Side":
+        """Rows of a vectors folder made from ``path`` (row i = line i + 1); ``ids`` are line numbers."""
+        from .vectors import RowView, Shards
+
+        shards = Shards(folder)
+        shards.check_input(path)
+        first = unique_rows(texts)[1]
+        rows = np.array([int(ids[i]) - 1 for i in first], dtype=np.int64)
+        return cls(RowView(shards, rows), first, shards.encoder_id)
+
+
+def _mine_sides(src: _Side, tgt: _Side, **kw) -> list[MinedPair]:
+    """Mine two sides; indices in the result point at each sentence's first occurrence."""
+    pairs = mine(src.vectors, tgt.vectors, **kw)
+    return [MinedPair(p.score, int(src.first[p.src]), int(tgt.first[p.tgt])) for p in pairs]
 
 
 def read_collection(path, fmt: str = "plain") -> tuple[list[str], list[str], dict]:
@@ -152,42 +192,30 @@ def mine_files(src_path, tgt_path, src_lang: str, tgt_lang: str, encoder, out_pa
                progress: bool | None = None) -> dict:
     """Mine two files into ``out_path`` (TSV ``score, src, tgt[, src_id, tgt_id]``, best first).
 
-    Vectors come from ``encoder`` (through the embedding cache) or from vector
-    folders made by ``bisent embed`` for these files. Returns a summary dict.
+    Vectors come from ``encoder`` (through the embedding cache, kept in fp16) or
+    from vector folders made by ``bisent embed`` for these files (streamed, not
+    loaded); either way each distinct sentence is mined once, at its first line.
+    Returns a summary dict.
     """
     from .errors import BisentError
     from .io import atomic_write
-    from .vectors import Shards
 
-    src_texts, src_ids, src_counts = read_collection(src_path, fmt)
-    tgt_texts, tgt_ids, tgt_counts = read_collection(tgt_path, fmt)
     if (src_vectors is None) != (tgt_vectors is None):
         raise BisentError("give vectors for both sides (--src-vectors and --tgt-vectors) or for neither")
+    if src_vectors is not None and fmt != "plain":
+        raise BisentError("precomputed vectors go with plain one-sentence-per-line input")
+    src_texts, src_ids, src_counts = read_collection(src_path, fmt)
+    tgt_texts, tgt_ids, tgt_counts = read_collection(tgt_path, fmt)
     if src_vectors is not None:
-        if fmt != "plain":
-            raise BisentError("precomputed vectors go with plain one-sentence-per-line input")
-        sx, sy = Shards(src_vectors), Shards(tgt_vectors)
-        sx.check_input(src_path)
-        sy.check_input(tgt_path)
+        sx = _Side.from_folder(src_vectors, src_texts, src_ids, src_path)
+        sy = _Side.from_folder(tgt_vectors, tgt_texts, tgt_ids, tgt_path)
         if sx.encoder_id != sy.encoder_id:
             raise BisentError(f"{src_vectors} and {tgt_vectors} were made by different encoders "
                               f"({sx.encoder_id} vs {sy.encoder_id})")
-        # rows are lines; keep the non-empty first occurrences (same rule as mine_texts)
-        xs, ys = sx.load(), sy.load()
-        s_rows = np.array([int(i) - 1 for i in src_ids], dtype=np.int64)[unique_rows(src_texts)[1]]
-        t_rows = np.array([int(i) - 1 for i in tgt_ids], dtype=np.int64)[unique_rows(tgt_texts)[1]]
-        s_valid = np.zeros(len(xs), bool)
-        s_valid[s_rows] = True
-        t_valid = np.zeros(len(ys), bool)
-        t_valid[t_rows] = True
-        line_to_idx_s = {int(i) - 1: k for k, i in enumerate(src_ids)}
-        line_to_idx_t = {int(i) - 1: k for k, i in enumerate(tgt_ids)}
-        raw = mine(xs, ys, scorer, retrieval=retrieval, threshold=threshold, src_valid=s_valid,
-                   tgt_valid=t_valid, progress=progress)
-        pairs = [MinedPair(p.score, line_to_idx_s[p.src], line_to_idx_t[p.tgt]) for p in raw]
     else:
-        pairs = mine_texts(src_texts, tgt_texts, encoder, src_lang, tgt_lang, scorer=scorer,
-                           retrieval=retrieval, threshold=threshold, progress=progress)
+        sx = _Side.embedded(src_texts, encoder, src_lang, progress)
+        sy = _Side.embedded(tgt_texts, encoder, tgt_lang, progress)
+    pairs = _mine_sides(sx, sy, scorer=scorer, retrieval=retrieval, threshold=threshold, progress=progress)
     with_ids = with_ids or fmt == "bucc"
     with atomic_write(out_path) as f:
         for p in pairs:
@@ -196,5 +224,4 @@ def mine_files(src_path, tgt_path, src_lang: str, tgt_lang: str, encoder, out_pa
                 row += [src_ids[p.src], tgt_ids[p.tgt]]
             f.write("\t".join(row) + "\n")
     return {"pairs": len(pairs), "src": src_counts, "tgt": tgt_counts,
-            "src_unique": len(unique_rows(src_texts)[0]), "tgt_unique": len(unique_rows(tgt_texts)[0]),
-            "output": str(out_path)}
+            "src_unique": len(sx.first), "tgt_unique": len(sy.first), "output": str(out_path)}

@@ -248,3 +248,82 @@ def as_array(vectors) -> np.ndarray:
     if isinstance(vectors, Shards):
         return vectors.load()
     return np.asarray(vectors)
+
+
+def iter_blocks(vectors, rows: int) -> Iterator[tuple[int, np.ndarray]]:
+    """Yield ``(start_row, block)`` of at most ``rows`` rows of an array, :class:`Shards` or :class:`RowView`,
+    in the stored dtype (fp16 stays fp16: readers convert one block at a time)."""
+    if hasattr(vectors, "blocks"):
+        yield from vectors.blocks(rows)
+    else:
+        for s in range(0, vectors.shape[0], rows):
+            yield s, vectors[s:s + rows]
+
+
+class RowView:
+    """Some rows (ascending) of an array or :class:`Shards`, read block by block: nothing is loaded whole.
+
+    Row ``i`` of the view is row ``rows[i]`` of ``vectors``. Mining uses it to
+    skip rejected and repeated lines of a vectors folder without a copy.
+    """
+
+    def __init__(self, vectors, rows: np.ndarray):
+        self.vectors = vectors
+        self.rows = np.asarray(rows, dtype=np.int64)                          # (r,)
+        if len(self.rows) and (np.any(np.diff(self.rows) <= 0) or self.rows[0] < 0
+                               or self.rows[-1] >= vectors.shape[0]):
+            raise ValueError("RowView rows must be ascending, distinct and inside the vectors")
+        self.dim = int(vectors.shape[1])
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return (len(self.rows), self.dim)
+
+    def blocks(self, rows: int) -> Iterator[tuple[int, np.ndarray]]:
+        """Yield ``(start, block)`` of at most ``rows`` chosen rows, streaming over the underlying blocks."""
+        pending: list[np.ndarray] = []
+        have = start = pos = 0
+        for s, block in iter_blocks(self.vectors, rows):
+            stop = int(np.searchsorted(self.rows, s + len(block)))
+            if stop > pos:
+                pending.append(block[self.rows[pos:stop] - s])
+                have += stop - pos
+                pos = stop
+            while have >= rows:
+                joined = np.concatenate(pending) if len(pending) > 1 else pending[0]
+                yield start, joined[:rows]
+                start += rows
+                have -= rows
+                pending = [joined[rows:]] if have else []
+        if have:
+            yield start, np.concatenate(pending) if len(pending) > 1 else pending[0]
+
+
+def select_rows(vectors, rows: np.ndarray | None):
+    """``vectors`` itself when ``rows`` is None or every row in order, else a :class:`RowView`."""
+    if rows is None or (len(rows) == vectors.shape[0] and np.array_equal(rows, np.arange(len(rows)))):
+        return vectors
+    return RowView(vectors, rows)
+
+
+#: sentences embedded per call when building fp16 vectors in memory: bounds the float32 working set
+ENCODE_CHUNK = 8192
+
+
+def encode_fp16(encoder: Encoder, texts: list[str], lang: str, *, chunk: int = ENCODE_CHUNK,
+                progress: bool | None = None) -> np.ndarray:
+    """Embed ``texts`` into a float16 ``(n, dim)`` array, ``chunk`` sentences at a time.
+
+    The same rows as ``encoder.encode(texts).astype(float16)`` (the encoder's cache
+    makes them identical), without ever holding all of them in float32.
+    """
+    out = np.zeros((len(texts), encoder.dim), dtype=np.float16)
+    with tqdm(total=len(texts), desc=f"embed {lang} ({encoder.name})", unit="sent", leave=False,
+              disable=(not progress) if progress is not None else None) as bar:
+        for s in range(0, len(texts), chunk):
+            out[s:s + chunk] = encoder.encode(texts[s:s + chunk], lang, progress=False)
+            bar.update(min(chunk, len(texts) - s))
+    return out
