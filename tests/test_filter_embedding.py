@@ -13,10 +13,9 @@ import pytest
 from bisent.cli import main
 from bisent.encoders import get_encoder
 from bisent.errors import BisentError
-from bisent.filtering import (FilterPipeline, MLPScorer, Step, background_sample, filter_file, rank_scores,
-                              register_step, train_scorer)
-from bisent.filtering.embedding import pipeline_with_encoder
-from bisent.filtering.mlp import choose_negatives, parse_strategy, random_pairing, synthetic_noise, worst_band
+from bisent.filtering import (FilterPipeline, MLPScorer, Step, background_sample, edit_config, filter_file,
+                              rank_scores, register_step, train_scorer)
+from bisent.filtering.negatives import choose_negatives, parse_strategy, random_pairing, synthetic_noise, worst_band
 
 ENC = "char-ngram"
 
@@ -182,10 +181,28 @@ def test_embedding_step_mistakes_are_one_line_errors(tmp_path):
         assert expected in str(info.value) and "\n" not in str(info.value)
 
 
-def test_pipeline_with_encoder_overrides_embedding_steps():
-    pipe = pipeline_with_encoder({"steps": [{"type": "empty"}, {"type": "cosine", "encoder": "use-m3"},
-                                            {"type": "margin", "params": {"encoder": "use-m3"}}]}, ENC, "en", "de")
+def test_edit_config_overrides_embedding_steps_and_leaves_the_input_alone():
+    config = {"steps": [{"type": "empty"}, {"type": "cosine", "encoder": "use-m3"},
+                        {"type": "margin", "params": {"encoder": "use-m3"}}]}
+    before = json.dumps(config)
+    pipe = FilterPipeline.from_config(edit_config(config, encoder=ENC), src_lang="en", tgt_lang="de")
     assert [getattr(s, "encoder_name", None) for s in pipe.steps] == [None, ENC, ENC]
+    assert json.dumps(config) == before
+
+
+def test_edit_config_replaces_the_embedding_steps_and_the_selection_follows(tmp_path):
+    path = tmp_path / "f.yaml"
+    path.write_text("steps:\n  - type: empty\n  - {name: cos, type: cosine, encoder: use-m3}\n"
+                    "  - type: overlap\n  - {type: margin, encoder: use-m3}\n"
+                    "select: {mode: top_n, n: 5, step: cos}\n", encoding="utf-8")
+    new = {"name": "mlp", "type": "mlp", "model": "scorers/x"}
+    data = edit_config(path, embedding_step=new)
+    assert data == {"steps": [{"type": "empty"}, new, {"type": "overlap"}],
+                    "select": {"mode": "top_n", "n": 5, "step": "mlp"}}
+    assert edit_config([{"type": "empty"}], encoder=ENC, embedding_step=new) == [{"type": "empty"}]
+    with pytest.raises(BisentError, match=r"f\.yaml:\d+: invalid YAML"):
+        path.write_text("steps:\n  - [unclosed\n", encoding="utf-8")
+        edit_config(path, encoder=ENC)
 
 
 def test_rank_scores_put_kept_pairs_first_then_by_how_far_rejected_pairs_got():

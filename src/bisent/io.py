@@ -33,13 +33,31 @@ class Line(NamedTuple):
     problem: str | None
 
 
-def _open_binary(path: Path) -> IO[bytes]:
-    name = path.name
-    if name.endswith(".gz"):
-        return gzip.open(path, "rb")
-    if name.endswith(".xz"):
-        return lzma.open(path, "rb")
-    return open(path, "rb")
+def _suffix(path) -> str:
+    """``".gz"``, ``".xz"`` or ``""``: the compression a file name says."""
+    name = Path(path).name
+    return next((s for s in (".gz", ".xz") if name.endswith(s)), "")
+
+
+def open_binary(file, mode: str = "rb", *, like=None) -> IO[bytes]:
+    """Open ``file`` (a path or an open binary file) for ``"rb"``/``"wb"``, (de)compressed as the name
+    ``like`` (default: ``file``'s own name) says: ``.gz``, ``.xz``, else plain."""
+    kind = _suffix(like if like is not None else file)
+    if kind == ".gz":
+        return gzip.open(file, mode)
+    if kind == ".xz":
+        return lzma.open(file, mode)
+    return open(file, mode) if isinstance(file, (str, os.PathLike)) else file
+
+
+def compress_like(path, data: bytes) -> bytes:
+    """``data`` as one gzip member / xz stream for ``.gz`` / ``.xz`` names (concatenations stay readable)."""
+    kind = _suffix(path)
+    if kind == ".gz":
+        return gzip.compress(data, compresslevel=6, mtime=0)
+    if kind == ".xz":
+        return lzma.compress(data)
+    return data
 
 
 def check_readable(path) -> Path:
@@ -74,7 +92,7 @@ def iter_raw_lines(path) -> Iterator[tuple[int, bytes]]:
     """Yield ``(lineno, bytes)`` for each physical line, newline (and a final CR) removed."""
     path = check_readable(path)
     try:
-        with _open_binary(path) as f:
+        with open_binary(path) as f:
             for n, raw in enumerate(f, 1):
                 if raw.endswith(b"\n"):
                     raw = raw[:-1]
@@ -161,12 +179,7 @@ def atomic_write(path, mode: str = "w", encoding: str = "utf-8"):
     os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; the result should look like any new file
     binary = "b" in mode
     try:
-        if path.name.endswith(".gz"):
-            raw = gzip.open(tmp, "wb")
-        elif path.name.endswith(".xz"):
-            raw = lzma.open(tmp, "wb")
-        else:
-            raw = open(tmp, "wb")
+        raw = open_binary(tmp, "wb", like=path)
         f = raw if binary else io.TextIOWrapper(raw, encoding=encoding, newline="\n")
         with f:
             yield f

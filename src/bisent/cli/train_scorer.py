@@ -50,7 +50,8 @@ def train_scorer_cmd(clean, noisy, negatives, third, src_lang, tgt_lang, encoder
                      n_negatives, max_updates, seed, threads, progress):
     """Train an MLP similarity on CLEAN pairs against negatives chosen by strategy; use it with
     `{type: mlp, model: DIR}` in a filter pipeline."""
-    from ..filtering.mlp import parse_strategy, read_pairs, train_scorer
+    from ..filtering.mlp import read_pairs, train_scorer
+    from ..filtering.negatives import parse_strategy
     from ..io import read_lines
 
     t0 = time.perf_counter()

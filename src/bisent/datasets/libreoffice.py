@@ -39,6 +39,7 @@ from typing import NamedTuple
 
 from tqdm import tqdm
 
+from .. import langcodes
 from ..cache import cache_dir
 from ..errors import BisentError
 from ..io import atomic_write, read_tsv
@@ -99,8 +100,8 @@ class Document:
 # --------------------------------------------------------------------------- languages
 
 def normalise_lang(lang: str) -> str:
-    """Canonical language code: lower case, ``-`` separators, ``en-us`` written ``en``."""
-    code = (lang or "").strip().lower().replace("_", "-")
+    """Canonical language code (:func:`bisent.langcodes.normalise_lang`), ``en-us`` written ``en``."""
+    code = langcodes.normalise_lang(lang) if lang and str(lang).strip() else ""
     return "en" if code == "en-us" else code
 
 

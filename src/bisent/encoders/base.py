@@ -14,6 +14,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from ..errors import BisentError
+from ..langcodes import normalise_lang, supported
 from .cache import EmbeddingCache
 
 
@@ -42,13 +43,14 @@ class Encoder:
         raise NotImplementedError
 
     def check_lang(self, lang: str) -> str:
-        if not lang or not isinstance(lang, str):
+        """``lang`` normalised (:func:`bisent.langcodes.normalise_lang`), or a one-line error when this
+        encoder does not support it."""
+        if not lang or not isinstance(lang, str) or not lang.strip():
             raise BisentError(f"encoder {self.name}: a language code is required (e.g. -l en)")
-        base = lang.lower().replace("_", "-")
-        if self.languages is not None and base not in self.languages and base.split("-")[0] not in self.languages:
+        if not supported(lang, self.languages):
             raise BisentError(
                 f"encoder {self.name}: unknown language '{lang}' (it supports: {', '.join(sorted(self.languages))})")
-        return base
+        return normalise_lang(lang)
 
     def encode(self, sentences: Sequence[str], lang: str, *, batch_size: int | None = None,
                progress: bool | None = None, cache: bool | None = None) -> np.ndarray:

@@ -20,11 +20,12 @@ class CharNgramHash(Encoder):
     """Hashed bag of character n-grams; deterministic, language-agnostic, fast."""
 
     name = "char-ngram"
+    dim = 1024
     batch_size = 512
 
-    def __init__(self, dim: int = 1024, n_min: int = 3, n_max: int = 5):
-        self.dim, self.n_min, self.n_max = dim, n_min, n_max
-        self.id = f"char-ngram/{dim}-{n_min}-{n_max}-v1"
+    def __init__(self, dim: int | None = None, n_min: int = 3, n_max: int = 5):
+        self.dim, self.n_min, self.n_max = dim or self.dim, n_min, n_max
+        self.id = f"char-ngram/{self.dim}-{n_min}-{n_max}-v1"
 
     def embed_batch(self, sentences, lang):
         out = np.zeros((len(sentences), self.dim), dtype=np.float32)
@@ -41,11 +42,12 @@ class RandomEncoder(Encoder):
     """A fixed pseudo-random unit vector per text: the chance-level floor."""
 
     name = "random"
+    dim = 256
     batch_size = 1024
 
-    def __init__(self, dim: int = 256):
-        self.dim = dim
-        self.id = f"random/{dim}-v1"
+    def __init__(self, dim: int | None = None):
+        self.dim = dim or self.dim
+        self.id = f"random/{self.dim}-v1"
 
     def embed_batch(self, sentences, lang):
         out = np.empty((len(sentences), self.dim), dtype=np.float32)

@@ -11,8 +11,11 @@
 New step types subclass :class:`Step`, implement ``score_batch`` and
 ``accept``, are decorated with ``@register_step("type")`` and add their module
 to :data:`STEP_MODULES`. Embedding steps (``cosine``, ``csls``, ``margin``)
-are in :mod:`.embedding`, Kim et al.'s MLP similarity (``mlp``, and
-:func:`train_scorer`) in :mod:`.mlp` (torch is imported only when it is used).
+are in :mod:`.embedding`; Kim et al.'s MLP similarity: the network and
+:func:`train_scorer` in :mod:`.mlp` (torch is imported only when it is used),
+the negative strategies in :mod:`.negatives`, the ``mlp`` step in :mod:`.mlp_step`.
+A configuration is read with :func:`load_config` and its encoder or embedding step
+changed with :func:`edit_config` (:mod:`.config`).
 """
 
 from .pipeline import (STEP_MODULES, STEP_TYPES, Bounds, FilterPipeline, FilterResult, Step, as_pipeline,
@@ -22,7 +25,9 @@ from .rules import (DebrisFilter, DuplicateFilter, EmptyFilter, LengthFilter, Le
                     NormalisedDuplicateFilter, NumbersFilter, OverlapFilter, ScriptFilter)
 from .langid import LanguageIdFilter, identify
 from .embedding import CosineStep, CSLSStep, EmbeddingStep, MarginStep
-from .mlp import MLPScorer, MLPStep, train_scorer
+from .mlp import MLPScorer, train_scorer
+from .mlp_step import MLPStep
+from .config import edit_config, load_config
 from .ranking import rank_scores
 from .selection import Selection
 
@@ -33,4 +38,5 @@ __all__ = [
     "DuplicateFilter", "NormalisedDuplicateFilter", "EmptyFilter", "LengthFilter", "LengthRatioFilter",
     "OverlapFilter", "NumbersFilter", "DebrisFilter", "ScriptFilter", "LanguageIdFilter", "identify",
     "EmbeddingStep", "CosineStep", "CSLSStep", "MarginStep", "MLPScorer", "MLPStep", "train_scorer",
+    "load_config", "edit_config",
 ]

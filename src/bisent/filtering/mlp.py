@@ -3,27 +3,14 @@
 q(a, b) = sigmoid(MLP([a; b])): the two unit embeddings concatenated, hidden
 ReLU layers (the paper: 2 × 512), one sigmoid output, trained with binary
 cross-entropy on positives (a clean bitext) against negatives (Kim et al.
-2019, §3.3, eq. 15, whose "(1 − log q)" for negatives stands for log(1 − q)). ``features: concat-diff-prod`` feeds [a; b; |a − b|; a ∗ b]
-instead (the classifier input of the divergence paper), an option; [a; b] is
+2019, §3.3, eq. 15, whose "(1 − log q)" for negatives stands for log(1 − q)).
+``features: concat-diff-prod`` feeds [a; b; |a − b|; a ∗ b] instead (the classifier input of the divergence paper), an option; [a; b] is
 the default as in the paper.
-
-Negatives, by strategy (§5.2, Table 5):
-
-- ``random``: the clean pairs re-paired at random (each source with another pair's target);
-- ``sample``: random lines of a noisy corpus, without scoring (Table 5's "random sampling");
-- ``worst:X`` (X in 20, 40, 60, 80, 100): sort a noisy corpus by cosine, best
-  first, cut at X %, and take the ``n`` pairs just above the cut (Table 5's
-  "X % worst": 100 = the very worst pairs, 20 = pairs still in the best fifth);
-  ``n`` is at most a fifth of the corpus so the five bands do not overlap;
-- ``synthetic``: the clean pairs with the noise of :mod:`bisent.datasets.noise`
-  (misaligned, neighbour, untranslated, truncated, glued; third language when
-  a third-language side is given).
 
 A trained scorer is a directory like a model: ``config.json`` (architecture,
 sizes, the encoder's name and id, the languages, how it was trained) and
-``model.safetensors``; never pickle. The ``mlp`` filter step scores with it::
-
-    - {type: mlp, model: scorers/en-de-worst60, accept: {min: 0.5}}
+``model.safetensors``; never pickle. The ``mlp`` filter step (:mod:`.mlp_step`) scores with it;
+the negative strategies are in :mod:`.negatives`.
 
 Training follows scikit-learn's MLPClassifier defaults, which the paper used:
 Adam, learning rate 1e-3, L2 1e-4, batches of 200, at most 1,000 updates; the
@@ -45,21 +32,15 @@ import numpy as np
 
 from ..errors import BisentError
 from ..io import atomic_write
-from .pipeline import Pair, Step, check_number, register_step
-from .rules import base_lang
+from .negatives import choose_negatives, parse_strategy
+from .records import Pair
 
 ARCHITECTURE = "mlp-similarity"
 FORMAT_VERSION = 1
 CONFIG_FILE = "config.json"
 WEIGHTS_FILE = "model.safetensors"
 FEATURES = {"concat": 2, "concat-diff-prod": 4}  # name -> input width in units of the embedding size
-STRATEGIES = ("random", "sample", "worst", "synthetic")
-WORST_LEVELS = (20, 40, 60, 80, 100)
 
-
-# ---------------------------------------------------------------------------
-# The network
-# ---------------------------------------------------------------------------
 
 def build_network(dim: int, hidden: Sequence[int], features: str):
     """``nn.Sequential``: Linear(F·dim → h1), ReLU, …, Linear(h_last → 1) (one logit per pair)."""
@@ -302,76 +283,6 @@ def _split(label: np.ndarray, share: float, seed: int) -> tuple[np.ndarray, np.n
     return np.sort(np.concatenate(train)).astype(np.int64), np.sort(np.concatenate(val)).astype(np.int64)
 
 
-# ---------------------------------------------------------------------------
-# Negatives
-# ---------------------------------------------------------------------------
-
-def parse_strategy(spec: str) -> tuple[str, int | None]:
-    """``"random"`` -> ("random", None); ``"worst:40"`` -> ("worst", 40); mistakes are one-line errors."""
-    name, _, arg = str(spec).partition(":")
-    if name not in STRATEGIES:
-        raise BisentError(f"unknown negatives '{spec}' (random, sample, worst:X with X in "
-                          f"{'/'.join(map(str, WORST_LEVELS))}, synthetic)")
-    if name == "worst":
-        if not arg.isdigit() or not 0 < int(arg) <= 100:
-            raise BisentError(f"negatives '{spec}': give the level as worst:X with X a percentage "
-                              f"(the paper: {', '.join(map(str, WORST_LEVELS))})")
-        return name, int(arg)
-    if arg:
-        raise BisentError(f"negatives '{spec}': '{name}' takes no ':{arg}'")
-    return name, None
-
-
-def random_pairing(clean: Sequence[Pair], n: int, seed: int = 0) -> list[Pair]:
-    """``n`` pairs (source of one clean pair, target of another): a shuffled cycle, no pair with its own target."""
-    if len(clean) < 2:
-        raise BisentError("random negatives need at least 2 clean pairs")
-    order = np.random.default_rng(seed).permutation(len(clean))
-    out = []
-    for j in range(n):
-        shift = 1 + (j // len(clean)) % (len(clean) - 1)   # another shift on every round through the pairs
-        i, o = order[j % len(clean)], order[(j + shift) % len(clean)]
-        out.append((clean[i][0], clean[o][1]))
-    return out
-
-
-def worst_band(cosines: np.ndarray, level: int, n: int) -> np.ndarray:
-    """Indices of the ``n`` pairs just above the top-``level`` % cut of ``cosines`` sorted best first."""
-    order = np.argsort(-np.asarray(cosines, dtype=np.float64), kind="stable")
-    cut = int(round(level / 100 * len(order)))
-    return np.sort(order[max(0, cut - n):cut])
-
-
-def synthetic_noise(clean: Sequence[Pair], n: int, *, docs: Sequence[str] | None = None,
-                    third: Sequence[str | None] | None = None, seed: int = 0) -> list[Pair]:
-    """``n`` noisy pairs built from the clean ones with :func:`bisent.datasets.noise.make_noisy_set`.
-
-    ``docs`` (one id per pair, pairs in page order) says which pairs are neighbours;
-    without it, blocks of consecutive lines stand for documents. ``third`` (one
-    text or None per pair): the source's paragraph in a third language.
-    """
-    from ..datasets.noise import make_noisy_set
-
-    @dataclass(frozen=True)
-    class _P:
-        doc: str
-        pid: str
-        src: str
-        tgt: str
-
-    if docs is None:
-        block = max(1, min(50, len(clean) // 4))
-        docs = [f"block{i // block}" for i in range(len(clean))]
-    if len(set(docs)) < 2:
-        raise BisentError("synthetic negatives need clean pairs from at least 2 documents (or 8 lines)")
-    items = [_P(str(d), str(i), s, t) for i, ((s, t), d) in enumerate(zip(clean, docs))]
-    third_map = None
-    if third is not None:
-        third_map = {(p.doc, p.pid): x for p, x in zip(items, third) if x}
-    noisy = make_noisy_set(items, third_map or None, clean_share=0.0, seed=seed, limit=min(n, len(items)))
-    return [(it.src, it.tgt) for it in noisy]
-
-
 class Embedder:
     """Embeds texts once per language for one training run (the persistent cache does it across runs)."""
 
@@ -390,28 +301,6 @@ class Embedder:
 
     def pairs(self, pairs: Sequence[Pair], src_lang: str, tgt_lang: str, progress=None):
         return self([s for s, _ in pairs], src_lang, progress), self([t for _, t in pairs], tgt_lang, progress)
-
-
-def choose_negatives(strategy: str, clean: Sequence[Pair], *, noisy: Sequence[Pair] | None = None,
-                     noisy_cos: np.ndarray | None = None, n: int | None = None, docs=None, third=None,
-                     seed: int = 0) -> list[Pair]:
-    """The negative pairs for ``strategy`` (see the module docstring); ``n`` defaults to the clean count
-    (``worst:X``: at most a fifth of the noisy corpus; ``sample``: at most all of it)."""
-    name, level = parse_strategy(strategy)
-    n = len(clean) if n is None else int(n)
-    if name == "random":
-        return random_pairing(clean, n, seed)
-    if name == "synthetic":
-        return synthetic_noise(clean, n, docs=docs, third=third, seed=seed)
-    if not noisy:
-        raise BisentError(f"negatives '{strategy}' need a noisy corpus (--noisy NOISY.tsv)")
-    if name == "sample":
-        idx = np.sort(np.random.default_rng(seed).permutation(len(noisy))[:n])
-    else:
-        if noisy_cos is None or len(noisy_cos) != len(noisy):
-            raise ValueError("worst:X needs the cosine of every noisy pair")
-        idx = worst_band(noisy_cos, level, min(n, max(1, len(noisy) // 5)))
-    return [noisy[i] for i in idx]
 
 
 def train_scorer(clean: Sequence[Pair], src_lang: str, tgt_lang: str, *, encoder: str, negatives: str = "random",
@@ -473,52 +362,4 @@ def read_pairs(path) -> tuple[list[Pair], int]:
     return pairs, skipped
 
 
-# ---------------------------------------------------------------------------
-# The filter step
-# ---------------------------------------------------------------------------
-
-@register_step("mlp")
-class MLPStep(Step):
-    """q(a, b) of a trained MLP scorer (``model``: its directory), with the encoder it was trained on."""
-
-    def __init__(self, *, name: str | None = None, src_lang: str, tgt_lang: str, model: str,
-                 batch_size: int | None = None):
-        super().__init__(name=name)
-        self.scorer = MLPScorer.load(model)
-        langs = self.scorer.meta.get("languages") or {}
-        trained = (langs.get("src"), langs.get("tgt"))
-        if None not in trained and (base_lang(trained[0]), base_lang(trained[1])) != (base_lang(src_lang),
-                                                                                      base_lang(tgt_lang)):
-            raise ValueError(f"scorer {model} was trained for {trained[0]}-{trained[1]}, not {src_lang}-{tgt_lang}")
-        self.src_lang, self.tgt_lang = src_lang, tgt_lang
-        self.model_dir = str(model)
-        if batch_size is not None:
-            self.batch_size = check_number("batch_size", batch_size, low=1, integer=True)
-        self._encoder = None
-
-    @property
-    def encoder(self):
-        """The scorer's encoder, loaded on first use and checked against the id it was trained with."""
-        if self._encoder is None:
-            from ..encoders import get_encoder
-
-            enc = get_encoder(self.scorer.encoder_name)
-            if enc.id != self.scorer.encoder_id:
-                raise BisentError(f"{self.model_dir}: trained on encoder {self.scorer.encoder_name} with id "
-                                  f"{self.scorer.encoder_id}, but that encoder now has id {enc.id}; retrain the scorer")
-            self._encoder = enc
-        return self._encoder
-
-    def score_batch(self, pairs: Sequence[Pair]) -> np.ndarray:
-        if not pairs:
-            return np.zeros(0, dtype=np.float64)
-        x = self.encoder.encode([s for s, _ in pairs], self.src_lang, progress=False)
-        y = self.encoder.encode([t for _, t in pairs], self.tgt_lang, progress=False)
-        return self.scorer.score(x, y)
-
-    def accept(self, value: Any) -> bool:
-        return value == value  # only NaN fails; use `accept: {min: 0.5}` for the classifier's decision
-
-
-__all__ = ["MLPScorer", "MLPStep", "train_scorer", "choose_negatives", "random_pairing", "worst_band",
-           "synthetic_noise", "parse_strategy", "read_pairs", "Embedder", "STRATEGIES", "WORST_LEVELS", "FEATURES"]
+__all__ = ["MLPScorer", "train_scorer", "read_pairs", "Embedder", "build_network", "pair_features", "FEATURES"]

@@ -21,7 +21,8 @@ from typing import Sequence
 
 import numpy as np
 
-from .pipeline import FilterPipeline, Pair, as_pipeline
+from .pipeline import FilterPipeline, as_pipeline
+from .records import Pair
 
 
 def rank_scores(pipeline, pairs: Sequence[Pair], *, src_lang: str | None = None, tgt_lang: str | None = None,

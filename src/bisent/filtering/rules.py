@@ -24,14 +24,10 @@ from typing import Iterable, Iterator
 
 import numpy as np
 
-from .pipeline import Pair, Step, check_bool, check_choice, check_number, register_step
-
-
-def base_lang(code: str) -> str:
-    """``"en-US"`` / ``"pt_BR"`` -> ``"en"`` / ``"pt"`` (lower case, region dropped)."""
-    if not isinstance(code, str) or not code.strip():
-        raise ValueError(f"a language code is required, got {code!r}")
-    return code.strip().lower().replace("_", "-").split("-")[0]
+from ..langcodes import base_lang
+from .params import check_bool, check_choice, check_number
+from .records import Pair
+from .steps import Step, register_step
 
 
 def _length(text: str, unit: str) -> int:

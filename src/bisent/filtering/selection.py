@@ -17,8 +17,6 @@ while streaming; top-N and word budget need a second pass (:func:`select_pass`).
 
 from __future__ import annotations
 
-import gzip
-import lzma
 import math
 from pathlib import Path
 from typing import Any
@@ -27,8 +25,9 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from ..errors import BisentError
-from .files import RECORD, _Partial, _show_line, format_value
-from .pipeline import Pair, Value, check_choice, check_number
+from ..io import open_binary
+from .params import check_choice, check_number
+from .records import RECORD, Pair, Value, rejected_line
 
 MODES = ("threshold", "top_n", "word_budget")
 
@@ -124,21 +123,19 @@ def rank(scores: np.ndarray) -> np.ndarray:
     return np.lexsort((np.arange(len(scores)), -key, nan_last))
 
 
-def select_pass(pipeline, kept_path: Path, records_path: Path, out_kept: Path, rej_p: _Partial,
-                *, progress: bool = True, chunk_lines: int = 10_000) -> tuple[int, int]:
+def select_pass(pipeline, kept_path: Path, records_path: Path, out, rej_p, *, like: Path,
+                progress: bool = True, chunk_lines: int = 10_000) -> tuple[int, int]:
     """Second pass for top-N / word budget: pick lines from the scored candidates.
 
-    ``kept_path`` holds the candidate lines (compressed like ``out_kept``),
-    ``records_path`` one :data:`RECORD` per candidate. Selected lines go to
-    ``.NAME.selected`` beside ``out_kept`` (renamed by the caller); the others
-    are appended to the rejected output. Returns (selected, rejected).
+    ``kept_path`` holds the candidate lines (compressed as the name ``like`` says),
+    ``records_path`` one :data:`RECORD` per candidate. Selected lines are written
+    to ``out``, the others to ``rej_p`` (both opened partial outputs of
+    :mod:`.files`, with ``write`` and ``sync``). Returns (selected, rejected).
     """
     sel: Selection = pipeline.selection
     size = records_path.stat().st_size if records_path.exists() else 0
     records = np.fromfile(records_path, dtype=RECORD) if size else np.zeros(0, dtype=RECORD)
     mask = sel.choose(records["score"], records["words"])
-    out = _Partial(out_kept, "selected")
-    out.open(0)
     n = 0
     kept_buf: list[bytes] = []
     rej_buf: list[bytes] = []
@@ -149,39 +146,26 @@ def select_pass(pipeline, kept_path: Path, records_path: Path, out_kept: Path, r
         kept_buf.clear()
         rej_buf.clear()
 
-    try:
-        if kept_path.exists() and kept_path.stat().st_size:
-            reader = _open_like(kept_path, out_kept)  # compressed as the final name says
-            with reader, tqdm(total=len(records), unit="line", desc="select", disable=not progress,
-                              leave=False) as bar:
-                for raw in reader:
-                    if n >= len(records):
-                        raise RuntimeError(f"{kept_path}: more candidate lines than score records ({len(records)})")
-                    if mask[n]:
-                        kept_buf.append(raw if raw.endswith(b"\n") else raw + b"\n")
-                    else:
-                        line = raw[:-1] if raw.endswith(b"\n") else raw
-                        rec = records[n]
-                        rej_buf.append(f"{int(rec['lineno'])}\t{sel.reason}\t{format_value(float(rec['score']))}"
-                                       f"\t{_show_line(line)}\n".encode("utf-8"))
-                    n += 1
-                    if len(kept_buf) + len(rej_buf) >= chunk_lines:
-                        flush()
-                        bar.update(n - bar.n)
-            flush()
-        if n != len(records):
-            raise RuntimeError(f"{kept_path}: {n} candidate lines but {len(records)} score records")
-        out.sync()
-    finally:
-        out.close()
+    if kept_path.exists() and kept_path.stat().st_size:
+        reader = open_binary(kept_path, like=like)
+        with reader, tqdm(total=len(records), unit="line", desc="select", disable=not progress,
+                          leave=False) as bar:
+            for raw in reader:
+                if n >= len(records):
+                    raise RuntimeError(f"{kept_path}: more candidate lines than score records ({len(records)})")
+                if mask[n]:
+                    kept_buf.append(raw if raw.endswith(b"\n") else raw + b"\n")
+                else:
+                    rec = records[n]
+                    rej_buf.append(rejected_line(int(rec["lineno"]), sel.reason, float(rec["score"]),
+                                                 raw[:-1] if raw.endswith(b"\n") else raw))
+                n += 1
+                if len(kept_buf) + len(rej_buf) >= chunk_lines:
+                    flush()
+                    bar.update(n - bar.n)
+        flush()
+    if n != len(records):
+        raise RuntimeError(f"{kept_path}: {n} candidate lines but {len(records)} score records")
+    out.sync()
     selected = int(mask.sum())
     return selected, len(records) - selected
-
-
-def _open_like(path: Path, like: Path):
-    """Open ``path`` for reading, decompressing as the name ``like`` says."""
-    if like.name.endswith(".gz"):
-        return gzip.open(path, "rb")
-    if like.name.endswith(".xz"):
-        return lzma.open(path, "rb")
-    return open(path, "rb")

@@ -24,7 +24,7 @@ def teacher_embeddings(teacher: str | Encoder, sentences: list[str], lang: str, 
     The report says how many distinct sentences there were, how many the
     cache already held, and the seconds spent, for the training log.
     """
-    enc = get_encoder(teacher) if isinstance(teacher, str) else teacher
+    enc = get_encoder(teacher)
     try:
         enc.check_lang(lang)
     except BisentError as e:
