@@ -1,79 +1,10 @@
 """Filtering throughput: ``filter_file`` end to end over a real bitext file, embeddings cached.
 
-The file is the LibreOffice help TRAIN split of the pair (about 22k real
-pairs; fetched from Debian's packages into the cache), written as
-``src<TAB>tgt``. A first, untimed pass fills the persistent embedding cache
-(minutes for use-m3 on a cold cache; nothing when the cache is warm); the
-timed pass is what a user sees on a rerun or with embeddings computed
-elsewhere: reading, every rule, language id, cache lookups, scoring, writing
-kept/rejected/summary, checkpoints. Beside it, in the same run, the encoder's
-own embedding rate on 500 uncached sentences of the file, so the cost of a cold
-cache is stated too.
-
-Usage: python benchmarks/filter_speed.py [--pair en-de] [--config recipes/filter-default.yaml]
-           [--encoder use-m3] [--limit N]
+The code is in `bisent.bench.filter_speed` (one home for benchmark code, one result recorder);
+this file keeps `python benchmarks/filter_speed.py [options]` working. Options: --help.
 """
 
-from __future__ import annotations
-
-import argparse
-import sys
-import tempfile
-import time
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).parent))
-from _common import emit, peak_rss_bytes  # noqa: E402
-
-from bisent.datasets.libreoffice import load_pairs  # noqa: E402
-from bisent.encoders import get_encoder  # noqa: E402
-import yaml  # noqa: E402
-
-from bisent.filtering import filter_file  # noqa: E402
-
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--pair", default="en-de")
-    ap.add_argument("--config", default=str(ROOT / "recipes" / "filter-default.yaml"))
-    ap.add_argument("--encoder", default=None, help="override the encoder of every embedding step")
-    ap.add_argument("--limit", type=int, default=None, help="first N training pairs only")
-    args = ap.parse_args()
-    src, tgt = args.pair.split("-")
-    pairs = [p for p in load_pairs(src, tgt) if p.split == "train"][: args.limit]
-    config = yaml.safe_load(Path(args.config).read_text(encoding="utf-8"))
-    if args.encoder:
-        for step in config.get("steps", []):
-            if "encoder" in step:
-                step["encoder"] = args.encoder
-    encoders = sorted({s["encoder"] for s in config.get("steps", []) if "encoder" in s})
-    with tempfile.TemporaryDirectory(prefix="bisent-filter-speed-") as tmp:
-        tsv = Path(tmp) / f"train.{args.pair}.tsv"
-        tsv.write_text("".join(f"{p.src}\t{p.tgt}\n" for p in pairs), encoding="utf-8")
-        t = time.perf_counter()
-        filter_file(tsv, Path(tmp) / "warm.kept.tsv", Path(tmp) / "warm.rej.tsv", src, tgt, config, progress=False)
-        warm_s = time.perf_counter() - t
-        t = time.perf_counter()
-        summary = filter_file(tsv, Path(tmp) / "kept.tsv.gz", Path(tmp) / "rejected.tsv.gz", src, tgt, config,
-                              Path(tmp) / "summary.json", progress=False)
-        dt = time.perf_counter() - t
-    sents = list(dict.fromkeys(p.src for p in pairs))[:500]
-    embed = {}
-    for name in encoders:
-        enc = get_encoder(name)
-        enc.encode(sents[:4], src, cache=False, progress=False)       # lazy weights loaded
-        t = time.perf_counter()
-        enc.encode(sents, src, cache=False, progress=False)
-        embed[name] = round(len(sents) / (time.perf_counter() - t), 1)
-    emit({"bench": "filter_speed", "pair": args.pair, "config": Path(args.config).name, "encoders": encoders,
-          "lines": summary["lines"], "kept": summary["kept"], "rejected": summary["lines"] - summary["kept"],
-          "seconds": round(dt, 2), "pairs_per_s": round(summary["lines"] / dt, 1),
-          "first_pass_seconds": round(warm_s, 1), "embed_sentences_per_s": embed,
-          "peak_rss_mb": round(peak_rss_bytes() / 2**20, 1),
-          **({"options": {"limit": args.limit}} if args.limit else {})})
-
+from bisent.bench.filter_speed import main
 
 if __name__ == "__main__":
     main()

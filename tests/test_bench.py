@@ -111,3 +111,18 @@ def test_centred_document_pooling_removes_each_languages_offset():
     plain = p_at_1(doc_embeddings(docs, Toy(1), "en", center=False), doc_embeddings(docs, Toy(2), "de", center=False))
     centred = p_at_1(doc_embeddings(docs, Toy(1), "en"), doc_embeddings(docs, Toy(2), "de"))
     assert min(centred) >= 0.9 and max(plain) < 0.5, (plain, centred)
+
+
+def test_benchmark_scripts_record_through_the_one_recorder(tmp_path, monkeypatch):
+    """`python benchmarks/embed.py` is bisent.bench.embed: its lines go to results/embed.jsonl with context."""
+    import json
+    import sys
+
+    from bisent.bench import embed
+
+    monkeypatch.setattr(sys, "argv", ["benchmarks/embed.py", "--n", "8", "--encoders", "random"])
+    embed.main(["--n", "8", "--encoders", "random", "--results", str(tmp_path)])
+    (line,) = (tmp_path / "embed.jsonl").read_text().splitlines()
+    rec = json.loads(line)
+    assert rec["task"] == "embed" and rec["bench"] == "embed_speed" and rec["sentences"] == 8
+    assert rec["command"] == "python benchmarks/embed.py --n 8 --encoders random" and "machine" in rec

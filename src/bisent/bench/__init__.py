@@ -2,7 +2,10 @@
 
 Each task module has ``run(src_lang, tgt_lang, encoders, record, ...)`` and
 returns its records; :class:`bisent.bench.common.Recorder` prints each as a
-JSON line and appends it to ``benchmarks/results/TASK.jsonl``. Splits are the
+JSON line and appends it to ``benchmarks/results/TASK.jsonl``. The benchmark
+scripts (``knn``, ``embed``, ``filter_speed``, ``mine_memory``: ``python
+benchmarks/NAME.py`` runs ``bisent.bench.NAME.main``) record through the same
+recorder. Splits are the
 contract: models train on train documents, thresholds are tuned on dev
 documents, figures are reported on test documents.
 """

@@ -58,14 +58,35 @@ def peak_rss_mb() -> float:
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
 
 
+def command_line() -> str:
+    """How this process was started, as a user would type it: ``bisent bench ...`` or
+    ``python benchmarks/knn.py ...`` (a script's path relative to the working folder)."""
+    if not sys.argv:
+        return ""
+    prog = sys.argv[0]
+    if Path(prog).name == "bisent":
+        return " ".join(["bisent"] + sys.argv[1:])
+    if prog and os.path.isabs(prog):
+        prog = os.path.relpath(prog)
+    return " ".join(["python", prog] + sys.argv[1:])
+
+
+def add_results_option(parser) -> None:
+    """``--results DIR`` of every benchmark script, as ``bisent bench --results``."""
+    parser.add_argument("--results", default="benchmarks/results",
+                        help="folder whose TASK.jsonl each result is appended to ('' to not record)")
+
+
 class Recorder:
-    """Prints each result as one JSON line and appends it to ``results_dir/TASK.jsonl``."""
+    """THE result recorder of every benchmark (``bisent bench TASK`` and ``python benchmarks/X.py``):
+    prints each result as one JSON line and appends it, with the command, commit, machine and time,
+    to ``results_dir/TASK.jsonl``."""
 
     def __init__(self, task: str, results_dir=None, echo=print, options: dict | None = None):
         self.task = task
         self.path = Path(results_dir) / f"{task}.jsonl" if results_dir else None
         self.echo = echo
-        self.context = {"command": " ".join(["bisent"] + sys.argv[1:]) if sys.argv else "",
+        self.context = {"command": command_line(),
                         "commit": git_commit(), "machine": machine(),
                         "time": time.strftime("%Y-%m-%dT%H:%M:%S"), "options": options or {}}
         self.records: list[dict] = []
@@ -108,5 +129,5 @@ def unique_pairs(pairs, limit: int | None = None, seed: int = 0) -> list:
     return out
 
 
-__all__ = ["ANCHORS", "Recorder", "run_encoders", "average_precision", "unique_pairs", "peak_rss_mb",
+__all__ = ["ANCHORS", "Recorder", "add_results_option", "command_line", "run_encoders", "average_precision", "unique_pairs", "peak_rss_mb",
            "machine", "git_commit", "check_readable"]

@@ -1,0 +1,152 @@
+"""kNN benchmark: blocked exact search against a plain sgemm of the same shapes, peak RSS, approximate search.
+
+Prints JSON lines:
+- ``knn_exact``: effective GFLOP/s of :func:`bisent.index.knn_both` (2·N·M·d / time, both
+  directions from one pass) beside a plain fp32 sgemm over the same tiles in the same run,
+  and their ratio (target ≥ 0.7 at N = M = 100k, d = 512);
+- ``knn_memory``: peak RSS of a fresh process that loads the fp16 vectors and runs the search,
+  beside the fp16 vector bytes and one tile (target ≤ 1.5 × vectors + one block);
+- ``knn_approx``: for IVF and HNSW, agreement of mined pairs (ratio margin, max retrieval)
+  with the exact search on data with planted translation pairs, and the speed-up.
+
+Usage: python benchmarks/knn.py [--n 100000] [--d 512] [--approx-n 50000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+from ..index import BLOCK_COLS, BLOCK_ROWS, knn_both
+from ..mining import mine
+from ..scoring import Scorer
+from .common import Recorder, add_results_option, peak_rss_mb
+
+
+def random_unit_fp16(n: int, d: int, seed: int, block: int = 20000) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    out = np.empty((n, d), dtype=np.float16)
+    for s in range(0, n, block):
+        x = rng.standard_normal((min(block, n - s), d), dtype=np.float32)
+        out[s:s + len(x)] = x / np.linalg.norm(x, axis=1, keepdims=True)
+    return out
+
+
+def planted_pairs(n: int, d: int, seed: int, share: float = 0.3, noise: float = 0.6):
+    """Sources and targets on a clustered manifold; ``share`` of sources have a noisy copy among targets."""
+    rng = np.random.default_rng(seed)
+    centres = rng.standard_normal((max(8, n // 200), d)).astype(np.float32)
+
+    def points(count):
+        p = centres[rng.integers(0, len(centres), count)] + rng.standard_normal((count, d)).astype(np.float32)
+        return p / np.linalg.norm(p, axis=1, keepdims=True)
+
+    x = points(n)
+    y = points(n)
+    k = int(share * n)
+    src = rng.choice(n, k, replace=False)
+    tgt = rng.choice(n, k, replace=False)
+    y[tgt] = x[src] + noise / np.sqrt(d) * rng.standard_normal((k, d)).astype(np.float32) * 3
+    y /= np.linalg.norm(y, axis=1, keepdims=True)
+    return x.astype(np.float16), y.astype(np.float16)
+
+
+def plain_sgemm_seconds(x16, y16, br, bc) -> float:
+    """Time the same tiles' sgemm alone (inputs already fp32, output preallocated)."""
+    x = x16.astype(np.float32)
+    y = y16.astype(np.float32)
+    out = np.empty((br, bc), dtype=np.float32)
+    t = time.perf_counter()
+    for i in range(0, len(x), br):
+        xb = x[i:i + br]
+        for j in range(0, len(y), bc):
+            yb = y[j:j + bc]
+            np.matmul(xb, yb.T, out=out[:len(xb), :len(yb)])
+    return time.perf_counter() - t
+
+
+def memory_child(path_x: str, path_y: str, k: int, br: int, bc: int) -> None:
+    """Run in a fresh process: load fp16 vectors, search, print peak RSS as JSON."""
+    import faiss  # noqa: F401  (imports counted in the baseline)
+    base = peak_rss_mb()
+    x = np.load(path_x)
+    y = np.load(path_y)
+    knn_both(x, y, k, block_rows=br, block_cols=bc, progress=False)
+    print(json.dumps({"baseline_rss": base * 2**20, "peak_rss": peak_rss_mb() * 2**20}))
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--n", type=int, default=100_000)
+    ap.add_argument("--m", type=int, default=None)
+    ap.add_argument("--d", type=int, default=512)
+    ap.add_argument("--k", type=int, default=4)
+    ap.add_argument("--block-rows", type=int, default=BLOCK_ROWS)
+    ap.add_argument("--block-cols", type=int, default=BLOCK_COLS)
+    ap.add_argument("--approx-n", type=int, default=50_000)
+    ap.add_argument("--skip-approx", action="store_true")
+    ap.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
+    add_results_option(ap)
+    args = ap.parse_args(argv)
+    record = Recorder("knn", args.results or None, echo=lambda line: print(line, flush=True))
+    if args.child:
+        return memory_child(*args.child, args.k, args.block_rows, args.block_cols)
+    n, m, d, k = args.n, args.m or args.n, args.d, args.k
+    br, bc = args.block_rows, args.block_cols
+    config = {"n": n, "m": m, "d": d, "k": k, "block_rows": br, "block_cols": bc}
+
+    x = random_unit_fp16(n, d, 1)
+    y = random_unit_fp16(m, d, 2)
+    flops = 2.0 * n * m * d
+    t_gemm = plain_sgemm_seconds(x, y, br, bc)
+    t = time.perf_counter()
+    knn_both(x, y, k, block_rows=br, block_cols=bc, progress=False)
+    t_knn = time.perf_counter() - t
+    record({"bench": "knn_exact", **config, "seconds": round(t_knn, 3), "gflops": round(flops / t_knn / 1e9, 2),
+           "anchor_sgemm_seconds": round(t_gemm, 3), "anchor_sgemm_gflops": round(flops / t_gemm / 1e9, 2),
+           "ratio_to_sgemm": round(t_gemm / t_knn, 3), "target_ratio": 0.7})
+
+    with tempfile.TemporaryDirectory() as tmp:
+        px, py = os.path.join(tmp, "x.npy"), os.path.join(tmp, "y.npy")
+        np.save(px, x)
+        np.save(py, y)
+        out = subprocess.run([sys.executable, "-m", "bisent.bench.knn", "--k", str(k), "--block-rows", str(br),
+                              "--block-cols", str(bc), "--child", px, py], capture_output=True, text=True, check=True)
+        mem = json.loads(out.stdout.strip().splitlines()[-1])
+    vec_bytes = x.nbytes + y.nbytes
+    tile_bytes = 3 * br * bc * 4 + (br + bc) * d * 4  # tile, its transpose buffer, a column gather, fp32 blocks
+    budget = 1.5 * vec_bytes + tile_bytes
+    record({"bench": "knn_memory", **config, "peak_rss_mb": round(mem["peak_rss"] / 2**20, 1),
+           "baseline_rss_mb": round(mem["baseline_rss"] / 2**20, 1),
+           "fp16_vectors_mb": round(vec_bytes / 2**20, 1), "one_block_mb": round(tile_bytes / 2**20, 1),
+           "target_mb": round(budget / 2**20, 1),
+           "peak_over_baseline_mb": round((mem["peak_rss"] - mem["baseline_rss"]) / 2**20, 1)})
+
+    if args.skip_approx:
+        return
+    na = args.approx_n
+    xa, ya = planted_pairs(na, d, 3)
+    t = time.perf_counter()
+    exact = mine(xa, ya, Scorer("ratio", k), retrieval="max")
+    t_exact = time.perf_counter() - t
+    top = {(p.src, p.tgt) for p in exact[: int(0.3 * na)]}
+    for method, opts in (("ivf", {"nprobe": 16}), ("hnsw", {"ef_search": 64})):
+        t = time.perf_counter()
+        approx = mine(xa, ya, Scorer("ratio", k, knn_method=method, **opts), retrieval="max")
+        t_approx = time.perf_counter() - t
+        got = {(p.src, p.tgt) for p in approx[: int(0.3 * na)]}
+        record({"bench": "knn_approx", "method": method, "n": na, "m": na, "d": d, "k": k, **opts,
+               "agreement_top30pct_pairs": round(len(top & got) / max(len(top), 1), 4),
+               "seconds": round(t_approx, 3), "anchor_exact_seconds": round(t_exact, 3),
+               "speedup": round(t_exact / t_approx, 2)})
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,105 @@
+"""Peak memory of ``bisent mine`` on real text: two files of up to 100k distinct sentences a side.
+
+The sentences are LibreOffice help (the ``documents.jsonl`` of the pairs built
+by ``bisent data libreoffice``: every paragraph, and each paragraph split into
+sentences at ". "), de-duplicated: English on the source side; German, then
+French, on the target side. ``bisent mine -e ENCODER`` runs in a fresh process
+twice, with an empty embedding cache of its own (cold: everything embedded) and
+again (warm: everything read from the cache); the peak RSS of each (VmHWM from
+``wait4``) is printed beside the budget of the issue: fp16 vectors of both
+sides + two blocks (the fp32 upcasts, the score tile and its transpose) + the
+model, on top of the interpreter with bisent imported (measured in its own
+process). One JSON line per run.
+
+Usage: python benchmarks/mine_memory.py [--data DIR_WITH_PAIRS] [--n 100000] [--encoder char-ngram]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from ..cache import cache_dir
+from ..index import BLOCK_COLS, BLOCK_ROWS
+from .common import Recorder, add_results_option
+
+_SENT = re.compile(r"(?<=\.)\s+(?=[A-ZÄÖÜÀ-Ý])")
+
+
+def texts(data: Path, lang: str, n: int) -> list[str]:
+    """Up to ``n`` distinct paragraphs and sentences in ``lang`` from the documents of every pair folder."""
+    seen: dict[str, None] = {}
+    for path in sorted(data.glob("*/documents.jsonl")):
+        pair = path.parent.name.split("-")
+        if lang not in pair:
+            continue
+        side = "src" if pair[0] == lang else "tgt"
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                for _, para in json.loads(line)[side]:
+                    for t in [para, *_SENT.split(para)]:
+                        t = " ".join(t.split())
+                        if t:
+                            seen.setdefault(t, None)
+                    if len(seen) >= n:
+                        return list(seen)[:n]
+    return list(seen)
+
+
+def run_measured(cmd: list[str], env: dict) -> tuple[int, int]:
+    """(exit status, peak RSS bytes) of a child process."""
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    err = proc.stderr.read().decode(errors="replace")
+    proc.stderr.close()
+    if status:
+        sys.stderr.write(err)
+    return os.waitstatus_to_exitcode(status), usage.ru_maxrss * 1024
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--data", default=str(cache_dir("data")),
+                    help="folder holding PAIR/documents.jsonl (bisent data libreoffice -o DIR/PAIR)")
+    ap.add_argument("--n", type=int, default=100_000, help="sentences per side at most")
+    ap.add_argument("--encoder", default="char-ngram")
+    add_results_option(ap)
+    args = ap.parse_args(argv)
+    record = Recorder("mine_memory", args.results or None, echo=lambda line: print(line, flush=True))
+    src, tgt = texts(Path(args.data), "en", args.n), texts(Path(args.data), "de", args.n)
+    if len(tgt) < args.n:
+        tgt = list(dict.fromkeys(tgt + texts(Path(args.data), "fr", args.n)))[:args.n]
+    if not src or not tgt:
+        raise SystemExit(f"{args.data}: no */documents.jsonl with en and de (run bisent data libreoffice)")
+    base_code = ("import bisent.cli, bisent.mining, faiss\n"
+                 f"from bisent.encoders import get_encoder; get_encoder({args.encoder!r})")
+    with tempfile.TemporaryDirectory(prefix="bisent-mine-memory-") as tmp:
+        env = {**os.environ, "BISENT_EMBED_CACHE": str(Path(tmp) / "cache")}
+        Path(tmp, "src.txt").write_text("".join(t + "\n" for t in src), encoding="utf-8")
+        Path(tmp, "tgt.txt").write_text("".join(t + "\n" for t in tgt), encoding="utf-8")
+        _, baseline = run_measured([sys.executable, "-c", base_code], env)
+        from bisent.encoders import get_encoder
+        enc = get_encoder(args.encoder)
+        vec = (len(src) + len(tgt)) * enc.dim * 2
+        blocks = 2 * (BLOCK_ROWS + BLOCK_COLS) * enc.dim * 4 + 2 * BLOCK_ROWS * BLOCK_COLS * 4
+        cmd = [sys.executable, "-m", "bisent", "mine", str(Path(tmp, "src.txt")), str(Path(tmp, "tgt.txt")),
+               "-l", "en", "-L", "de", "-e", args.encoder, "-o", str(Path(tmp, "mined.tsv"))]
+        for cache in ("cold", "warm"):
+            rc, peak = run_measured(cmd, env)
+            mined = sum(1 for _ in open(Path(tmp, "mined.tsv"), encoding="utf-8")) if rc == 0 else None
+            record({"bench": "mine_memory", "encoder": args.encoder, "encoder_id": enc.id, "src": len(src),
+                   "tgt": len(tgt), "dim": enc.dim, "cache": cache, "exit": rc, "mined": mined,
+                   "peak_rss_mb": round(peak / 2**20, 1), "baseline_rss_mb": round(baseline / 2**20, 1),
+                   "fp16_vectors_mb": round(vec / 2**20, 1), "two_blocks_mb": round(blocks / 2**20, 1),
+                   "budget_mb": round((baseline + vec + blocks) / 2**20, 1),
+                   "within_budget": bool(rc == 0 and peak <= baseline + vec + blocks)})
+
+
+if __name__ == "__main__":
+    main()
