@@ -129,5 +129,6 @@ def unique_pairs(pairs, limit: int | None = None, seed: int = 0) -> list:
     return out
 
 
-__all__ = ["ANCHORS", "Recorder", "add_results_option", "command_line", "run_encoders", "average_precision", "unique_pairs", "peak_rss_mb",
+__all__ = ["ANCHORS", "Recorder", "add_results_option", "command_line", "run_encoders", "average_precision",
+           "unique_pairs", "peak_rss_mb",
            "machine", "git_commit", "check_readable"]

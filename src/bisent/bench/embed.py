@@ -10,9 +10,7 @@ Usage: python benchmarks/embed.py [--pair en-de] [--n 2000] [--encoders use-m3,m
 from __future__ import annotations
 
 import argparse
-import sys
 import time
-from pathlib import Path
 
 from ..datasets.libreoffice import load_pairs
 from ..encoders import REGISTRY, get_encoder

@@ -17,7 +17,6 @@ Usage: python benchmarks/filter_speed.py [--pair en-de] [--config recipes/filter
 from __future__ import annotations
 
 import argparse
-import sys
 import tempfile
 import time
 from pathlib import Path

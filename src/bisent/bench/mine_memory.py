@@ -3,15 +3,16 @@
 The sentences are LibreOffice help (the ``documents.jsonl`` of the pairs built
 by ``bisent data libreoffice``: every paragraph, and each paragraph split into
 sentences at ". "), de-duplicated: English on the source side; German, then
-French, on the target side. ``bisent mine -e ENCODER`` runs in a fresh process
-twice, with an empty embedding cache of its own (cold: everything embedded) and
-again (warm: everything read from the cache); the peak RSS of each (VmHWM from
-``wait4``) is printed beside the budget of the issue: fp16 vectors of both
-sides + two blocks (the fp32 upcasts, the score tile and its transpose) + the
-model, on top of the interpreter with bisent imported (measured in its own
-process). One JSON line per run.
+French, on the target side. ``bisent mine -e ENCODER`` runs in a fresh process,
+by default twice with an embedding cache of its own: empty (cold: everything
+embedded) and full (warm: everything read from the cache); ``--modes nocache``
+runs it once with the cache off. The peak RSS of each run (``wait4``) is
+printed beside the budget of the issue: fp16 vectors of both sides + two blocks
+(the fp32 upcasts, the score tile and its transpose) + the model, on top of the
+interpreter with bisent imported (measured in its own process). One JSON line per run.
 
 Usage: python benchmarks/mine_memory.py [--data DIR_WITH_PAIRS] [--n 100000] [--encoder char-ngram]
+       [--modes cold,warm|nocache] [--keep mined.tsv]
 """
 
 from __future__ import annotations
@@ -20,9 +21,11 @@ import argparse
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from ..cache import cache_dir
@@ -69,6 +72,9 @@ def main(argv=None) -> None:
                     help="folder holding PAIR/documents.jsonl (bisent data libreoffice -o DIR/PAIR)")
     ap.add_argument("--n", type=int, default=100_000, help="sentences per side at most")
     ap.add_argument("--encoder", default="char-ngram")
+    ap.add_argument("--modes", default="cold,warm",
+                    help="runs, in order: cold (empty cache, filled), warm (all cached), nocache (cache off)")
+    ap.add_argument("--keep", default=None, help="copy the last run's mined.tsv here (to compare versions)")
     add_results_option(ap)
     args = ap.parse_args(argv)
     record = Recorder("mine_memory", args.results or None, echo=lambda line: print(line, flush=True))
@@ -90,15 +96,19 @@ def main(argv=None) -> None:
         blocks = 2 * (BLOCK_ROWS + BLOCK_COLS) * enc.dim * 4 + 2 * BLOCK_ROWS * BLOCK_COLS * 4
         cmd = [sys.executable, "-m", "bisent", "mine", str(Path(tmp, "src.txt")), str(Path(tmp, "tgt.txt")),
                "-l", "en", "-L", "de", "-e", args.encoder, "-o", str(Path(tmp, "mined.tsv"))]
-        for cache in ("cold", "warm"):
-            rc, peak = run_measured(cmd, env)
+        for cache in args.modes.split(","):
+            t = time.perf_counter()
+            rc, peak = run_measured(cmd, {**env, "BISENT_NO_EMBED_CACHE": "1" if cache == "nocache" else "0"})
+            seconds = round(time.perf_counter() - t, 1)
             mined = sum(1 for _ in open(Path(tmp, "mined.tsv"), encoding="utf-8")) if rc == 0 else None
             record({"bench": "mine_memory", "encoder": args.encoder, "encoder_id": enc.id, "src": len(src),
                    "tgt": len(tgt), "dim": enc.dim, "cache": cache, "exit": rc, "mined": mined,
                    "peak_rss_mb": round(peak / 2**20, 1), "baseline_rss_mb": round(baseline / 2**20, 1),
                    "fp16_vectors_mb": round(vec / 2**20, 1), "two_blocks_mb": round(blocks / 2**20, 1),
                    "budget_mb": round((baseline + vec + blocks) / 2**20, 1),
-                   "within_budget": bool(rc == 0 and peak <= baseline + vec + blocks)})
+                   "within_budget": bool(rc == 0 and peak <= baseline + vec + blocks), "seconds": seconds})
+        if args.keep:
+            shutil.copyfile(Path(tmp, "mined.tsv"), args.keep)
 
 
 if __name__ == "__main__":

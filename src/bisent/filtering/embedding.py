@@ -28,7 +28,6 @@ selection or :func:`bisent.filtering.rank_scores` rank by the score.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any, ClassVar, Sequence
 
 import numpy as np

@@ -272,32 +272,39 @@ def _select(pipeline, kept_p: _Partial, rec_p: _Partial, rej_p: _Partial, progre
     out = _Partial(kept_p.final, "selected")
     out.open(0)
     try:
-        return selection.select_pass(pipeline, kept_p.path, rec_p.path, out, rej_p, like=kept_p.final, progress=progress)
+        return selection.select_pass(pipeline, kept_p.path, rec_p.path, out, rej_p, like=kept_p.final,
+                                     progress=progress)
     finally:
         out.close()
 
 
-def _sample_rows(in_path: Path, max_side_bytes: int, progress: bool) -> Iterator[Pair]:
-    """The pre-pass for steps that need a sample: every well-formed pair of the file, in order."""
+@contextlib.contextmanager
+def _reading(in_path: Path, what: str, progress: bool):
+    """``(raw file, decompressed stream, byte progress bar)`` of the input; a read error is one line."""
     raw_file, stream = _open_input(in_path)
-    total = os.fstat(raw_file.fileno()).st_size
-    bar = tqdm(total=total, unit="B", unit_scale=True, desc=f"sample {in_path.name}", disable=not progress,
-               leave=False)
+    bar = tqdm(total=os.fstat(raw_file.fileno()).st_size, unit="B", unit_scale=True, desc=f"{what} {in_path.name}",
+               disable=not progress, leave=False)
     try:
         with stream:
-            for lineno, raw in enumerate(stream, 1):
-                pair, _, _ = parse_row(raw[:-1] if raw.endswith(b"\n") else raw, max_side_bytes)
-                if pair is not None:
-                    if lineno == 1 and pair[0].startswith("\ufeff"):
-                        pair = (pair[0][1:].strip(), pair[1])
-                    yield pair
-                if lineno % 65536 == 0:
-                    bar.update(raw_file.tell() - bar.n)
+            yield raw_file, stream, bar
     except (OSError, EOFError, lzma.LZMAError) as e:
         raise BisentError(f"{in_path}: cannot read ({e.__class__.__name__}: {e})") from None
     finally:
         bar.close()
         raw_file.close()
+
+
+def _sample_rows(in_path: Path, max_side_bytes: int, progress: bool) -> Iterator[Pair]:
+    """The pre-pass for steps that need a sample: every well-formed pair of the file, in order."""
+    with _reading(in_path, "sample", progress) as (raw_file, stream, bar):
+        for lineno, raw in enumerate(stream, 1):
+            pair, _, _ = parse_row(raw[:-1] if raw.endswith(b"\n") else raw, max_side_bytes)
+            if pair is not None:
+                if lineno == 1 and pair[0].startswith("\ufeff"):
+                    pair = (pair[0][1:].strip(), pair[1])
+                yield pair
+            if lineno % 65536 == 0:
+                bar.update(raw_file.tell() - bar.n)
 
 
 def _score_pass(in_path: Path, pipeline: FilterPipeline, state: dict, kept_p: _Partial, rej_p: _Partial,
@@ -305,34 +312,24 @@ def _score_pass(in_path: Path, pipeline: FilterPipeline, state: dict, kept_p: _P
                 max_side_bytes: int, progress: bool) -> None:
     """Pass one: read chunks from the last checkpoint, score, append outputs, checkpoint each chunk."""
     sel = pipeline.selection
-    raw_file, stream = _open_input(in_path)
-    total = os.fstat(raw_file.fileno()).st_size
-    bar = tqdm(total=total, unit="B", unit_scale=True, desc=f"filter {in_path.name}", disable=not progress,
-               leave=False)
-    try:
-        with stream:
-            stream.seek(state["offset"])
-            bar.update(raw_file.tell())
-            lineno, offset = state["lines"], state["offset"]
-            while True:
-                rows: list[tuple[int, bytes]] = []
-                for raw in stream:
-                    offset += len(raw)
-                    lineno += 1
-                    rows.append((lineno, raw[:-1] if raw.endswith(b"\n") else raw))
-                    if len(rows) >= chunk_size:
-                        break
-                if not rows:
+    with _reading(in_path, "filter", progress) as (raw_file, stream, bar):
+        stream.seek(state["offset"])
+        bar.update(raw_file.tell())
+        lineno, offset = state["lines"], state["offset"]
+        while True:
+            rows: list[tuple[int, bytes]] = []
+            for raw in stream:
+                offset += len(raw)
+                lineno += 1
+                rows.append((lineno, raw[:-1] if raw.endswith(b"\n") else raw))
+                if len(rows) >= chunk_size:
                     break
-                _process_chunk(rows, pipeline, state, kept_p, rej_p, rec_p, two_pass, sel, max_side_bytes)
-                state["lines"], state["offset"] = lineno, offset
-                checkpoint()
-                bar.update(raw_file.tell() - bar.n)
-    except (OSError, EOFError, lzma.LZMAError) as e:
-        raise BisentError(f"{in_path}: cannot read ({e.__class__.__name__}: {e})") from None
-    finally:
-        bar.close()
-        raw_file.close()
+            if not rows:
+                break
+            _process_chunk(rows, pipeline, state, kept_p, rej_p, rec_p, two_pass, sel, max_side_bytes)
+            state["lines"], state["offset"] = lineno, offset
+            checkpoint()
+            bar.update(raw_file.tell() - bar.n)
 
 
 def _process_chunk(rows, pipeline, state, kept_p, rej_p, rec_p, two_pass, sel, max_side_bytes) -> None:

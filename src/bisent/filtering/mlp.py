@@ -4,8 +4,9 @@ q(a, b) = sigmoid(MLP([a; b])): the two unit embeddings concatenated, hidden
 ReLU layers (the paper: 2 × 512), one sigmoid output, trained with binary
 cross-entropy on positives (a clean bitext) against negatives (Kim et al.
 2019, §3.3, eq. 15, whose "(1 − log q)" for negatives stands for log(1 − q)).
-``features: concat-diff-prod`` feeds [a; b; |a − b|; a ∗ b] instead (the classifier input of the divergence paper), an option; [a; b] is
-the default as in the paper.
+``features: concat-diff-prod`` feeds [a; b; |a − b|; a ∗ b] instead (the
+classifier input of the divergence paper), an option; [a; b] is the default
+as in the paper.
 
 A trained scorer is a directory like a model: ``config.json`` (architecture,
 sizes, the encoder's name and id, the languages, how it was trained) and
