@@ -23,7 +23,6 @@ from ..io import check_readable
 from .steps import RESERVED_PREFIXES, Bounds, Step, step_types
 
 
-
 def _one_line(text: str) -> str:
     return " ".join(str(text).split())
 
@@ -99,7 +98,7 @@ def load_config(config) -> Any:
 
 def takes_encoder(type_name: str) -> bool:
     """True when steps of this type embed with an ``encoder`` parameter (cosine, csls, margin, ...)."""
-    cls = step_types().get(type_name)
+    cls = step_types().get(type_name) if isinstance(type_name, str) else None
     return cls is not None and "encoder" in inspect.signature(cls.__init__).parameters
 
 
@@ -123,11 +122,11 @@ def edit_config(config, *, encoder: str | None = None, embedding_step: dict | No
             target = params if isinstance(params, dict) and "encoder" in params else steps[i]
             target["encoder"] = encoder
     if embedding_step is not None and embedding:
-        names = {steps[i].get("name", steps[i].get("type")) for i in embedding}
+        names = [steps[i].get("name", steps[i].get("type")) for i in embedding]
         steps[embedding[0]] = dict(embedding_step)
         for i in reversed(embedding[1:]):
             del steps[i]
         select = data.get("select") if isinstance(data, dict) else None
-        if isinstance(select, dict) and select.get("step") in names | {None}:
+        if isinstance(select, dict) and (select.get("step") is None or select.get("step") in names):
             select["step"] = embedding_step.get("name", embedding_step.get("type"))
     return data
