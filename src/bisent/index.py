@@ -75,15 +75,19 @@ def knn_both(x, y, k: int = 4, *, method: str = "exact", block_rows: int = BLOCK
     if n == 0 or m == 0:
         return KNN(fsim, fidx, bsim, bidx)
     tiles = -(-n // block_rows) * -(-m // block_cols)
+    # every working buffer is allocated once: memory stays at the vectors + these, however large n and m
     buf = np.empty(block_rows * block_cols, dtype=np.float32)             # transposed-tile scratch
+    tbuf = np.empty(block_rows * block_cols, dtype=np.float32)            # the score tile
+    xbuf = np.empty((min(block_rows, n), d), dtype=np.float32)            # fp32 upcasts of one block each
+    ybuf = np.empty((min(block_cols, m), d), dtype=np.float32)
     with tqdm(total=tiles, desc="kNN", unit="tile", disable=(not progress) if progress is not None else None,
               leave=False) as bar:
         for i0, xb in iter_blocks(x, block_rows):
-            xb = np.ascontiguousarray(xb, dtype=np.float32)           # (bx, d)
+            xb = _as_float32(xb, xbuf)                                # (bx, d)
             for j0, yb in iter_blocks(y, block_cols):
-                yb = np.ascontiguousarray(yb, dtype=np.float32)       # (by, d)
-                tile = xb @ yb.T                                      # (bx, by) one sgemm
-                bx, by = tile.shape
+                yb = _as_float32(yb, ybuf)                            # (by, d)
+                bx, by = len(xb), len(yb)
+                tile = np.matmul(xb, yb.T, out=tbuf[:bx * by].reshape(bx, by))  # (bx, by) one sgemm
                 # forward: rows i0..i0+bx of X get candidates j0..j0+by
                 fwd.addn(by, faiss.swig_ptr(tile), j0, i0, bx)
                 # backward: only columns whose best value beats their heap's current k-th best
@@ -92,6 +96,15 @@ def knn_both(x, y, k: int = 4, *, method: str = "exact", block_rows: int = BLOCK
     fwd.reorder()
     bwd.reorder()
     return KNN(fsim, fidx, bsim, bidx)
+
+
+def _as_float32(block: np.ndarray, buf: np.ndarray) -> np.ndarray:
+    """``block`` as a C-contiguous float32 array: itself when it is one, else upcast into ``buf``."""
+    if block.dtype == np.float32 and block.flags.c_contiguous:
+        return block
+    out = buf[:len(block)]
+    out[...] = block
+    return out
 
 
 _POOL = ThreadPoolExecutor(max_workers=max(1, min(4, os.cpu_count() or 1)))

@@ -310,7 +310,8 @@ def select_rows(vectors, rows: np.ndarray | None):
 
 
 #: sentences embedded per call when building fp16 vectors in memory: bounds the float32 working set
-ENCODE_CHUNK = 8192
+#: (about 3 × chunk × dim × 4 bytes inside ``Encoder.encode``) to less than one kNN tile
+ENCODE_CHUNK = 2048
 
 
 def encode_fp16(encoder: Encoder, texts: list[str], lang: str, *, chunk: int = ENCODE_CHUNK,
