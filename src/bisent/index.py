@@ -26,6 +26,8 @@ from .vectors import iter_blocks
 
 BLOCK_ROWS = 4096
 BLOCK_COLS = 4096
+#: columns of a tile transposed at a time for the backward heaps (scratch: BLOCK_ROWS × this)
+TRANSPOSE_COLS = 512
 
 
 @dataclass
@@ -76,7 +78,7 @@ def knn_both(x, y, k: int = 4, *, method: str = "exact", block_rows: int = BLOCK
         return KNN(fsim, fidx, bsim, bidx)
     tiles = -(-n // block_rows) * -(-m // block_cols)
     # every working buffer is allocated once: memory stays at the vectors + these, however large n and m
-    buf = np.empty(block_rows * block_cols, dtype=np.float32)             # transposed-tile scratch
+    buf = np.empty(block_rows * min(block_cols, TRANSPOSE_COLS), dtype=np.float32)  # transposed columns
     tbuf = np.empty(block_rows * block_cols, dtype=np.float32)            # the score tile
     xbuf = np.empty((min(block_rows, n), d), dtype=np.float32)            # fp32 upcasts of one block each
     ybuf = np.empty((min(block_cols, m), d), dtype=np.float32)
@@ -132,23 +134,30 @@ def _add_columns(heap, heap_val: np.ndarray, tile: np.ndarray, i0: int, j0: int,
     A column whose maximum does not beat its heap's smallest kept value cannot
     change that heap, so only the other columns are transposed and pushed: after
     the first row blocks, few columns qualify and the backward direction costs
-    a column-max instead of a transpose.
+    a column-max instead of a transpose. Columns are transposed ``len(buf) // bx``
+    at a time, so the scratch stays a fraction of a tile.
     """
     bx, by = tile.shape
     kth = heap_val[j0:j0 + by, 0]                                     # (by,) heap roots = k-th best so far
     cols = np.flatnonzero(tile.max(axis=0) > kth)
     if len(cols) == 0:
         return
+    chunk = len(buf) // bx
     if len(cols) > by // 2:
-        t = _transpose(tile, buf[: bx * by].reshape(by, bx))          # (by, bx)
-        heap.addn(bx, faiss.swig_ptr(t), i0, j0, by)
+        for c0 in range(0, by, chunk):
+            part = tile[:, c0:c0 + chunk]                             # (bx, nc) view
+            nc = part.shape[1]
+            t = _transpose(part, buf[: bx * nc].reshape(nc, bx))      # (nc, bx)
+            heap.addn(bx, faiss.swig_ptr(t), i0, j0 + c0, nc)
         return
-    sub = np.take(tile, cols, axis=1)                                 # (bx, nc)
-    t = _transpose(sub, buf[: bx * len(cols)].reshape(len(cols), bx))  # (nc, bx)
-    rows = (cols + j0).astype(np.int64)
     ids = np.arange(i0, i0 + bx, dtype=np.int64)
-    heap.addn_query_subset_with_ids(len(cols), faiss.swig_ptr(rows), bx, faiss.swig_ptr(t),
-                                    faiss.swig_ptr(ids), 0)
+    for c0 in range(0, len(cols), chunk):
+        cc = cols[c0:c0 + chunk]
+        sub = np.take(tile, cc, axis=1)                               # (bx, nc)
+        t = _transpose(sub, buf[: bx * len(cc)].reshape(len(cc), bx))  # (nc, bx)
+        rows = (cc + j0).astype(np.int64)
+        heap.addn_query_subset_with_ids(len(cc), faiss.swig_ptr(rows), bx, faiss.swig_ptr(t),
+                                        faiss.swig_ptr(ids), 0)
 
 
 def _to_float32(v) -> np.ndarray:
