@@ -1,8 +1,8 @@
 """Peak memory of ``bisent mine`` on real text: two files of up to 100k distinct sentences a side.
 
-The sentences are LibreOffice help (the ``documents.jsonl`` of the pairs built
-by ``bisent data libreoffice``: every paragraph, and each paragraph split into
-sentences at ". "), de-duplicated: English on the source side; German, then
+The sentences are LibreOffice help (the documents of the en-de and en-fr
+builds in the cache: every paragraph, and each paragraph split into sentences
+at ". "), de-duplicated: English on the source side; German, then
 French, on the target side. ``bisent mine -e ENCODER`` runs in a fresh process,
 by default twice with an embedding cache of its own: empty (cold: everything
 embedded) and full (warm: everything read from the cache); ``--modes nocache``
@@ -27,32 +27,45 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Iterator
 
-from ..cache import cache_dir
+from ..datasets.libreoffice import load_documents
 from ..index import BLOCK_COLS, BLOCK_ROWS
 from .common import Recorder, add_results_option
 
 _SENT = re.compile(r"(?<=\.)\s+(?=[A-ZÄÖÜÀ-Ý])")
 
 
-def texts(data: Path, lang: str, n: int) -> list[str]:
-    """Up to ``n`` distinct paragraphs and sentences in ``lang`` from the documents of every pair folder."""
-    seen: dict[str, None] = {}
-    for path in sorted(data.glob("*/documents.jsonl")):
-        pair = path.parent.name.split("-")
-        if lang not in pair:
+def _paragraphs(data, lang: str) -> Iterator[str]:
+    """Every paragraph in ``lang`` of the LibreOffice help builds with en-de and en-fr (from the cache, or
+    the ``PAIR/documents.jsonl`` files under ``data``)."""
+    for pair in ("en-de", "en-fr"):
+        src, tgt = pair.split("-")
+        if lang not in (src, tgt):
             continue
-        side = "src" if pair[0] == lang else "tgt"
-        with open(path, encoding="utf-8") as f:
-            for line in f:
-                for _, para in json.loads(line)[side]:
-                    for t in [para, *_SENT.split(para)]:
-                        t = " ".join(t.split())
-                        if t:
-                            seen.setdefault(t, None)
-                    if len(seen) >= n:
-                        return list(seen)[:n]
-    return list(seen)
+        side = "src" if lang == src else "tgt"
+        if data is None:
+            for doc in load_documents(src, tgt):
+                yield from (p.text for p in getattr(doc, side))
+            continue
+        path = Path(data) / pair / "documents.jsonl"
+        if path.is_file():
+            with open(path, encoding="utf-8") as f:
+                for line in f:
+                    yield from (text for _, text in json.loads(line)[side])
+
+
+def texts(data, lang: str, n: int) -> list[str]:
+    """Up to ``n`` distinct paragraphs and their sentences (split at ". ") in ``lang``."""
+    seen: dict[str, None] = {}
+    for para in _paragraphs(data, lang):
+        for t in [para, *_SENT.split(para)]:
+            t = " ".join(t.split())
+            if t:
+                seen.setdefault(t, None)
+        if len(seen) >= n:
+            break
+    return list(seen)[:n]
 
 
 def run_measured(cmd: list[str], env: dict) -> tuple[int, int]:
@@ -68,8 +81,9 @@ def run_measured(cmd: list[str], env: dict) -> tuple[int, int]:
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--data", default=str(cache_dir("data")),
-                    help="folder holding PAIR/documents.jsonl (bisent data libreoffice -o DIR/PAIR)")
+    ap.add_argument("--data", default=None,
+                    help="folder holding PAIR/documents.jsonl (bisent data libreoffice -o DIR/PAIR); "
+                         "default: the builds in the cache")
     ap.add_argument("--n", type=int, default=100_000, help="sentences per side at most")
     ap.add_argument("--encoder", default="char-ngram")
     ap.add_argument("--modes", default="cold,warm",
@@ -78,9 +92,9 @@ def main(argv=None) -> None:
     add_results_option(ap)
     args = ap.parse_args(argv)
     record = Recorder("mine_memory", args.results or None, echo=lambda line: print(line, flush=True))
-    src, tgt = texts(Path(args.data), "en", args.n), texts(Path(args.data), "de", args.n)
+    src, tgt = texts(args.data, "en", args.n), texts(args.data, "de", args.n)
     if len(tgt) < args.n:
-        tgt = list(dict.fromkeys(tgt + texts(Path(args.data), "fr", args.n)))[:args.n]
+        tgt = list(dict.fromkeys(tgt + texts(args.data, "fr", args.n)))[:args.n]
     if not src or not tgt:
         raise SystemExit(f"{args.data}: no */documents.jsonl with en and de (run bisent data libreoffice)")
     base_code = ("import bisent.cli, bisent.mining, faiss\n"
