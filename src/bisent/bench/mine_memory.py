@@ -6,7 +6,7 @@ at ". "), de-duplicated: English on the source side; German, then
 French, on the target side. ``bisent mine -e ENCODER`` runs in a fresh process,
 by default twice with an embedding cache of its own: empty (cold: everything
 embedded) and full (warm: everything read from the cache); ``--modes nocache``
-runs it once with the cache off. The peak RSS of each run (``wait4``) is
+runs it once with the cache off. The peak RSS of each run (its own VmHWM) is
 printed beside the budget of the issue: fp16 vectors of both sides + two blocks
 (the fp32 upcasts, the score tile and its transpose) + the model, on top of the
 interpreter with bisent imported (measured in its own process). One JSON line per run.
@@ -68,15 +68,26 @@ def texts(data, lang: str, n: int) -> list[str]:
     return list(seen)[:n]
 
 
-def run_measured(cmd: list[str], env: dict) -> tuple[int, int]:
-    """(exit status, peak RSS bytes) of a child process."""
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(proc.pid, 0)
-    err = proc.stderr.read().decode(errors="replace")
-    proc.stderr.close()
-    if status:
-        sys.stderr.write(err)
-    return os.waitstatus_to_exitcode(status), usage.ru_maxrss * 1024
+#: run first in each measured process: at exit it writes the process's own peak RSS (VmHWM, which exec
+#: resets, unlike the rusage of a child forked from this big parent) to stderr
+_PEAK = ("import atexit, sys\n"
+         "def _peak():\n"
+         "    with open('/proc/self/status') as f:\n"
+         "        kb = next(line for line in f if line.startswith('VmHWM:')).split()[1]\n"
+         "    sys.stderr.write('\\npeak_kb ' + kb + '\\n')\n"
+         "atexit.register(_peak)\n")
+
+
+def run_measured(code: str, env: dict, log: Path) -> tuple[int, int]:
+    """(exit status, peak RSS bytes) of ``python -c code`` in a fresh process (stderr kept in ``log``)."""
+    with open(log, "wb") as err:
+        rc = subprocess.run([sys.executable, "-c", _PEAK + code], env=env, stdout=subprocess.DEVNULL,
+                            stderr=err).returncode
+    text = log.read_text(encoding="utf-8", errors="replace")
+    peaks = [int(line.split()[1]) for line in text.splitlines() if line.startswith("peak_kb ")]
+    if rc or not peaks:
+        sys.stderr.write(text)
+    return rc, (peaks[-1] * 1024 if peaks else 0)
 
 
 def main(argv=None) -> None:
@@ -98,21 +109,23 @@ def main(argv=None) -> None:
     if not src or not tgt:
         raise SystemExit(f"{args.data}: no */documents.jsonl with en and de (run bisent data libreoffice)")
     base_code = ("import bisent.cli, bisent.mining, faiss\n"
-                 f"from bisent.encoders import get_encoder; get_encoder({args.encoder!r})")
+                 f"from bisent.encoders import get_encoder; get_encoder({args.encoder!r})\n")
     with tempfile.TemporaryDirectory(prefix="bisent-mine-memory-") as tmp:
         env = {**os.environ, "BISENT_EMBED_CACHE": str(Path(tmp) / "cache")}
         Path(tmp, "src.txt").write_text("".join(t + "\n" for t in src), encoding="utf-8")
         Path(tmp, "tgt.txt").write_text("".join(t + "\n" for t in tgt), encoding="utf-8")
-        _, baseline = run_measured([sys.executable, "-c", base_code], env)
+        log = Path(tmp, "stderr.txt")
+        _, baseline = run_measured(base_code, env, log)
         from bisent.encoders import get_encoder
         enc = get_encoder(args.encoder)
         vec = (len(src) + len(tgt)) * enc.dim * 2
         blocks = 2 * (BLOCK_ROWS + BLOCK_COLS) * enc.dim * 4 + 2 * BLOCK_ROWS * BLOCK_COLS * 4
-        cmd = [sys.executable, "-m", "bisent", "mine", str(Path(tmp, "src.txt")), str(Path(tmp, "tgt.txt")),
-               "-l", "en", "-L", "de", "-e", args.encoder, "-o", str(Path(tmp, "mined.tsv"))]
+        argv = ["mine", str(Path(tmp, "src.txt")), str(Path(tmp, "tgt.txt")), "-l", "en", "-L", "de",
+                "-e", args.encoder, "-o", str(Path(tmp, "mined.tsv"))]
+        code = f"from bisent.cli import main\nsys.exit(main({argv!r}))\n"   # what `bisent mine ...` runs
         for cache in args.modes.split(","):
             t = time.perf_counter()
-            rc, peak = run_measured(cmd, {**env, "BISENT_NO_EMBED_CACHE": "1" if cache == "nocache" else "0"})
+            rc, peak = run_measured(code, {**env, "BISENT_NO_EMBED_CACHE": "1" if cache == "nocache" else "0"}, log)
             seconds = round(time.perf_counter() - t, 1)
             mined = sum(1 for _ in open(Path(tmp, "mined.tsv"), encoding="utf-8")) if rc == 0 else None
             record({"bench": "mine_memory", "encoder": args.encoder, "encoder_id": enc.id, "src": len(src),
