@@ -14,14 +14,14 @@ each side instead; it is measured against the exact search in
 
 from __future__ import annotations
 
-import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import faiss
 import numpy as np
-from tqdm.auto import tqdm
 
+from .progress import progress_bar
+from .threads import default_threads
 from .vectors import Shards
 
 BLOCK_ROWS = 4096
@@ -85,8 +85,7 @@ def knn_both(x, y, k: int = 4, *, method: str = "exact", block_rows: int = BLOCK
         return KNN(fsim, fidx, bsim, bidx)
     tiles = -(-n // block_rows) * -(-m // block_cols)
     buf = np.empty(block_rows * block_cols, dtype=np.float32)             # transposed-tile scratch
-    with tqdm(total=tiles, desc="kNN", unit="tile", disable=(not progress) if progress is not None else None,
-              leave=False) as bar:
+    with progress_bar(progress, total=tiles, desc="kNN", unit="tile", leave=False) as bar:
         for i0, xb in _blocks(x, block_rows):
             xb = np.ascontiguousarray(xb, dtype=np.float32)           # (bx, d)
             for j0, yb in _blocks(y, block_cols):
@@ -103,7 +102,7 @@ def knn_both(x, y, k: int = 4, *, method: str = "exact", block_rows: int = BLOCK
     return KNN(fsim, fidx, bsim, bidx)
 
 
-_POOL = ThreadPoolExecutor(max_workers=max(1, min(4, os.cpu_count() or 1)))
+_POOL = ThreadPoolExecutor(max_workers=max(1, min(4, default_threads())))  # BISENT_THREADS, OMP_NUM_THREADS, ...
 _SUB = 256  # transpose in 256×256 sub-blocks: each fits in L2 cache
 
 

@@ -24,6 +24,7 @@ from typing import Iterable, Iterator
 
 import numpy as np
 
+from ..io import open_append, open_existing
 from .pipeline import Pair, Step, check_bool, check_choice, check_number, register_step
 
 
@@ -107,7 +108,7 @@ class _Duplicates(Step):
     def save_state(self, directory: Path) -> dict:
         """Append the digests seen since the last save to ``NAME.seen``; the marker is its size."""
         path = self._state_file(directory)
-        with open(path, "ab") as f:
+        with open_append(path) as f:
             if self._pending:
                 f.write(np.asarray(self._pending, dtype="<u8").tobytes())
                 self._pending.clear()
@@ -118,7 +119,7 @@ class _Duplicates(Step):
     def load_state(self, directory: Path, marker: dict) -> None:
         path = Path(directory) / marker["file"]
         size = int(marker["bytes"])
-        with open(path, "r+b") as f:
+        with open_existing(path) as f:
             f.truncate(size)
             data = f.read(size)
         self._seen = set(np.frombuffer(data, dtype="<u8").tolist())
