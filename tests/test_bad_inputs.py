@@ -522,3 +522,26 @@ def test_progress_lines_off_terminal(monkeypatch, capsys):
     lines = capsys.readouterr().err.splitlines()
     assert lines[0].startswith("teacher: 1/3 sent") and lines[-1].startswith("teacher: 3/3 sent")
     assert progress_bar(False, total=3).disable
+
+
+def test_cache_file_holds_about_two_bytes_per_dimension(tmp_path, monkeypatch):
+    from bisent.encoders.cache import EmbeddingCache, used_bytes
+
+    monkeypatch.setenv("BISENT_EMBED_CACHE", str(tmp_path / "c"))
+    db = EmbeddingCache("size-test", 1024)
+    db.put([f"sentence {i}" for i in range(700)], np.full((700, 1024), 0.03, np.float32))
+    per_row = used_bytes(db._db) / 700
+    assert 2048 < per_row < 2600  # float32 in 4 KB pages took 4.6 KB a row
+
+
+def test_cache_reads_float32_entries_of_older_versions_rounded_alike(tmp_path, monkeypatch):
+    from bisent.encoders.cache import EmbeddingCache, _key
+
+    monkeypatch.setenv("BISENT_EMBED_CACHE", str(tmp_path / "c"))
+    db = EmbeddingCache("legacy-test", 4)
+    row = np.array([0.1, 0.2, 0.3, 0.9], np.float32)
+    with db._db:
+        db._db.execute("INSERT INTO emb (k, v) VALUES (?, ?)", (_key("old", None), row.tobytes()))
+    found, rows = db.get(["old", "new"])
+    assert found.tolist() == [True, False]
+    np.testing.assert_array_equal(rows[0], row.astype(np.float16).astype(np.float32))
