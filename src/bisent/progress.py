@@ -24,14 +24,14 @@ class LineProgress:
         self.total, self.desc, self.unit, self.n = total, desc, unit, initial
         self.every = every if every is not None else float(os.environ.get("BISENT_PROGRESS_SECONDS") or 10)
         self.t0 = self.last = time.monotonic()
-        self.start, self.printed = initial, False
+        self.start, self.printed, self.shown = initial, False, initial
 
     def _line(self, now: float) -> None:
         done = f"{self.n}/{self.total}" if self.total else f"{self.n}"
         rate = (self.n - self.start) / max(now - self.t0, 1e-9)
         print(f"{self.desc}: {done} {self.unit} ({rate:.0f} {self.unit}/s, {now - self.t0:.0f}s)",
               file=sys.stderr, flush=True)
-        self.last, self.printed = now, True
+        self.last, self.printed, self.shown = now, True, self.n
 
     def update(self, n: int = 1) -> None:
         self.n += n
@@ -40,9 +40,9 @@ class LineProgress:
             self._line(now)
 
     def close(self) -> None:
-        if self.printed:
+        if self.printed and self.shown != self.n:  # the final count, unless the last line showed it
             self._line(time.monotonic())
-            self.printed = False
+        self.printed = False
 
     def __enter__(self):
         return self

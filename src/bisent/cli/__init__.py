@@ -66,6 +66,9 @@ def main(argv=None) -> int:
         click.echo("bisent: interrupted", err=True)
         return 130
     except click.ClickException as e:  # a usage mistake: one line too, like every other error
+        if type(e).__name__ == "NoArgsIsHelpError":  # a bare `bisent`: the help, as before
+            e.show()
+            return e.exit_code
         click.echo(f"bisent: error: {' '.join(e.format_message().split())}", err=True)
         return e.exit_code
     except KeyboardInterrupt:
