@@ -163,6 +163,8 @@ CASES = [
     ("filter-config-missing", lambda d, p: ["filter", p["tsv"], "-l", "en", "-L", "de", "-c", d / "no.yaml", "-o", d / "k.tsv", "--rejected", d / "r.tsv"], "no.yaml"),
     ("filter-config-bad-yaml", lambda d, p: ["filter", p["tsv"], "-l", "en", "-L", "de", "-c", _write(d / "b.yaml", b"steps: [\n"), "-o", d / "k.tsv", "--rejected", d / "r.tsv"], "b.yaml"),
     ("filter-config-unknown-step", lambda d, p: ["filter", p["tsv"], "-l", "en", "-L", "de", "-c", _write(d / "b.yaml", b"steps:\n  - type: nosuchstep\n"), "-o", d / "k.tsv", "--rejected", d / "r.tsv"], "nosuchstep"),
+    ("filter-config-nan", lambda d, p: ["filter", p["tsv"], "-l", "en", "-L", "de", "-c", _write(d / "n.yaml", b"steps:\n  - {type: length_ratio, max_ratio: .nan}\n"), "-o", d / "k.tsv", "--rejected", d / "r.tsv"], "n.yaml: step 1 'length_ratio': parameter 'max_ratio' must be a number >= 1, got nan"),
+    ("filter-config-inf", lambda d, p: ["filter", p["tsv"], "-l", "en", "-L", "de", "-c", _write(d / "n.yaml", b"steps:\n  - {type: length, max_length: .inf}\n"), "-o", d / "k.tsv", "--rejected", d / "r.tsv"], "got inf"),
     ("filter-output-proc", lambda d, p: F(p) + ["-o", "/proc/x/k.tsv", "--rejected", d / "r.tsv"], "/proc/x/k.tsv: cannot write --output"),
     ("filter-rejected-stdout", lambda d, p: F(p) + ["-o", d / "k.tsv", "--rejected", "-"], "--rejected -: standard output is for the kept lines"),
     ("filter-input-missing", lambda d, p: ["filter", d / "no.tsv", "-l", "en", "-L", "de", "-c", p["cfg"], "-o", d / "k.tsv", "--rejected", d / "r.tsv"], "no.tsv: no such file"),

@@ -175,10 +175,10 @@ def atomic_write(path, mode: str = "w", encoding: str = "utf-8"):
         f = out if binary else io.TextIOWrapper(out, encoding=encoding, newline="\n", write_through=True)
         try:
             yield f
-        finally:
             f.flush()
+        finally:
             if not binary:
-                f.detach()
+                f.detach()  # leave sys.stdout open
         return
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
