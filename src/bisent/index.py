@@ -14,14 +14,14 @@ each side instead; it is measured against the exact search in
 
 from __future__ import annotations
 
-import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import faiss
 import numpy as np
-from tqdm.auto import tqdm
 
+from .progress import progress_bar
+from .threads import default_threads
 from .vectors import iter_blocks
 
 BLOCK_ROWS = 4096
@@ -82,8 +82,7 @@ def knn_both(x, y, k: int = 4, *, method: str = "exact", block_rows: int = BLOCK
     tbuf = np.empty(block_rows * block_cols, dtype=np.float32)            # the score tile
     xbuf = np.empty((min(block_rows, n), d), dtype=np.float32)            # fp32 upcasts of one block each
     ybuf = np.empty((min(block_cols, m), d), dtype=np.float32)
-    with tqdm(total=tiles, desc="kNN", unit="tile", disable=(not progress) if progress is not None else None,
-              leave=False) as bar:
+    with progress_bar(progress, total=tiles, desc="kNN", unit="tile", leave=False) as bar:
         for i0, xb in iter_blocks(x, block_rows):
             xb = _as_float32(xb, xbuf)                                # (bx, d)
             for j0, yb in iter_blocks(y, block_cols):
@@ -109,7 +108,7 @@ def _as_float32(block: np.ndarray, buf: np.ndarray) -> np.ndarray:
     return out
 
 
-_POOL = ThreadPoolExecutor(max_workers=max(1, min(4, os.cpu_count() or 1)))
+_POOL = ThreadPoolExecutor(max_workers=max(1, min(4, default_threads())))  # BISENT_THREADS, OMP_NUM_THREADS, ...
 _SUB = 256  # transpose in 256×256 sub-blocks: each fits in L2 cache
 
 

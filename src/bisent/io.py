@@ -15,6 +15,10 @@ import hashlib
 import io
 import lzma
 import os
+import secrets
+import shutil
+import stat
+import sys
 import tempfile
 from pathlib import Path
 from typing import IO, Iterator, NamedTuple
@@ -80,6 +84,9 @@ def line_problem(raw: bytes, *, max_bytes: int = MAX_LINE_BYTES, allow_tab: bool
         return "", f"not valid UTF-8 (byte 0x{raw[e.start]:02x} at column {e.start + 1})"
     if "\x00" in text:
         return "", "contains a NUL byte"
+    if "\r" in text:
+        return "", (f"contains a carriage return (CR) at column {text.index(chr(13)) + 1} that does not end the line: "
+                    f"lone-CR line endings are not line breaks here (convert them with tr '\\r' '\\n')")
     if not allow_tab and "\t" in text:
         return "", "contains a tab (a sentence may not hold tabs)"
     text = text.strip()
@@ -126,6 +133,7 @@ def read_lines(path, *, on_bad: str = "error", max_bytes: int = MAX_LINE_BYTES,
 def read_id_sentences(path, *, max_bytes: int = MAX_LINE_BYTES) -> Iterator[tuple[int, str, str]]:
     """Read a BUCC file (``id<TAB>sentence``); yield ``(lineno, id, sentence)``; errors name the line."""
     seen = False
+    first: dict[str, int] = {}
     for n, raw in iter_raw_lines(path):
         seen = True
         parts = raw.split(b"\t")
@@ -134,6 +142,9 @@ def read_id_sentences(path, *, max_bytes: int = MAX_LINE_BYTES) -> Iterator[tupl
         ident, problem = line_problem(parts[0], max_bytes=max_bytes)
         if problem:
             raise BisentError(f"{where(path, n)}: id: {problem}")
+        if ident in first:
+            raise BisentError(f"{where(path, n)}: duplicate id '{ident}' (first on line {first[ident]})")
+        first[ident] = n
         text, problem = line_problem(parts[1], max_bytes=max_bytes)
         if problem:
             raise BisentError(f"{where(path, n)}: {problem}")
@@ -149,6 +160,9 @@ def read_tsv(path, ncols: int) -> Iterator[tuple[int, list[str]]]:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as e:
             raise BisentError(f"{where(path, n)}: not valid UTF-8 (byte 0x{raw[e.start]:02x} at column {e.start + 1})") from None
+        if "\r" in text:
+            raise BisentError(f"{where(path, n)}: contains a carriage return (CR) that does not end the line "
+                              f"(lone-CR line endings are not line breaks here)")
         cols = text.split("\t")
         if len(cols) != ncols:
             raise BisentError(f"{where(path, n)}: expected {ncols} tab-separated columns, found {len(cols)}")
@@ -169,22 +183,222 @@ def atomic_write(path, mode: str = "w", encoding: str = "utf-8"):
     """Open a temp file beside ``path``; on success rename it into place, on error remove it.
 
     ``.gz`` / ``.xz`` names are compressed. Readers never see a half-written file.
+    The temp file is created exclusively without following links (:func:`open_exclusive`)
+    with the permissions of any new file (0666 less the umask, applied by the kernel).
+    ``path == "-"`` writes to standard output instead.
     """
+    binary = "b" in mode
+    if str(path) == STDIO:
+        out = sys.stdout.buffer
+        f = out if binary else io.TextIOWrapper(out, encoding=encoding, newline="\n", write_through=True)
+        try:
+            yield f
+            f.flush()
+        finally:
+            if not binary:
+                f.detach()  # leave sys.stdout open
+        return
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; the result should look like any new file
-    binary = "b" in mode
+    while True:
+        tmp = path.parent / f".{path.name}.{secrets.token_hex(4)}.tmp"
+        try:
+            raw = open_exclusive(tmp)
+            break
+        except FileExistsError:
+            continue
     try:
-        raw = open_binary(tmp, "wb", like=path)
-        f = raw if binary else io.TextIOWrapper(raw, encoding=encoding, newline="\n")
-        with f:
-            yield f
+        with raw:
+            stream = open_binary(raw, "wb", like=path)  # the compressor over the exclusively created file
+            f = stream if binary else io.TextIOWrapper(stream, encoding=encoding, newline="\n")
+            with f:
+                yield f
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+# ---------------------------------------------------------------------------
+# State folders and partial files: created without following links
+# ---------------------------------------------------------------------------
+
+#: The name that means standard input / output on the command line.
+STDIO = "-"
+
+
+def open_exclusive(path, mode: str = "wb") -> IO[bytes]:
+    """Create ``path`` and open it for writing; fail if anything (a file, a link) is already there.
+
+    ``O_CREAT | O_EXCL | O_NOFOLLOW``: a planted symlink is never followed, an
+    existing file never truncated. Permissions are 0666 less the process umask
+    (applied by the kernel: the umask itself is never read or changed).
+    """
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0), 0o666)
+    return os.fdopen(fd, mode)
+
+
+def open_append(path) -> IO[bytes]:
+    """Open ``path`` for appending (created if missing) without following a link in its place."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0), 0o666)
+    return os.fdopen(fd, "ab")
+
+
+def open_existing(path, mode: str = "r+b") -> IO[bytes]:
+    """Open a regular file bisent made earlier (a partial output being resumed), refusing a link."""
+    flags = os.O_RDWR if "+" in mode or "w" in mode else os.O_RDONLY
+    try:
+        fd = os.open(path, flags | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+    except OSError as e:
+        if e.errno == 40:  # ELOOP: the name is a symlink
+            raise BisentError(f"{path}: is a symbolic link, not a file bisent made; refusing to follow it") from None
+        raise
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise BisentError(f"{path}: is not a regular file; refusing to use it")
+    return os.fdopen(fd, mode)
+
+
+def make_state_dir(path) -> Path:
+    """Create bisent's private folder ``path`` (its parent may be created), refusing a link or a non-folder there.
+
+    An existing real folder is kept (a resumed run). A symlink in its place is
+    never followed: files are later written and deleted inside the folder.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.mkdir(path, 0o777)
+    except FileExistsError:
+        pass
+    st = os.lstat(path)
+    if stat.S_ISLNK(st.st_mode):
+        raise BisentError(f"{path}: is a symbolic link; bisent keeps its state there and will not follow a link "
+                          f"(remove the link)")
+    if not stat.S_ISDIR(st.st_mode):
+        raise BisentError(f"{path}: exists and is not a folder (bisent keeps its state there; remove it)")
+    return path
+
+
+def make_temp_dir(parent, prefix: str, suffix: str = ".tmp") -> Path:
+    """A new, uniquely named folder in ``parent`` with the permissions of any new folder
+    (0777 less the umask, applied by the kernel; ``tempfile.mkdtemp`` would make it 0700)."""
+    while True:
+        path = Path(parent) / f"{prefix}{secrets.token_hex(4)}{suffix}"
+        try:
+            os.mkdir(path, 0o777)
+            return path
+        except FileExistsError:
+            continue
+
+
+def remove_tree(path) -> None:
+    """Remove ``path``: a link or file is unlinked (never its target), a folder removed without following links."""
+    path = Path(path)
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if stat.S_ISDIR(st.st_mode):
+        shutil.rmtree(path)  # rmtree never follows symlinks inside the tree (it unlinks them)
+    else:
+        os.unlink(path)
+
+
+def is_stdio(path) -> bool:
+    return str(path) == STDIO
+
+
+def same_file(a, b) -> bool:
+    """True when ``a`` and ``b`` name the same file (same inode, or the same real path if one does not exist yet)."""
+    if is_stdio(a) or is_stdio(b):
+        return False
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.realpath(a) == os.path.realpath(b)
+
+
+def check_paths(inputs: dict[str, object], outputs: dict[str, object]) -> None:
+    """Refuse, before any work, an output that is the same file as an input or another output,
+    and an output that cannot be written. ``inputs`` / ``outputs``: option name -> path (None: unused).
+
+    Outputs are probed by creating (and removing) an empty file in their folder,
+    the folder created as the command would.
+    """
+    ins = [(k, v) for k, v in inputs.items() if v is not None]
+    outs = [(k, v) for k, v in outputs.items() if v is not None]
+    for i, (name, out) in enumerate(outs):
+        for other, inp in ins:
+            if same_file(out, inp):
+                raise BisentError(f"{out}: {name} is the same file as {other} ({inp}); refusing to overwrite an input")
+        for other, out2 in outs[:i]:
+            if same_file(out, out2):
+                raise BisentError(f"{out}: {name} and {other} are the same file; give them different names")
+    for name, out in outs:
+        check_writable(out, name)
+
+
+def check_writable(path, what: str = "output") -> None:
+    """Raise a one-line error if a file cannot be written at ``path`` (the folder is created if missing)."""
+    if is_stdio(path):
+        return
+    path = Path(path)
+    if path.is_dir():
+        raise BisentError(f"{path}: {what} is a folder, expected a file name")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        probe = path.parent / f".{path.name}.{secrets.token_hex(4)}.probe"
+        open_exclusive(probe).close()
+        os.unlink(probe)
+    except OSError as e:
+        raise BisentError(f"{path}: cannot write {what} there ({e.strerror or e})") from None
+
+
+def check_writable_dir(path, what: str = "output folder") -> None:
+    """Raise a one-line error if the folder ``path`` cannot be created or written."""
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise BisentError(f"{path}: {what} exists and is not a folder")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        probe = path / f".probe.{secrets.token_hex(4)}"
+        open_exclusive(probe).close()
+        os.unlink(probe)
+    except OSError as e:
+        raise BisentError(f"{path}: cannot write {what} there ({e.strerror or e})") from None
+
+
+@contextlib.contextmanager
+def readable_file(path, folder=None) -> Iterator[Path]:
+    """Yield a path to a regular file holding the input at ``path``.
+
+    ``-`` (standard input), ``/dev/stdin``, a pipe or any other non-regular file
+    can be read only once, while bisent reads inputs more than once (checksum,
+    then lines); its bytes are copied to a temporary file (in ``folder``, or the
+    system's temp folder) that is removed afterwards. A regular file is used as is.
+    """
+    if not is_stdio(path):
+        p = check_readable(path)
+        if stat.S_ISREG(os.stat(p).st_mode):
+            yield p
+            return
+    src = sys.stdin.buffer if is_stdio(path) else None
+    suffix = "".join(s for s in Path(str(path)).suffixes[-1:] if s in (".gz", ".xz"))
+    fd, tmp = tempfile.mkstemp(prefix="bisent-stdin-", suffix=suffix, dir=folder)
+    shown = "<stdin>" if src is not None else str(path)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            if src is not None:
+                shutil.copyfileobj(src, out, 1 << 20)
+            else:
+                with open(path, "rb") as f:
+                    shutil.copyfileobj(f, out, 1 << 20)
+        try:
+            yield Path(tmp)
+        except BisentError as e:  # errors name the input as the user gave it, not the temporary copy
+            raise BisentError(str(e).replace(tmp, shown)) from None
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)

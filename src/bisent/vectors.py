@@ -8,7 +8,7 @@ Layout of a vectors folder::
 
 Every input line gets exactly one row, so row ``i`` is line ``i + 1``. A line
 that cannot be embedded (empty; and with ``on_bad="keep"`` also undecodable,
-NUL bytes, tabs, over-long) gets an all-zero row and an entry in the
+NUL bytes, tabs, lone CRs, over-long, or a non-finite vector from the encoder) gets an all-zero row and an entry in the
 manifest's ``rejected`` list with its line number and reason; mining never
 pairs a zero row. With ``on_bad="error"`` (the default) such a line other than
 an empty one stops the run with ``FILE:LINE: problem``.
@@ -29,16 +29,17 @@ from pathlib import Path
 from typing import Iterator
 
 import numpy as np
-from tqdm.auto import tqdm
 
 from .encoders.base import Encoder
-from .errors import BisentError
+from .errors import BisentError, where
 from .io import MAX_LINE_BYTES, atomic_write, check_readable, file_sha256, read_lines
+from .progress import progress_bar
 
 FORMAT = "bisent-vectors/1"
 MANIFEST = "manifest.json"
 PROGRESS = ".progress.json"
 SHARD_ROWS = 50_000
+NON_FINITE = "the encoder gave a non-finite (NaN or infinite) vector"
 
 
 def _shard_name(i: int) -> str:
@@ -211,18 +212,24 @@ def embed_file(input_path, lang: str, encoder: Encoder, out_dir, *, shard_rows: 
     lines = read_lines(input_path, on_bad=on_bad, max_bytes=max_bytes)
     lines = itertools.islice(lines, skip, None)
     rows_done = skip
-    with tqdm(desc=f"embed {input_path.name}", unit="line", initial=skip,
-              disable=(not progress) if progress is not None else None) as bar:
+    with progress_bar(progress, desc=f"embed {input_path.name}", unit="line", initial=skip) as bar:
         while True:
             chunk = list(itertools.islice(lines, shard_rows))
             if not chunk:
                 break
             ok = [i for i, ln in enumerate(chunk) if ln.problem is None]
             block = np.zeros((len(chunk), encoder.dim), dtype=np.float16)
+            problems = {i: ln.problem for i, ln in enumerate(chunk) if ln.problem}
             if ok:
                 vecs = encoder.encode([chunk[i].text for i in ok], lang, progress=False)
+                for j in np.flatnonzero(~np.isfinite(vecs).all(axis=1)):  # never a NaN row, silently or not
+                    lineno = chunk[ok[j]].lineno
+                    if on_bad == "error":
+                        raise BisentError(f"{where(input_path, lineno)}: {NON_FINITE} (a broken model?)")
+                    problems[ok[j]] = NON_FINITE
+                    vecs[j] = 0.0
                 block[ok] = vecs.astype(np.float16)
-            rejected += [{"line": ln.lineno, "reason": ln.problem} for ln in chunk if ln.problem]
+            rejected += [{"line": chunk[i].lineno, "reason": problems[i]} for i in sorted(problems)]
             name = _shard_name(len(done))
             digest = _save_npy_atomic(out / name, block)
             done.append({"file": name, "rows": len(chunk), "sha256": digest})

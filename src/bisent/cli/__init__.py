@@ -27,6 +27,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "train": ("train", "train", "Train an encoder from a recipe."),
     "filter": ("filter", "filter_cmd", "Filter a noisy src<TAB>tgt file with a YAML pipeline of steps."),
     "train-scorer": ("train_scorer", "train_scorer_cmd", "Train Kim et al.'s MLP similarity for filtering."),
+    "cache": ("cache", "cache_group", "Show or clear the persistent embedding cache."),
 }
 
 
@@ -64,8 +65,11 @@ def main(argv=None) -> int:
     except click.exceptions.Abort:
         click.echo("bisent: interrupted", err=True)
         return 130
-    except click.ClickException as e:
-        e.show()
+    except click.ClickException as e:  # a usage mistake: one line too, like every other error
+        if type(e).__name__ == "NoArgsIsHelpError":  # a bare `bisent`: the help, as before
+            e.show()
+            return e.exit_code
+        click.echo(f"bisent: error: {' '.join(e.format_message().split())}", err=True)
         return e.exit_code
     except KeyboardInterrupt:
         click.echo("bisent: interrupted", err=True)

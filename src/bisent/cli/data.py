@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import click
 
+from .options import FiniteFloat
+
 
 @click.group("data")
 def data_group():
@@ -33,7 +35,7 @@ def libreoffice(src: str, tgt: str, out_dir: str):
 @click.option("--tgt", default="de", show_default=True, help="Target language.")
 @click.option("--split", default="test", show_default=True, type=click.Choice(["train", "dev", "test"]),
               help="Documents to draw from.")
-@click.option("--gold-share", default=0.25, show_default=True, type=float,
+@click.option("--gold-share", default=0.25, show_default=True, type=FiniteFloat(min=0, max=1),
               help="Wanted fraction of each side that has a translation.")
 @click.option("--max-gold", type=click.IntRange(min=1), default=None, help="Cap on gold pairs (small demos).")
 @click.option("--seed", default=0, show_default=True, type=int, help="Document order and shuffling.")

@@ -7,7 +7,7 @@ import time
 import click
 
 from ..encoders import DEFAULT_ENCODER, REGISTRY, get_encoder
-from ..io import MAX_LINE_BYTES
+from ..io import MAX_LINE_BYTES, check_writable_dir, readable_file
 from ..vectors import SHARD_ROWS, embed_file
 
 
@@ -26,16 +26,18 @@ from ..vectors import SHARD_ROWS, embed_file
               help="Longest line accepted.")
 @click.option("--force", is_flag=True, help="Replace vectors already in the folder.")
 def embed(input_path, lang, encoder, out_dir, shard_rows, skip_bad, max_bytes, force):
-    """Embed a one-sentence-per-line file (plain, .gz, .xz) into fp16 shards; resumable.
+    """Embed a one-sentence-per-line file (plain, .gz, .xz; `-` for standard input) into fp16 shards; resumable.
 
     Every line gets a row (row i = line i+1). Empty lines get an all-zero row
     and are listed in manifest.json under "rejected"; other bad lines stop the
     run with FILE:LINE: problem unless --skip-bad.
     """
     t0 = time.perf_counter()
+    check_writable_dir(out_dir)
     enc = get_encoder(encoder)
-    shards = embed_file(input_path, lang, enc, out_dir, shard_rows=shard_rows,
-                        on_bad="keep" if skip_bad else "error", max_bytes=max_bytes, force=force, progress=None)
+    with readable_file(input_path, folder=out_dir) as path:  # `-`, /dev/stdin or a pipe: copied once
+        shards = embed_file(path, lang, enc, out_dir, shard_rows=shard_rows,
+                            on_bad="keep" if skip_bad else "error", max_bytes=max_bytes, force=force, progress=None)
     dt = time.perf_counter() - t0
     rej = len(shards.manifest.get("rejected", []))
     click.echo(f"{len(shards)} rows ({rej} rejected lines with zero rows) x {shards.dim} dims "

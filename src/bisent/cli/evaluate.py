@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import math
 
 import click
 
 from ..errors import BisentError
 from ..evaluate import best_threshold, bucc_prf
 from ..io import read_tsv
+from .options import FINITE
 
 
 @click.group("eval")
@@ -17,32 +19,55 @@ def eval_group():
 
 
 def read_mined(path) -> list[tuple[float, str, str]]:
-    """Read `score, src, tgt, src_id, tgt_id` rows written by `bisent mine` with ids."""
+    """Read `score, src, tgt, src_id, tgt_id` rows written by `bisent mine` with ids (scores finite)."""
     rows = []
     for n, cols in read_tsv(path, 5):
         try:
             score = float(cols[0])
         except ValueError:
             raise BisentError(f"{path}:{n}: score '{cols[0]}' is not a number") from None
+        if not math.isfinite(score):
+            raise BisentError(f"{path}:{n}: score '{cols[0]}' is not a finite number")
         rows.append((score, cols[3], cols[4]))
     return rows
+
+
+def read_gold(path, mined: list[tuple[float, str, str]], mined_path) -> tuple[set[tuple[str, str]], int]:
+    """Gold ``(src_id, tgt_id)`` pairs, and how many have an id that never occurs in the mined pairs.
+
+    An empty gold file, or one whose ids never occur in a non-empty mined file
+    (wrong file, or ids of another split), cannot mean anything: a one-line error.
+    """
+    gold = {(c[0], c[1]) for _, c in read_tsv(path, 2)}
+    if not gold:
+        raise BisentError(f"{path}: file is empty (no gold pairs)")
+    src_ids = {s for _, s, _ in mined}
+    tgt_ids = {t for _, _, t in mined}
+    unseen = sum(1 for s, t in gold if s not in src_ids or t not in tgt_ids)
+    if mined and not any(s in src_ids for s, _ in gold) and not any(t in tgt_ids for _, t in gold):
+        raise BisentError(f"{path}: none of its {len(gold)} gold pairs' ids occurs in {mined_path} "
+                          f"(ids of another file or split?)")
+    return gold, unseen
 
 
 @eval_group.command("bucc")
 @click.argument("mined", type=click.Path(dir_okay=False))
 @click.argument("gold", type=click.Path(dir_okay=False))
-@click.option("--threshold", type=float, default=None, help="Also report P/R/F1 at this threshold.")
+@click.option("--threshold", type=FINITE, default=None, help="Also report P/R/F1 at this threshold.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 def bucc(mined, gold, threshold, as_json):
     """Precision, recall, F1 of MINED (from `bisent mine --line-numbers` or BUCC input) against GOLD (src_id<TAB>tgt_id)."""
     pairs = read_mined(mined)
-    gold_pairs = {(c[0], c[1]) for _, c in read_tsv(gold, 2)}
+    gold_pairs, unseen = read_gold(gold, pairs, mined)
+    if unseen:
+        click.echo(f"bisent: warning: {unseen} of {len(gold_pairs)} gold pairs have an id that occurs in no "
+                   f"mined pair (they count as missed)", err=True)
     best = best_threshold(pairs, gold_pairs)
     out = {"best": best.as_dict()}
     if threshold is not None:
         out["at_threshold"] = bucc_prf(pairs, gold_pairs, threshold).as_dict()
     if as_json:
-        click.echo(json.dumps(out))
+        click.echo(json.dumps({**out, "gold_ids_unseen": unseen}))
         return
     for name, r in out.items():
         thr = "none" if r["threshold"] is None else f"{r['threshold']:.6f}"

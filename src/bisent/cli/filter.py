@@ -25,24 +25,41 @@ import click
 @click.option("--chunk-size", type=click.IntRange(1), default=10_000, show_default=True,
               help="Lines scored (and checkpointed) at a time.")
 @click.option("--no-resume", is_flag=True, help="Start over even if an unfinished run left a checkpoint.")
-@click.option("--progress/--no-progress", default=None, help="Show progress bars (default: on a terminal).")
+@click.option("--progress/--no-progress", default=None, help="Show progress bars (default: on a terminal; periodic lines otherwise).")
 def filter_cmd(pairs, src_lang, tgt_lang, config, kept, rejected, summary, encoder, chunk_size, no_resume,
                progress):
-    """Filter PAIRS (plain, .gz or .xz) into kept and rejected lines; print the summary as JSON.
+    """Filter PAIRS (plain, .gz or .xz; `-`: standard input) into kept and rejected lines (`-o -`: kept lines
+    to standard output); print the summary as JSON.
 
     Every input line ends up in exactly one output; bad rows (wrong column
     count, undecodable bytes, NUL, a side over 1 MB) are rejected with a
     bad_row:* reason. A killed run continues where it stopped when rerun.
     """
+    import shutil
     import sys
+    import tempfile
+    from pathlib import Path
 
+    from ..errors import BisentError
     from ..filtering import FilterPipeline, edit_config, filter_file
+    from ..io import check_paths, is_stdio, readable_file
 
+    for name, path in (("--rejected", rejected), ("--summary", summary)):
+        if is_stdio(path):
+            raise BisentError(f"{name} -: standard output is for the kept lines (-o -); give {name} a file name")
+    check_paths({"PAIRS": pairs, "--config": config}, {"--output": kept, "--rejected": rejected, "--summary": summary})
     pipe = config
     if encoder:
         pipe = FilterPipeline.from_config(edit_config(config, encoder=encoder), src_lang=src_lang,
                                           tgt_lang=tgt_lang, source=config)
-    show = sys.stderr.isatty() if progress is None else progress
-    result = filter_file(pairs, kept, rejected, src_lang, tgt_lang, pipe, summary_path=summary,
-                         chunk_size=chunk_size, resume=not no_resume, progress=show)
+    with readable_file(pairs) as in_path, tempfile.TemporaryDirectory(prefix="bisent-filter-") as tmp:
+        # kept lines to standard output: built in a temporary file (a killed run cannot resume), then copied
+        out = Path(tmp) / "kept.tsv" if is_stdio(kept) else kept
+        result = filter_file(in_path, out, rejected, src_lang, tgt_lang, pipe, summary_path=summary,
+                             chunk_size=chunk_size, resume=not no_resume and not is_stdio(kept), progress=progress)
+        result["input"], result["kept_file"] = pairs, kept
+        if is_stdio(kept):
+            with open(out, "rb") as f:
+                shutil.copyfileobj(f, sys.stdout.buffer)
+            sys.stdout.buffer.flush()
     click.echo(json.dumps({k: v for k, v in result.items() if k != "pipeline"}), err=True)

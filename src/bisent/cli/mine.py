@@ -8,8 +8,11 @@ import time
 import click
 
 from ..encoders import DEFAULT_ENCODER, get_encoder
+from ..errors import BisentError
+from ..io import check_paths, is_stdio, readable_file
 from ..mining import RETRIEVALS, mine_files
 from ..scoring import KINDS, MARGINS, Scorer
+from .options import FINITE
 
 
 @click.command()
@@ -25,8 +28,8 @@ from ..scoring import KINDS, MARGINS, Scorer
               help="Score instead of the margin: cosine, euclidean, csls (or a margin name).")
 @click.option("--retrieval", type=click.Choice(RETRIEVALS), default="max", show_default=True)
 @click.option("-k", "k", default=4, show_default=True, type=click.IntRange(1), help="Neighbourhood size.")
-@click.option("--threshold", type=float, default=None, help="Keep pairs scoring at least this.")
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="Output TSV.")
+@click.option("--threshold", type=FINITE, default=None, help="Keep pairs scoring at least this.")
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="Output TSV (`-`: standard output).")
 @click.option("--format", "fmt", type=click.Choice(["plain", "bucc"]), default="plain", show_default=True,
               help="plain: one sentence per line; bucc: id<TAB>sentence.")
 @click.option("--line-numbers", "with_ids", is_flag=True,
@@ -38,12 +41,18 @@ from ..scoring import KINDS, MARGINS, Scorer
               show_default=True, help="Exact blocked search or an approximate FAISS index.")
 def mine(src, tgt, src_lang, tgt_lang, encoder, margin, score, retrieval, k, threshold, output, fmt,
          with_ids, src_vectors, tgt_vectors, knn_method):
-    """Mine SRC against TGT; write `score<TAB>src<TAB>tgt` best first, duplicates removed."""
+    """Mine SRC against TGT (either may be `-`, standard input); write `score<TAB>src<TAB>tgt` best first,
+    duplicates removed."""
     t0 = time.perf_counter()
+    if is_stdio(src) and is_stdio(tgt):
+        raise BisentError("SRC and TGT cannot both be `-` (standard input)")
+    check_paths({"SRC": src, "TGT": tgt}, {"--output": output})
     enc = None if src_vectors else get_encoder(encoder)
     scorer = Scorer(score or margin, k, knn_method=knn_method)
-    summary = mine_files(src, tgt, src_lang, tgt_lang, enc, output, scorer=scorer, retrieval=retrieval,
-                         threshold=threshold, fmt=fmt, with_ids=with_ids, src_vectors=src_vectors,
-                         tgt_vectors=tgt_vectors, progress=None)
+    with readable_file(src) as src_file, readable_file(tgt) as tgt_file:  # `-` and pipes: copied once
+        summary = mine_files(src_file, tgt_file, src_lang, tgt_lang, enc, output, scorer=scorer,
+                             retrieval=retrieval, threshold=threshold, fmt=fmt, with_ids=with_ids,
+                             src_vectors=src_vectors, tgt_vectors=tgt_vectors, progress=None)
+    summary["src_file"], summary["tgt_file"] = src, tgt
     summary["seconds"] = round(time.perf_counter() - t0, 2)
     click.echo(json.dumps(summary), err=True)

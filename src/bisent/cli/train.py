@@ -7,6 +7,7 @@ import json
 import click
 
 from ..errors import BisentError
+from .options import FiniteFloat
 
 
 def _word_vectors(specs: tuple[str, ...]):
@@ -38,7 +39,7 @@ def _word_vectors(specs: tuple[str, ...]):
               help="Model directory to write (config.json, model.safetensors, tokenizer.model, checkpoint, log).")
 @click.option("--resume", is_flag=True, help="Continue the run whose checkpoint is in the output directory.")
 @click.option("--max-steps", type=click.IntRange(min=0), default=None, help="Override train.max_steps.")
-@click.option("--max-minutes", type=click.FloatRange(min=0), default=None,
+@click.option("--max-minutes", type=FiniteFloat(min=0), default=None,
               help="Stop (with a checkpoint) after this many minutes of this run.")
 @click.option("--threads", type=click.IntRange(min=1), default=None,
               help="CPU threads for torch (train.threads); 1 is often fastest on a busy machine.")
@@ -58,6 +59,9 @@ def train(recipe_path, train_specs, mono_specs, dev_specs, out_dir, resume, max_
     from ..training.loop import train as run_training
     from ..training.recipe import load_recipe, parse_override
 
+    from ..io import check_writable_dir
+
+    check_writable_dir(out_dir, "model directory")  # before any work, not after the training
     extra = dict(parse_override(o) for o in overrides)
     wv = _word_vectors(word_vectors)
     if wv is not None:

@@ -24,6 +24,7 @@ from typing import Iterator
 
 from ..cache import cache_dir
 from ..errors import BisentError
+from ..io import make_temp_dir
 
 #: Debian package names: lower-case letters, digits, + - . (at least 2 characters).
 PACKAGE_RE = re.compile(r"^[a-z0-9][a-z0-9+.-]+$")
@@ -53,20 +54,13 @@ def atomic_dir(path: Path, *, replace_names: frozenset[str] | None = None) -> It
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     _check_replaceable(path, replace_names)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
+    tmp = make_temp_dir(path.parent, f".{path.name}.")
     try:
-        os.chmod(tmp, 0o777 & ~_umask())  # mkdtemp makes 0700; the result should look like any new folder
         yield tmp
         _move_into_place(tmp, path, replace_names)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-
-
-def _umask() -> int:
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
 
 
 def _check_replaceable(path: Path, replace_names: frozenset[str] | None) -> None:

@@ -11,10 +11,10 @@ import os
 from typing import Iterable, Sequence
 
 import numpy as np
-from tqdm.auto import tqdm
 
 from ..errors import BisentError
 from ..langcodes import normalise_lang, supported
+from ..progress import progress_bar
 from .cache import EmbeddingCache
 
 
@@ -23,6 +23,11 @@ def l2_normalise(x: np.ndarray) -> np.ndarray:
     x = np.asarray(x, dtype=np.float32)
     norms = np.linalg.norm(x, axis=1, keepdims=True)
     return x / np.maximum(norms, 1e-12)
+
+
+def from_half(x: np.ndarray) -> np.ndarray:
+    """Rows stored as float16 (n, d), back as float32 unit rows: how cached and fresh rows are made equal."""
+    return l2_normalise(np.asarray(x, dtype=np.float32))
 
 
 class Encoder:
@@ -58,7 +63,10 @@ class Encoder:
 
         Identical sentences are embedded once; sentences already in the
         persistent cache are not embedded again (``cache=False`` or the
-        environment variable ``BISENT_NO_EMBED_CACHE=1`` turns it off).
+        environment variable ``BISENT_NO_EMBED_CACHE=1`` turns it off). With
+        the cache on, every row is rounded to float16 as the cache stores it,
+        then scaled back to unit length (so a cached row equals a fresh one
+        bit for bit); with it off rows are exact float32.
         Batches are grouped by length so padding stays small.
         """
         lang = self.check_lang(lang)
@@ -75,24 +83,25 @@ class Encoder:
         ckey = lang if self.lang_dependent else None
         if store is not None:
             found, cached = store.get(texts, ckey)
-            rows[found] = cached[found]
+            rows[found] = from_half(cached[found])
             todo = np.flatnonzero(~found)
         else:
             todo = np.arange(len(texts))
         if len(todo):
             order = todo[np.argsort([len(texts[i]) for i in todo], kind="stable")]
             bs = batch_size or self.batch_size
-            with tqdm(total=len(order), desc=f"embed {lang} ({self.name})", unit="sent",
-                      disable=(not progress) if progress is not None else None, leave=False) as bar:
+            with progress_bar(progress, total=len(order), desc=f"embed {lang} ({self.name})", unit="sent",
+                              leave=False) as bar:
                 for s in range(0, len(order), bs):
                     idx = order[s:s + bs]
                     batch = [texts[i] for i in idx]
                     vecs = l2_normalise(self.embed_batch(batch, lang))
                     if vecs.shape != (len(batch), self.dim):
                         raise RuntimeError(f"encoder {self.name} returned shape {vecs.shape}, expected {(len(batch), self.dim)}")
-                    rows[idx] = vecs
-                    if store is not None:
+                    if store is not None:  # as the cache stores them: a row is the same cached or fresh
                         store.put(batch, vecs, ckey)
+                        vecs = from_half(vecs.astype(np.float16))
+                    rows[idx] = vecs
                     bar.update(len(idx))
         out[:] = rows[inverse]
         return out

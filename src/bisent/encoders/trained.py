@@ -40,6 +40,10 @@ def read_config(model_dir) -> dict:
         raise BisentError(f"{path}: corrupt JSON ({e})") from None
     if not isinstance(config, dict) or "architecture" not in config:
         raise BisentError(f"{path}: no 'architecture' key")
+    if not isinstance(config["architecture"], str):
+        raise BisentError(f"{path}: 'architecture' must be a name, got {json.dumps(config['architecture'])}")
+    if "model" in config and not isinstance(config["model"], dict):
+        raise BisentError(f"{path}: 'model' must be an object of hyper-parameters")
     return config
 
 
@@ -52,7 +56,11 @@ def load_model_dir(model_dir) -> Encoder:
         _import_architectures()
     if arch not in ARCHITECTURES:
         raise BisentError(f"{model_dir / 'config.json'}: unknown architecture '{arch}' (known: {', '.join(sorted(ARCHITECTURES)) or 'none'})")
-    return ARCHITECTURES[arch](model_dir, config)
+    try:
+        return ARCHITECTURES[arch](model_dir, config)
+    except (TypeError, ValueError, KeyError) as e:  # a hand-edited config.json: one line, never a traceback
+        what = f"no key {e}" if isinstance(e, KeyError) else " ".join(str(e).split())
+        raise BisentError(f"{model_dir / 'config.json'}: not a valid '{arch}' model: {what}") from None
 
 
 def _import_architectures() -> None:

@@ -19,10 +19,11 @@ from pathlib import Path
 from typing import IO, Callable, Iterator, Sequence
 
 import numpy as np
-from tqdm.auto import tqdm
 
 from ..errors import BisentError
-from ..io import atomic_write, check_readable, compress_like as _compress, open_binary
+from ..io import (atomic_write, check_readable, compress_like as _compress, make_state_dir, open_binary,
+                  open_exclusive, open_existing, remove_tree)
+from ..progress import progress_bar
 from .params import check_number
 from .pipeline import FilterPipeline, as_pipeline
 from .records import RECORD, Pair, Value, rejected_line
@@ -47,6 +48,9 @@ def parse_row(raw: bytes, max_side_bytes: int = MAX_SIDE_BYTES) -> tuple[Pair | 
     nul = line.find(b"\x00")
     if nul >= 0:
         return None, "bad_row:nul", float(nul + 1)
+    cr = line.find(b"\r")
+    if cr >= 0:  # a lone CR is not a line break: never merge what may be several lines (README)
+        return None, "bad_row:cr", float(cr + 1)
     cols = line.split(b"\t")
     if len(cols) != 2:
         return None, "bad_row:columns", float(len(cols))
@@ -78,7 +82,9 @@ class _Partial:
         if size and (not self.path.exists() or self.path.stat().st_size < size):
             raise BisentError(f"{self.path}: partial output is missing or shorter than its checkpoint; "
                               f"start over with resume=False")
-        self.f = open(self.path, "r+b" if size else "wb")
+        if not size:
+            remove_tree(self.path)
+        self.f = open_existing(self.path) if size else open_exclusive(self.path)  # never through a planted link
         self.f.truncate(size)
         self.f.seek(size)
 
@@ -108,8 +114,7 @@ class _Partial:
 
     def remove(self) -> None:
         self.close()
-        with contextlib.suppress(FileNotFoundError):
-            self.path.unlink()
+        remove_tree(self.path)
 
 
 def _fingerprint(in_path: Path, pipeline: FilterPipeline, src_lang, tgt_lang, max_side_bytes,
@@ -129,12 +134,12 @@ def _write_json(path: Path, data: dict) -> None:
 
 def filter_file(in_tsv, out_kept, out_rejected, src_lang: str, tgt_lang: str, config,
                 summary_path=None, *, chunk_size: int = 10_000, max_side_bytes: int = MAX_SIDE_BYTES,
-                resume: bool = True, progress: bool = True) -> dict:
+                resume: bool = True, progress: bool | None = True) -> dict:
     """Filter a ``src<TAB>tgt`` file (plain, .gz or .xz) into kept and rejected files; return the summary.
 
     - kept lines are written byte for byte as they were read;
     - rejected lines as ``lineno<TAB>reason<TAB>score<TAB>original line`` (bad bytes
-      and NULs shown as ``\\xNN``); reasons are step names, ``bad_row:nul|columns|
+      and NULs shown as ``\\xNN``); reasons are step names, ``bad_row:nul|cr|columns|
       too_long|utf8`` (score: byte column, column count, side bytes) or ``select:<mode>``;
     - outputs ending in ``.gz`` / ``.xz`` are compressed;
     - the summary (also written to ``summary_path`` as JSON) counts lines per reason;
@@ -169,6 +174,7 @@ def filter_file(in_tsv, out_kept, out_rejected, src_lang: str, tgt_lang: str, co
     state_path = state_dir / "state.json"
     fp = _fingerprint(in_path, pipeline, src_lang, tgt_lang, max_side_bytes, [out_kept, out_rejected])
 
+    make_state_dir(state_dir)  # refuses a link planted in its place before anything is read or removed there
     state = None
     if resume and state_path.exists():
         try:
@@ -181,10 +187,8 @@ def filter_file(in_tsv, out_kept, out_rejected, src_lang: str, tgt_lang: str, co
     if state is None:
         for p in (kept_p, rej_p, rec_p):
             p.remove()
-        if state_dir.exists():
-            for f in state_dir.iterdir():
-                f.unlink()
-        state_dir.mkdir(parents=True, exist_ok=True)
+        for f in state_dir.iterdir():
+            remove_tree(f)
         state = {"version": STATE_VERSION, "fingerprint": fp, "phase": "scoring", "lines": 0, "offset": 0,
                  "kept": 0, "rejected_by": {}, "sizes": {"kept": 0, "rejected": 0, "records": 0},
                  "steps": {}, "seconds": 0.0}
@@ -243,9 +247,8 @@ def filter_file(in_tsv, out_kept, out_rejected, src_lang: str, tgt_lang: str, co
     if summary_path is not None:
         _write_json(Path(summary_path), summary)
     state_path.unlink()  # first: without it a rerun starts afresh rather than resuming a half-removed state
-    for f in state_dir.iterdir():
-        f.unlink()
-    state_dir.rmdir()
+    make_state_dir(state_dir)
+    remove_tree(state_dir)
     return summary
 
 
@@ -282,8 +285,8 @@ def _select(pipeline, kept_p: _Partial, rec_p: _Partial, rej_p: _Partial, progre
 def _reading(in_path: Path, what: str, progress: bool):
     """``(raw file, decompressed stream, byte progress bar)`` of the input; a read error is one line."""
     raw_file, stream = _open_input(in_path)
-    bar = tqdm(total=os.fstat(raw_file.fileno()).st_size, unit="B", unit_scale=True, desc=f"{what} {in_path.name}",
-               disable=not progress, leave=False)
+    bar = progress_bar(progress, total=os.fstat(raw_file.fileno()).st_size, unit="B", unit_scale=True,
+                       desc=f"{what} {in_path.name}", leave=False)
     try:
         with stream:
             yield raw_file, stream, bar

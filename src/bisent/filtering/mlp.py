@@ -23,7 +23,6 @@ tenth are kept. Training is deterministic for a seed (one torch thread unless
 from __future__ import annotations
 
 import json
-import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -85,7 +84,9 @@ class _Threads:
 
 
 def _default_threads() -> int:
-    return int(os.environ.get("BISENT_THREADS") or 1)
+    from ..threads import default_threads
+
+    return default_threads(fallback=1)
 
 
 @dataclass

@@ -11,7 +11,7 @@ def check_number(name: str, value: Any, *, low: float | None = None, high: float
                  integer: bool = False, low_open: bool = False) -> float:
     """Return ``value`` if it is a number (an int when ``integer``) within bounds, else raise ValueError."""
     ok = isinstance(value, (int, float)) and not isinstance(value, bool) and not (
-        isinstance(value, float) and math.isnan(value))
+        isinstance(value, float) and not math.isfinite(value))  # .nan and .inf are not settings
     if ok and integer and not (isinstance(value, int) or float(value).is_integer()):
         ok = False
     if ok and low is not None and (value < low or (low_open and value == low)):

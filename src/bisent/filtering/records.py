@@ -42,11 +42,11 @@ def format_value(value: Value | None) -> str:
 
 
 def show_line(raw: bytes) -> str:
-    """The original line as text for the rejected file: bad bytes and NULs as ``\\xNN`` escapes,
+    """The original line as text for the rejected file: bad bytes and NULs as ``\\xNN`` escapes, lone CRs as ``\\r``,
     a final CR (of a CRLF file) dropped."""
     if raw.endswith(b"\r"):
         raw = raw[:-1]
-    return raw.decode("utf-8", errors="backslashreplace").replace("\x00", "\\x00")
+    return raw.decode("utf-8", errors="backslashreplace").replace("\x00", "\\x00").replace("\r", "\\r")
 
 
 def rejected_line(lineno: int, reason: str, value: Value | None, raw: bytes) -> bytes:

@@ -24,6 +24,7 @@ from typing import Iterable, Iterator
 
 import numpy as np
 
+from ..io import open_append, open_existing
 from ..langcodes import base_lang
 from .params import check_bool, check_choice, check_number
 from .records import Pair
@@ -103,7 +104,7 @@ class _Duplicates(Step):
     def save_state(self, directory: Path) -> dict:
         """Append the digests seen since the last save to ``NAME.seen``; the marker is its size."""
         path = self._state_file(directory)
-        with open(path, "ab") as f:
+        with open_append(path) as f:
             if self._pending:
                 f.write(np.asarray(self._pending, dtype="<u8").tobytes())
                 self._pending.clear()
@@ -114,7 +115,7 @@ class _Duplicates(Step):
     def load_state(self, directory: Path, marker: dict) -> None:
         path = Path(directory) / marker["file"]
         size = int(marker["bytes"])
-        with open(path, "r+b") as f:
+        with open_existing(path) as f:
             f.truncate(size)
             data = f.read(size)
         self._seen = set(np.frombuffer(data, dtype="<u8").tolist())

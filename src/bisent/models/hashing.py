@@ -106,15 +106,26 @@ class HashConfig:
     def to_dict(self) -> dict:
         return asdict(self)
 
+    def check(self) -> None:
+        """Raise ``ValueError`` naming the first key that is not a valid setting."""
+        for key, low in (("buckets", 2), ("n_min", 1), ("n_max", 0), ("word_ngrams", 0), ("max_tokens", 1)):
+            v = getattr(self, key)
+            if isinstance(v, bool) or not isinstance(v, int) or v < low:
+                raise ValueError(f"'{key}' must be a whole number >= {low}, got {v!r}")
+        if self.buckets >= 2 ** 32:
+            raise ValueError(f"'buckets' must be below 2**32, got {self.buckets}")
+        if self.n_max < self.n_min - 1:
+            raise ValueError(f"'n_max' ({self.n_max}) must be at least 'n_min' - 1 ({self.n_min - 1})")
+        if not isinstance(self.lowercase, bool):
+            raise ValueError(f"'lowercase' must be true or false, got {self.lowercase!r}")
+
 
 class HashFeaturizer:
     """Sentences -> hashed feature ids (see the module docstring)."""
 
     def __init__(self, config: HashConfig | None = None, **kw):
         self.config = config or HashConfig(**kw)
-        c = self.config
-        if not 2 <= c.buckets < 2 ** 32 or c.n_min < 1 or c.n_max < c.n_min - 1 or c.word_ngrams < 0 or c.max_tokens < 1:
-            raise ValueError(f"bad hashing configuration {c}")
+        self.config.check()
 
     def tokenize(self, texts: list[str]) -> list[list[str]]:
         """Tokens per text: ``\\w+`` runs and single punctuation marks, lower-cased if configured."""

@@ -9,6 +9,7 @@ run, or another student reads the rows back from the cache.
 
 from __future__ import annotations
 
+import sys
 import time
 
 import numpy as np
@@ -22,7 +23,9 @@ def teacher_embeddings(teacher: str | Encoder, sentences: list[str], lang: str, 
     """``(n, D)`` float32 unit rows of ``sentences`` in ``lang`` under ``teacher``, and a report.
 
     The report says how many distinct sentences there were, how many the
-    cache already held, and the seconds spent, for the training log.
+    cache already held, and the seconds spent, for the training log. While
+    it works, a bar (terminal) or a line every few seconds (log file) shows
+    progress (:mod:`bisent.progress`).
     """
     enc = get_encoder(teacher)
     try:
@@ -32,6 +35,9 @@ def teacher_embeddings(teacher: str | Encoder, sentences: list[str], lang: str, 
     uniq = list(dict.fromkeys(sentences))
     cached = _cached_count(enc, uniq, lang)
     t0 = time.monotonic()
+    if progress is not False and len(uniq) > cached:  # a phase of minutes: say so, then progress (bar or lines)
+        print(f"teacher {enc.name}: embedding {len(uniq) - cached} {lang} sentences "
+              f"({cached} of {len(uniq)} from the cache)", file=sys.stderr, flush=True)
     vecs = enc.encode(sentences, lang, batch_size=batch_size, progress=progress)
     report = {"teacher": enc.name, "teacher_id": enc.id, "lang": lang, "sentences": len(uniq),
               "from_cache": cached, "seconds": round(time.monotonic() - t0, 1)}

@@ -1,0 +1,40 @@
+"""``bisent cache info|clear``: the persistent embedding cache (one SQLite file per encoder)."""
+
+from __future__ import annotations
+
+import click
+
+
+@click.group("cache")
+def cache_group():
+    """Show or clear the embedding cache ($BISENT_EMBED_CACHE, else $BISENT_CACHE/embeddings).
+
+    Rows are stored as float16; each encoder's file is capped at BISENT_CACHE_MAX_MB
+    megabytes (default 4096), the oldest entries evicted first.
+    """
+
+
+@cache_group.command("info")
+def info():
+    """One line per encoder file: entries, size on disk; then the folder and the cap."""
+    from ..encoders.cache import cache_files, cache_folder, file_info, max_bytes
+
+    total = 0
+    for path in cache_files():
+        i = file_info(path)
+        total += i["bytes"]
+        detail = f"error: {i['error']}" if "error" in i else \
+            f"{i['entries']:>10d} entries  {i['used_bytes'] / 1e6:9.1f} MB in use"
+        click.echo(f"{i['file']:60s} {i['bytes'] / 1e6:9.1f} MB  {detail}")
+    click.echo(f"{cache_folder()}: {total / 1e6:.1f} MB in all; cap {max_bytes() / 1e6:.0f} MB per encoder "
+               f"(BISENT_CACHE_MAX_MB), oldest entries evicted first")
+
+
+@cache_group.command("clear")
+@click.option("--encoder", "pattern", default=None, help="Only the files whose name holds this text.")
+def clear(pattern):
+    """Remove the cache files (all, or those of one encoder); rows are re-embedded when next needed."""
+    from ..encoders.cache import clear as clear_files
+
+    gone = clear_files(pattern)
+    click.echo(f"removed {len(gone)} cache file(s)", err=True)

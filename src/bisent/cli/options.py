@@ -1,0 +1,32 @@
+"""Option types shared by the commands: numbers that must be finite (``nan`` and ``inf`` are refused)."""
+
+from __future__ import annotations
+
+import math
+
+import click
+
+
+class FiniteFloat(click.ParamType):
+    """A float option that refuses ``nan`` and ``inf`` (Python's ``float()`` accepts both), with bounds."""
+
+    name = "float"
+
+    def __init__(self, min: float | None = None, max: float | None = None):
+        self.min, self.max = min, max
+
+    def convert(self, value, param, ctx):
+        try:
+            x = float(value)
+        except (TypeError, ValueError):
+            self.fail(f"{value!r} is not a number", param, ctx)
+        if not math.isfinite(x):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        if self.min is not None and x < self.min:
+            self.fail(f"{value!r} is below the minimum {self.min:g}", param, ctx)
+        if self.max is not None and x > self.max:
+            self.fail(f"{value!r} is above the maximum {self.max:g}", param, ctx)
+        return x
+
+
+FINITE = FiniteFloat()
