@@ -329,8 +329,8 @@ def encode_fp16(encoder: Encoder, texts: list[str], lang: str, *, chunk: int = E
     makes them identical), without ever holding all of them in float32.
     """
     out = np.zeros((len(texts), encoder.dim), dtype=np.float16)
-    with tqdm(total=len(texts), desc=f"embed {lang} ({encoder.name})", unit="sent", leave=False,
-              disable=(not progress) if progress is not None else None) as bar:
+    with progress_bar(progress, total=len(texts), desc=f"embed {lang} ({encoder.name})", unit="sent",
+                      leave=False) as bar:
         for s in range(0, len(texts), chunk):
             out[s:s + chunk] = encoder.encode(texts[s:s + chunk], lang, progress=False)
             bar.update(min(chunk, len(texts) - s))
