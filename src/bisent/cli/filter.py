@@ -26,8 +26,12 @@ import click
               help="Lines scored (and checkpointed) at a time.")
 @click.option("--no-resume", is_flag=True, help="Start over even if an unfinished run left a checkpoint.")
 @click.option("--progress/--no-progress", default=None, help="Show progress bars (default: on a terminal).")
+@click.option("--report", type=click.Path(dir_okay=False), default=None,
+              help="Also write this HTML report (and KEPT.report.json: scores, samples, calibration).")
+@click.option("--precision", type=click.FloatRange(0, 1), default=None,
+              help="Keep only pairs above the score step's threshold whose precision, estimated without gold, is this.")
 def filter_cmd(pairs, src_lang, tgt_lang, config, kept, rejected, summary, encoder, chunk_size, no_resume,
-               progress):
+               progress, report, precision):
     """Filter PAIRS (plain, .gz or .xz) into kept and rejected lines; print the summary as JSON.
 
     Every input line ends up in exactly one output; bad rows (wrong column
@@ -43,4 +47,8 @@ def filter_cmd(pairs, src_lang, tgt_lang, config, kept, rejected, summary, encod
     show = sys.stderr.isatty() if progress is None else progress
     result = filter_file(pairs, kept, rejected, src_lang, tgt_lang, pipe, summary_path=summary,
                          chunk_size=chunk_size, resume=not no_resume, progress=show)
+    if report or precision is not None:
+        from ..report import finish_filter
+        result.update(finish_filter(pairs, kept, rejected, result, pipe, src_lang, tgt_lang, precision=precision,
+                                    report=report, summary_path=summary, params={"config": config, "encoder": encoder}))
     click.echo(json.dumps({k: v for k, v in result.items() if k != "pipeline"}), err=True)
