@@ -75,7 +75,10 @@ def calibrate(scores: Sequence[float], negatives: Sequence[float], *, grid: Sequ
     by maximum likelihood from ``shifts`` (default: ±8 % of the negatives'
     spread in 25 steps; synthetic negatives sit a little off the real ones);
     ``f1``: a Gaussian; ``pi0`` by EM. The observed scores are binned
-    (``bins``), so a million scores cost what a thousand do.
+    (``bins``), so a million scores cost what a thousand do. The true pairs'
+    mean is kept at least one spread above the negatives' median: otherwise the
+    Gaussian can take over a share of the false pairs (a run with no true pair
+    at all would be told that half its pairs are right).
     """
     s = np.asarray(scores, dtype=np.float64)
     s = np.sort(s[np.isfinite(s)])
@@ -90,6 +93,7 @@ def calibrate(scores: Sequence[float], negatives: Sequence[float], *, grid: Sequ
         neg = rng.choice(neg, 5000, replace=False)
     spread = float(neg.std()) or 1e-3
     bw = 1.06 * spread * len(neg) ** -0.2
+    floor1 = float(np.median(neg)) + spread      # true pairs score above most false ones (see below)
     lo = min(s[0], neg.min()) - 4 * spread
     hi = max(s[-1], neg.max()) + 4 * spread
     fine = np.linspace(lo, hi, 2001)                                    # (2001,) where f0 lives
@@ -105,7 +109,7 @@ def calibrate(scores: Sequence[float], negatives: Sequence[float], *, grid: Sequ
     best = None
     for d in shifts:
         p0 = np.interp(centres - d, fine, pdf0)
-        pi0, m1, s1 = 0.5, float(np.average(centres, weights=w)), float(s.std()) or spread
+        pi0, m1, s1 = 0.5, max(float(np.average(centres, weights=w)), floor1 + d), float(s.std()) or spread
         for _ in range(iters):
             p1 = _normal_pdf(centres, m1, s1)
             r = pi0 * p0 / np.maximum(pi0 * p0 + (1 - pi0) * p1, 1e-300)   # responsibility of f0 per bin
@@ -113,7 +117,7 @@ def calibrate(scores: Sequence[float], negatives: Sequence[float], *, grid: Sequ
             w1 = w * (1 - r)
             if w1.sum() <= 1e-9:
                 break
-            m1 = float(np.sum(w1 * centres) / w1.sum())
+            m1 = max(float(np.sum(w1 * centres) / w1.sum()), floor1 + d)
             s1 = max(float(np.sqrt(np.sum(w1 * (centres - m1) ** 2) / w1.sum())), bw)
         ll = float(np.sum(w * np.log(np.maximum(pi0 * p0 + (1 - pi0) * _normal_pdf(centres, m1, s1), 1e-300))))
         if best is None or ll > best[0]:

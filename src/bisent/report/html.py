@@ -96,10 +96,10 @@ def _calibration(rec: dict, xlabel: str) -> str:
             + text + _kv(facts)
     y = rec.get("yield") or {}
     svg = plots.precision_yield(y.get("thresholds", []), [], y.get("kept", []), title="Yield against the threshold",
-                                xlabel=xlabel, threshold=th) if y.get("thresholds") else ""
-    note = ("<p class=muted>No calibration in this record: rerun with <code>--report</code> (and "
-            "<code>--precision P</code> to set the threshold from it).</p>")
-    return (_fig(svg, "Pairs kept against the threshold.") if svg else "") + note
+                                xlabel=xlabel, threshold=th)
+    note = ("<p class=muted>No calibration in this record: it needs the run itself (rerun with <code>--report</code>, "
+            "and <code>--precision P</code> to set the threshold from it) and at least two scores.</p>")
+    return _fig(svg, "Pairs kept against the threshold.") + note
 
 
 def _explanations(rec: dict) -> str:

@@ -215,12 +215,13 @@ def records_from_folder(run_dir) -> list[tuple[str, dict]]:
                 raise BisentError(f"{f}: not a bisent run record (no kind mining/filter)")
             out.append((f.name[:-len(SUFFIX)], rec))
             covered.add(f.name[:-len(SUFFIX)])
-    for f in files:
-        if f.name.endswith(SUFFIX) or f.name in covered or not f.is_file():
-            continue
-        if f.suffix == ".json":
+    for f in files:   # filter summaries first: their kept and rejected files are not mined TSVs
+        if f.suffix == ".json" and not f.name.endswith(SUFFIX):
             summ = _load_json(f)
-            if "rejected_by" in summ and "rejected_file" in summ and Path(summ["kept_file"]).name not in covered:
+            if "rejected_by" in summ and "rejected_file" in summ:
+                covered.update({Path(summ["rejected_file"]).name, Path(summ.get("kept_file", "")).name})
+                if Path(summ.get("kept_file", "")).name + SUFFIX in {g.name for g in files}:
+                    continue
                 rej = Path(summ["rejected_file"])
                 rej = rej if rej.is_absolute() or rej.exists() else f.parent / rej.name
                 rejected = list(read_rejected(rej)) if rej.exists() else []
@@ -228,7 +229,10 @@ def records_from_folder(run_dir) -> list[tuple[str, dict]]:
                 last = steps[-1] if steps else {}
                 step = last.get("name") or last.get("type") if isinstance(last, dict) else None
                 out.append((f.stem, filter_record(summ, rejected, score_step=step)))
-        elif f.suffix in (".tsv", ".gz", ".xz") and _looks_mined(f):
+    for f in files:
+        if f.name.endswith(SUFFIX) or f.name in covered or not f.is_file():
+            continue
+        if f.suffix in (".tsv", ".gz", ".xz") and _looks_mined(f):
             scores, texts = read_mined(f)
             out.append((f.name, mining_record(scores, texts)))
     if p.is_dir() and not out:

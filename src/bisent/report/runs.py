@@ -173,7 +173,7 @@ def finish_filter(pairs_path, kept_path, rejected_path, summary: dict, config, s
     if len(observed) >= 2 and len(inputs) >= 2:
         neg, _ = filter_negatives(pipe, inputs, per_kind=per_kind)
         cal = calibrate(observed, neg) if len(neg) >= 10 else None
-    threshold = choose_threshold(cal, _step_min(summary, step.name), precision)
+    threshold = choose_threshold(cal, None if precision is not None else _step_min(summary, step.name), precision)
     if precision is not None:
         drop = kept_scores < threshold
         if drop.any():
