@@ -136,6 +136,17 @@ def explanation_html(ex: dict) -> str:
     return '<div class="box">' + "".join(parts) + "</div>"
 
 
+def _at_threshold(rec: dict) -> dict:
+    cal, th = rec.get("calibration"), rec.get("threshold")
+    out = {}
+    if rec.get("precision_target") is not None:
+        out["precision asked for"] = f"{100 * rec['precision_target']:.1f} %"
+    if cal and cal["thresholds"] and th is not None:
+        from .calibration import Calibration
+        out["estimated precision at the threshold (no gold)"] = f"{100 * Calibration(**cal).precision_at(th):.1f} %"
+    return out
+
+
 def record_html(name: str, rec: dict) -> str:
     kind = rec.get("kind")
     counts = rec.get("counts") or {}
@@ -146,21 +157,23 @@ def record_html(name: str, rec: dict) -> str:
         xlabel = "score of the retrieved pair"
         parts.append(_kv({"pairs retrieved (before the threshold)": f"{counts.get('retrieved', 0):,}",
                           "pairs kept (at or above the threshold)": f"{counts.get('kept', 0):,}",
-                          "threshold": th}))
+                          "threshold": th, **_at_threshold(rec)}))
         parts.append(_fig(plots.histogram(hist.get("edges", []), hist.get("series", {}), title="Scores of the retrieved pairs",
                                           xlabel=xlabel, threshold=th),
                           "Every pair the retrieval rule proposed, before the threshold, by how it was found "
                           "(" + "; ".join(f"{k}: {v}" for k, v in HOW.items()) + ")."))
-        dirs = {k: v for k, v in counts.items() if k not in ("retrieved", "kept")}
+        dirs = {k: v for k, v in counts.items() if k in HOW}
         if dirs:
-            parts.append(_fig(plots.bars(dirs, title="Pairs per retrieval direction"),
-                              "Counts per retrieval direction, all retrieved and kept at the threshold."))
+            kept = {k: counts[f"{k}, kept"] for k in dirs if f"{k}, kept" in counts} or None
+            parts.append(_fig(plots.bars(dirs, title="Pairs per retrieval direction", inner=kept,
+                                         labels=("retrieved", "kept at the threshold")),
+                              "Pairs retrieved per direction, and how many of them the threshold keeps."))
     else:
         xlabel = f"score of step '{rec.get('score_step')}'"
         s = rec.get("summary") or {}
         parts.append(_kv({"input lines": f"{s.get('lines', 0):,}", "kept": f"{s.get('kept', 0):,}",
                           "rejected": f"{s.get('rejected', 0):,}", "score step": rec.get("score_step"),
-                          "threshold": th}))
+                          "threshold": th, **_at_threshold(rec)}))
         parts.append(_fig(plots.bars(counts, title="Lines per outcome"),
                           "Kept lines and lines rejected per reason (the step that rejected them)."))
         parts.append(_fig(plots.histogram(hist.get("edges", []), hist.get("series", {}), title="Scores at the score step",
@@ -170,7 +183,7 @@ def record_html(name: str, rec: dict) -> str:
             parts.append(_fig(plots.histogram(h["edges"], h["series"], title=f"Scores of the lines rejected by '{reason}'",
                                               xlabel=f"value of step '{reason}'"), f"What step '{reason}' measured "
                                                                                    f"on the lines it rejected."))
-    parts.append(_calibration(rec, xlabel))
+    parts.insert(3, _calibration(rec, xlabel))   # the answer first: precision and yield against the threshold
     parts.append("<h3>Samples per score band</h3>" + _samples(rec))
     for reason, rows in (rec.get("rejected_samples") or {}).items():
         body = "".join(f"<tr><td class=num>{_fmt(r['score'])}</td><td>{_e(r['src'])}</td><td>{_e(r['tgt'])}</td></tr>"

@@ -99,18 +99,25 @@ def precision_yield(thresholds, precision, kept, *, title: str, xlabel: str, thr
     return _svg(fig, title)
 
 
-def bars(counts: dict[str, int], *, title: str) -> str:
-    """Horizontal bars of named counts (reasons, retrieval directions), largest first."""
+def bars(counts: dict[str, int], *, title: str, inner: dict[str, int] | None = None,
+         labels: tuple[str, str] = ("all", "kept")) -> str:
+    """Horizontal bars of named counts (reasons, retrieval directions), largest first; ``inner``
+    (e.g. the pairs kept at the threshold) is drawn inside each bar."""
     plt = _plt()
     items = sorted(counts.items(), key=lambda kv: -kv[1])
-    fig, ax = plt.subplots(figsize=(7.5, 0.6 + 0.28 * max(1, len(items))))
+    fig, ax = plt.subplots(figsize=(7.5, 0.6 + 0.3 * max(1, len(items))))
     if items:
         names = [k for k, _ in items][::-1]
         vals = [v for _, v in items][::-1]
-        ax.barh(names, vals, color=COLOURS[0])
+        ax.barh(names, vals, color=COLOURS[0], label=labels[0] if inner else None)
+        if inner:
+            ivals = [inner.get(k, 0) for k in names]
+            ax.barh(names, ivals, height=0.45, color=COLOURS[1], label=labels[1])
+            ax.legend(frameon=False, fontsize=8, loc="lower right")
         for y, v in enumerate(vals):
-            ax.annotate(f"{v:,}", (v, y), xytext=(3, 0), textcoords="offset points", va="center", fontsize=8)
-        ax.set_xlim(0, max(vals) * 1.15 or 1)
+            text = f"{v:,}" if not inner else f"{inner.get(names[y], 0):,} of {v:,}"
+            ax.annotate(text, (v, y), xytext=(3, 0), textcoords="offset points", va="center", fontsize=8)
+        ax.set_xlim(0, max(vals) * 1.2 or 1)
     else:
         ax.text(0.5, 0.5, "nothing to count", ha="center", va="center", transform=ax.transAxes)
     ax.set_title(title, loc="left", fontsize=10)

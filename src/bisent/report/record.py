@@ -134,7 +134,8 @@ def mining_record(scores: np.ndarray, texts: Sequence[tuple[str, str]], *, thres
     """
     scores = np.asarray(scores, dtype=np.float64)
     if directions is not None and len(scores):
-        names = sorted(set(directions.tolist()))
+        order = ("both ways", "forward only", "backward only")
+        names = sorted(set(directions.tolist()), key=lambda d: (order.index(d) if d in order else 9, d))
         hist = binned({d: scores[directions == d] for d in names})
         counts = {d: int((directions == d).sum()) for d in names}
         if threshold is not None:

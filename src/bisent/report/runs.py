@@ -78,38 +78,49 @@ def choose_threshold(cal, threshold: float | None, precision: float | None) -> f
 
 
 def finish_mining(recorder: RecordingScorer, src_path, tgt_path, output, *, fmt: str = "plain", retrieval: str = "max",
-                  threshold: float | None = None, precision: float | None = None, report=None, params=None,
-                  explain: int = 3) -> dict:
+                  threshold: float | None = None, precision: float | None = None, report=None, params=None) -> dict:
     """Calibrate, threshold and report a run mined (without threshold) into ``output``; returns summary fields."""
     from ..mining import read_collection, unique_rows
 
-    cands = recorder.cands_
-    ps, pt, sc = _mined_pairs(cands, retrieval)
     scores, texts = rec_mod.read_mined(output)
-    if len(scores) != len(sc) or not np.allclose(scores, sc, atol=2e-6):
-        raise RuntimeError("the mined output does not match the recorded candidates")
-    cal = None
-    if len(sc) >= 2:
-        neg = mining_negatives(cands, recorder.kind, ps, pt, sc)
-        cal = calibrate(sc, neg) if len(neg) >= 10 else None
-    threshold = choose_threshold(cal, threshold, precision)
-    kept = int((sc >= threshold).sum()) if threshold is not None else len(sc)
-    if kept < len(sc):
-        _keep_prefix(output, kept)
-    dirs = directions(cands, ps, pt) if len(ps) else None
     src_u = unique_rows(read_collection(src_path, fmt)[0])[0]
     tgt_u = unique_rows(read_collection(tgt_path, fmt)[0])[0]
-    explanations = [_explain_mined(cands, int(ps[i]), int(pt[i]), src_u, tgt_u)
-                    for i in _near(sc, threshold, explain)]
-    record = rec_mod.mining_record(sc, texts, threshold=threshold, directions=dirs, calibration=cal,
-                                   params=params, explanations=explanations, precision_target=precision,
-                                   summary={"pairs": kept, "output": str(output)})
+    record, cal = mining_report(recorder, scores, texts, src_u, tgt_u, retrieval=retrieval, threshold=threshold,
+                                precision=precision, params=params)
+    threshold, kept = record["threshold"], record["counts"]["kept"]
+    if kept < len(scores):
+        _keep_prefix(output, kept)
+    record["summary"] = {"pairs": kept, "output": str(output)}
     out = {"pairs": kept, "threshold": threshold,
            "estimated_precision": None if cal is None or threshold is None else round(cal.precision_at(threshold), 4)}
     out["record"] = str(rec_mod.write_record(record, f"{output}{rec_mod.SUFFIX}"))
     if report:
         out["report"] = str(render([(Path(output).name, record)], report, title=f"bisent mine: {Path(output).name}"))
     return out
+
+
+def mining_report(recorder: RecordingScorer, scores, texts, src_texts, tgt_texts, *, retrieval: str = "max",
+                  threshold: float | None = None, precision: float | None = None, params=None, explain: int = 3):
+    """The record (and calibration) of a mining run from its recorded candidates.
+
+    ``scores``/``texts``: the mined pairs before the threshold, best first, as
+    written; ``src_texts``/``tgt_texts``: the rows the candidates index.
+    """
+    cands = recorder.cands_
+    ps, pt, sc = _mined_pairs(cands, retrieval)
+    if len(scores) != len(sc) or not np.allclose(scores, sc, atol=2e-6):
+        raise RuntimeError("the mined pairs do not match the recorded candidates")
+    cal = None
+    if len(sc) >= 2:
+        neg = mining_negatives(cands, recorder.kind, ps, pt, sc)
+        cal = calibrate(sc, neg) if len(neg) >= 10 else None
+    threshold = choose_threshold(cal, threshold, precision)
+    dirs = directions(cands, ps, pt) if len(ps) else None
+    explanations = [_explain_mined(cands, int(ps[i]), int(pt[i]), src_texts, tgt_texts)
+                    for i in _near(sc, threshold, explain)]
+    record = rec_mod.mining_record(sc, texts, threshold=threshold, directions=dirs, calibration=cal, params=params,
+                                   explanations=explanations, precision_target=precision)
+    return record, cal
 
 
 def _near(scores: np.ndarray, threshold: float | None, n: int) -> list[int]:
