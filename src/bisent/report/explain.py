@@ -63,7 +63,9 @@ def filter_decision(pipeline, src: str, tgt: str) -> dict:
     for step in pipeline.steps:
         value = pipeline._score(step, [(src, tgt)])[0]
         ok = step.keep(value)
-        steps.append(f"{step.name}={round(value, 4) if isinstance(value, float) else value}{'' if ok else ' (rejects)'}")
+        shown = round(value, 4) if isinstance(value, float) else [round(v, 4) if isinstance(v, float) else v
+                                                                   for v in value] if isinstance(value, list) else value
+        steps.append(f"{step.name}={shown}{'' if ok else ' (rejects)'}")
         if not ok:
             reason, score = step.name, value
             break
@@ -101,8 +103,9 @@ def explanation_text(ex: dict) -> str:
                   for c in ex[side]]
     if ex.get("filter"):
         f = ex["filter"]
+        score = round(f["score"], 4) if isinstance(f["score"], float) else f["score"]
         lines.append(f"filter: {'kept' if f['kept'] else 'rejected by ' + str(f['reason'])}"
-                     f" (score {f['score']}); steps: {', '.join(f['steps'])}")
+                     f" (score {score}); steps: {', '.join(f['steps'])}")
     al = ex.get("alignment") or {}
     lines.append("word alignment: " + (f"{len(al['src_words'])} x {len(al['tgt_words'])} matrix (in --json / the report)"
                                        if al.get("matrix") else al.get("note", "not available")))

@@ -15,6 +15,7 @@ file with the reason ``select:precision``.
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 
@@ -25,6 +26,11 @@ from ..io import atomic_write
 from . import record as rec_mod
 from .calibration import calibrate, filter_negatives, mining_negatives
 from .html import render
+
+
+#: Synthetic negatives of a filter run are made from its first this many well-formed lines (in file order,
+#: so that "neighbour" pairs are neighbours in the document).
+NEGATIVES_FROM = 20_000
 
 
 class RecordingScorer:
@@ -168,12 +174,16 @@ def finish_filter(pairs_path, kept_path, rejected_path, summary: dict, config, s
                   precision: float | None = None, report=None, summary_path=None, per_kind: int = 1000,
                   params=None) -> dict:
     """Score, calibrate, (with ``precision``) re-threshold and report a finished filter run."""
-    from ..filtering import as_pipeline, background_sample, parse_row
+    from ..filtering import as_pipeline, parse_row
 
     pipe = as_pipeline(config, src_lang, tgt_lang)
-    inputs = [p for _, raw in _raw(pairs_path) if (p := parse_row(raw)[0]) is not None]
+
+    def well_formed():
+        return (p for _, raw in _raw(pairs_path) if (p := parse_row(raw)[0]) is not None)
+
     if pipe.sample_size:
-        pipe.prepare(background_sample(inputs, pipe.sample_size))
+        pipe.prepare(well_formed())            # the same background sample filter_file drew
+    inputs = list(itertools.islice(well_formed(), NEGATIVES_FROM))
     step = next(s for s in pipe.steps if s.name == pipe.score_step)
     kept_raw = [raw for _, raw in _raw(kept_path)]
     kept_pairs = [parse_row(raw)[0] for raw in kept_raw]
