@@ -32,8 +32,12 @@ MINING_QUANTILES = (0.5, 0.6, 0.7, 0.75, 0.8)
 FILTER_QUANTILES = (0.1, 0.3, 0.5, 0.7, 0.9)
 
 
-def compare(scores: np.ndarray, correct: np.ndarray, cal, quantiles) -> dict:
+def compare(scores: np.ndarray, correct: np.ndarray, negatives: np.ndarray, quantiles) -> dict:
     """Estimated vs measured precision (points) at score quantiles, and the largest absolute error."""
+    if len(negatives) < 10 or len(scores) < 2:
+        return {"points": [], "max_abs_error": None, "negatives": len(negatives),
+                "note": "too few scores or synthetic negatives to calibrate"}
+    cal = calibrate(scores, negatives)
     points = []
     for q in quantiles:
         t = float(np.quantile(scores, q))
@@ -58,9 +62,9 @@ def mining(src_lang: str, tgt_lang: str, enc, *, max_gold: int | None = None, k:
     sc = np.array([p.score for p in pairs], dtype=np.float64)
     gold = set(task.gold)
     ok = np.array([(task.src[p.src][0], task.tgt[p.tgt][0]) in gold for p in pairs])
-    cal = calibrate(sc, mining_negatives(cands, "ratio", ps, pt, sc))
+    neg = mining_negatives(cands, "ratio", ps, pt, sc)
     return {"setting": "mining", "score": "ratio", "k": k, "retrieval": "max", "pairs": len(sc),
-            "gold": len(gold), **compare(sc, ok, cal, MINING_QUANTILES)}
+            "gold": len(gold), **compare(sc, ok, neg, MINING_QUANTILES)}
 
 
 def filtering(src_lang: str, tgt_lang: str, enc, *, limit: int | None = 4000) -> dict:
@@ -76,9 +80,8 @@ def filtering(src_lang: str, tgt_lang: str, enc, *, limit: int | None = 4000) ->
     sc = np.array([float(results[i].score) for i in reached])
     ok = np.array([items[i].kind == "clean" for i in reached])
     neg, survived = filter_negatives(pipe, pairs)
-    cal = calibrate(sc, neg)
     return {"setting": "filter", "score_step": pipe.score_step, "items": len(items), "reached_score_step": len(sc),
-            "negatives_survived": survived, **compare(sc, ok, cal, FILTER_QUANTILES)}
+            "negatives_survived": survived, **compare(sc, ok, neg, FILTER_QUANTILES)}
 
 
 def run(src_lang: str, tgt_lang: str, encoders: list, record: Recorder, *, limit: int | None = None,
