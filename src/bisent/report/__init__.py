@@ -16,7 +16,7 @@ from .calibration import Calibration, calibrate, filter_negatives, mining_negati
 from .explain import explain_pair
 from .html import render
 from .record import records_from_folder
-from .runs import RecordingScorer, finish_filter, finish_mining
+from .runs import RecordingScorer, choose_threshold, finish_filter, finish_mining
 
 
 def report_folder(run_dir, out_path, *, title: str | None = None):
@@ -25,4 +25,5 @@ def report_folder(run_dir, out_path, *, title: str | None = None):
 
 
 __all__ = ["Calibration", "calibrate", "mining_negatives", "filter_negatives", "synthetic_pairs", "explain_pair",
-           "render", "records_from_folder", "report_folder", "RecordingScorer", "finish_mining", "finish_filter"]
+           "render", "records_from_folder", "report_folder", "RecordingScorer", "choose_threshold", "finish_mining",
+           "finish_filter"]

@@ -70,10 +70,10 @@ def _mined_pairs(cands, retrieval: str):
 
 def choose_threshold(cal, threshold: float | None, precision: float | None) -> float | None:
     """The run's threshold: the one given, or the lowest reaching the estimated ``precision``."""
+    if precision is not None and threshold is not None:
+        raise BisentError("give --threshold or --precision, not both")
     if precision is None:
         return threshold
-    if threshold is not None:
-        raise BisentError("give --threshold or --precision, not both")
     if cal is None or not cal.thresholds:
         raise BisentError("--precision: the run has too few scores to calibrate a threshold")
     t = cal.threshold_for(precision)
