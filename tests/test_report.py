@@ -301,7 +301,7 @@ def browser_check(html_path: Path, screenshot: Path | None = None) -> dict:
 def test_report_renders_in_a_browser(tmp_path):
     pytest.importorskip("playwright")
     rng = np.random.default_rng(6)
-    scores = np.concatenate([rng.normal(1.0, 0.08, 7000), rng.normal(1.35, 0.12, 3000)])
+    scores = np.concatenate([rng.normal(1.0, 0.08, 1400), rng.normal(1.35, 0.12, 600)])
     cal = calibrate(scores, rng.normal(1.0, 0.08, 3000))
     texts = [(f"source {i} <b>not bold</b>", f"Ziel {i} & so") for i in range(len(scores))]
     dirs = np.where(rng.random(len(scores)) < 0.8, "both ways", "forward only")

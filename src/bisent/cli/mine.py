@@ -48,7 +48,8 @@ def mine(src, tgt, src_lang, tgt_lang, encoder, margin, score, retrieval, k, thr
     scorer = rec = Scorer(score or margin, k, knn_method=knn_method)
     if report or precision is not None:
         from ..report import RecordingScorer, choose_threshold, finish_mining
-        choose_threshold(None, threshold, precision)   # both given: a one-line error before any work
+        if threshold is not None:
+            choose_threshold(None, threshold, precision)   # both given: a one-line error before any work
         scorer = RecordingScorer(rec)
     summary = mine_files(src, tgt, src_lang, tgt_lang, enc, output, scorer=scorer, retrieval=retrieval,
                          threshold=threshold if scorer is rec else None, fmt=fmt, with_ids=with_ids,

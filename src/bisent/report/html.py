@@ -112,7 +112,10 @@ def _explanations(rec: dict) -> str:
 def explanation_html(ex: dict) -> str:
     """One pair's explanation: scores, competitors both ways, the deciding filter step, the alignment slot."""
     scores = {k: ex.get(k) for k in ("cosine", "ratio_margin", "distance_margin", "csls", "r_src", "r_tgt")}
-    parts = [f"<h3>{_e(ex['src'])}<br>↔ {_e(ex['tgt'])}</h3>", _kv({k: _fmt(v) for k, v in scores.items()})]
+    bg = ex.get("background")
+    where = (f"<p class=muted>Encoder {_e(ex.get('encoder'))}, k = {_e(ex.get('k'))}, competitors among "
+             f"{bg['src']:,} source and {bg['tgt']:,} target sentences of the background.</p>" if bg else "")
+    parts = [f"<h3>{_e(ex['src'])}<br>↔ {_e(ex['tgt'])}</h3>", where, _kv({k: _fmt(v) for k, v in scores.items()})]
     for side, label in (("src_competitors", "nearest targets of the source"),
                         ("tgt_competitors", "nearest sources of the target")):
         comp = ex.get(side) or []
@@ -125,7 +128,7 @@ def explanation_html(ex: dict) -> str:
     if ex.get("filter"):
         f = ex["filter"]
         parts.append(f"<p>Filter: <b>{'kept' if f['kept'] else 'rejected by ' + _e(f['reason'])}</b>"
-                     f"{'' if f.get('score') is None else ', score ' + _e(f['score'])}"
+                     f"{'' if f.get('score') is None else ', score ' + _fmt(f['score'])}"
                      f"{'' if not f.get('steps') else ' (' + _e(', '.join(f['steps'])) + ')'}</p>")
     al = ex.get("alignment")
     if al and al.get("matrix"):
