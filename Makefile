@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-slow bench clean-venv
+.PHONY: demo test test-slow bench clean-venv browser
 
 $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "make: $(PYTHON) not found (set PYTHON=...)"; exit 1; }
@@ -16,7 +16,16 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/bisent demo
 
-test: $(STAMP)
+# The browser test opens a report in Debian's headless Chromium (skipped when none is installed).
+# Installing it is tried once, quietly, where apt-get runs as root; a failure does not fail the run.
+browser:
+	@command -v chromium-headless-shell >/dev/null 2>&1 || command -v chromium >/dev/null 2>&1 || \
+	  { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && \
+	    (DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium-headless-shell >/dev/null 2>&1 || \
+	     (apt-get update -q >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium-headless-shell >/dev/null 2>&1)) \
+	  || echo "make: no headless Chromium (apt-get install chromium-headless-shell); the browser test will be skipped"; }
+
+test: $(STAMP) browser
 	$(BIN)/python -m pytest -q
 
 test-slow: $(STAMP)

@@ -97,6 +97,12 @@ def main() -> None:
                 [[p, e, r["sentences_per_s"], int(r["pairs_per_s_cosine"]), int(r["pairs_per_s_ratio_margin"]),
                   r["peak_rss_mb"]] for (p, e), r in sorted(sp.items())]))
 
+    cb = latest(res / "calibration.jsonl", lambda r: (r["pair"], r["encoder"], r["setting"]))
+    print("\n### Calibration without gold (precision %, measured with gold / estimated without)\n")
+    print(table(["pair", "encoder", "setting"] + [f"thr. {i + 1}" for i in range(5)] + ["max abs error"],
+                [[p, e, st] + [f"{pt['measured']:.1f} / {pt['estimated']:.1f}" for pt in r["points"]]
+                 + [f"{r['max_abs_error']:.1f}"] for (p, e, st), r in sorted(cb.items())]))
+
 
 if __name__ == "__main__":
     main()

@@ -10,6 +10,8 @@ from .datasets.libreoffice import load_pairs
 from .evaluate import PRF, best_threshold, bucc_prf
 from .io import atomic_write
 from .mining import mine_texts
+from .report import RecordingScorer, render
+from .report.runs import mining_report
 from .scoring import Scorer
 
 
@@ -37,7 +39,7 @@ def run_demo(encoder, src_lang: str = "en", tgt_lang: str = "de", *, max_gold: i
         log(f"{split}: {len(task.src)} {src_lang} and {len(task.tgt)} {tgt_lang} sentences, "
             f"{len(task.gold)} hidden translation pairs -> {out / f'task-{split}'}")
     t_data = time.perf_counter() - t0
-    scorer = Scorer(margin, k)
+    scorer = RecordingScorer(Scorer(margin, k))   # keeps the test split's candidates (mined last) for the report
     mined, gold, seconds = {}, {}, {}
     for split, task in tasks.items():
         t = time.perf_counter()
@@ -53,8 +55,14 @@ def run_demo(encoder, src_lang: str = "en", tgt_lang: str = "de", *, max_gold: i
         for score, s, t in mined["test"]:
             if tuned.threshold is None or score >= tuned.threshold:
                 f.write(f"{score:.6f}\t{texts_s[s]}\t{texts_t[t]}\t{s}\t{t}\n")
-    return {"encoder": encoder.name, "pair": f"{src_lang}-{tgt_lang}", "score": margin, "retrieval": retrieval,
-            "k": k, "threshold_from_dev": tuned.threshold, "dev": tuned.as_dict(), "test": at_dev.as_dict(),
+    record, _ = mining_report(scorer, [m[0] for m in mined["test"]],
+                              [(texts_s[s], texts_t[t]) for _, s, t in mined["test"]],
+                              [t for _, t in tasks["test"].src], [t for _, t in tasks["test"].tgt], retrieval=retrieval,
+                              threshold=tuned.threshold, params={"encoder": encoder.name, "score": margin, "k": k,
+                                                                 "retrieval": retrieval, "threshold": "tuned on dev"})
+    report = render([("test split", record)], out / "report.html", title=f"bisent demo: {src_lang}-{tgt_lang}")
+    return {"report": str(report), "encoder": encoder.name, "pair": f"{src_lang}-{tgt_lang}", "score": margin,
+            "retrieval": retrieval, "k": k, "threshold_from_dev": tuned.threshold, "dev": tuned.as_dict(), "test": at_dev.as_dict(),
             "test_oracle": oracle.as_dict(), "seconds_data": round(t_data, 1),
             "seconds_mine_test": round(seconds["test"], 1), "seconds_mine_dev": round(seconds["dev"], 1),
             "seconds_total": round(time.perf_counter() - t0, 1), "mined_file": str(path)}

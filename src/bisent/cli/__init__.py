@@ -28,6 +28,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "filter": ("filter", "filter_cmd", "Filter a noisy src<TAB>tgt file with a YAML pipeline of steps."),
     "train-scorer": ("train_scorer", "train_scorer_cmd", "Train Kim et al.'s MLP similarity for filtering."),
     "cache": ("cache", "cache_group", "Show or clear the persistent embedding cache."),
+    "report": ("report", "report", "Write a self-contained HTML report of a run folder."),
+    "explain": ("explain", "explain", "Explain a sentence pair's scores: competitors, margins, filter decision."),
 }
 
 

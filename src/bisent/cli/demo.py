@@ -38,3 +38,4 @@ def demo(pair, encoder, max_gold, out_dir, as_json):
     click.echo(f"time: {r['seconds_total']:.0f}s (data {r['seconds_data']:.0f}s, mining dev {r['seconds_mine_dev']:.0f}s, "
                f"test {r['seconds_mine_test']:.0f}s)")
     click.echo(f"mined pairs (test, above threshold): {r['mined_file']}")
+    click.echo(f"report: {r['report']}")

@@ -26,8 +26,12 @@ import click
               help="Lines scored (and checkpointed) at a time.")
 @click.option("--no-resume", is_flag=True, help="Start over even if an unfinished run left a checkpoint.")
 @click.option("--progress/--no-progress", default=None, help="Show progress bars (default: on a terminal; periodic lines otherwise).")
+@click.option("--report", type=click.Path(dir_okay=False), default=None,
+              help="Also write this HTML report (and KEPT.report.json: scores, samples, calibration).")
+@click.option("--precision", type=click.FloatRange(0, 1), default=None,
+              help="Keep only pairs above the score step's threshold whose precision, estimated without gold, is this.")
 def filter_cmd(pairs, src_lang, tgt_lang, config, kept, rejected, summary, encoder, chunk_size, no_resume,
-               progress):
+               progress, report, precision):
     """Filter PAIRS (plain, .gz or .xz; `-`: standard input) into kept and rejected lines (`-o -`: kept lines
     to standard output); print the summary as JSON.
 
@@ -58,6 +62,11 @@ def filter_cmd(pairs, src_lang, tgt_lang, config, kept, rejected, summary, encod
         result = filter_file(in_path, out, rejected, src_lang, tgt_lang, pipe, summary_path=summary,
                              chunk_size=chunk_size, resume=not no_resume and not is_stdio(kept), progress=progress)
         result["input"], result["kept_file"] = pairs, kept
+        if report or precision is not None:
+            from ..report import finish_filter
+            result.update(finish_filter(in_path, out, rejected, result, pipe, src_lang, tgt_lang, precision=precision,
+                                        report=report, summary_path=summary,
+                                        params={"config": config, "encoder": encoder}))
         if is_stdio(kept):
             with open(out, "rb") as f:
                 shutil.copyfileobj(f, sys.stdout.buffer)

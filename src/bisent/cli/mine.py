@@ -39,8 +39,12 @@ from .options import FINITE
 @click.option("--tgt-vectors", type=click.Path(file_okay=False), default=None, help="Vectors of TGT.")
 @click.option("--knn", "knn_method", type=click.Choice(["exact", "ivf", "hnsw"]), default="exact",
               show_default=True, help="Exact blocked search or an approximate FAISS index.")
+@click.option("--report", "report", type=click.Path(dir_okay=False), default=None,
+              help="Also write this HTML report (and OUTPUT.report.json: binned scores, samples, calibration).")
+@click.option("--precision", type=click.FloatRange(0, 1), default=None,
+              help="Instead of --threshold: the lowest threshold whose precision, estimated without gold, is this.")
 def mine(src, tgt, src_lang, tgt_lang, encoder, margin, score, retrieval, k, threshold, output, fmt,
-         with_ids, src_vectors, tgt_vectors, knn_method):
+         with_ids, src_vectors, tgt_vectors, knn_method, report, precision):
     """Mine SRC against TGT (either may be `-`, standard input); write `score<TAB>src<TAB>tgt` best first,
     duplicates removed."""
     t0 = time.perf_counter()
@@ -48,11 +52,24 @@ def mine(src, tgt, src_lang, tgt_lang, encoder, margin, score, retrieval, k, thr
         raise BisentError("SRC and TGT cannot both be `-` (standard input)")
     check_paths({"SRC": src, "TGT": tgt}, {"--output": output})
     enc = None if src_vectors else get_encoder(encoder)
-    scorer = Scorer(score or margin, k, knn_method=knn_method)
+    scorer = rec = Scorer(score or margin, k, knn_method=knn_method)
+    if report or precision is not None:
+        from ..report import RecordingScorer, choose_threshold
+        if is_stdio(output):
+            raise BisentError("--report / --precision need an output file, not -o -")
+        if threshold is not None:
+            choose_threshold(None, threshold, precision)   # both given: a one-line error before any work
+        scorer = RecordingScorer(rec)
     with readable_file(src) as src_file, readable_file(tgt) as tgt_file:  # `-` and pipes: copied once
         summary = mine_files(src_file, tgt_file, src_lang, tgt_lang, enc, output, scorer=scorer,
-                             retrieval=retrieval, threshold=threshold, fmt=fmt, with_ids=with_ids,
-                             src_vectors=src_vectors, tgt_vectors=tgt_vectors, progress=None)
+                             retrieval=retrieval, threshold=threshold if scorer is rec else None, fmt=fmt,
+                             with_ids=with_ids, src_vectors=src_vectors, tgt_vectors=tgt_vectors, progress=None)
+        if scorer is not rec:
+            from ..report import finish_mining
+            summary.update(finish_mining(scorer, src_file, tgt_file, output, fmt=fmt, retrieval=retrieval,
+                                         threshold=threshold, precision=precision, report=report, params={
+                                             "encoder": encoder, "score": score or margin, "k": k,
+                                             "retrieval": retrieval}))
     summary["src_file"], summary["tgt_file"] = src, tgt
     summary["seconds"] = round(time.perf_counter() - t0, 2)
     click.echo(json.dumps(summary), err=True)

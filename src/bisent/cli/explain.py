@@ -1,0 +1,45 @@
+"""``bisent explain``: why a sentence pair scores what it scores."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from ..encoders import DEFAULT_ENCODER
+
+
+@click.command()
+@click.argument("src")
+@click.argument("tgt")
+@click.option("-l", "--src-lang", required=True)
+@click.option("-L", "--tgt-lang", required=True)
+@click.option("-e", "--encoder", default=DEFAULT_ENCODER, show_default=True)
+@click.option("-k", "k", default=4, show_default=True, type=click.IntRange(1), help="Neighbourhood size.")
+@click.option("--background", type=click.Path(dir_okay=False), default=None,
+              help="Sentences to compete with: src<TAB>tgt pairs or a mined TSV (score<TAB>src<TAB>tgt).")
+@click.option("--background-limit", default=20000, show_default=True, type=click.IntRange(1),
+              help="Read at most this many background lines.")
+@click.option("-c", "--config", type=click.Path(dir_okay=False), default=None,
+              help="A filter pipeline (YAML): say which step decides and with what value.")
+@click.option("--divergence", type=click.Path(file_okay=False), default=None,
+              help="A divergence model directory (issue 12) for the word alignment heat map.")
+@click.option("--json", "as_json", is_flag=True, help="Print the explanation as one JSON object.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None, help="Also write it as HTML.")
+def explain(src, tgt, src_lang, tgt_lang, encoder, k, background, background_limit, config, divergence, as_json,
+            output):
+    """Explain the pair SRC / TGT: cosine, margins, k nearest competitors both ways, filter decision."""
+    from ..encoders import get_encoder
+    from ..report.explain import explain_pair, explanation_text, read_background
+
+    bg_s, bg_t = read_background(background, background_limit) if background else ([], [])
+    pipe = None
+    if config:
+        from ..filtering import as_pipeline
+        pipe = as_pipeline(config, src_lang, tgt_lang)
+    ex = explain_pair(src, tgt, get_encoder(encoder), src_lang, tgt_lang, background_src=bg_s, background_tgt=bg_t,
+                      k=k, pipeline=pipe, divergence=divergence)
+    if output:
+        from ..report.html import explanation_html, render_body
+        render_body(explanation_html(ex), output, title="bisent explain")
+    click.echo(json.dumps(ex, ensure_ascii=False) if as_json else explanation_text(ex))

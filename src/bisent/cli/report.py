@@ -1,0 +1,17 @@
+"""``bisent report``: one self-contained HTML report of a run folder."""
+
+from __future__ import annotations
+
+import click
+
+
+@click.command()
+@click.argument("run_dir", type=click.Path())
+@click.option("-o", "--output", default="report.html", show_default=True, type=click.Path(dir_okay=False),
+              help="The HTML file to write.")
+@click.option("--title", default=None, help="Title of the report.")
+def report(run_dir, output, title):
+    """Report RUN_DIR: its *.report.json records (from --report on mine/filter), mined TSVs and filter summaries."""
+    from ..report import report_folder
+
+    click.echo(str(report_folder(run_dir, output, title=title)))

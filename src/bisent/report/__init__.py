@@ -1,0 +1,29 @@
+"""Reports people look at: plots, samples, explanations, and thresholds calibrated without gold.
+
+    bisent mine a.en b.de -l en -L de -o mined.tsv --report report.html --precision 0.95
+    bisent filter raw.tsv -l en -L de -c recipes/filter-default.yaml -o kept.tsv --rejected rej.tsv --report r.html
+    bisent report RUN_DIR -o report.html
+    bisent explain "The cat sits." "Die Katze sitzt." -l en -L de --background mined.tsv
+
+- :mod:`.calibration`: precision at every threshold from synthetic negatives (no gold);
+- :mod:`.record`: what a run leaves for its report (``OUTPUT.report.json``: binned scores, samples);
+- :mod:`.runs`: ``--report`` / ``--precision`` of ``mine`` and ``filter``;
+- :mod:`.explain`: one pair's cosine, margins, competitors, filter decision;
+- :mod:`.plots` (matplotlib to inline SVG) and :mod:`.html` (one self-contained file).
+"""
+
+from .calibration import Calibration, calibrate, filter_negatives, mining_negatives, synthetic_pairs
+from .explain import explain_pair
+from .html import render
+from .record import records_from_folder
+from .runs import RecordingScorer, choose_threshold, finish_filter, finish_mining
+
+
+def report_folder(run_dir, out_path, *, title: str | None = None):
+    """Write the HTML report of every run found in ``run_dir``; returns its path."""
+    return render(records_from_folder(run_dir), out_path, title=title or f"bisent report: {run_dir}")
+
+
+__all__ = ["Calibration", "calibrate", "mining_negatives", "filter_negatives", "synthetic_pairs", "explain_pair",
+           "render", "records_from_folder", "report_folder", "RecordingScorer", "choose_threshold", "finish_mining",
+           "finish_filter"]

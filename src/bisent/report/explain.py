@@ -1,0 +1,138 @@
+"""Why a pair scores what it scores: cosine, margins, the competitors both ways, the filter's decision.
+
+``explain_pair`` embeds the pair and a background (the run's own collections,
+or any other sentences of the two languages), and reports the numbers behind
+the ratio margin of Artetxe & Schwenk (2019): the cosine, each side's k
+nearest competitors in the other language (the neighbourhoods r_src and r_tgt
+are their mean cosines) and where the pair itself ranks among them. With a
+filter pipeline it also says which step decided and with what value.
+
+Word alignment heat map: where the word-alignment divergence model of issue 12
+is present (``bisent.divergence`` exposing ``alignment_matrix(model_dir, src,
+tgt) -> (S (n_src_words, n_tgt_words), src_words, tgt_words)``) and a model
+directory is given, its matrix S(i, j) is drawn; otherwise the explanation
+says it is not available.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from .record import cut
+
+
+def explain_pair(src: str, tgt: str, encoder, src_lang: str, tgt_lang: str, *, background_src: Sequence[str] = (),
+                 background_tgt: Sequence[str] = (), k: int = 4, pipeline=None, divergence: str | None = None,
+                 progress: bool | None = False) -> dict:
+    """The explanation of ``(src, tgt)`` as a plain dict (see :func:`bisent.report.html.explanation_html`)."""
+    from ..scoring import Scorer, combine
+
+    xs = [src] + [s for s in dict.fromkeys(background_src) if s != src]
+    ys = [tgt] + [t for t in dict.fromkeys(background_tgt) if t != tgt]
+    x = encoder.encode(xs, src_lang, progress=progress)   # (n, d), row 0 the pair's source
+    y = encoder.encode(ys, tgt_lang, progress=progress)   # (m, d), row 0 the pair's target
+    kk = max(1, min(k, len(xs), len(ys)))
+    cands = Scorer("ratio", kk).fit(y).score(x)
+    cos = float(np.dot(x[0], y[0]))
+    r_x, r_y = float(cands.r_x[0]), float(cands.r_y[0])
+    out = {"src": src, "tgt": tgt, "encoder": getattr(encoder, "name", str(encoder)), "k": kk,
+           "background": {"src": len(xs) - 1, "tgt": len(ys) - 1}, "cosine": cos,
+           "ratio_margin": float(combine("ratio", cos, r_x, r_y)),
+           "distance_margin": float(combine("distance", cos, r_x, r_y)),
+           "csls": float(combine("csls", cos, r_x, r_y)), "r_src": r_x, "r_tgt": r_y,
+           "src_competitors": _competitors(cands.knn.fwd_idx[0], cands.knn.fwd_sim[0], cands.fwd_score[0], ys),
+           "tgt_competitors": _competitors(cands.knn.bwd_idx[0], cands.knn.bwd_sim[0], cands.bwd_score[0], xs)}
+    if pipeline is not None:
+        out["filter"] = filter_decision(pipeline, src, tgt)
+    out["alignment"] = alignment(divergence, src, tgt)
+    return out
+
+
+def _competitors(idx, sim, margin, texts) -> list[dict]:
+    return [{"rank": r + 1, "cosine": float(s), "margin": float(m), "is_pair": int(i) == 0, "text": cut(texts[int(i)])}
+            for r, (i, s, m) in enumerate(zip(idx, sim, margin)) if i >= 0]
+
+
+def filter_decision(pipeline, src: str, tgt: str) -> dict:
+    """Which step of ``pipeline`` rejected the pair (or none) and the value of every step it went through."""
+    for step in pipeline.steps:
+        step.reset()   # a duplicate filter must not remember earlier pairs
+    steps, reason, score = [], None, None
+    for step in pipeline.steps:
+        value = pipeline._score(step, [(src, tgt)])[0]
+        ok = step.keep(value)
+        shown = round(value, 4) if isinstance(value, float) else [round(v, 4) if isinstance(v, float) else v
+                                                                   for v in value] if isinstance(value, list) else value
+        steps.append(f"{step.name}={shown}{'' if ok else ' (rejects)'}")
+        if not ok:
+            reason, score = step.name, value
+            break
+        if step.name == pipeline.score_step:
+            score = value
+    return {"kept": reason is None, "reason": reason, "score": score, "steps": steps}
+
+
+def alignment(model_dir: str | None, src: str, tgt: str) -> dict:
+    """The divergence model's word alignment matrix, or a note saying why there is none."""
+    try:
+        from .. import divergence as div  # issue 12's word-alignment model, when merged
+    except ImportError:
+        return {"note": "the word-alignment divergence model (bisent.divergence) is not in this installation"}
+    if model_dir is None:
+        return {"note": "give a divergence model directory (--divergence DIR) to draw the word alignment"}
+    if not hasattr(div, "alignment_matrix"):
+        return {"note": "bisent.divergence has no alignment_matrix(model_dir, src, tgt)"}
+    matrix, src_words, tgt_words = div.alignment_matrix(model_dir, src, tgt)
+    return {"matrix": np.asarray(matrix, dtype=float).round(4).tolist(), "src_words": list(src_words),
+            "tgt_words": list(tgt_words)}
+
+
+def explanation_text(ex: dict) -> str:
+    """A terminal rendering of :func:`explain_pair`'s result."""
+    lines = [f"source: {ex['src']}", f"target: {ex['tgt']}",
+             f"encoder {ex['encoder']}, k={ex['k']}, background {ex['background']['src']} source and "
+             f"{ex['background']['tgt']} target sentences",
+             f"cosine {ex['cosine']:.4f}  ratio margin {ex['ratio_margin']:.4f}  distance margin "
+             f"{ex['distance_margin']:.4f}  CSLS {ex['csls']:.4f}  (r_src {ex['r_src']:.4f}, r_tgt {ex['r_tgt']:.4f})"]
+    for side, label in (("src_competitors", "nearest targets of the source"),
+                        ("tgt_competitors", "nearest sources of the target")):
+        lines.append(f"{label} (rank, cosine, ratio margin):")
+        lines += [f"  {c['rank']}. {c['cosine']:.4f} {c['margin']:.4f} {'<- this pair ' if c['is_pair'] else ''}{c['text']}"
+                  for c in ex[side]]
+    if ex.get("filter"):
+        f = ex["filter"]
+        score = round(f["score"], 4) if isinstance(f["score"], float) else f["score"]
+        lines.append(f"filter: {'kept' if f['kept'] else 'rejected by ' + str(f['reason'])}"
+                     f" (score {score}); steps: {', '.join(f['steps'])}")
+    al = ex.get("alignment") or {}
+    lines.append("word alignment: " + (f"{len(al['src_words'])} x {len(al['tgt_words'])} matrix (in --json / the report)"
+                                       if al.get("matrix") else al.get("note", "not available")))
+    return "\n".join(lines)
+
+
+def read_background(path, limit: int = 20000) -> tuple[list[str], list[str]]:
+    """Source and target sentences of a ``src<TAB>tgt`` file or a mined TSV (``score<TAB>src<TAB>tgt...``)."""
+    from ..errors import BisentError
+    from .record import tsv_rows
+
+    src, tgt = [], []
+    for n, cols in tsv_rows(path):
+        if n > limit:
+            break
+        if len(cols) >= 3 and _is_number(cols[0]):
+            cols = cols[1:]
+        if len(cols) < 2:
+            raise BisentError(f"{path}:{n}: expected src<TAB>tgt (or score<TAB>src<TAB>tgt)")
+        src.append(cols[0])
+        tgt.append(cols[1])
+    return src, tgt
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+        return True
+    except ValueError:
+        return False

@@ -1,0 +1,216 @@
+"""One self-contained HTML file from run records: inline SVG figures, inline CSS, no script, no network."""
+
+from __future__ import annotations
+
+import html
+import json
+import time
+from pathlib import Path
+from typing import Sequence
+
+from ..io import atomic_write
+from . import plots
+
+CSS = """
+body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;max-width:1000px;margin:1.5em auto;padding:0 1em;
+color:#1a202c;line-height:1.45}
+h1{font-size:1.5em;margin-bottom:.2em}h2{font-size:1.2em;border-bottom:1px solid #cbd5e0;padding-bottom:.2em;margin-top:2em}
+h3{font-size:1.02em;margin:1.2em 0 .3em}
+.muted{color:#4a5568;font-size:.9em}
+table{border-collapse:collapse;font-size:.85em;margin:.4em 0;width:100%}
+td,th{border:1px solid #e2e8f0;padding:3px 6px;vertical-align:top;text-align:left}
+th{background:#f7fafc}td.num{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums}
+.kv td:first-child{width:32%;color:#4a5568}
+figure{margin:.6em 0}figure svg{max-width:100%;height:auto}
+figcaption{font-size:.85em;color:#4a5568}
+.box{background:#f7fafc;border-left:4px solid #2b6cb0;padding:.5em .9em;margin:.6em 0}
+details{margin:.3em 0}summary{cursor:pointer}
+"""
+
+HOW = {
+    "both ways": "each is the other's best candidate (forward and backward)",
+    "forward only": "the target is the source's best candidate, not the other way",
+    "backward only": "the source is the target's best candidate, not the other way",
+}
+
+
+def _e(x) -> str:
+    return html.escape(str(x), quote=True)
+
+
+def _kv(d: dict) -> str:
+    rows = "".join(f"<tr><td>{_e(k)}</td><td>{_e(v if not isinstance(v, (dict, list)) else json.dumps(v))}</td></tr>"
+                   for k, v in d.items() if v is not None)
+    return f'<table class="kv">{rows}</table>' if rows else ""
+
+
+def _fig(svg: str, caption: str) -> str:
+    return f"<figure>{svg}<figcaption>{_e(caption)}</figcaption></figure>"
+
+
+def _fmt(v) -> str:
+    return "" if v is None else f"{v:.4f}" if isinstance(v, float) else _e(v)
+
+
+def _samples(rec: dict) -> str:
+    out = []
+    for band in rec.get("samples") or []:
+        rows = band["rows"]
+        if not rows:
+            continue
+        extra = [k for k in rows[0] if k not in ("score", "src", "tgt")]
+        head = "<tr><th>score</th>" + "".join(f"<th>{_e(k)}</th>" for k in extra) + "<th>source</th><th>target</th></tr>"
+        body = "".join("<tr><td class=num>" + _fmt(r["score"]) + "</td>" + "".join(f"<td>{_e(r[k])}</td>" for k in extra)
+                       + f"<td>{_e(r['src'])}</td><td>{_e(r['tgt'])}</td></tr>" for r in rows)
+        out.append(f"<h3>scores {band['high']:.4f} down to {band['low']:.4f} ({band['pairs']:,} pairs)</h3>"
+                   f"<table>{head}{body}</table>")
+    return "".join(out) or "<p class=muted>No pairs.</p>"
+
+
+def _calibration(rec: dict, xlabel: str) -> str:
+    cal = rec.get("calibration")
+    th = rec.get("threshold")
+    target = rec.get("precision_target")
+    if cal and cal["thresholds"]:
+        from .calibration import Calibration
+
+        c = Calibration(**cal)
+        svg = plots.precision_yield(c.thresholds, c.precision, c.kept, title="Estimated precision and yield",
+                                    xlabel=xlabel, threshold=th, target=target)
+        facts = {"estimated share of false pairs among all scored (pi0)": f"{100 * c.pi0:.1f} %",
+                 "synthetic negatives scored": c.n_negatives, "scores calibrated": c.n_scores,
+                 "shift fitted to the negatives": c.shift}
+        if th is not None:
+            facts["estimated precision at the threshold"] = f"{100 * c.precision_at(th):.1f} %"
+        for p in (0.9, 0.95, 0.98):
+            t = c.threshold_for(p)
+            facts[f"threshold for {100 * p:.0f} % estimated precision"] = "not reached" if t is None else f"{t:.4f}"
+        text = ("<p class=muted>No gold was used. The scores of false pairs are modelled by synthetic negatives "
+                "made from this corpus and scored by the same scorer (mining: the best competitor of a confident "
+                "pair once its partner is taken away; filtering: shuffled, neighbour, truncated, glued and copied "
+                "pairs put through the same pipeline); a mixture of that negative density and a Gaussian for the "
+                "true pairs is fitted to the run's scores. Checked against gold on the LibreOffice benchmarks by "
+                "<code>bisent bench calibration</code>.</p>")
+        return _fig(svg, "Left axis: estimated precision of the pairs scoring at least the threshold; right axis: "
+                         "how many pairs that keeps. Dashed: the threshold of this run; dotted: the precision asked for.") \
+            + text + _kv(facts)
+    y = rec.get("yield") or {}
+    svg = plots.precision_yield(y.get("thresholds", []), [], y.get("kept", []), title="Yield against the threshold",
+                                xlabel=xlabel, threshold=th)
+    note = ("<p class=muted>No calibration in this record: it needs the run itself (rerun with <code>--report</code>, "
+            "and <code>--precision P</code> to set the threshold from it) and at least two scores.</p>")
+    return _fig(svg, "Pairs kept against the threshold.") + note
+
+
+def _explanations(rec: dict) -> str:
+    out = []
+    for ex in rec.get("explanations") or []:
+        out.append(explanation_html(ex))
+    return "".join(out)
+
+
+def explanation_html(ex: dict) -> str:
+    """One pair's explanation: scores, competitors both ways, the deciding filter step, the alignment slot."""
+    scores = {k: ex.get(k) for k in ("cosine", "ratio_margin", "distance_margin", "csls", "r_src", "r_tgt")}
+    bg = ex.get("background")
+    where = (f"<p class=muted>Encoder {_e(ex.get('encoder'))}, k = {_e(ex.get('k'))}, competitors among "
+             f"{bg['src']:,} source and {bg['tgt']:,} target sentences of the background.</p>" if bg else "")
+    parts = [f"<h3>{_e(ex['src'])}<br>↔ {_e(ex['tgt'])}</h3>", where, _kv({k: _fmt(v) for k, v in scores.items()})]
+    for side, label in (("src_competitors", "nearest targets of the source"),
+                        ("tgt_competitors", "nearest sources of the target")):
+        comp = ex.get(side) or []
+        if comp:
+            rows = "".join(f"<tr><td class=num>{c['rank']}</td><td class=num>{c['cosine']:.4f}</td>"
+                           f"<td class=num>{_fmt(c.get('margin'))}</td><td>{'◀ this pair' if c.get('is_pair') else ''}"
+                           f"</td><td>{_e(c['text'])}</td></tr>" for c in comp)
+            parts.append(f"<details open><summary>{label}</summary><table><tr><th>rank</th><th>cosine</th>"
+                         f"<th>ratio margin</th><th></th><th>text</th></tr>{rows}</table></details>")
+    if ex.get("filter"):
+        f = ex["filter"]
+        parts.append(f"<p>Filter: <b>{'kept' if f['kept'] else 'rejected by ' + _e(f['reason'])}</b>"
+                     f"{'' if f.get('score') is None else ', score ' + _fmt(f['score'])}"
+                     f"{'' if not f.get('steps') else ' (' + _e(', '.join(f['steps'])) + ')'}</p>")
+    al = ex.get("alignment")
+    if al and al.get("matrix"):
+        parts.append(_fig(plots.heatmap(al["matrix"], al["src_words"], al["tgt_words"],
+                                        title="Word alignment S(i, j)"), "Word alignment of the divergence model."))
+    else:
+        parts.append(f"<p class=muted>Word alignment heat map: {_e((al or {}).get('note', 'not available'))}</p>")
+    return '<div class="box">' + "".join(parts) + "</div>"
+
+
+def _at_threshold(rec: dict) -> dict:
+    cal, th = rec.get("calibration"), rec.get("threshold")
+    out = {}
+    if rec.get("precision_target") is not None:
+        out["precision asked for"] = f"{100 * rec['precision_target']:.1f} %"
+    if cal and cal["thresholds"] and th is not None:
+        from .calibration import Calibration
+        out["estimated precision at the threshold (no gold)"] = f"{100 * Calibration(**cal).precision_at(th):.1f} %"
+    return out
+
+
+def record_html(name: str, rec: dict) -> str:
+    kind = rec.get("kind")
+    counts = rec.get("counts") or {}
+    hist = rec.get("histogram") or {}
+    th = rec.get("threshold")
+    parts = [f"<h2>{_e(name)} <span class=muted>({_e(kind)})</span></h2>", _kv(rec.get("params") or {})]
+    if kind == "mining":
+        xlabel = "score of the retrieved pair"
+        parts.append(_kv({"pairs retrieved (before the threshold)": f"{counts.get('retrieved', 0):,}",
+                          "pairs kept (at or above the threshold)": f"{counts.get('kept', 0):,}",
+                          "threshold": th, **_at_threshold(rec)}))
+        parts.append(_fig(plots.histogram(hist.get("edges", []), hist.get("series", {}), title="Scores of the retrieved pairs",
+                                          xlabel=xlabel, threshold=th),
+                          "Every pair the retrieval rule proposed, before the threshold, by how it was found "
+                          "(" + "; ".join(f"{k}: {v}" for k, v in HOW.items()) + ")."))
+        dirs = {k: v for k, v in counts.items() if k in HOW}
+        if dirs:
+            kept = {k: counts[f"{k}, kept"] for k in dirs if f"{k}, kept" in counts} or None
+            parts.append(_fig(plots.bars(dirs, title="Pairs per retrieval direction", inner=kept,
+                                         labels=("retrieved", "kept at the threshold")),
+                              "Pairs retrieved per direction, and how many of them the threshold keeps."))
+    else:
+        xlabel = f"score of step '{rec.get('score_step')}'"
+        s = rec.get("summary") or {}
+        parts.append(_kv({"input lines": f"{s.get('lines', 0):,}", "kept": f"{s.get('kept', 0):,}",
+                          "rejected": f"{s.get('rejected', 0):,}", "score step": rec.get("score_step"),
+                          "threshold": th, **_at_threshold(rec)}))
+        parts.append(_fig(plots.bars(counts, title="Lines per outcome"),
+                          "Kept lines and lines rejected per reason (the step that rejected them)."))
+        parts.append(_fig(plots.histogram(hist.get("edges", []), hist.get("series", {}), title="Scores at the score step",
+                                          xlabel=xlabel, threshold=th, stacked=True),
+                          "The pairs that reached the score step: kept, and rejected by its own bound."))
+        for reason, h in (rec.get("other_scores") or {}).items():
+            parts.append(_fig(plots.histogram(h["edges"], h["series"], title=f"Scores of the lines rejected by '{reason}'",
+                                              xlabel=f"value of step '{reason}'"), f"What step '{reason}' measured "
+                                                                                   f"on the lines it rejected."))
+    parts.insert(3, _calibration(rec, xlabel))   # the answer first: precision and yield against the threshold
+    parts.append("<h3>Samples per score band</h3>" + _samples(rec))
+    for reason, rows in (rec.get("rejected_samples") or {}).items():
+        body = "".join(f"<tr><td class=num>{_fmt(r['score'])}</td><td>{_e(r['src'])}</td><td>{_e(r['tgt'])}</td></tr>"
+                       for r in rows)
+        parts.append(f"<details><summary>rejected by {_e(reason)}: {len(rows)} samples</summary>"
+                     f"<table><tr><th>score</th><th>source</th><th>target</th></tr>{body}</table></details>")
+    if rec.get("explanations"):
+        parts.append("<h3>Pairs explained</h3>" + _explanations(rec))
+    return "\n".join(parts)
+
+
+def render(records: Sequence[tuple[str, dict]], out_path, *, title: str = "bisent report") -> Path:
+    """Write the report of ``records`` (``(name, record)``) to ``out_path``; one file, nothing fetched at view time."""
+    return render_body("\n".join(record_html(n, r) for n, r in records) or "<p>No runs.</p>", out_path, title=title)
+
+
+def render_body(body: str, out_path, *, title: str) -> Path:
+    """Wrap ``body`` in the report's page (styles inline, a policy that forbids any fetch) and write it."""
+    doc = (f"<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>"
+           f"<meta name=viewport content='width=device-width,initial-scale=1'>"
+           f"<meta http-equiv=Content-Security-Policy content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\">"
+           f"<title>{_e(title)}</title><style>{CSS}</style></head><body>"
+           f"<h1>{_e(title)}</h1><p class=muted>Written by bisent on {time.strftime('%Y-%m-%d %H:%M')}; "
+           f"figures are inline SVG (matplotlib), the file needs no network.</p>{body}</body></html>\n")
+    with atomic_write(out_path) as f:
+        f.write(doc)
+    return Path(out_path)

@@ -1,0 +1,262 @@
+"""What a report shows about one run, as plain JSON: binned scores, counts, samples, calibration.
+
+A *run record* is written beside a run's output by ``--report`` on ``bisent
+mine`` / ``bisent filter`` (``OUTPUT.report.json``), and read back by ``bisent
+report RUN_DIR``. Its size does not depend on the run's: scores are binned
+(:data:`BINS`), pairs are sampled per score band (:data:`BANDS` ×
+:data:`PER_BAND`, texts cut at :data:`MAX_CHARS`). A run folder without
+records still gets a report from its files (a mined TSV, a filter summary
+and its rejected file), without the parts only the run itself knows
+(retrieval directions, the kept pairs' scores, the calibration).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections import Counter
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from ..errors import BisentError
+from ..io import atomic_write
+
+BINS = 60
+BANDS = 6
+PER_BAND = 5
+MAX_CHARS = 240
+SUFFIX = ".report.json"
+
+
+def binned(series: dict[str, np.ndarray], bins: int = BINS) -> dict:
+    """Common-edge histograms of several score arrays: ``{"edges": [...], "series": {name: counts}}``."""
+    finite = [np.asarray(v, dtype=np.float64)[np.isfinite(v)] for v in series.values()]
+    allv = np.concatenate(finite) if finite else np.zeros(0)
+    if len(allv) == 0:
+        return {"edges": [], "series": {}}
+    lo, hi = float(allv.min()), float(allv.max())
+    if hi <= lo:
+        lo, hi = lo - 0.5, hi + 0.5
+    edges = np.linspace(lo, hi, bins + 1)
+    return {"edges": [round(float(e), 6) for e in edges],
+            "series": {k: np.histogram(v, bins=edges)[0].tolist() for k, v in zip(series, finite) if len(v)}}
+
+
+def cut(text: str) -> str:
+    return text if len(text) <= MAX_CHARS else text[:MAX_CHARS - 1] + "…"
+
+
+def band_samples(scores: np.ndarray, row, *, bands: int = BANDS, per_band: int = PER_BAND, seed: int = 0) -> list[dict]:
+    """Per score band (equal-count bands, best first) a few rows: ``row(i)`` gives row i as a dict."""
+    scores = np.asarray(scores, dtype=np.float64)
+    ok = np.flatnonzero(np.isfinite(scores))
+    if len(ok) == 0:
+        return []
+    order = ok[np.argsort(-scores[ok], kind="stable")]
+    rng = random.Random(seed)
+    out = []
+    for part in np.array_split(order, min(bands, len(order))):
+        pick = sorted(rng.sample(list(part), min(per_band, len(part))), key=lambda i: -scores[i])
+        out.append({"high": float(scores[part[0]]), "low": float(scores[part[-1]]), "pairs": len(part),
+                    "rows": [row(int(i)) for i in pick]})
+    return out
+
+
+def yield_curve(scores: np.ndarray, points: int = 101) -> dict:
+    """Pairs kept against the threshold, for runs without a calibration."""
+    s = np.sort(np.asarray(scores, dtype=np.float64)[np.isfinite(scores)])
+    if len(s) == 0:
+        return {"thresholds": [], "kept": []}
+    grid = np.linspace(s[0], s[-1], points)
+    return {"thresholds": [round(float(t), 6) for t in grid],
+            "kept": (len(s) - np.searchsorted(s, grid, side="left")).tolist()}
+
+
+def write_record(record: dict, path) -> Path:
+    with atomic_write(path) as f:
+        json.dump(record, f, ensure_ascii=False, indent=1)
+        f.write("\n")
+    return Path(path)
+
+
+# ---------------------------------------------------------------------------
+# Reading what a run left behind
+# ---------------------------------------------------------------------------
+
+def tsv_rows(path) -> Iterable[tuple[int, list[str]]]:
+    """``(lineno, columns)`` of a TSV file (plain, .gz, .xz; may be empty); bad UTF-8 is a one-line error."""
+    from ..io import iter_raw_lines
+
+    for n, raw in iter_raw_lines(path):
+        try:
+            yield n, raw.decode("utf-8").split("\t")
+        except UnicodeDecodeError as e:
+            raise BisentError(f"{path}:{n}: not valid UTF-8 (byte 0x{raw[e.start]:02x} at column {e.start + 1})") from None
+
+
+def read_mined(path) -> tuple[np.ndarray, list[tuple[str, str]]]:
+    """Scores (n,) and (src, tgt) texts of a mined TSV (``score<TAB>src<TAB>tgt[...]``)."""
+    scores, texts = [], []
+    for n, cols in tsv_rows(path):
+        try:
+            scores.append(float(cols[0]))
+        except ValueError:
+            raise BisentError(f"{path}:{n}: not a mined pair (score<TAB>src<TAB>tgt)") from None
+        if len(cols) < 3:
+            raise BisentError(f"{path}:{n}: not a mined pair (score<TAB>src<TAB>tgt)")
+        texts.append((cols[1], cols[2]))
+    return np.asarray(scores, dtype=np.float64), texts
+
+
+def read_rejected(path) -> Iterable[tuple[int, str, float, str, str]]:
+    """``(lineno, reason, score, src, tgt)`` of a filter's rejected file (score NaN where there is none)."""
+    for n, cols in tsv_rows(path):
+        if len(cols) < 3:
+            raise BisentError(f"{path}:{n}: not a rejected line (lineno<TAB>reason<TAB>score<TAB>line)")
+        try:
+            lineno = int(cols[0])
+            score = float(cols[2]) if cols[2] and "," not in cols[2] else float("nan")
+        except ValueError:
+            raise BisentError(f"{path}:{n}: not a rejected line (lineno<TAB>reason<TAB>score<TAB>line)") from None
+        yield lineno, cols[1], score, cols[3] if len(cols) > 3 else "", cols[4] if len(cols) > 4 else ""
+
+
+def mining_record(scores: np.ndarray, texts: Sequence[tuple[str, str]], *, threshold: float | None = None,
+                  directions: np.ndarray | None = None, calibration=None, params: dict | None = None,
+                  summary: dict | None = None, explanations: list | None = None,
+                  precision_target: float | None = None) -> dict:
+    """The record of a mining run: ``scores`` (n,) of every retrieved pair before the threshold.
+
+    ``directions`` (n,) of str: how each pair was retrieved ("both ways",
+    "forward only", "backward only"), when the run knows.
+    """
+    scores = np.asarray(scores, dtype=np.float64)
+    if directions is not None and len(scores):
+        order = ("both ways", "forward only", "backward only")
+        names = sorted(set(directions.tolist()), key=lambda d: (order.index(d) if d in order else 9, d))
+        hist = binned({d: scores[directions == d] for d in names})
+        counts = {d: int((directions == d).sum()) for d in names}
+        if threshold is not None:
+            counts.update({f"{d}, kept": int(((directions == d) & (scores >= threshold)).sum()) for d in names})
+    else:
+        hist = binned({"retrieved": scores})
+        counts = {}
+    kept = int((scores >= threshold).sum()) if threshold is not None else len(scores)
+    counts = {"retrieved": len(scores), "kept": kept, **counts}
+    dirs = directions
+
+    def row(i):
+        r = {"score": round(float(scores[i]), 4), "src": cut(texts[i][0]), "tgt": cut(texts[i][1])}
+        if dirs is not None:
+            r["how"] = str(dirs[i])
+        return r
+
+    return {"kind": "mining", "params": params or {}, "summary": summary or {}, "threshold": threshold,
+            "precision_target": precision_target, "counts": counts, "histogram": hist,
+            "samples": band_samples(scores, row), "yield": yield_curve(scores),
+            "calibration": calibration.as_dict() if calibration is not None else None,
+            "explanations": explanations or []}
+
+
+def filter_record(summary: dict, rejected: Sequence[tuple[int, str, float, str, str]], *, score_step: str | None,
+                  kept_scores: np.ndarray | None = None, kept_texts: Sequence[tuple[str, str]] | None = None,
+                  threshold: float | None = None, calibration=None, params: dict | None = None,
+                  precision_target: float | None = None) -> dict:
+    """The record of a filter run from its summary, its rejected lines and (when known) the kept pairs' scores."""
+    by_reason: dict[str, list[float]] = {}
+    for _, reason, score, _, _ in rejected:
+        by_reason.setdefault(reason, []).append(score)
+    series = {}
+    if kept_scores is not None:
+        series["kept"] = np.asarray(kept_scores, dtype=np.float64)
+    if score_step and score_step in by_reason:
+        series[f"rejected by {score_step}"] = np.asarray(by_reason[score_step])
+    other = {r: np.asarray(v) for r, v in by_reason.items() if r != score_step and np.isfinite(v).any()
+             and not r.startswith("bad_row")}
+    counts = {"kept": int(summary.get("kept", 0)), **{r: int(n) for r, n in
+                                                      (summary.get("rejected_by") or Counter(r[1] for r in rejected)).items()}}
+    rows = [(score, reason, src, tgt) for _, reason, score, src, tgt in rejected]
+    if kept_scores is not None and kept_texts is not None:
+        rows += [(float(s), "kept", a, b) for s, (a, b) in zip(kept_scores, kept_texts)]
+    step_rows = [r for r in rows if r[1] in ("kept", score_step)]
+    sc = np.asarray([r[0] for r in step_rows], dtype=np.float64)
+
+    def row(i):
+        score, reason, src, tgt = step_rows[i]
+        return {"score": round(score, 4), "decided": reason, "src": cut(src), "tgt": cut(tgt)}
+
+    rng = random.Random(0)
+    others = {}
+    for reason in sorted({r[1] for r in rows} - {"kept", score_step}):
+        mine = [r for r in rows if r[1] == reason]
+        others[reason] = [{"score": None if not np.isfinite(s) else round(s, 4), "src": cut(a), "tgt": cut(b)}
+                          for s, _, a, b in rng.sample(mine, min(PER_BAND, len(mine)))]
+    return {"kind": "filter", "params": params or {}, "summary": {k: v for k, v in summary.items() if k != "pipeline"},
+            "score_step": score_step, "threshold": threshold, "precision_target": precision_target,
+            "counts": counts, "histogram": binned(series), "other_scores": {r: binned({r: v}) for r, v in other.items()},
+            "samples": band_samples(sc, row), "rejected_samples": others,
+            "yield": yield_curve(sc), "calibration": calibration.as_dict() if calibration is not None else None,
+            "explanations": []}
+
+
+def records_from_folder(run_dir) -> list[tuple[str, dict]]:
+    """``(name, record)`` of every run in ``run_dir`` (a folder, or one record / mined TSV / summary file)."""
+    p = Path(run_dir)
+    if not p.exists():
+        raise BisentError(f"{p}: no such run folder")
+    files = sorted(p.iterdir()) if p.is_dir() else [p]
+    out: list[tuple[str, dict]] = []
+    covered: set[str] = set()
+    for f in files:
+        if f.name.endswith(SUFFIX):
+            rec = _load_json(f)
+            if rec.get("kind") not in ("mining", "filter"):
+                raise BisentError(f"{f}: not a bisent run record (no kind mining/filter)")
+            out.append((f.name[:-len(SUFFIX)], rec))
+            covered.add(f.name[:-len(SUFFIX)])
+    for f in files:   # filter summaries first: their kept and rejected files are not mined TSVs
+        if f.suffix == ".json" and not f.name.endswith(SUFFIX):
+            summ = _load_json(f)
+            if "rejected_by" in summ and "rejected_file" in summ:
+                covered.update({Path(summ["rejected_file"]).name, Path(summ.get("kept_file", "")).name})
+                if Path(summ.get("kept_file", "")).name + SUFFIX in {g.name for g in files}:
+                    continue
+                rej = Path(summ["rejected_file"])
+                rej = rej if rej.is_absolute() or rej.exists() else f.parent / rej.name
+                rejected = list(read_rejected(rej)) if rej.exists() else []
+                steps = (summ.get("pipeline") or {}).get("steps") or []
+                last = steps[-1] if steps else {}
+                step = last.get("name") or last.get("type") if isinstance(last, dict) else None
+                out.append((f.stem, filter_record(summ, rejected, score_step=step)))
+    for f in files:
+        if f.name.endswith(SUFFIX) or f.name in covered or not f.is_file():
+            continue
+        if f.suffix in (".tsv", ".gz", ".xz") and _looks_mined(f):
+            scores, texts = read_mined(f)
+            out.append((f.name, mining_record(scores, texts)))
+    if p.is_dir() and not out:
+        raise BisentError(f"{p}: no run found (a *{SUFFIX} record, a mined TSV or a filter summary JSON)")
+    return out
+
+
+def _load_json(f: Path) -> dict:
+    try:
+        data = json.loads(f.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise BisentError(f"{f}: not readable JSON ({e})") from None
+    if not isinstance(data, dict):
+        raise BisentError(f"{f}: expected a JSON object")
+    return data
+
+
+def _looks_mined(f: Path) -> bool:
+    """A TSV whose first line starts with a number and has at least three columns (or an empty file)."""
+    for _, cols in tsv_rows(f):
+        try:
+            float(cols[0])
+        except ValueError:
+            return False
+        return len(cols) >= 3
+    return f.stat().st_size == 0 and f.suffix == ".tsv"

@@ -1,0 +1,255 @@
+"""``--report`` and ``--precision`` of ``bisent mine`` / ``bisent filter``: what the run knows, kept for the report.
+
+Mining: the CLI wraps its scorer in :class:`RecordingScorer` (so the candidates
+``mine`` computes are kept, no second kNN) and mines without a threshold;
+:func:`finish_mining` then calibrates, chooses the threshold (given, or the
+one reaching ``--precision``), cuts the output to it (it is sorted best
+first), and writes ``OUTPUT.report.json`` and the HTML report.
+
+Filtering: :func:`finish_filter` reads the kept and rejected files, scores the
+kept pairs at the pipeline's score step (embeddings come from the cache),
+calibrates with synthetic negatives put through the same pipeline, and with
+``--precision`` moves kept pairs below the chosen threshold to the rejected
+file with the reason ``select:precision``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import BisentError
+from ..io import atomic_write
+from . import record as rec_mod
+from .calibration import calibrate, filter_negatives, mining_negatives
+from .html import render
+
+
+#: Synthetic negatives of a filter run are made from its first this many well-formed lines (in file order,
+#: so that "neighbour" pairs are neighbours in the document).
+NEGATIVES_FROM = 20_000
+
+
+class RecordingScorer:
+    """A :class:`bisent.scoring.Scorer` that keeps the last candidates it scored (``cands_``)."""
+
+    def __init__(self, scorer):
+        self.scorer = scorer
+        self.cands_ = None
+
+    def __getattr__(self, name):
+        return getattr(self.scorer, name)
+
+    def fit(self, targets, sources=None) -> "RecordingScorer":
+        self.scorer.fit(targets, sources)
+        return self
+
+    def score(self, sources, **kw):
+        self.cands_ = self.scorer.score(sources, **kw)
+        return self.cands_
+
+
+def directions(cands, src: np.ndarray, tgt: np.ndarray) -> np.ndarray:
+    """How each pair (src[i], tgt[i]) was found: 'both ways', 'forward only' or 'backward only'."""
+    fwd = cands.fwd_idx[src, cands.fwd_score[src].argmax(axis=1)] == tgt
+    bwd = cands.bwd_idx[tgt, cands.bwd_score[tgt].argmax(axis=1)] == src
+    return np.where(fwd & bwd, "both ways", np.where(fwd, "forward only", "backward only"))
+
+
+def _mined_pairs(cands, retrieval: str):
+    from ..mining import retrieve
+
+    pairs = retrieve(cands, retrieval) if cands is not None else []
+    pairs.sort(key=lambda p: (-p.score, p.src, p.tgt))   # the order mine() writes them in
+    return (np.array([p.src for p in pairs], dtype=np.int64), np.array([p.tgt for p in pairs], dtype=np.int64),
+            np.array([p.score for p in pairs], dtype=np.float64))
+
+
+def choose_threshold(cal, threshold: float | None, precision: float | None) -> float | None:
+    """The run's threshold: the one given, or the lowest reaching the estimated ``precision``."""
+    if precision is not None and threshold is not None:
+        raise BisentError("give --threshold or --precision, not both")
+    if precision is None:
+        return threshold
+    if cal is None or not cal.thresholds:
+        raise BisentError("--precision: the run has too few scores to calibrate a threshold")
+    t = cal.threshold_for(precision)
+    if t is None:
+        raise BisentError(f"--precision {precision}: no threshold reaches that estimated precision "
+                          f"(best {max(cal.precision):.3f}); ask for less")
+    return t
+
+
+def finish_mining(recorder: RecordingScorer, src_path, tgt_path, output, *, fmt: str = "plain", retrieval: str = "max",
+                  threshold: float | None = None, precision: float | None = None, report=None, params=None) -> dict:
+    """Calibrate, threshold and report a run mined (without threshold) into ``output``; returns summary fields."""
+    from ..mining import read_collection, unique_rows
+
+    scores, texts = rec_mod.read_mined(output)
+    src_u = unique_rows(read_collection(src_path, fmt)[0])[0]
+    tgt_u = unique_rows(read_collection(tgt_path, fmt)[0])[0]
+    record, cal = mining_report(recorder, scores, texts, src_u, tgt_u, retrieval=retrieval, threshold=threshold,
+                                precision=precision, params=params)
+    threshold, kept = record["threshold"], record["counts"]["kept"]
+    if kept < len(scores):
+        _keep_prefix(output, kept)
+    record["summary"] = {"pairs": kept, "output": str(output)}
+    out = {"pairs": kept, "threshold": threshold,
+           "estimated_precision": None if cal is None or threshold is None else round(cal.precision_at(threshold), 4)}
+    out["record"] = str(rec_mod.write_record(record, f"{output}{rec_mod.SUFFIX}"))
+    if report:
+        out["report"] = str(render([(Path(output).name, record)], report, title=f"bisent mine: {Path(output).name}"))
+    return out
+
+
+def mining_report(recorder: RecordingScorer, scores, texts, src_texts, tgt_texts, *, retrieval: str = "max",
+                  threshold: float | None = None, precision: float | None = None, params=None, explain: int = 3):
+    """The record (and calibration) of a mining run from its recorded candidates.
+
+    ``scores``/``texts``: the mined pairs before the threshold, best first, as
+    written; ``src_texts``/``tgt_texts``: the rows the candidates index.
+    """
+    cands = recorder.cands_
+    ps, pt, sc = _mined_pairs(cands, retrieval)
+    if len(scores) != len(sc) or not np.allclose(scores, sc, atol=2e-6):
+        raise RuntimeError("the mined pairs do not match the recorded candidates")
+    cal = None
+    if len(sc) >= 2:
+        neg = mining_negatives(cands, recorder.kind, ps, pt, sc)
+        cal = calibrate(sc, neg) if len(neg) >= 10 else None
+    threshold = choose_threshold(cal, threshold, precision)
+    dirs = directions(cands, ps, pt) if len(ps) else None
+    explanations = [_explain_mined(cands, int(ps[i]), int(pt[i]), src_texts, tgt_texts)
+                    for i in _near(sc, threshold, explain)]
+    record = rec_mod.mining_record(sc, texts, threshold=threshold, directions=dirs, calibration=cal, params=params,
+                                   explanations=explanations, precision_target=precision)
+    return record, cal
+
+
+def _near(scores: np.ndarray, threshold: float | None, n: int) -> list[int]:
+    """Indices of ``n`` pairs worth explaining: those nearest the threshold (or the median), both sides."""
+    if len(scores) == 0 or n <= 0:
+        return []
+    t = threshold if threshold is not None else float(np.median(scores))
+    order = np.argsort(np.abs(scores - t), kind="stable")
+    return sorted(order[:n].tolist())
+
+
+def _explain_mined(cands, i: int, j: int, src_texts, tgt_texts) -> dict:
+    """An explanation of mined pair (i, j) from the run's own candidates (no embedding needed)."""
+    knn = cands.knn
+    fi = list(knn.fwd_idx[i])
+    cos = float(knn.fwd_sim[i][fi.index(j)]) if j in fi else float("nan")
+    ratio = next((float(s) for t, s in zip(cands.fwd_idx[i], cands.fwd_score[i]) if t == j),
+                 next((float(s) for t, s in zip(cands.bwd_idx[j], cands.bwd_score[j]) if t == i), float("nan")))
+    comp = lambda idx, sim, score, texts, other: [  # noqa: E731
+        {"rank": r + 1, "cosine": float(s), "margin": float(m), "is_pair": int(t) == other, "text": rec_mod.cut(texts[int(t)])}
+        for r, (t, s, m) in enumerate(zip(idx, sim, score)) if t >= 0]
+    return {"src": rec_mod.cut(src_texts[i]), "tgt": rec_mod.cut(tgt_texts[j]), "cosine": cos, "ratio_margin": ratio,
+            "r_src": float(cands.r_x[i]), "r_tgt": float(cands.r_y[j]),
+            "src_competitors": comp(cands.fwd_idx[i], knn.fwd_sim[i], cands.fwd_score[i], tgt_texts, j),
+            "tgt_competitors": comp(cands.bwd_idx[j], knn.bwd_sim[j], cands.bwd_score[j], src_texts, i),
+            "alignment": {"note": "run `bisent explain SRC TGT --divergence DIR` for the word alignment"}}
+
+
+def _keep_prefix(path, n: int) -> None:
+    """Keep the first ``n`` lines of ``path`` (atomically)."""
+    from ..io import iter_raw_lines
+
+    with atomic_write(path, "wb") as f:
+        for k, raw in iter_raw_lines(path):
+            if k > n:
+                break
+            f.write(raw + b"\n")
+
+
+# ---------------------------------------------------------------------------
+# Filtering
+# ---------------------------------------------------------------------------
+
+def finish_filter(pairs_path, kept_path, rejected_path, summary: dict, config, src_lang: str, tgt_lang: str, *,
+                  precision: float | None = None, report=None, summary_path=None, per_kind: int = 1000,
+                  params=None) -> dict:
+    """Score, calibrate, (with ``precision``) re-threshold and report a finished filter run."""
+    from ..filtering import as_pipeline, parse_row
+
+    pipe = as_pipeline(config, src_lang, tgt_lang)
+
+    def well_formed():
+        return (p for _, raw in _raw(pairs_path) if (p := parse_row(raw)[0]) is not None)
+
+    if pipe.sample_size:
+        pipe.prepare(well_formed())            # the same background sample filter_file drew
+    inputs = list(itertools.islice(well_formed(), NEGATIVES_FROM))
+    step = next(s for s in pipe.steps if s.name == pipe.score_step)
+    kept_raw = [raw for _, raw in _raw(kept_path)]
+    kept_pairs = [parse_row(raw)[0] for raw in kept_raw]
+    kept_scores = np.asarray(pipe._score(step, kept_pairs) if kept_pairs else [], dtype=np.float64)
+    rejected = list(rec_mod.read_rejected(rejected_path))
+    observed = np.concatenate([kept_scores, [r[2] for r in rejected if r[1] == step.name]])
+    cal = None
+    if len(observed) >= 2 and len(inputs) >= 2:
+        neg, _ = filter_negatives(pipe, inputs, per_kind=per_kind)
+        cal = calibrate(observed, neg) if len(neg) >= 10 else None
+    threshold = choose_threshold(cal, None if precision is not None else _step_min(summary, step.name), precision)
+    if precision is not None:
+        drop = kept_scores < threshold
+        if drop.any():
+            linenos = _kept_linenos(pairs_path, kept_raw)
+            with atomic_write(rejected_path) as f:
+                for ln, reason, score, a, b in rejected:
+                    f.write(f"{ln}\t{reason}\t{'' if not np.isfinite(score) else f'{score:.6g}'}\t{a}\t{b}\n")
+                for i in np.flatnonzero(drop):
+                    f.write(f"{linenos[i]}\tselect:precision\t{kept_scores[i]:.6g}\t"
+                            f"{kept_raw[i].decode('utf-8', 'backslashreplace')}\n")
+            with atomic_write(kept_path, "wb") as f:
+                f.writelines(raw + b"\n" for raw, d in zip(kept_raw, drop) if not d)
+            rejected += [(linenos[i], "select:precision", float(kept_scores[i]), *kept_pairs[i]) for i in np.flatnonzero(drop)]
+            summary = {**summary, "kept": int((~drop).sum()), "rejected": summary["rejected"] + int(drop.sum()),
+                       "rejected_by": {**summary["rejected_by"], "select:precision": int(drop.sum())}}
+            kept_pairs = [p for p, d in zip(kept_pairs, drop) if not d]
+            kept_scores = kept_scores[~drop]
+            if summary_path:
+                with atomic_write(summary_path) as f:
+                    json.dump(summary, f, indent=2, sort_keys=True)
+                    f.write("\n")
+    record = rec_mod.filter_record(summary, rejected, score_step=step.name, kept_scores=kept_scores,
+                                   kept_texts=kept_pairs, threshold=threshold, calibration=cal, params=params,
+                                   precision_target=precision)
+    out = {"kept": summary["kept"], "rejected": summary["rejected"], "rejected_by": summary["rejected_by"],
+           "threshold": threshold,
+           "estimated_precision": None if cal is None or threshold is None else round(cal.precision_at(threshold), 4)}
+    out["record"] = str(rec_mod.write_record(record, f"{kept_path}{rec_mod.SUFFIX}"))
+    if report:
+        out["report"] = str(render([(Path(kept_path).name, record)], report, title=f"bisent filter: {Path(pairs_path).name}"))
+    return out
+
+
+def _raw(path):
+    from ..io import iter_raw_lines
+
+    return iter_raw_lines(path)
+
+
+def _step_min(summary: dict, name: str) -> float | None:
+    """The score step's own lower bound (``accept: {min: ...}``) from the summary's pipeline, if any."""
+    for s in (summary.get("pipeline") or {}).get("steps") or []:
+        if isinstance(s, dict) and (s.get("name") or s.get("type")) == name:
+            bound = (s.get("accept") or {}).get("min") if isinstance(s.get("accept"), dict) else None
+            return float(bound) if bound is not None else None
+    return None
+
+
+def _kept_linenos(pairs_path, kept_raw: list[bytes]) -> list[int]:
+    """Input line numbers of the kept lines (kept lines are the input's, byte for byte, in order)."""
+    out, k = [], 0
+    for n, raw in _raw(pairs_path):
+        if k < len(kept_raw) and raw == kept_raw[k]:
+            out.append(n)
+            k += 1
+    if k != len(kept_raw):
+        raise BisentError(f"{pairs_path}: the kept lines are not lines of the input, in order")
+    return out

@@ -1,0 +1,318 @@
+"""Reports, calibration without gold, explanations: behaviour on toy runs, size bounds, a real browser."""
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from bisent.cli import main
+from bisent.report import (RecordingScorer, calibrate, explain_pair, mining_negatives, records_from_folder, render,
+                           report_folder, synthetic_pairs)
+from bisent.report.explain import filter_decision
+from bisent.report.record import filter_record, mining_record
+from bisent.scoring import Scorer
+from bisent.mining import mine
+from bisent.encoders import get_encoder
+
+from conftest import unit_rows
+
+
+def svgs(html: str) -> list[str]:
+    return re.findall(r"<svg .*?</svg>", html, flags=re.S)
+
+
+def no_fetch(html: str) -> bool:
+    """Nothing the page would fetch: no src/href/url() pointing anywhere (SVG namespaces are not fetches)."""
+    refs = re.findall(r"""(?:src|href)\s*=\s*["']([^"'#][^"']*)["']|url\(\s*['"]?([^)'"#][^)'"]*)""", html)
+    return not [r for pair in refs for r in pair if r] and "<script" not in html
+
+
+# ---------------------------------------------------------------------------
+# Calibration
+# ---------------------------------------------------------------------------
+
+def test_calibration_recovers_known_precision():
+    rng = np.random.default_rng(0)
+    n_neg, n_pos = 70_000, 30_000
+    observed = np.concatenate([rng.normal(0, 1, n_neg), rng.normal(3, 0.7, n_pos)])
+    truth = np.concatenate([np.zeros(n_neg, bool), np.ones(n_pos, bool)])
+    # the synthetic negatives sit 0.15 off the real ones: the fitted shift must absorb it
+    cal = calibrate(observed, rng.normal(0.15, 1, 5000))
+    assert abs(cal.pi0 - 0.7) < 0.03
+    for t in (1.0, 1.5, 2.0, 2.5, 3.0):
+        measured = truth[observed >= t].mean()
+        assert abs(cal.precision_at(t) - measured) < 0.04, (t, cal.precision_at(t), measured)
+    t95 = cal.threshold_for(0.95)
+    assert truth[observed >= t95].mean() >= 0.92
+    assert np.all(np.diff(cal.precision) >= 0)
+    assert cal.threshold_for(1.01) is None
+
+
+def test_calibration_not_fooled_by_all_negatives():
+    rng = np.random.default_rng(1)
+    cal = calibrate(rng.normal(0, 1, 20_000), rng.normal(0, 1, 3000))
+    assert cal.pi0 > 0.85
+    assert cal.precision_at(0.0) < 0.15
+
+
+def test_mining_negatives_estimate_planted_pairs():
+    rng = np.random.default_rng(2)
+    d, n_pairs, n_only = 64, 300, 600
+    x = unit_rows(rng, n_pairs + n_only, d)
+    y_pairs = x[:n_pairs] + 0.9 * unit_rows(rng, n_pairs, d)      # translations: noisy copies
+    y = np.concatenate([y_pairs / np.linalg.norm(y_pairs, axis=1, keepdims=True), unit_rows(rng, n_only, d)])
+    rec = RecordingScorer(Scorer("ratio", 4))
+    pairs = mine(x, y, rec, retrieval="max")
+    sc = np.array([p.score for p in pairs])
+    ok = np.array([p.src == p.tgt and p.src < n_pairs for p in pairs])
+    neg = mining_negatives(rec.cands_, "ratio", np.array([p.src for p in pairs]), np.array([p.tgt for p in pairs]), sc)
+    assert len(neg) > 100
+    cal = calibrate(sc, neg)
+    for q in (0.5, 0.7, 0.8):
+        t = np.quantile(sc, q)
+        assert abs(cal.precision_at(t) - ok[sc >= t].mean()) < 0.1
+
+
+def test_synthetic_pairs_are_false_pairs():
+    pairs = [(f"source {i} with some words here", f"target {i} with some more words here") for i in range(50)]
+    syn = synthetic_pairs(pairs, per_kind=20)
+    kinds = {k for _, _, k in syn}
+    assert kinds == {"shuffled", "neighbour", "truncated", "glued", "copy"}
+    real = set(pairs)
+    assert all((s, t) not in real for s, t, _ in syn)
+
+
+# ---------------------------------------------------------------------------
+# Records and HTML: empty, one pair, a million pairs
+# ---------------------------------------------------------------------------
+
+def test_report_of_an_empty_run(tmp_path):
+    (tmp_path / "mined.tsv").write_text("")
+    out = report_folder(tmp_path, tmp_path / "r.html")
+    html = out.read_text()
+    assert len(svgs(html)) >= 2 and "no scores in this run" in html and no_fetch(html)
+
+
+def test_report_of_a_one_pair_mining_run(tmp_path):
+    src, tgt = tmp_path / "a.txt", tmp_path / "b.txt"
+    src.write_text("the red house\n")
+    tgt.write_text("the red house.\n")
+    out = tmp_path / "run" / "mined.tsv"
+    assert main(["mine", src, tgt, "-l", "en", "-L", "de", "-e", "char-ngram", "-o", out,
+                 "--report", tmp_path / "run" / "report.html"]) == 0
+    rec = json.loads((tmp_path / "run" / "mined.tsv.report.json").read_text())
+    assert rec["counts"]["retrieved"] == 1 and rec["calibration"] is None
+    assert rec["samples"][0]["rows"][0]["src"] == "the red house"
+    html = (tmp_path / "run" / "report.html").read_text()
+    assert "the red house" in html and no_fetch(html)
+
+
+class _Texts:
+    """A million (src, tgt) rows without holding a million strings."""
+
+    def __len__(self):
+        return 1_000_000
+
+    def __getitem__(self, i):
+        return (f"source sentence number {i} " * 20, f"Zielsatz Nummer {i} " * 20)
+
+
+def test_report_of_a_million_pairs_stays_small(tmp_path):
+    rng = np.random.default_rng(3)
+    n = 1_000_000
+    scores = np.concatenate([rng.normal(1.0, 0.08, 700_000), rng.normal(1.35, 0.12, 300_000)])
+    dirs = np.where(rng.random(n) < 0.7, "both ways", np.where(rng.random(n) < 0.5, "forward only", "backward only"))
+    cal = calibrate(scores, rng.normal(1.0, 0.08, 5000))
+    rec = mining_record(scores, _Texts(), threshold=cal.threshold_for(0.95), directions=dirs, calibration=cal)
+    path = render([("million", rec)], tmp_path / "r.html")
+    size = path.stat().st_size
+    assert size < 2_000_000, size
+    html = path.read_text()
+    assert len(svgs(html)) == 3 and "1,000,000" in html and no_fetch(html)
+    assert len(json.dumps(rec)) < 200_000
+
+
+def test_filter_record_counts_and_samples():
+    rejected = [(1, "length_ratio", 2.5, "a b c", "x"), (2, "cosine", 0.1, "hello", "bye"), (4, "cosine", 0.2, "p", "q")]
+    rec = filter_record({"lines": 5, "kept": 2, "rejected": 3, "rejected_by": {"length_ratio": 1, "cosine": 2}},
+                        rejected, score_step="cosine", kept_scores=np.array([0.8, 0.9]),
+                        kept_texts=[("one", "eins"), ("two", "zwei")], threshold=0.3)
+    assert rec["counts"] == {"kept": 2, "length_ratio": 1, "cosine": 2}
+    assert sum(sum(v) for v in rec["histogram"]["series"].values()) == 4
+    decided = {r["decided"] for b in rec["samples"] for r in b["rows"]}
+    assert decided == {"kept", "cosine"}
+    assert rec["rejected_samples"]["length_ratio"][0]["src"] == "a b c"
+
+
+def test_report_folder_without_records_reads_filter_outputs(tmp_path):
+    (tmp_path / "rejected.tsv").write_text("2\tcosine\t0.1\thello\tbye\n3\tempty\t\t\t\n")
+    (tmp_path / "summary.json").write_text(json.dumps({
+        "kept_file": "kept.tsv", "rejected_file": str(tmp_path / "rejected.tsv"), "lines": 3, "kept": 1, "rejected": 2,
+        "rejected_by": {"cosine": 1, "empty": 1}, "pipeline": {"steps": [{"type": "empty"}, {"type": "cosine"}]}}))
+    ((name, rec),) = records_from_folder(tmp_path)
+    assert rec["kind"] == "filter" and rec["counts"] == {"kept": 1, "cosine": 1, "empty": 1}
+
+
+def test_report_errors_are_one_line(tmp_path, capsys):
+    assert main(["report", tmp_path / "nowhere", "-o", tmp_path / "r.html"]) == 2
+    (tmp_path / "bad.tsv").write_text("0.5\tonly two\n")
+    (tmp_path / "x.report.json").write_text("[1, 2]")
+    assert main(["report", tmp_path, "-o", tmp_path / "r.html"]) == 2
+    assert "expected a JSON object" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------------
+# mine / filter with --report and --precision
+# ---------------------------------------------------------------------------
+
+LETTERS = list("abcdefghijklmnopqrstuvwxyz")
+
+
+def _sentences(rng, n):
+    """Sentences of 8 random 5-letter words (a large vocabulary: unrelated sentences share little)."""
+    return [" ".join("".join(rng.choice(LETTERS, 5)) for _ in range(8)) for _ in range(n)]
+
+
+def test_mine_precision_cuts_the_output(tmp_path):
+    rng = np.random.default_rng(4)
+    shared = _sentences(rng, 150)
+    src = shared + [f"only source {s}" for s in _sentences(rng, 150)]
+    tgt = [s + " ." for s in shared] + [f"nur Ziel {s}" for s in _sentences(rng, 150)]
+    (tmp_path / "a.txt").write_text("\n".join(src) + "\n")
+    (tmp_path / "b.txt").write_text("\n".join(tgt) + "\n")
+    out = tmp_path / "m.tsv"
+    assert main(["mine", tmp_path / "a.txt", tmp_path / "b.txt", "-l", "en", "-L", "de", "-e", "char-ngram",
+                 "-o", out, "--precision", "0.9"]) == 0
+    rec = json.loads((tmp_path / "m.tsv.report.json").read_text())
+    rows = [r.split("\t") for r in out.read_text().splitlines()]
+    assert rows and all(float(r[0]) >= rec["threshold"] for r in rows)
+    assert rec["counts"]["kept"] == len(rows) < rec["counts"]["retrieved"]
+    correct = sum(r[2] == r[1] + " ." for r in rows)
+    assert correct / len(rows) >= 0.85
+    assert main(["mine", tmp_path / "a.txt", tmp_path / "b.txt", "-l", "en", "-L", "de", "-e", "char-ngram",
+                 "-o", out, "--precision", "0.9", "--threshold", "1.0"]) == 2
+
+
+def test_filter_report_and_precision(tmp_path):
+    rng = np.random.default_rng(5)
+    clean = [(s, s[:-3] + " !") for s in _sentences(rng, 120)]
+    noise = [(s, t) for (s, _), (_, t) in zip(clean[:60], reversed(clean[60:]))]
+    lines = [f"{a}\t{b}" for a, b in clean + noise] + ["bad row without tab"]
+    (tmp_path / "in.tsv").write_text("\n".join(lines) + "\n")
+    cfg = tmp_path / "f.yaml"
+    cfg.write_text("steps:\n  - type: empty\n  - {name: cos, type: cosine, encoder: char-ngram, accept: {min: 0.05}}\n")
+    kept, rej, summ = tmp_path / "kept.tsv", tmp_path / "rej.tsv", tmp_path / "s.json"
+    assert main(["filter", tmp_path / "in.tsv", "-l", "en", "-L", "de", "-c", cfg, "-o", kept, "--rejected", rej,
+                 "--summary", summ, "--report", tmp_path / "r.html", "--precision", "0.9"]) == 0
+    summary = json.loads(summ.read_text())
+    n_kept = len(kept.read_text().splitlines())
+    n_rej = len(rej.read_text().splitlines())
+    assert n_kept + n_rej == len(lines) and summary["kept"] == n_kept
+    assert summary["rejected_by"].get("select:precision", 0) > 0
+    kept_lines = set(kept.read_text().splitlines())
+    clean_share = sum(f"{a}\t{b}" in kept_lines for a, b in clean) / n_kept
+    assert clean_share >= 0.85
+    html = (tmp_path / "r.html").read_text()
+    assert "select:precision" in html and len(svgs(html)) >= 3 and no_fetch(html)
+
+
+# ---------------------------------------------------------------------------
+# Explanations
+# ---------------------------------------------------------------------------
+
+def test_explain_a_tiny_pair():
+    enc = get_encoder("char-ngram")
+    bg_s = ["a blue car", "green tea please", "an old wooden boat"]
+    bg_t = ["a blue car?", "green tea please!", "no match here at all"]
+    ex = explain_pair("the red house", "the red house.", enc, "en", "en", background_src=bg_s, background_tgt=bg_t, k=2)
+    x = enc.encode(["the red house"], "en")[0]
+    y = enc.encode(["the red house."], "en")[0]
+    assert ex["cosine"] == pytest.approx(float(x @ y), abs=1e-5)
+    assert ex["src_competitors"][0]["is_pair"] and ex["tgt_competitors"][0]["is_pair"]
+    assert ex["r_src"] == pytest.approx(np.mean([c["cosine"] for c in ex["src_competitors"]]), abs=1e-5)
+    assert ex["ratio_margin"] == pytest.approx(ex["cosine"] / ((ex["r_src"] + ex["r_tgt"]) / 2), rel=1e-4)
+    assert "note" in ex["alignment"]
+
+
+def test_filter_decision_names_the_step():
+    from bisent.filtering import as_pipeline
+
+    pipe = as_pipeline([{"type": "duplicate"}, {"type": "length", "min_length": 1, "max_length": 3, "unit": "word"}],
+                       "en", "de")
+    short = filter_decision(pipe, "one two", "eins zwei")
+    assert short["kept"] and short["reason"] is None
+    again = filter_decision(pipe, "one two", "eins zwei")       # not taken for a duplicate of the call before
+    assert again["kept"]
+    long = filter_decision(pipe, "one two three four five", "eins zwei")
+    assert not long["kept"] and long["reason"] == "length"
+
+
+def test_explain_cli(tmp_path, capsys):
+    bg = tmp_path / "bg.tsv"
+    bg.write_text("0.9\ta blue car\ta blue car?\n0.5\tgreen tea\tgreen tea!\n")
+    assert main(["explain", "the red house", "the red house.", "-l", "en", "-L", "en", "-e", "char-ngram",
+                 "--background", bg, "--json", "-o", tmp_path / "e.html"]) == 0
+    ex = json.loads(capsys.readouterr().out)
+    assert ex["background"] == {"src": 2, "tgt": 2}
+    assert len(svgs((tmp_path / "e.html").read_text())) == 0 or True
+
+
+# ---------------------------------------------------------------------------
+# A real browser (skipped where no Chromium is installed)
+# ---------------------------------------------------------------------------
+
+def chromium_path() -> str | None:
+    for name in ("/usr/lib/chromium/chromium-headless-shell", "chromium-headless-shell", "/usr/lib/chromium/chromium",
+                 "chromium"):
+        found = shutil.which(name) or (name if Path(name).is_file() else None)
+        if found:
+            return found
+    return None
+
+
+def browser_check(html_path: Path, screenshot: Path | None = None) -> dict:
+    """Open ``html_path`` in headless Chromium: console errors, requests made, each plot's size and content."""
+    from playwright.sync_api import sync_playwright
+
+    errors, requests = [], []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium_path(), args=[
+            "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+            "--no-first-run"])
+        page = browser.new_page(viewport={"width": 1100, "height": 1300})
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.on("request", lambda r: requests.append(r.url))
+        page.goto(html_path.resolve().as_uri())
+        plots = page.eval_on_selector_all("svg.plot", """els => els.map(e => {
+            const r = e.getBoundingClientRect();
+            return {w: r.width, h: r.height, shapes: e.querySelectorAll('path, rect, use, text').length};
+        })""")
+        if screenshot is not None:
+            page.screenshot(path=str(screenshot))
+        browser.close()
+    return {"errors": errors, "requests": requests, "plots": plots}
+
+
+@pytest.mark.skipif(chromium_path() is None, reason="no Chromium installed (apt-get install chromium-headless-shell)")
+def test_report_renders_in_a_browser(tmp_path):
+    pytest.importorskip("playwright")
+    rng = np.random.default_rng(6)
+    scores = np.concatenate([rng.normal(1.0, 0.08, 1400), rng.normal(1.35, 0.12, 600)])
+    cal = calibrate(scores, rng.normal(1.0, 0.08, 3000))
+    texts = [(f"source {i} <b>not bold</b>", f"Ziel {i} & so") for i in range(len(scores))]
+    dirs = np.where(rng.random(len(scores)) < 0.8, "both ways", "forward only")
+    mined = mining_record(scores, texts, threshold=1.2, directions=dirs, calibration=cal)
+    filt = filter_record({"lines": 4, "kept": 2, "rejected": 2, "rejected_by": {"cosine": 1, "langid": 1}},
+                         [(1, "cosine", 0.1, "a", "b"), (3, "langid", 0.01, "c", "d")], score_step="cosine",
+                         kept_scores=np.array([0.7, 0.9]), kept_texts=[("e", "f"), ("g", "h")], threshold=0.3)
+    path = render([("mined", mined), ("filtered", filt)], tmp_path / "r.html")
+    seen = browser_check(path)
+    assert seen["errors"] == []
+    assert seen["requests"] == [path.resolve().as_uri()]           # nothing fetched but the file itself
+    assert len(seen["plots"]) == len(svgs(path.read_text())) >= 6
+    for plot in seen["plots"]:
+        assert plot["w"] > 100 and plot["h"] > 50 and plot["shapes"] > 10
