@@ -3,10 +3,9 @@ and the model-directory contract (config keys) gives one-line errors."""
 
 from __future__ import annotations
 
+import hashlib
 import json
-import subprocess
-import sys
-import textwrap
+import os
 
 import pytest
 
@@ -33,38 +32,57 @@ def _losses(log: list[dict]) -> list[float]:
     return [r["loss"] for r in log if "loss" in r]
 
 
-KILLER = """
-import os, sys
-sys.path[:0] = {path!r}
-import bisent.io as bio
-from test_training import bitext, cipher_corpus
-from bisent.training.loop import train
-from bisent.training.recipe import validate_recipe
-real = os.replace
-def replace(src, dst):
-    if str(dst).endswith("checkpoint.safetensors") and os.path.exists(dst):
-        os._exit(9)                                   # killed: the new checkpoint is written, not yet renamed
-    real(src, dst)
-bio.os.replace = replace
-train(validate_recipe({recipe!r}), [bitext(cipher_corpus(80, seed=5))], [], [], {out!r}, max_steps=8, progress=False)
-"""
+def _killed_inside_the_second_checkpoint_write(out_dir) -> int:
+    """Train in a forked child that dies (``os._exit``, like kill -9) after the new checkpoint is written to its
+    temporary file and before it is renamed into place; returns the child's exit status."""
+    pid = os.fork()
+    if pid == 0:                                                    # the child
+        real = os.replace
+
+        def replace(src, dst):
+            if str(dst).endswith(checkpoint.FILE) and os.path.exists(dst):
+                os._exit(9)
+            real(src, dst)
+
+        os.replace = replace
+        try:
+            train(validate_recipe(RECIPE), [bitext(cipher_corpus(80, seed=5))], [], [], out_dir, max_steps=8,
+                  progress=False)
+        finally:
+            os._exit(1)                                             # not killed: the test fails
+    return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
 
 
 def test_a_kill_inside_the_checkpoint_write_leaves_a_resumable_run(tmp_path):
     data = [bitext(cipher_corpus(80, seed=5))]
     recipe = validate_recipe(RECIPE)
     straight = train(recipe, data, [], [], tmp_path / "a", max_steps=8, progress=False)
-    code = KILLER.format(path=[str(p) for p in sys.path], recipe=RECIPE, out=str(tmp_path / "b"))
-    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=str(tmp_path), capture_output=True,
-                          text=True, env={"OMP_NUM_THREADS": "1", "BISENT_CACHE": str(tmp_path / "cache"),
-                                          "PATH": "/usr/bin:/bin", "PYTHONPATH": ":".join(sys.path)}, timeout=300)
-    assert proc.returncode == 9, proc.stderr[-2000:]
+    assert _killed_inside_the_second_checkpoint_write(tmp_path / "b") == 9
     assert checkpoint.read_state(tmp_path / "b")["step"] == 2       # the first checkpoint survived the kill at 4
     with pytest.raises(BisentError, match="--resume"):
         train(recipe, data, [], [], tmp_path / "b", max_steps=8, progress=False)
     resumed = train(recipe, data, [], [], tmp_path / "b", max_steps=8, resume=True, progress=False)
     assert _losses(resumed.log) == _losses(straight.log)           # bit-exact from the surviving checkpoint
     assert checkpoint.read_state(tmp_path / "b")["step"] == 8
+
+
+def test_a_first_wave_checkpoint_resumes(tmp_path):
+    """The first wave kept the JSON state in ``checkpoint.json`` beside the tensors: still resumable."""
+    from safetensors.torch import load, save
+
+    data, recipe = [bitext(cipher_corpus(80, seed=5))], validate_recipe(RECIPE)
+    straight = train(recipe, data, [], [], tmp_path / "a", max_steps=6, progress=False)
+    train(recipe, data, [], [], tmp_path / "b", max_steps=4, progress=False)
+    path = tmp_path / "b" / checkpoint.FILE
+    state = checkpoint.read_state(tmp_path / "b")
+    blob = save(load(path.read_bytes()))                             # the same tensors, no state inside
+    path.write_bytes(blob)
+    optim = state.pop("optim")
+    (tmp_path / "b" / "checkpoint.json").write_text(json.dumps(
+        {**state, "optim": optim[0], "optim_more": optim[1:], "tensors_sha256": hashlib.sha256(blob).hexdigest()}))
+    resumed = train(recipe, data, [], [], tmp_path / "b", max_steps=6, resume=True, progress=False)
+    assert _losses(resumed.log) == _losses(straight.log)
+    assert not (tmp_path / "b" / "checkpoint.json").exists() and checkpoint.read_state(tmp_path / "b")["step"] == 6
 
 
 def test_a_non_finite_loss_stops_training_naming_the_step(tmp_path, monkeypatch):

@@ -13,6 +13,7 @@ tool next to ``mining``, a new command in ``cli``.
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parent.parent / "src"
@@ -84,6 +85,7 @@ def layer(name: str) -> int:
     raise AssertionError(f"bisent.{top} is in no layer: add it to LAYERS in tests/test_imports.py")
 
 
+@functools.lru_cache(maxsize=1)
 def graph() -> dict[str, set[str]]:
     known = modules()
     return {name: imports(name, path, known) for name, path in known.items()}

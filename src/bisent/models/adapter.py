@@ -19,7 +19,7 @@ import numpy as np
 
 from ..encoders.base import Encoder
 from ..encoders.trained import register_architecture
-from .modeldir import WEIGHTS_FILE, check_tensors, load
+from .modeldir import dense_shapes, load_checked
 
 ARCHITECTURE = "adapter"
 #: the ``model`` section of an adapter's config.json (the torch module's constructor keywords)
@@ -69,12 +69,7 @@ class AdapterEncoder(Encoder):
 
 
 def expected_shapes(hp: dict) -> dict[str, tuple[int, ...]]:
-    sizes = layer_sizes(hp)
-    out = {}
-    for i in range(len(sizes) - 1):
-        out[f"layers.{i}.weight"] = (sizes[i + 1], sizes[i])
-        out[f"layers.{i}.bias"] = (sizes[i + 1],)
-    return out
+    return dense_shapes(layer_sizes(hp))
 
 
 @register_architecture(ARCHITECTURE)
@@ -82,13 +77,8 @@ def load_encoder(model_dir: Path, config: dict) -> AdapterEncoder:
     """Build the adapter of a model directory over its (registered) base encoder."""
     from ..encoders import get_encoder
 
-    md = load(model_dir, CONFIG_KEYS, architecture=ARCHITECTURE, config=config)
-    try:
-        shapes = expected_shapes(md.hp)
-        base_name = str(md.hp["base"])
-    except (KeyError, TypeError, ValueError) as e:
-        raise md.error(f"incomplete adapter config ({e})") from None
-    check_tensors(md.path / WEIGHTS_FILE, md.tensors, shapes)
+    md = load_checked(model_dir, config, CONFIG_KEYS, ARCHITECTURE, expected_shapes)
+    base_name = str(md.hp["base"])
     base = get_encoder(base_name)
     if base.dim != int(md.hp["base_dim"]):
         raise md.error(f"base encoder {base_name} gives {base.dim}-d vectors, the adapter expects {md.hp['base_dim']}")

@@ -24,7 +24,7 @@ import numpy as np
 from ..encoders.base import Encoder
 from ..encoders.trained import register_architecture
 from .hashing import HashConfig, HashFeaturizer
-from .modeldir import WEIGHTS_FILE, check_tensors, load
+from .modeldir import dense_shapes, load_checked
 
 ARCHITECTURE = "dan"
 HASH_KEYS = ("buckets", "n_min", "n_max", "word_ngrams", "lowercase", "max_tokens")
@@ -118,20 +118,11 @@ class DANEncoder(Encoder):
 
 def expected_shapes(hp: dict) -> dict[str, tuple[int, ...]]:
     sizes = layer_sizes(hp)
-    shapes = {"embed.weight": (int(hp["buckets"]), sizes[0])}
-    for i in range(len(sizes) - 1):
-        shapes[f"layers.{i}.weight"] = (sizes[i + 1], sizes[i])
-        shapes[f"layers.{i}.bias"] = (sizes[i + 1],)
-    return shapes
+    return {"embed.weight": (int(hp["buckets"]), sizes[0]), **dense_shapes(sizes)}
 
 
 @register_architecture(ARCHITECTURE)
 def load_encoder(model_dir: Path, config: dict) -> DANEncoder:
     """Build the NumPy DAN encoder of a model directory (checks every tensor's shape against config.json)."""
-    md = load(model_dir, CONFIG_KEYS, architecture=ARCHITECTURE, config=config)
-    try:
-        shapes = expected_shapes(md.hp)
-    except (KeyError, TypeError, ValueError) as e:
-        raise md.error(f"incomplete dan config ({e})") from None
-    check_tensors(md.path / WEIGHTS_FILE, md.tensors, shapes)
+    md = load_checked(model_dir, config, CONFIG_KEYS, ARCHITECTURE, expected_shapes)
     return DANEncoder(md.hp, md.tensors, name=str(model_dir), content_hash=md.content_hash())

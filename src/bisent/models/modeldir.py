@@ -207,6 +207,27 @@ def content_hash(*parts: bytes | dict) -> str:
     return h.hexdigest()
 
 
+def load_checked(model_dir, config: dict, config_keys: Iterable[str], architecture: str, shapes) -> ModelDir:
+    """:func:`load` (NumPy) for a loader without torch: ``shapes(hp) -> {tensor name: shape}`` is checked
+    against the weights (names and shapes), and a config it cannot read is a one-line error."""
+    md = load(model_dir, config_keys, architecture=architecture, config=config)
+    try:
+        expected = shapes(md.hp)
+    except (KeyError, TypeError, ValueError) as e:
+        raise md.error(f"incomplete {architecture} config ({e})") from None
+    check_tensors(md.path / WEIGHTS_FILE, md.tensors, expected)
+    return md
+
+
+def dense_shapes(sizes: list[int]) -> dict[str, tuple[int, ...]]:
+    """Shapes of ``layers.{i}.weight`` (out, in) and ``.bias`` (out,) of dense layers of ``sizes`` = [in, ..., out]."""
+    out = {}
+    for i in range(len(sizes) - 1):
+        out[f"layers.{i}.weight"] = (sizes[i + 1], sizes[i])
+        out[f"layers.{i}.bias"] = (sizes[i + 1],)
+    return out
+
+
 def check_tensors(path, tensors: dict, shapes: dict[str, tuple[int, ...]]) -> None:
     """The tensor names are exactly ``shapes``' keys and each has its shape (a NumPy loader's strict check)."""
     if set(tensors) != set(shapes):

@@ -23,6 +23,7 @@ from ..errors import BisentError
 from ..io import atomic_write
 
 FILE = "checkpoint.safetensors"
+LEGACY_STATE = "checkpoint.json"          # first-wave checkpoints kept the state in a second file
 _META_KEY = "bisent_checkpoint"
 #: recipe sections that change the numbers; a resumed run must agree on all of them
 MATH_KEYS = ("architecture", "objective", "seed", "languages", "tokenizer", "data", "model", "objectives", "optim")
@@ -73,6 +74,7 @@ def save(out_dir: Path, run, opts: list, recipe: dict, *, step: int, elapsed_s: 
                         metadata={_META_KEY: json.dumps(meta)})
     with atomic_write(Path(out_dir) / FILE, "wb") as f:
         f.write(blob)
+    (Path(out_dir) / LEGACY_STATE).unlink(missing_ok=True)             # a resumed first-wave run's old state
 
 
 def exists(out_dir: Path) -> bool:
@@ -87,11 +89,24 @@ def read_state(out_dir: Path) -> dict:
     try:
         with open(path, "rb") as f:
             (n,) = struct.unpack("<Q", f.read(8))
-            header = json.loads(f.read(n))
-        return json.loads(header["__metadata__"][_META_KEY])
-    except (struct.error, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError, MemoryError,
-            OverflowError) as e:
+            meta = json.loads(f.read(n)).get("__metadata__") or {}
+        if _META_KEY not in meta and (path.parent / LEGACY_STATE).is_file():
+            return _legacy_state(path)
+        return json.loads(meta[_META_KEY])
+    except (struct.error, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError, AttributeError,
+            MemoryError, OverflowError) as e:
         raise BisentError(f"{path}: not a bisent checkpoint ({e.__class__.__name__})") from None
+
+
+def _legacy_state(path: Path) -> dict:
+    """The state of a first-wave checkpoint (``checkpoint.json`` beside the tensors), if both belong together."""
+    import hashlib
+
+    state = json.loads((path.parent / LEGACY_STATE).read_text(encoding="utf-8"))
+    if hashlib.sha256(path.read_bytes()).hexdigest() != state.get("tensors_sha256"):
+        raise BisentError(f"{path}: does not match {LEGACY_STATE} (a write was interrupted; start a new run)")
+    state["optim"] = [state["optim"], *state.pop("optim_more", [])]
+    return state
 
 
 def check_same_run(state: dict, recipe: dict, data_hash: str, fingerprints: dict[str, str], out_dir: Path) -> None:

@@ -20,8 +20,24 @@ logging, dev evaluation, checkpoints. Shared pieces:
 - :mod:`.dual`: the set-up of dual encoders (guo2019, distill): language-pair
   streams, hard negatives, a loss that sums the objective's terms.
 
-A new objective file needs ``setup`` and its loss; a new training recipe
-schema goes into :mod:`bisent.training.recipe`.
+A new objective is one file, ``objectives/<name>.py``::
+
+    def loss(model, batch) -> (scalar tensor, {name: float}):   # the paper's criterion on one batch
+        ...
+    def setup(recipe, bitexts, monos, dev, out_dir, *, state, device) -> Setup:
+        specs = ...                                            # what to train on, from the recipe
+        batches = Batches([(name, length_keys, weight), ...], collate, batch_size=..., seed=recipe["seed"],
+                          bucket_batches=recipe["data"]["bucket_batches"])
+        torch.manual_seed(recipe["seed"]); model = MyModel(**hp).to(device)
+        return Setup(model=model, batches=batches, loss=loss, encoder=TorchDualEncoder(model, ...),
+                     save_model=lambda d, step: modeldir.save(d, model.architecture, model.hp,
+                                                              model.state_dict(), extra={"training": ...}),
+                     data_hash=fingerprint(specs), dev=dev)
+
+(or, for a dual encoder, ``return dual.setup(..., terms=[my_term(recipe["objectives"])])`` with a
+term ``(sub-batch, x, y, x_hard, y_hard) -> (weighted scalar, log parts)``, as :mod:`.guo2019`).
+The recipe schema names it: the architecture in :data:`bisent.training.recipe.ARCHITECTURES`
+with its ``model`` / ``objectives`` fields, a dual objective in ``DUAL_OBJECTIVES``.
 """
 
 from __future__ import annotations
