@@ -24,9 +24,10 @@ LAYERS: list[set[str]] = [
     {"errors", "io", "cache"},                                    # plumbing
     {"encoders", "models"},                                       # sentence -> vector
     {"scoring", "index", "vectors", "datasets"},                  # vectors -> neighbours; data builders
-    {"mining", "filtering", "documents", "evaluate", "align"},   # what a user does with them
+    {"mining", "filtering", "documents", "evaluate", "align",     # what a user does with them
+     "divergence", "repair", "calibration", "explain"},
     {"training"},                                                 # learning encoders
-    {"bench", "demo"},                                            # measuring, showing
+    {"bench", "demo", "report", "run", "pipeline"},               # measuring, showing, whole jobs
     {"cli", "__main__", "__init__"},                              # the command line; the package root
 ]
 
