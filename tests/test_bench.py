@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from bisent.bench import TASKS, task_module
-from bisent.bench.common import Recorder, average_precision, run_encoders
+from bisent.bench.common import Recorder, run_encoders
+from bisent.evaluate import average_precision
 from bisent.datasets.noise import NOISE_KINDS, make_noisy_set
 
 pytestmark = pytest.mark.skipif(shutil.which("apt-get") is None, reason="needs apt-get for Debian's packages")
@@ -92,7 +93,8 @@ def test_centred_document_pooling_removes_each_languages_offset():
     """Sentence vectors = the language's own offset + the page's topic + noise: only centring finds the pages."""
     import numpy as np
 
-    from bisent.bench.docs import doc_embeddings, p_at_1
+    from bisent.bench.docs import doc_embeddings
+    from bisent.evaluate import retrieval_p_at as p_at_1
 
     rng = np.random.default_rng(0)
     n_docs, dim = 20, 32

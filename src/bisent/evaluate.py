@@ -1,9 +1,21 @@
-"""Evaluation: BUCC precision / recall / F1 and the F1-optimal threshold."""
+"""Evaluation, in ONE place: whatever measures something (the training log, ``bisent bench``, ``bisent eval``,
+``bisent demo``) calls these functions, so they measure the same thing by construction.
+
+- BUCC precision / recall / F1 of mined pairs (:func:`bucc_prf`) and the F1-optimal threshold (:func:`best_threshold`);
+- :func:`mining_task`: embed a BUCC-like task (dev, test), retrieve with each margin and retrieval rule,
+  tune the threshold on dev, score test at it (and at its own optimum);
+- :func:`recovery_error`: alignment recovery (Kim et al. 2019, 4.1), both ways, any score;
+- :func:`retrieval_p_at`: P@N of retrieving the i-th row's partner (documents, Guo et al. 2019);
+- :func:`average_precision`: a ranking of items by score (filtering: clean pairs first);
+- :func:`distinct_pairs` / :func:`sample_distinct_pairs`: pairs whose two texts are each unique in the set;
+- :func:`evaluate_dev`: the dev figures of a training run (recovery error, mining F1).
+"""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-from typing import Iterable
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Iterable, Sequence
 
 import numpy as np
 
@@ -58,3 +70,184 @@ def best_threshold(mined: Iterable[tuple[float, str, str]], gold: set[tuple[str,
     f1 = np.where(last_of_tie, f1, -1.0)
     i = int(np.argmax(f1))
     return _prf(int(hits[i]), int(n[i]), len(gold), float(scores[i]))
+
+
+# --- mining a BUCC-like task ---------------------------------------------------------------------------
+
+@dataclass
+class MiningResult:
+    """One (margin, retrieval) of :func:`mining_task`: the mined pairs per split and the tuned scores.
+
+    ``dev``: the dev split at its F1-optimal threshold (the tuned threshold);
+    ``test``: the test split at that threshold; ``oracle``: test at its own optimum;
+    ``embed_seconds`` / ``mine_seconds``: per split (mining: every margin so far).
+    """
+
+    margin: str
+    retrieval: str
+    k: int
+    mined: dict[str, list[tuple[float, str, str]]]
+    dev: PRF
+    test: PRF | None = None
+    oracle: PRF | None = None
+    embed_seconds: dict[str, float] = field(default_factory=dict)
+    mine_seconds: dict[str, float] = field(default_factory=dict)
+
+
+def mine_split(task, x: np.ndarray, y: np.ndarray, margin: str, k: int, retrievals: Sequence[str],
+               make_scorer=None) -> dict:
+    """``{retrieval: [(score, src_id, tgt_id)]}`` of a task's embedded sides ``x`` (n, d), ``y`` (m, d);
+    ``make_scorer(margin, k)`` (default :class:`~bisent.scoring.Scorer`) lets a caller keep the candidates."""
+    from .mining import retrieve
+    from .scoring import Scorer
+
+    cands = (make_scorer or Scorer)(margin, k).fit(y).score(x)
+    return {mode: [(p.score, task.src[p.src][0], task.tgt[p.tgt][0]) for p in retrieve(cands, mode)]
+            for mode in retrievals}
+
+
+def mining_task(encoder, tasks: dict, src_lang: str, tgt_lang: str, *, margins: Sequence[str] = ("ratio",),
+                retrievals: Sequence[str] = ("max",), k: int = 4, cache: bool | None = None,
+                progress: bool | None = None, make_scorer=None) -> list[MiningResult]:
+    """Embed the ``"dev"`` (and ``"test"``) :class:`~bisent.datasets.comparable.MiningTask` once each, mine
+    with every margin and retrieval rule, pick the F1-optimal threshold on dev and score test at it."""
+    vecs, embed_s, mine_s = {}, {}, dict.fromkeys(tasks, 0.0)
+    for split, task in tasks.items():
+        t0 = time.perf_counter()
+        vecs[split] = (encoder.encode([t for _, t in task.src], src_lang, cache=cache, progress=progress),   # (n, d)
+                       encoder.encode([t for _, t in task.tgt], tgt_lang, cache=cache, progress=progress))   # (m, d)
+        embed_s[split] = time.perf_counter() - t0
+    out = []
+    for margin in margins:
+        mined = {}
+        for s, t in tasks.items():
+            t0 = time.perf_counter()
+            mined[s] = mine_split(t, *vecs[s], margin, k, retrievals, make_scorer)
+            mine_s[s] += time.perf_counter() - t0
+        for mode in retrievals:
+            per_split = {s: m[mode] for s, m in mined.items()}
+            dev = best_threshold(per_split["dev"], set(tasks["dev"].gold))
+            r = MiningResult(margin, mode, k, per_split, dev, embed_seconds=embed_s, mine_seconds=mine_s)
+            if "test" in tasks:
+                gold = set(tasks["test"].gold)
+                r.test = bucc_prf(per_split["test"], gold, dev.threshold)
+                r.oracle = best_threshold(per_split["test"], gold)
+            out.append(r)
+    return out
+
+
+# --- alignment recovery, retrieval, ranking ---------------------------------------------------------------
+
+def recovery_error(x: np.ndarray, y: np.ndarray, score: str = "cosine", k: int = 4) -> tuple[float, float]:
+    """``(src->tgt error, tgt->src error)`` when row i of ``x`` (n, d) translates row i of ``y`` (n, d): the share
+    of rows whose best-scoring partner on the other side (``score``: cosine, euclidean, csls, ratio...) is not theirs."""
+    from .mining import best_candidates
+    from .scoring import Scorer
+
+    fwd, _, bwd, _ = best_candidates(Scorer(score, k).fit(y).score(x))
+    return float(np.mean(fwd != np.arange(len(x)))), float(np.mean(bwd != np.arange(len(y))))
+
+
+def retrieval_p_at(a: np.ndarray, b: np.ndarray, n: int = 1) -> tuple[float, float]:
+    """P@n both ways: the share of rows of ``a`` (N, d) whose partner (the same row of ``b``) is among
+    their ``n`` nearest rows of ``b`` by dot product, and the same from ``b`` to ``a``."""
+    s = a @ b.T                                                      # (N, N)
+    idx = np.arange(len(a))
+    if n == 1:
+        return float(np.mean(s.argmax(axis=1) == idx)), float(np.mean(s.argmax(axis=0) == idx))
+    top_ab = np.argsort(-s, axis=1, kind="stable")[:, :n]
+    top_ba = np.argsort(-s.T, axis=1, kind="stable")[:, :n]
+    return float(np.mean((top_ab == idx[:, None]).any(axis=1))), float(np.mean((top_ba == idx[:, None]).any(axis=1)))
+
+
+def average_precision(scores: np.ndarray, positive: np.ndarray) -> float:
+    """Average precision of ranking ``positive`` items first by ``scores`` (ties broken by position)."""
+    order = np.argsort(-np.asarray(scores, dtype=np.float64), kind="stable")
+    pos = np.asarray(positive, dtype=bool)[order]
+    if not pos.any():
+        return 0.0
+    hits = np.cumsum(pos)
+    precision_at = hits / np.arange(1, len(pos) + 1)
+    return float(precision_at[pos].mean())
+
+
+def _texts(p) -> tuple[str, str]:
+    return (p.src, p.tgt) if hasattr(p, "src") else (p[0], p[1])
+
+
+def distinct_pairs(pairs: Sequence, limit: int | None = None) -> list:
+    """In the given order, the first ``limit`` pairs whose source and whose target are both unseen so far
+    (duplicates make recovery ambiguous). Pairs are ``(src, tgt)`` tuples or have ``.src`` / ``.tgt``."""
+    seen_a, seen_b, out = set(), set(), []
+    for p in pairs:
+        a, b = _texts(p)
+        if a not in seen_a and b not in seen_b:
+            seen_a.add(a)
+            seen_b.add(b)
+            out.append(p)
+            if limit and len(out) == limit:
+                break
+    return out
+
+
+def sample_distinct_pairs(pairs: Sequence, limit: int | None = None, seed: int = 0) -> list:
+    """:func:`distinct_pairs` of the pairs shuffled with ``seed``: a random sample of distinct pairs."""
+    rng = np.random.default_rng(seed)
+    return distinct_pairs([pairs[i] for i in rng.permutation(len(pairs))], limit)
+
+
+# --- the dev figures of a training run ----------------------------------------------------------------------
+
+def evaluate_dev(encoder, dev: list, limit: int) -> dict[str, float]:
+    """Per dev bitext (``.pairs``, ``.src_lang``, ``.tgt_lang``): alignment-recovery error both ways
+    (:func:`recovery_error`, cosine), the cosine gap, and mining F1 on a task built from the pairs
+    (:func:`dev_mining_f1`); and their means (``dev_err``, ``dev_mine_f1``)."""
+    out: dict[str, float] = {}
+    errs, f1s = [], []
+    for bt in dev:
+        pairs = distinct_pairs(bt.pairs, limit)
+        if len(pairs) < 2:
+            continue
+        a = encoder.encode([p[0] for p in pairs], bt.src_lang, cache=False, progress=False)  # (n, D)
+        b = encoder.encode([p[1] for p in pairs], bt.tgt_lang, cache=False, progress=False)  # (n, D)
+        e_ab, e_ba = recovery_error(a, b)
+        gap = float(np.mean(np.sum(a * b, axis=1)) - np.mean(a @ b.T))   # mean cos of pairs - of all (a spread measure)
+        s, t = bt.src_lang, bt.tgt_lang
+        out.update({f"dev_err_{s}_{t}": e_ab, f"dev_err_{t}_{s}": e_ba, f"dev_cos_gap_{s}_{t}": gap, f"dev_n_{s}_{t}": len(pairs)})
+        errs += [e_ab, e_ba]
+        f1 = dev_mining_f1(encoder, bt, pairs)
+        if f1 is not None:
+            out[f"dev_mine_f1_{s}_{t}"] = f1
+            f1s.append(f1)
+    if errs:
+        out["dev_err"] = float(np.mean(errs))
+    if f1s:
+        out["dev_mine_f1"] = float(np.mean(f1s))
+    return out
+
+
+@dataclass
+class _DevPair:
+    doc: str
+    src: str
+    tgt: str
+    split: str = "dev"
+
+
+def dev_mining_f1(encoder, bt, pairs: list[tuple[str, str]], block: int = 10) -> float | None:
+    """Mining F1 (in %) of :func:`mining_task` (ratio margin, k=4, max retrieval) on a BUCC-like task built
+    from dev ``pairs``, at the dev-optimal threshold.
+
+    The task (about a quarter of each side has its translation on the other) is
+    built by :func:`bisent.datasets.comparable.make_mining_task` from blocks of
+    ``block`` consecutive pairs standing in for documents (dev files are in
+    document order). ``None`` when too few pairs.
+    """
+    from .datasets.comparable import make_mining_task
+
+    if len(pairs) < 4 * block:
+        return None
+    task = make_mining_task([_DevPair(f"d{i // block}", a, b) for i, (a, b) in enumerate(pairs)], "dev",
+                            src_lang=bt.src_lang, tgt_lang=bt.tgt_lang)
+    (result,) = mining_task(encoder, {"dev": task}, bt.src_lang, bt.tgt_lang, cache=False, progress=False)
+    return round(100 * result.dev.f1, 2)

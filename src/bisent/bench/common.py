@@ -1,4 +1,4 @@
-"""What every benchmark task shares: the anchors, result records, ranking metrics."""
+"""What every benchmark task shares: the anchors, result records (the metrics are :mod:`bisent.evaluate`)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,6 @@ import sys
 import time
 from pathlib import Path
 from typing import Iterable
-
-import numpy as np
 
 from ..encoders import get_encoder
 from ..io import check_readable
@@ -102,33 +100,5 @@ class Recorder:
         return record
 
 
-def average_precision(scores: np.ndarray, positive: np.ndarray) -> float:
-    """Average precision of ranking ``positive`` items first by ``scores`` (ties broken by position)."""
-    order = np.argsort(-np.asarray(scores, dtype=np.float64), kind="stable")
-    pos = np.asarray(positive, dtype=bool)[order]
-    if not pos.any():
-        return 0.0
-    hits = np.cumsum(pos)
-    precision_at = hits / np.arange(1, len(pos) + 1)
-    return float(precision_at[pos].mean())
-
-
-def unique_pairs(pairs, limit: int | None = None, seed: int = 0) -> list:
-    """Pairs whose source and target texts are each unique in the chosen set (shuffled by seed, capped)."""
-    rng = np.random.default_rng(seed)
-    pairs = [pairs[i] for i in rng.permutation(len(pairs))]
-    seen_s, seen_t, out = set(), set(), []
-    for p in pairs:
-        if p.src in seen_s or p.tgt in seen_t:
-            continue
-        seen_s.add(p.src)
-        seen_t.add(p.tgt)
-        out.append(p)
-        if limit and len(out) == limit:
-            break
-    return out
-
-
-__all__ = ["ANCHORS", "Recorder", "add_results_option", "command_line", "run_encoders", "average_precision",
-           "unique_pairs", "peak_rss_mb",
+__all__ = ["ANCHORS", "Recorder", "add_results_option", "command_line", "run_encoders", "peak_rss_mb",
            "machine", "git_commit", "check_readable"]

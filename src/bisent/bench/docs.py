@@ -17,6 +17,7 @@ from sentencex import segment
 
 from ..datasets.libreoffice import load_documents
 from ..encoders.base import l2_normalise
+from ..evaluate import retrieval_p_at
 from .common import Recorder
 
 
@@ -51,12 +52,6 @@ def doc_embeddings(docs: list[list[str]], enc, lang: str, progress=None, *, cent
     return l2_normalise(sums.astype(np.float32))
 
 
-def p_at_1(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
-    s = a @ b.T
-    idx = np.arange(len(a))
-    return float(np.mean(s.argmax(axis=1) == idx)), float(np.mean(s.argmax(axis=0) == idx))
-
-
 def run(src_lang: str, tgt_lang: str, encoders: list, record: Recorder, *, limit: int | None = None,
         split: str = "test", progress: bool | None = None) -> list[dict]:
     docs = [d for d in load_documents(src_lang, tgt_lang, split=split) if d.src and d.tgt]
@@ -72,7 +67,7 @@ def run(src_lang: str, tgt_lang: str, encoders: list, record: Recorder, *, limit
         for (view, (s_docs, t_docs)), pooling in itertools.product(views.items(), POOLINGS):
             a = doc_embeddings(s_docs, enc, src_lang, progress, center=pooling == "centred")
             b = doc_embeddings(t_docs, enc, tgt_lang, progress, center=pooling == "centred")
-            p_st, p_ts = p_at_1(a, b)
+            p_st, p_ts = retrieval_p_at(a, b, 1)
             out.append(record({"pair": f"{src_lang}-{tgt_lang}", "encoder": enc.name, "encoder_id": enc.id,
                                "view": view, "pooling": pooling, "n_docs": len(docs), "split": split,
                                "mean_units_src": round(float(np.mean([len(d) for d in s_docs])), 1),

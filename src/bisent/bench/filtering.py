@@ -43,7 +43,8 @@ from ..datasets.libreoffice import load_pairs
 from ..datasets.noise import NOISE_KINDS, make_noisy_set
 from ..errors import BisentError
 from ..scoring import Scorer
-from .common import Recorder, average_precision
+from ..evaluate import average_precision
+from .common import Recorder
 
 SCORES = ("cosine", "csls", "ratio")
 MLP_STRATEGIES = ("random", "sample", "worst:20", "worst:40", "worst:60", "worst:80", "worst:100", "synthetic")

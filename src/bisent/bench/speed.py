@@ -13,12 +13,13 @@ import numpy as np
 
 from ..datasets.libreoffice import load_pairs
 from ..scoring import Scorer
-from .common import Recorder, peak_rss_mb, unique_pairs
+from ..evaluate import sample_distinct_pairs
+from .common import Recorder, peak_rss_mb
 
 
 def run(src_lang: str, tgt_lang: str, encoders: list, record: Recorder, *, limit: int = 1000, k: int = 4,
         scored_pairs: int = 100_000, progress: bool | None = None) -> list[dict]:
-    pairs = unique_pairs(load_pairs(src_lang, tgt_lang, split="test"), limit=limit)
+    pairs = sample_distinct_pairs(load_pairs(src_lang, tgt_lang, split="test"), limit=limit)
     sents = {src_lang: [p.src for p in pairs], tgt_lang: [p.tgt for p in pairs]}
     n = sum(len(v) for v in sents.values())
     out = []

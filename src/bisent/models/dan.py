@@ -24,10 +24,12 @@ import numpy as np
 from ..encoders.base import Encoder
 from ..encoders.trained import register_architecture
 from .hashing import HashConfig, HashFeaturizer
-from .modeldir import CONFIG_FILE, WEIGHTS_FILE, check_shape, read_weights
+from .modeldir import dense_shapes, load_checked
 
 ARCHITECTURE = "dan"
 HASH_KEYS = ("buckets", "n_min", "n_max", "word_ngrams", "lowercase", "max_tokens")
+#: the ``model`` section of a DAN's config.json (the torch module's constructor keywords)
+CONFIG_KEYS = ("dim", "embed_dim", "hidden", "feature_dropout", "dropout", *HASH_KEYS)
 
 
 def hash_config(hp: dict) -> HashConfig:
@@ -116,24 +118,11 @@ class DANEncoder(Encoder):
 
 def expected_shapes(hp: dict) -> dict[str, tuple[int, ...]]:
     sizes = layer_sizes(hp)
-    shapes = {"embed.weight": (int(hp["buckets"]), sizes[0])}
-    for i in range(len(sizes) - 1):
-        shapes[f"layers.{i}.weight"] = (sizes[i + 1], sizes[i])
-        shapes[f"layers.{i}.bias"] = (sizes[i + 1],)
-    return shapes
+    return {"embed.weight": (int(hp["buckets"]), sizes[0]), **dense_shapes(sizes)}
 
 
 @register_architecture(ARCHITECTURE)
-def load(model_dir: Path, config: dict) -> DANEncoder:
+def load_encoder(model_dir: Path, config: dict) -> DANEncoder:
     """Build the NumPy DAN encoder of a model directory (checks every tensor's shape against config.json)."""
-    from ..errors import BisentError
-
-    hp = config.get("model") or {}
-    try:
-        shapes = expected_shapes(hp)
-    except (KeyError, TypeError, ValueError) as e:
-        raise BisentError(f"{Path(model_dir) / CONFIG_FILE}: incomplete dan config ({e})") from None
-    tensors, digest = read_weights(model_dir, config, set(shapes))
-    for k, shape in shapes.items():
-        check_shape(Path(model_dir) / WEIGHTS_FILE, k, tensors[k], shape)
-    return DANEncoder(hp, tensors, name=str(model_dir), content_hash=digest)
+    md = load_checked(model_dir, config, CONFIG_KEYS, ARCHITECTURE, expected_shapes)
+    return DANEncoder(md.hp, md.tensors, name=str(model_dir), content_hash=md.content_hash())

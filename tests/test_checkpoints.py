@@ -1,0 +1,139 @@
+"""Training hardening: a checkpoint is one atomic unit, a non-finite loss or number stops with a clear error,
+and the model-directory contract (config keys) gives one-line errors."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from bisent.errors import BisentError  # noqa: E402
+from bisent.training import checkpoint  # noqa: E402
+from bisent.training.loop import train  # noqa: E402
+from bisent.training.recipe import load_recipe, validate_recipe  # noqa: E402
+
+from test_training import bitext, cipher_corpus  # noqa: E402
+
+RECIPE = {"architecture": "dan", "model": {"buckets": 2048, "embed_dim": 16, "hidden": [16], "dim": 16},
+          "data": {"batch_size": 16}, "optim": {"lr": 0.003},
+          "train": {"log_every": 1, "eval_every": 1000, "checkpoint_every": 2, "threads": 1}}
+
+
+@pytest.fixture(autouse=True)
+def _isolated_cache(monkeypatch, tmp_path):
+    monkeypatch.setenv("BISENT_CACHE", str(tmp_path / "cache"))
+
+
+def _losses(log: list[dict]) -> list[float]:
+    return [r["loss"] for r in log if "loss" in r]
+
+
+def _killed_inside_the_second_checkpoint_write(out_dir) -> int:
+    """Train in a forked child that dies (``os._exit``, like kill -9) after the new checkpoint is written to its
+    temporary file and before it is renamed into place; returns the child's exit status."""
+    pid = os.fork()
+    if pid == 0:                                                    # the child
+        real = os.replace
+
+        def replace(src, dst):
+            if str(dst).endswith(checkpoint.FILE) and os.path.exists(dst):
+                os._exit(9)
+            real(src, dst)
+
+        os.replace = replace
+        try:
+            train(validate_recipe(RECIPE), [bitext(cipher_corpus(80, seed=5))], [], [], out_dir, max_steps=8,
+                  progress=False)
+        finally:
+            os._exit(1)                                             # not killed: the test fails
+    return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+
+
+def test_a_kill_inside_the_checkpoint_write_leaves_a_resumable_run(tmp_path):
+    data = [bitext(cipher_corpus(80, seed=5))]
+    recipe = validate_recipe(RECIPE)
+    straight = train(recipe, data, [], [], tmp_path / "a", max_steps=8, progress=False)
+    assert _killed_inside_the_second_checkpoint_write(tmp_path / "b") == 9
+    assert checkpoint.read_state(tmp_path / "b")["step"] == 2       # the first checkpoint survived the kill at 4
+    with pytest.raises(BisentError, match="--resume"):
+        train(recipe, data, [], [], tmp_path / "b", max_steps=8, progress=False)
+    resumed = train(recipe, data, [], [], tmp_path / "b", max_steps=8, resume=True, progress=False)
+    assert _losses(resumed.log) == _losses(straight.log)           # bit-exact from the surviving checkpoint
+    assert checkpoint.read_state(tmp_path / "b")["step"] == 8
+
+
+def test_a_first_wave_checkpoint_resumes(tmp_path):
+    """The first wave kept the JSON state in ``checkpoint.json`` beside the tensors: still resumable."""
+    from safetensors.torch import load, save
+
+    data, recipe = [bitext(cipher_corpus(80, seed=5))], validate_recipe(RECIPE)
+    straight = train(recipe, data, [], [], tmp_path / "a", max_steps=6, progress=False)
+    train(recipe, data, [], [], tmp_path / "b", max_steps=4, progress=False)
+    path = tmp_path / "b" / checkpoint.FILE
+    state = checkpoint.read_state(tmp_path / "b")
+    blob = save(load(path.read_bytes()))                             # the same tensors, no state inside
+    path.write_bytes(blob)
+    optim = state.pop("optim")
+    (tmp_path / "b" / "checkpoint.json").write_text(json.dumps(
+        {**state, "optim": optim[0], "optim_more": optim[1:], "tensors_sha256": hashlib.sha256(blob).hexdigest()}))
+    resumed = train(recipe, data, [], [], tmp_path / "b", max_steps=6, resume=True, progress=False)
+    assert _losses(resumed.log) == _losses(straight.log)
+    assert not (tmp_path / "b" / "checkpoint.json").exists() and checkpoint.read_state(tmp_path / "b")["step"] == 6
+
+
+def test_a_non_finite_loss_stops_training_naming_the_step(tmp_path, monkeypatch):
+    from bisent.training.objectives import guo2019
+
+    real, calls = guo2019.ranking_loss, []
+
+    def poisoned(*args, **kw):
+        loss, parts = real(*args, **kw)
+        calls.append(1)
+        return (loss * float("nan") if len(calls) == 5 else loss), parts
+
+    monkeypatch.setattr(guo2019, "ranking_loss", poisoned)
+    with pytest.raises(BisentError) as e:
+        train(validate_recipe(RECIPE), [bitext(cipher_corpus(80, seed=5))], [], [], tmp_path / "m", max_steps=8,
+              progress=False)
+    msg = str(e.value)
+    assert "step 5" in msg and "nan" in msg and "\n" not in msg, msg
+    assert checkpoint.read_state(tmp_path / "m")["step"] == 4        # the last good checkpoint is kept
+
+
+@pytest.mark.parametrize("override", ["optim.lr=.nan", "optim.lr=.inf", "optim.eps=-.inf", "optim.clip=.nan",
+                                      "optim.betas=[0.9, .nan]", "objectives.margin=.nan"])
+def test_non_finite_numbers_in_a_recipe_are_refused(override):
+    with pytest.raises(BisentError) as e:
+        load_recipe("recipes/guo2019-dan.yaml", [override])
+    msg = str(e.value)
+    assert override.split("=")[0] in msg and "\n" not in msg, msg
+
+
+def test_cli_refuses_a_nan_override_in_one_line(tmp_path, capsys):
+    from bisent.cli import main
+
+    tsv = tmp_path / "t.en-de.tsv"
+    tsv.write_text("a\tb\nc\td\n")
+    assert main(["train", "--recipe", "recipes/guo2019-dan.yaml", "--train", str(tsv), "-o", str(tmp_path / "o"),
+                 "--set", "optim.lr=.nan"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "optim.lr" in err[0] and "finite" in err[0], err
+
+
+def test_config_keys_unknown_or_missing_give_one_line(tmp_path):
+    from bisent.encoders.trained import load_model_dir
+    from bisent.models.dual import DAN, save_dual
+
+    save_dual(DAN(dim=8, buckets=1024, embed_dim=8, hidden=[8]), tmp_path / "m")
+    cfg_path = tmp_path / "m" / "config.json"
+    good = json.loads(cfg_path.read_text())
+    for change, word in (({"colour": "red"}, "unknown key(s) colour"), ({"embed_dim": None}, "missing key(s) embed_dim")):
+        hp = {k: v for k, v in {**good["model"], **change}.items() if v is not None}
+        cfg_path.write_text(json.dumps({**good, "model": hp}))
+        with pytest.raises(BisentError) as e:
+            load_model_dir(tmp_path / "m")
+        assert word in str(e.value) and str(cfg_path) in str(e.value) and "\n" not in str(e.value)
