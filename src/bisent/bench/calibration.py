@@ -68,13 +68,13 @@ def mining(src_lang: str, tgt_lang: str, enc, *, max_gold: int | None = None, k:
 
 
 def filtering(src_lang: str, tgt_lang: str, enc, *, limit: int | None = 4000) -> dict:
-    from ..filtering import rank_scores
-    from ..filtering.embedding import pipeline_with_encoder
+    from ..filtering import FilterPipeline, edit_config, rank_scores
     from .filtering import build_set, default_config
 
     items, _ = build_set(src_lang, tgt_lang, limit=limit)
     pairs = [(it.src, it.tgt) for it in items]
-    pipe = pipeline_with_encoder(default_config(), enc.name, src_lang, tgt_lang)
+    pipe = FilterPipeline.from_config(edit_config(default_config(), encoder=enc.name), src_lang=src_lang,
+                                      tgt_lang=tgt_lang)
     _, results = rank_scores(pipe, pairs, return_results=True)
     reached = [i for i, r in enumerate(results) if r.kept or r.reason == pipe.score_step]
     sc = np.array([float(results[i].score) for i in reached])

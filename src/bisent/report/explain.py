@@ -77,14 +77,12 @@ def filter_decision(pipeline, src: str, tgt: str) -> dict:
 def alignment(model_dir: str | None, src: str, tgt: str) -> dict:
     """The divergence model's word alignment matrix, or a note saying why there is none."""
     try:
-        from .. import divergence as div  # issue 12's word-alignment model, when merged
+        from ..divergence import alignment_matrix  # the word-alignment divergence model (issue 12)
     except ImportError:
-        return {"note": "the word-alignment divergence model (bisent.divergence) is not in this installation"}
+        return {"note": "bisent.divergence has no alignment_matrix(model_dir, src, tgt) in this installation"}
     if model_dir is None:
         return {"note": "give a divergence model directory (--divergence DIR) to draw the word alignment"}
-    if not hasattr(div, "alignment_matrix"):
-        return {"note": "bisent.divergence has no alignment_matrix(model_dir, src, tgt)"}
-    matrix, src_words, tgt_words = div.alignment_matrix(model_dir, src, tgt)
+    matrix, src_words, tgt_words = alignment_matrix(model_dir, src, tgt)
     return {"matrix": np.asarray(matrix, dtype=float).round(4).tolist(), "src_words": list(src_words),
             "tgt_words": list(tgt_words)}
 
