@@ -27,6 +27,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "train": ("train", "train", "Train an encoder from a recipe."),
     "filter": ("filter", "filter_cmd", "Filter a noisy src<TAB>tgt file with a YAML pipeline of steps."),
     "train-scorer": ("train_scorer", "train_scorer_cmd", "Train Kim et al.'s MLP similarity for filtering."),
+    "divergence": ("divergence", "divergence", "Score every word of each pair as parallel or divergent."),
+    "repair": ("repair", "repair", "Cut pairs back to their parallel core (leading/trailing divergent words)."),
 }
 
 

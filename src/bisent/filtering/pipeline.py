@@ -52,7 +52,7 @@ STEP_TYPES: dict[str, type["Step"]] = {}
 #: file can name any of them. A new family of steps (e.g. embedding scores in
 #: ``bisent.filtering.embedding``) adds its module here.
 STEP_MODULES: list[str] = ["bisent.filtering.rules", "bisent.filtering.langid", "bisent.filtering.embedding",
-                           "bisent.filtering.mlp"]
+                           "bisent.filtering.mlp", "bisent.filtering.repair"]
 
 
 def register_step(type_name: str) -> Callable[[type["Step"]], type["Step"]]:
@@ -395,6 +395,7 @@ class FilterPipeline:
     def process(self, pairs: Sequence[Pair]) -> list[FilterResult]:
         """Run the steps over one batch; results in input order. No selection is applied."""
         n = len(pairs)
+        pairs = list(pairs)
         reasons: list[str | None] = [None] * n
         scores: list[Value | None] = [None] * n
         alive = list(range(n))
@@ -404,7 +405,10 @@ class FilterPipeline:
             batch = [pairs[i] for i in alive]
             values = self._score(step, batch)
             survivors = []
+            rewrite = getattr(step, "rewrite", None)                  # a step that repairs pairs (repair.py)
             for i, v in zip(alive, values):
+                if rewrite is not None:
+                    pairs[i] = rewrite(pairs[i])
                 if step.keep(v):
                     survivors.append(i)
                     if step.name == self.score_step:
