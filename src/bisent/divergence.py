@@ -272,13 +272,24 @@ class DiceAligner:
         self.co: Counter = Counter()
 
     def fit(self, pairs: Iterable[tuple[list[str], list[str]]]) -> "DiceAligner":
+        """Count, over the pairs, the pairs each word type occurs in and each (src, tgt) type co-occurrence."""
+        ids: dict[str, dict[str, int]] = {"s": {}, "t": {}}
+        keys, rows_s, rows_t = [], [], []
         for s, t in pairs:
             if len(s) > self.max_len or len(t) > self.max_len:
                 continue
-            us, ut = {w.lower() for w in s}, {w.lower() for w in t}
-            self.cs.update(us)
-            self.ct.update(ut)
-            self.co.update((a, b) for a in us for b in ut)
+            us = np.unique([ids["s"].setdefault(w.lower(), len(ids["s"])) for w in s])
+            ut = np.unique([ids["t"].setdefault(w.lower(), len(ids["t"])) for w in t])
+            rows_s.append(us)
+            rows_t.append(ut)
+            keys.append((us[:, None] * (1 << 32) + ut[None, :]).ravel())
+        vs = {i: w for w, i in ids["s"].items()}
+        vt = {i: w for w, i in ids["t"].items()}
+        for counter, rows, names in ((self.cs, rows_s, vs), (self.ct, rows_t, vt)):
+            u, c = np.unique(np.concatenate(rows or [np.zeros(0, np.int64)]), return_counts=True)
+            counter.update({names[int(i)]: int(n) for i, n in zip(u, c)})
+        u, c = np.unique(np.concatenate(keys or [np.zeros(0, np.int64)]), return_counts=True)
+        self.co.update({(vs[int(k >> 32)], vt[int(k & 0xFFFFFFFF)]): int(n) for k, n in zip(u, c)})
         return self
 
     def dice(self, a: str, b: str) -> float:

@@ -33,6 +33,9 @@ from ..datasets.libreoffice import load_pairs
 from ..divergence import aggregate, parallel_share, repair_pair, tokenize, word_accuracy, word_test_set
 from .common import Recorder
 
+#: (rerank, min_gain) settings of the repair figures; the first is the default of `bisent repair`
+REPAIR_SETTINGS = (("align", 0.0), ("align", 1.0), ("align", 2.0), ("sim", 0.0))
+
 
 def _is_divergence(enc) -> bool:
     return hasattr(enc, "model") and getattr(enc.model, "architecture", None) == "divergence"
@@ -82,22 +85,24 @@ def run(src_lang: str, tgt_lang: str, encoders: list, record: Recorder, *, limit
             out.append(record({**who, "part": "table2", "accuracy": acc,
                                "seconds": round(time.perf_counter() - t0, 1)}))
         # repair on the word test set: glued (insert) pairs restored exactly, clean (paired) pairs wrongly cut
-        t0 = time.perf_counter()
-        restored = glued = cut_clean = clean = 0
-        for e in test:
-            if e.kind not in "PI":
-                continue
-            r = repair_pair(model, " ".join(e.src), " ".join(e.tgt))
-            if e.kind == "P":
-                clean += 1
-                cut_clean += r.status == "cut"
-            else:
-                glued += 1
-                orig = (tokenize(e.info["src_text"]).words, tokenize(e.info["tgt_text"]).words)
-                restored += (tokenize(r.src).words, tokenize(r.tgt).words) == orig
-        out.append(record({**who, "part": "repair", "glued": glued, "restored_exactly": round(restored / max(glued, 1), 4),
-                           "clean": clean, "clean_cut": round(cut_clean / max(clean, 1), 4),
-                           "seconds": round(time.perf_counter() - t0, 1)}))
+        for rerank, gain in REPAIR_SETTINGS:
+            t0 = time.perf_counter()
+            restored = glued = cut_clean = clean = 0
+            for e in test:
+                if e.kind not in "PI":
+                    continue
+                r = repair_pair(model, " ".join(e.src), " ".join(e.tgt), rerank=rerank, min_gain=gain)
+                if e.kind == "P":
+                    clean += 1
+                    cut_clean += r.status == "cut"
+                else:
+                    glued += 1
+                    orig = (tokenize(e.info["src_text"]).words, tokenize(e.info["tgt_text"]).words)
+                    restored += (tokenize(r.src).words, tokenize(r.tgt).words) == orig
+            out.append(record({**who, "part": "repair", "rerank": rerank, "min_gain": gain, "glued": glued,
+                               "restored_exactly": round(restored / max(glued, 1), 4), "clean": clean,
+                               "clean_cut": round(cut_clean / max(clean, 1), 4),
+                               "seconds": round(time.perf_counter() - t0, 1)}))
         # filter set: the share of parallel words as a score, and what repair does to each noise kind
         share = np.array([parallel_share(model, it.src, it.tgt) for it in items])
         out.append(record({**who, "part": "filter", "scorer": "parallel_share", **evaluate_scores(share, kinds)}))
@@ -112,4 +117,44 @@ def run(src_lang: str, tgt_lang: str, encoders: list, record: Recorder, *, limit
         n_glued = len(cut.get("glued", []))
         out.append(record({**who, "part": "filter_repair", "cut_share": {k: round(float(np.mean(v)), 4) for k, v in cut.items()},
                            "glued_restored_exactly": round(exact / max(n_glued, 1), 4)}))
+        if info["trained_with"] == "PURI" and info["loss"] == "wemb":
+            for with_repair in (False, True):
+                out.append(record({**who, "part": "pipeline", "repair_step": with_repair,
+                                   **_clean_words(items, original, enc.name if with_repair else None,
+                                                  src_lang, tgt_lang)}))
+    return out
+
+
+def _clean_words(items, original: dict, repair_model: str | None, src_lang: str, tgt_lang: str,
+                 precisions=(0.9, 0.95, 0.98)) -> dict:
+    """The default pipeline (use-m3), with a ``repair`` step first or not: its kept pairs ranked by the
+    cosine; per precision level, the words of correct pairs in the longest top of the ranking at that
+    precision. Correct: a clean pair kept unchanged, or a glued pair cut back exactly to its original."""
+    from ..filtering.embedding import pipeline_with_encoder
+    from ..filtering.pipeline import _load_yaml
+    from .filtering import default_config
+
+    steps = _load_yaml(default_config())
+    steps = steps.get("steps") if isinstance(steps, dict) else steps
+    if repair_model:
+        steps = [{"type": "repair", "model": repair_model}] + list(steps)
+    pipe = pipeline_with_encoder({"steps": steps}, "use-m3", src_lang, tgt_lang)
+    results = pipe.process([(it.src, it.tgt) for it in items])
+    kept = []
+    for it, r in zip(items, results):
+        if not r.kept:
+            continue
+        words = (tokenize(r.pair[0]).words, tokenize(r.pair[1]).words)
+        good = (it.kind == "clean" and r.pair == (it.src, it.tgt)) or (
+            it.kind == "glued" and words == (tokenize(it.src).words, tokenize(original[(it.doc, it.pid)]).words))
+        kept.append((float(r.score), good, len(words[0]) + len(words[1])))
+    kept.sort(key=lambda k: -k[0])
+    good = np.cumsum([k[1] for k in kept])
+    words = np.cumsum([k[2] * k[1] for k in kept])
+    prec = good / np.arange(1, len(kept) + 1)
+    out = {"kept": len(kept), "correct": int(good[-1]) if kept else 0,
+           "correct_words": int(words[-1]) if kept else 0}
+    for p in precisions:
+        ok = np.nonzero(prec >= p)[0]
+        out[f"correct_words@p{p}"] = int(words[ok[-1]]) if len(ok) else 0
     return out

@@ -157,6 +157,7 @@ def train_divergence(pairs: Sequence[tuple[str, str]], out_dir, *, src_lang: str
     sampler = NegativeSampler(recipe["negatives"]["word_classes"], seed=tc["seed"]).fit(toks, replace="R" in kinds)
     order = np.argsort([max(len(s), len(t)) for s, t in toks], kind="stable")   # length buckets
     t_prep = time.monotonic() - t0
+    t0 = time.monotonic()                                                  # max_minutes counts the training steps
     torch.manual_seed(tc["seed"])
     model = DivergenceNet(build_vocab([s for s, _ in toks], mc["vocab_size"], mc["min_count"], mc["lowercase"]),
                           build_vocab([t for _, t in toks], mc["vocab_size"], mc["min_count"], mc["lowercase"]),
