@@ -30,7 +30,7 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 from ..encoders.base import Encoder
 from ..encoders.trained import register_architecture
 from ..errors import BisentError
-from .modeldir import CONFIG_FILE, read_weights, write_model_dir
+from .modeldir import load_module, save
 
 ARCHITECTURE = "divergence"
 PAD, UNK = 0, 1
@@ -49,12 +49,14 @@ class DivergenceNet(nn.Module):
     """``net_s`` and ``net_t``: embeddings + one BiLSTM per language; the semb head when ``semb``."""
 
     architecture = ARCHITECTURE
+    config_keys = ("src_vocab", "tgt_vocab", "embed_dim", "hidden_dim", "r", "semb", "semb_hidden", "dropout",
+                   "src_lang", "tgt_lang", "lowercase", "max_words")
 
     def __init__(self, src_vocab: list[str], tgt_vocab: list[str], *, embed_dim: int = 128, hidden_dim: int = 128,
                  r: float = 1.0, semb: bool = False, semb_hidden: int = 128, dropout: float = 0.0,
                  src_lang: str = "src", tgt_lang: str = "tgt", lowercase: bool = True, max_words: int = 200):
         super().__init__()
-        self.hp = {"embed_dim": embed_dim, "hidden_dim": hidden_dim, "r": float(r), "semb": bool(semb),
+        self.hp = {"src_vocab": list(src_vocab), "tgt_vocab": list(tgt_vocab), "embed_dim": embed_dim, "hidden_dim": hidden_dim, "r": float(r), "semb": bool(semb),
                    "semb_hidden": semb_hidden, "dropout": float(dropout), "src_lang": src_lang, "tgt_lang": tgt_lang,
                    "lowercase": bool(lowercase), "max_words": max_words}
         self.vocab = {"src": list(src_vocab), "tgt": list(tgt_vocab)}
@@ -148,30 +150,23 @@ def load_word_vectors(model: DivergenceNet, side: str, path) -> int:
 
 
 def save_divergence(model: DivergenceNet, out_dir, extra: dict | None = None) -> None:
-    """Write ``config.json`` (hyper-parameters, vocabularies) and ``model.safetensors``."""
-    tensors = {k: v.detach().cpu().float().numpy() for k, v in model.state_dict().items()}
-    write_model_dir(out_dir, ARCHITECTURE, model.hp, tensors, {"vocab": model.vocab, **(extra or {})})
+    """Write ``config.json`` (hyper-parameters with both vocabularies) and ``model.safetensors``."""
+    save(out_dir, ARCHITECTURE, model.hp, model.state_dict(), extra=extra)
 
 
 def load_divergence(model_dir, config: dict | None = None) -> tuple[DivergenceNet, str]:
-    """Rebuild ``(model in eval mode, content hash)`` from a model directory, without pickle."""
+    """Rebuild ``(model in eval mode, content hash)`` from a model directory, without pickle.
+
+    Directories written before the vocabularies moved into ``model`` (a top-level ``vocab``) load too.
+    """
     from ..encoders.trained import read_config
 
-    model_dir = Path(model_dir)
-    config = config or read_config(model_dir)
-    vocab = config.get("vocab")
-    if config.get("architecture") != ARCHITECTURE or not isinstance(vocab, dict) or set(vocab) != {"src", "tgt"}:
-        raise BisentError(f"{model_dir / CONFIG_FILE}: not a divergence model (needs 'vocab' with src and tgt)")
-    try:
-        model = DivergenceNet(vocab["src"], vocab["tgt"], **config["model"])
-    except (TypeError, ValueError) as e:
-        raise BisentError(f"{model_dir / CONFIG_FILE}: cannot build the model from 'model' ({e})") from None
-    tensors, chash = read_weights(model_dir, config, set(model.state_dict()))
-    try:
-        model.load_state_dict({k: torch.from_numpy(v.copy()) for k, v in tensors.items()})
-    except RuntimeError as e:
-        raise BisentError(f"{model_dir}: weights do not fit config.json ({' '.join(str(e).split())[:160]})") from None
-    return model.eval(), chash
+    config = dict(config or read_config(model_dir))
+    vocab = config.pop("vocab", None)
+    if isinstance(vocab, dict) and isinstance(config.get("model"), dict) and "src_vocab" not in config["model"]:
+        config["model"] = {**config["model"], "src_vocab": vocab.get("src"), "tgt_vocab": vocab.get("tgt")}
+    model, md = load_module(model_dir, DivergenceNet, config)
+    return model, md.content_hash()
 
 
 class DivergenceEncoder(Encoder):
