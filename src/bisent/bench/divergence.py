@@ -48,7 +48,8 @@ def _model_info(enc) -> dict:
     cfg = json.loads((Path(enc.name) / "config.json").read_text())
     tr = cfg.get("training", {})
     return {"trained_with": tr.get("kinds"), "loss": tr.get("recipe", {}).get("objective", {}).get("loss"),
-            "steps": tr.get("step"), "model": cfg["model"]}
+            "steps": tr.get("step"),
+            "model": {k: (len(v) if k.endswith("vocab") else v) for k, v in cfg["model"].items()}}
 
 
 def run(src_lang: str, tgt_lang: str, encoders: list, record: Recorder, *, limit: int | None = None,
@@ -84,7 +85,7 @@ def run(src_lang: str, tgt_lang: str, encoders: list, record: Recorder, *, limit
             acc = {k: round(v, 4) for k, v in word_accuracy(test, scores).items()}
             out.append(record({**who, "part": "table2", "accuracy": acc,
                                "seconds": round(time.perf_counter() - t0, 1)}))
-        if info["trained_with"] != "PURI":                                # Table 2 rows only
+        if info["trained_with"] != "PURI" or info["loss"] != "wemb":        # Table 2 rows only
             continue
         # repair on the word test set: glued (insert) pairs restored exactly, clean (paired) pairs wrongly cut
         for rerank, gain in REPAIR_SETTINGS:

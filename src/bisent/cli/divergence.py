@@ -12,18 +12,6 @@ import click
 from ..errors import BisentError
 
 
-def load_model(spec: str):
-    """The :class:`bisent.models.divergence.DivergenceNet` of a model directory (one-line error otherwise)."""
-    from ..encoders.trained import read_config
-    from ..models.divergence import load_divergence
-
-    config = read_config(spec)
-    if config.get("architecture") != "divergence":
-        raise BisentError(f"{spec}: a {config.get('architecture')} model; word scores need a divergence model "
-                          "(bisent train --recipe recipes/divergence.yaml)")
-    return load_divergence(spec, config)[0]
-
-
 @click.command("divergence")
 @click.argument("pairs", type=click.Path(dir_okay=False))
 @click.option("-e", "--encoder", "model_dir", required=True, help="Divergence model directory.")
@@ -41,6 +29,7 @@ def divergence(pairs, model_dir, output):
 
     from ..divergence import read_pairs, score_pair
     from ..io import atomic_write
+    from ..models.divergence import load_model
 
     model = load_model(model_dir)
 

@@ -39,7 +39,7 @@ def repair(pairs, model_dir, output, n_best, tau, rerank, min_gain):
 
     from ..divergence import read_pairs, repair_pair
     from ..io import atomic_write
-    from .divergence import load_model
+    from ..models.divergence import load_model
 
     model = load_model(model_dir)
     counts: Counter = Counter()

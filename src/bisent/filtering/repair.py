@@ -18,7 +18,7 @@ from .pipeline import Pair, Step, check_choice, check_number, register_step
 
 
 def _model(path: str):
-    from ..cli.divergence import load_model
+    from ..models.divergence import load_model
 
     return load_model(path)
 

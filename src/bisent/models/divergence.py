@@ -169,6 +169,17 @@ def load_divergence(model_dir, config: dict | None = None) -> tuple[DivergenceNe
     return model, md.content_hash()
 
 
+def load_model(spec) -> DivergenceNet:
+    """The network of a divergence model directory; another architecture is a one-line error."""
+    from ..encoders.trained import read_config
+
+    config = read_config(spec)
+    if config.get("architecture") != ARCHITECTURE:
+        raise BisentError(f"{spec}: a {config.get('architecture')} model; word scores need a divergence model "
+                          "(bisent train --recipe recipes/divergence.yaml)")
+    return load_divergence(spec, config)[0]
+
+
 class DivergenceEncoder(Encoder):
     """Eq. 1 as a bisent encoder: the source or target BiLSTM's ``[fwd_last; bwd_first]``, unit rows."""
 
