@@ -22,7 +22,7 @@ PKG = SRC / "bisent"
 #: lowest first; a module may import only from its own layer and those below
 LAYERS: list[set[str]] = [
     {"errors", "io", "cache", "langcodes", "progress", "threads"},  # plumbing
-    {"encoders", "models"},                                       # sentence -> vector
+    {"encoders", "models", "divergence"},                         # sentence -> vector; word divergence
     {"scoring", "index", "vectors", "datasets"},                  # vectors -> neighbours; data builders
     {"mining", "filtering", "documents", "evaluate", "align",     # what a user does with them
      "divergence", "repair", "calibration", "explain"},

@@ -10,7 +10,7 @@ contract: models train on train documents, thresholds are tuned on dev
 documents, figures are reported on test documents.
 """
 
-TASKS = ("mining", "recover", "filter", "docs", "speed", "calibration")
+TASKS = ("mining", "recover", "filter", "docs", "speed", "calibration", "divergence")
 
 
 def task_module(name: str):

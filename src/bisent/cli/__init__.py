@@ -30,6 +30,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "cache": ("cache", "cache_group", "Show or clear the persistent embedding cache."),
     "report": ("report", "report", "Write a self-contained HTML report of a run folder."),
     "explain": ("explain", "explain", "Explain a sentence pair's scores: competitors, margins, filter decision."),
+    "divergence": ("divergence", "divergence", "Score every word of each pair as parallel or divergent."),
+    "repair": ("repair", "repair", "Cut pairs back to their parallel core (leading/trailing divergent words)."),
 }
 
 

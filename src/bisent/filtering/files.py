@@ -351,11 +351,13 @@ def _process_chunk(rows, pipeline, state, kept_p, rej_p, rec_p, two_pass, sel, m
             where.append(i)
     kept: list[int] = []
     scores: dict[int, Value | None] = {}
-    for i, res in zip(where, pipeline.process(pairs)):
+    for n, (i, res) in enumerate(zip(where, pipeline.process(pairs))):
         res = pipeline.apply_streaming_selection(res)
         if res.kept:
             kept.append(i)
             scores[i] = res.score
+            if res.pair != pairs[n]:                                 # repaired by a step (filtering/repair.py)
+                rows[i] = (rows[i][0], "\t".join(res.pair).encode("utf-8"))
         else:
             rejected[i] = (res.reason, res.score)
     kept_p.write(b"".join(rows[i][1] + b"\n" for i in kept))

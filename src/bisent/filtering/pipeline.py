@@ -111,6 +111,7 @@ class FilterPipeline:
     def process(self, pairs: Sequence[Pair]) -> list[FilterResult]:
         """Run the steps over one batch; results in input order. No selection is applied."""
         n = len(pairs)
+        pairs = list(pairs)
         reasons: list[str | None] = [None] * n
         scores: list[Value | None] = [None] * n
         alive = list(range(n))
@@ -120,7 +121,10 @@ class FilterPipeline:
             batch = [pairs[i] for i in alive]
             values = self._score(step, batch)
             survivors = []
+            rewrite = getattr(step, "rewrite", None)                  # a step that repairs pairs (repair.py)
             for i, v in zip(alive, values):
+                if rewrite is not None:
+                    pairs[i] = rewrite(pairs[i])
                 if step.keep(v):
                     survivors.append(i)
                     if step.name == self.score_step:

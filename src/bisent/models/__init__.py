@@ -16,6 +16,7 @@ except ModuleNotFoundError as e:  # inference-only install: the NumPy encoders a
         raise
 else:
     from . import dual, rnn  # noqa: F401  register "kim2019", "artetxe2019", "hash-transformer", "bilstm"
+    from . import divergence  # noqa: F401  register "divergence"
     from .dual import DUAL_MODELS, build_dual, load_dual, save_dual
     from .rnn import Artetxe2019, Kim2019, Seq2SeqEncoder, build_model
 

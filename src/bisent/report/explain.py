@@ -77,9 +77,9 @@ def filter_decision(pipeline, src: str, tgt: str) -> dict:
 def alignment(model_dir: str | None, src: str, tgt: str) -> dict:
     """The divergence model's word alignment matrix, or a note saying why there is none."""
     try:
-        from ..divergence import alignment_matrix  # the word-alignment divergence model (issue 12)
+        from ..models.divergence import alignment_matrix  # the word-alignment divergence model (issue 12)
     except ImportError:
-        return {"note": "bisent.divergence has no alignment_matrix(model_dir, src, tgt) in this installation"}
+        return {"note": "the word-alignment divergence model (bisent.models.divergence) is not in this installation"}
     if model_dir is None:
         return {"note": "give a divergence model directory (--divergence DIR) to draw the word alignment"}
     matrix, src_words, tgt_words = alignment_matrix(model_dir, src, tgt)

@@ -1,0 +1,166 @@
+"""Divergence benchmark: Table 2 of the divergence paper on LibreOffice help, repair, and filtering.
+
+For every divergence model given with ``-e`` (trained with some of the
+negative kinds P/U/R/I; the repair and filter parts for models trained with all four):
+
+- ``table2``: word accuracy on the word-labelled test set of held-out TEST
+  documents (:func:`bisent.divergence.word_test_set`: 40 % paired, 20 %
+  unpaired, 20 % replace, 20 % insert, each pair's kind and draws seeded by
+  its document and paragraph id; word classes and aligner from TRAIN pairs),
+  per kind and over all (PURI); a word is predicted divergent when its Eq. 2
+  score is negative;
+- ``repair``: on the test set's insert examples (a sentence glued at the start or
+  end of one side), the share cut back exactly to the original pair, and on
+  its paired examples the share wrongly cut (N = 20, tau = 3);
+- ``filter``: on the filter benchmark's noisy TEST set
+  (:func:`bisent.bench.filtering.build_set`), the AP of ranking clean pairs
+  first and the share of each noise kind above the median clean pair for the
+  Eq. 1 cosine and for the share of parallel words; the default pipeline
+  (use-m3) with and without a ``repair`` step first: per noise kind the share
+  of pairs the step cuts, glued pairs cut back exactly, and the words of
+  correct kept pairs at a few precision levels.
+
+The anchors (use-m3, me5-small) have no word scores; their cosine is scored
+on the same filter items. Mining F1 and recovery error of the Eq. 1 sentence
+embedding: ``bisent bench mining|recover -e DIR``.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from ..datasets.libreoffice import load_pairs
+from ..divergence import aggregate, parallel_share, repair_pair, tokenize, word_accuracy, word_test_set
+from .common import Recorder
+
+#: (rerank, min_gain) settings of the repair figures; the first is the default of `bisent repair`
+REPAIR_SETTINGS = (("align", 0.0), ("align", 2.0))
+
+
+def _is_divergence(enc) -> bool:
+    return hasattr(enc, "model") and getattr(enc.model, "architecture", None) == "divergence"
+
+
+def _model_info(enc) -> dict:
+    import json
+    from pathlib import Path
+
+    cfg = json.loads((Path(enc.name) / "config.json").read_text())
+    tr = cfg.get("training", {})
+    return {"trained_with": tr.get("kinds"), "loss": tr.get("recipe", {}).get("objective", {}).get("loss"),
+            "steps": tr.get("step"),
+            "model": {k: (len(v) if k.endswith("vocab") else v) for k, v in cfg["model"].items()}}
+
+
+def run(src_lang: str, tgt_lang: str, encoders: list, record: Recorder, *, limit: int | None = None,
+        progress: bool | None = None) -> list[dict]:
+    rows = [(p.doc, p.pid, p.src, p.tgt) for p in load_pairs(src_lang, tgt_lang, split="test")]
+    t0 = time.perf_counter()
+    test = []
+    if any(_is_divergence(enc) for enc in encoders):                       # word classes + aligner: minutes
+        train = [(tokenize(p.src).words, tokenize(p.tgt).words) for p in load_pairs(src_lang, tgt_lang, split="train")]
+        test = word_test_set(rows, [(s, t) for s, t in train if 1 <= len(s) <= 60 and 1 <= len(t) <= 60])
+    if limit:
+        test = test[:limit]
+    sizes = {k: sum(e.kind == k for e in test) for k in "PURI"}
+    base = {"pair": f"{src_lang}-{tgt_lang}", "test_pairs": sizes, "test_words": sum(len(e.src) + len(e.tgt) for e in test),
+            "build_seconds": round(time.perf_counter() - t0, 1)}
+    out = []
+    from .filtering import build_set, evaluate_scores
+
+    items, _ = build_set(src_lang, tgt_lang, limit=limit or 2000)
+    kinds = [it.kind for it in items]
+    original = {(p.doc, p.pid): p.tgt for p in load_pairs(src_lang, tgt_lang, split="test")}
+    for enc in encoders:
+        who = {**base, "encoder": enc.name, "encoder_id": enc.id}
+        x = enc.encode([it.src for it in items], src_lang, progress=progress)
+        y = enc.encode([it.tgt for it in items], tgt_lang, progress=progress)
+        out.append(record({**who, "part": "filter", "scorer": "cosine",
+                           **evaluate_scores((x * y).sum(1).astype(np.float64), kinds)}))
+        if not _is_divergence(enc):
+            continue
+        model, info = enc.model, _model_info(enc)
+        who.update(info)
+        if info["loss"] == "wemb":
+            t0 = time.perf_counter()
+            scores = [aggregate(model.pair_scores(e.src, e.tgt), model.r) for e in test]
+            acc = {k: round(v, 4) for k, v in word_accuracy(test, scores).items()}
+            out.append(record({**who, "part": "table2", "accuracy": acc,
+                               "seconds": round(time.perf_counter() - t0, 1)}))
+        if info["trained_with"] != "PURI" or info["loss"] != "wemb":        # Table 2 rows only
+            continue
+        # repair on the word test set: glued (insert) pairs restored exactly, clean (paired) pairs wrongly cut
+        for rerank, gain in REPAIR_SETTINGS:
+            t0 = time.perf_counter()
+            restored = glued = cut_clean = clean = 0
+            for e in test:
+                if e.kind not in "PI":
+                    continue
+                r = repair_pair(model, " ".join(e.src), " ".join(e.tgt), rerank=rerank, min_gain=gain)
+                if e.kind == "P":
+                    clean += 1
+                    cut_clean += r.status == "cut"
+                else:
+                    glued += 1
+                    orig = (tokenize(e.info["src_text"]).words, tokenize(e.info["tgt_text"]).words)
+                    restored += (tokenize(r.src).words, tokenize(r.tgt).words) == orig
+            out.append(record({**who, "part": "repair", "rerank": rerank, "min_gain": gain, "glued": glued,
+                               "restored_exactly": round(restored / max(glued, 1), 4), "clean": clean,
+                               "clean_cut": round(cut_clean / max(clean, 1), 4),
+                               "seconds": round(time.perf_counter() - t0, 1)}))
+        # filter set: the share of parallel words as a score, and what repair does to each noise kind
+        share = np.array([parallel_share(model, it.src, it.tgt) for it in items])
+        out.append(record({**who, "part": "filter", "scorer": "parallel_share", **evaluate_scores(share, kinds)}))
+        if info["loss"] == "wemb":
+            for with_repair in (False, True):
+                out.append(record({**who, "part": "pipeline", "repair_step": with_repair,
+                                   **_clean_words(items, original, enc.name if with_repair else None,
+                                                  src_lang, tgt_lang)}))
+    return out
+
+
+def _clean_words(items, original: dict, repair_model: str | None, src_lang: str, tgt_lang: str,
+                 precisions=(0.9, 0.95, 0.98)) -> dict:
+    """The default pipeline (use-m3), with a ``repair`` step first or not: its kept pairs ranked by the
+    cosine; per precision level, the words of correct pairs in the longest top of the ranking at that
+    precision. Correct: a clean pair kept unchanged, or a glued pair cut back exactly to its original."""
+    from ..filtering.embedding import pipeline_with_encoder
+    from ..filtering.pipeline import _load_yaml
+    from .filtering import default_config
+
+    steps = _load_yaml(default_config())
+    steps = steps.get("steps") if isinstance(steps, dict) else steps
+    if repair_model:
+        steps = [{"type": "repair", "model": repair_model}] + list(steps)
+    pipe = pipeline_with_encoder({"steps": steps}, "use-m3", src_lang, tgt_lang)
+    results = pipe.process([(it.src, it.tgt) for it in items])
+    kept = []
+    for it, r in zip(items, results):
+        if not r.kept:
+            continue
+        words = (tokenize(r.pair[0]).words, tokenize(r.pair[1]).words)
+        good = (it.kind == "clean" and r.pair == (it.src, it.tgt)) or (
+            it.kind == "glued" and words == (tokenize(it.src).words, tokenize(original[(it.doc, it.pid)]).words))
+        kept.append((float(r.score), good, len(words[0]) + len(words[1])))
+    kept.sort(key=lambda k: -k[0])
+    good = np.cumsum([k[1] for k in kept])
+    words = np.cumsum([k[2] * k[1] for k in kept])
+    prec = good / np.arange(1, len(kept) + 1)
+    out = {"kept": len(kept), "correct": int(good[-1]) if kept else 0,
+           "correct_words": int(words[-1]) if kept else 0}
+    if repair_model:                                                       # what the repair step did per kind
+        cut: dict[str, list[int]] = {}
+        exact = []
+        for it, r in zip(items, results):
+            cut.setdefault(it.kind, []).append(int(r.pair != (it.src, it.tgt)))
+            if it.kind == "glued":
+                exact.append((tokenize(r.pair[0]).words, tokenize(r.pair[1]).words)
+                             == (tokenize(it.src).words, tokenize(original[(it.doc, it.pid)]).words))
+        out["cut_share"] = {k: round(float(np.mean(v)), 4) for k, v in cut.items()}
+        out["glued_restored_exactly"] = round(float(np.mean(exact)), 4) if exact else None
+    for p in precisions:
+        ok = np.nonzero(prec >= p)[0]
+        out[f"correct_words@p{p}"] = int(words[ok[-1]]) if len(ok) else 0
+    return out

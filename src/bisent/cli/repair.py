@@ -1,0 +1,57 @@
+"""``bisent repair``: cut pairs back to their parallel core (section 3.2), one line out per line in."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+
+def _span(s) -> str:
+    return f"{s[0]}-{s[1]}" if s else "-"
+
+
+def _num(v) -> str:
+    return "-" if v is None else f"{v:.4f}"
+
+
+@click.command("repair")
+@click.argument("pairs", type=click.Path(dir_okay=False))
+@click.option("-e", "--encoder", "model_dir", required=True, help="Divergence model directory.")
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="Repaired pairs (TSV, see below).")
+@click.option("--n-best", type=click.IntRange(1), default=20, show_default=True, help="N-best cuts re-ranked.")
+@click.option("--tau", type=click.IntRange(0), default=3, show_default=True,
+              help="Both kept spans must have more than this many words.")
+@click.option("--rerank", type=click.Choice(["align", "sim"]), default="align", show_default=True,
+              help="Rank the N-best by aligned score (align) or by the Eq. 1 cosine of the cut pair (sim).")
+@click.option("--min-gain", type=click.FloatRange(0), default=0.0, show_default=True,
+              help="A cut must beat the full pair by more than this.")
+def repair(pairs, model_dir, output, n_best, tau, rerank, min_gain):
+    """Cut leading/trailing words of both sides of each pair of PAIRS where the model finds them divergent.
+
+    Output, one line per input line: line<TAB>status<TAB>src_span<TAB>tgt_span<TAB>before<TAB>after
+    <TAB>src<TAB>tgt. status is kept, cut, or skipped: REASON (bad row, empty or over-long side;
+    src/tgt then empty); spans are 1-based word ranges of the original sides (words: the paper's
+    minimal tokenisation); before/after are the ranking scores of the full and of the kept pair.
+    `cut -f7,8` gives the repaired bitext. A summary goes to stderr.
+    """
+    from collections import Counter
+
+    from ..divergence import read_pairs, repair_pair
+    from ..io import atomic_write
+    from ..models.divergence import load_model
+
+    model = load_model(model_dir)
+    counts: Counter = Counter()
+    with atomic_write(output) as f:
+        for n, pair, reason in read_pairs(pairs):
+            if pair is None:
+                counts["skipped"] += 1
+                f.write(f"{n}\tskipped: {reason}\t-\t-\t-\t-\t\t\n")
+                continue
+            r = repair_pair(model, *pair, n_best=n_best, tau=tau, rerank=rerank, min_gain=min_gain)
+            counts[r.status.split(":")[0]] += 1
+            src, tgt = (r.src, r.tgt) if not r.status.startswith("skipped") else ("", "")
+            f.write(f"{n}\t{r.status}\t{_span(r.src_span)}\t{_span(r.tgt_span)}\t{_num(r.before)}\t{_num(r.after)}"
+                    f"\t{src}\t{tgt}\n")
+    click.echo(json.dumps(dict(counts)), err=True)

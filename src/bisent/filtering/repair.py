@@ -1,0 +1,84 @@
+"""Pipeline steps of the divergence model: ``repair`` cuts pairs back to their parallel core before later
+steps score them; ``divergence`` scores a pair by the share of its words the model finds parallel.
+
+    - {type: repair, model: models/div-en-de}                  # section 3.2, N = 20, tau = 3
+    - {type: divergence, model: models/div-en-de, accept: {min: 0.8}}
+
+A step that defines ``rewrite(pair)`` hands the pipeline a new pair for the
+steps after it; the kept output carries the repaired text.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from .pipeline import Pair, Step, check_choice, check_number, register_step
+
+
+def _model(path: str):
+    from ..models.divergence import load_model
+
+    return load_model(path)
+
+
+@register_step("repair")
+class RepairStep(Step):
+    """Section 3.2 repair; the value is the number of words cut (0: kept as is). Accepts every pair."""
+
+    batch_size = 256
+
+    def __init__(self, *, model: str, n_best: int = 20, tau: int = 3, rerank: str = "align", min_gain: float = 0.0,
+                 name: str | None = None):
+        super().__init__(name=name)
+        self.n_best = int(check_number("n_best", n_best, low=1, integer=True))
+        self.tau = int(check_number("tau", tau, low=0, integer=True))
+        self.rerank = check_choice("rerank", rerank, ("align", "sim"))
+        self.min_gain = check_number("min_gain", min_gain, low=0)
+        self.config = {"model": str(model), "n_best": self.n_best, "tau": self.tau, "rerank": self.rerank,
+                       "min_gain": self.min_gain}
+        self.model = _model(model)
+        self.fixed: dict[Pair, Pair] = {}
+
+    def score_batch(self, pairs: Sequence[Pair]) -> np.ndarray:
+        from ..divergence import repair_pair
+
+        if len(self.fixed) > 200_000:                                    # repairs of earlier chunks, already applied
+            self.fixed.clear()
+        out = np.zeros(len(pairs))
+        for k, (src, tgt) in enumerate(pairs):
+            r = repair_pair(self.model, src, tgt, n_best=self.n_best, tau=self.tau, rerank=self.rerank,
+                            min_gain=self.min_gain)
+            if r.status == "cut":
+                self.fixed[(src, tgt)] = (r.src, r.tgt)
+                out[k] = (r.src_words - (r.src_span[1] - r.src_span[0] + 1)) + (r.tgt_words - (r.tgt_span[1] - r.tgt_span[0] + 1))
+        return out
+
+    def accept(self, value) -> bool:
+        return True
+
+    def rewrite(self, pair: Pair) -> Pair:
+        """The repaired pair (or the pair itself)."""
+        return self.fixed.get(pair, pair)
+
+
+@register_step("divergence")
+class DivergenceStep(Step):
+    """Share of the pair's words with a non-negative Eq. 2 score (0 for a pair that cannot be scored)."""
+
+    batch_size = 256
+
+    def __init__(self, *, model: str, min_share: float = 0.8, name: str | None = None):
+        super().__init__(name=name)
+        self.min_share = check_number("min_share", min_share, low=0, high=1)
+        self.config = {"model": str(model), "min_share": self.min_share}
+        self.model = _model(model)
+
+    def score_batch(self, pairs: Sequence[Pair]) -> np.ndarray:
+        from ..divergence import parallel_share
+
+        return np.array([parallel_share(self.model, s, t) for s, t in pairs])
+
+    def accept(self, value) -> bool:
+        return value >= self.min_share

@@ -1,0 +1,249 @@
+"""The divergence model (Pham, Crego et al.): Eq. 2-3, repair arg max, negative generators, a toy model, bad input."""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from bisent.divergence import (ClassIndex, Cut, DiceAligner, WordClasses, aggregate, best_cuts, cut_score,  # noqa: E402
+                               insert, paired, ratio_ok, replace, tokenize, unpaired, word_accuracy)
+from bisent.models.divergence import DivergenceNet  # noqa: E402
+from bisent.models.divergence import aggregate as torch_aggregate  # noqa: E402
+from bisent.training.objectives.divergence import load_recipe, train_divergence, word_loss  # noqa: E402
+
+
+# --- Eq. 2-3 against a direct transcription ---------------------------------------------------------
+
+def test_aggregation_and_word_loss_match_numpy():
+    rng = np.random.default_rng(0)
+    r = 1.7
+    lens = [(4, 5), (2, 3)]                                               # second pair padded to (4, 5)
+    S = rng.normal(size=(2, 4, 5))
+    sm = np.array([[i < n for i in range(4)] for n, _ in lens])
+    tm = np.array([[j < m for j in range(5)] for _, m in lens])
+    ys = rng.choice([-1.0, 1.0], size=(2, 4))
+    yt = rng.choice([-1.0, 1.0], size=(2, 5))
+    a_s, a_t = torch_aggregate(torch.tensor(S), torch.tensor(sm), torch.tensor(tm), r)
+    out = {"aggr_src": a_s, "aggr_tgt": a_t, "src_mask": torch.tensor(sm), "tgt_mask": torch.tensor(tm)}
+    loss = float(word_loss(out, torch.tensor(ys), torch.tensor(yt)))
+    total, words = 0.0, 0
+    for b, (I, J) in enumerate(lens):
+        for i in range(I):                                                # aggr_s(i) = 1/r log sum_j e^{r S(i,j)}
+            agg = np.log(sum(np.exp(r * S[b, i, j]) for j in range(J))) / r
+            assert float(a_s[b, i]) == pytest.approx(agg, abs=1e-9)
+            total += np.log(1 + np.exp(agg * ys[b, i]))
+        for j in range(J):
+            agg = np.log(sum(np.exp(r * S[b, i, j]) for i in range(I))) / r
+            assert float(a_t[b, j]) == pytest.approx(agg, abs=1e-9)
+            total += np.log(1 + np.exp(agg * yt[b, j]))
+        words += I + J
+    assert loss == pytest.approx(total / words, abs=1e-9)
+    a_s1, a_t1 = aggregate(S[1, :2, :3], r)                               # the NumPy version used by repair
+    np.testing.assert_allclose(a_s1, a_s[1, :2].numpy(), atol=1e-9)
+    np.testing.assert_allclose(a_t1, a_t[1, :3].numpy(), atol=1e-9)
+
+
+# --- repair arg max against brute force -------------------------------------------------------------
+
+@pytest.mark.parametrize("seed,shape,tau", [(0, (6, 7), 1), (1, (7, 5), 2), (2, (5, 5), 0)])
+def test_best_cuts_match_brute_force(seed, shape, tau):
+    rng = np.random.default_rng(seed)
+    S = rng.normal(size=shape)
+    I, J = shape
+    brute = [Cut(cut_score(S, 1.3, 0, I, 0, J), 0, I, 0, J)]
+    for p, q in itertools.combinations(range(I + 1), 2):
+        for a, b in itertools.combinations(range(J + 1), 2):
+            if q - p > tau and b - a > tau and (p, q, a, b) != (0, I, 0, J):
+                brute.append(Cut(cut_score(S, 1.3, p, q, a, b), p, q, a, b))
+    brute.sort(key=lambda c: -c.score)
+    fast = best_cuts(S, 1.3, n_best=20, tau=tau)
+    assert len(fast) == min(20, len(brute))
+    for f, b in zip(fast, brute):
+        assert f.score == pytest.approx(b.score, abs=1e-9)
+    assert fast[0][1:] == brute[0][1:]
+
+
+def test_best_cuts_drop_a_glued_sentence():
+    S = -3 * np.ones((8, 5))                                               # source words 5-7 align to nothing
+    for i in range(5):
+        S[i, i] = 4.0
+    best = best_cuts(S, 1.0, n_best=20, tau=3)[0]
+    assert (best.p, best.q, best.a, best.b) == (0, 5, 0, 5)
+
+
+# --- negative generators on the paper's examples ------------------------------------------------------
+
+SRC = tokenize("What do you feel ?").words
+TGT = tokenize("Que ressentez-vous ?").words                            # Que ressentez - vous ?
+
+
+def test_tokenize_splits_punctuation_and_keeps_offsets():
+    w = tokenize("Que ressentez-vous ?")
+    assert w.words == ["Que", "ressentez", "-", "vous", "?"]
+    assert w.spans[3] == (14, 18)
+
+
+def test_paired_and_unpaired_labels():
+    p = paired(SRC, TGT)
+    assert p.y_src == [-1] * 5 and p.y_tgt == [-1] * 5
+    rng = np.random.default_rng(0)
+    u = unpaired(SRC, [["a"] * 30, ["Je", "ne", "sais", "pas", "."]], rng)   # the 30-word target breaks the ratio
+    assert u.tgt == ["Je", "ne", "sais", "pas", "."] and u.y_src == [1] * 5 and u.y_tgt == [1] * 5
+    assert unpaired(SRC, [["a"] * 30], rng) is None
+
+
+def test_insert_labels_the_glued_words():
+    rng = np.random.default_rng(0)
+    ex = insert(SRC, TGT, [["Not", "."]], rng, side="src", where="end")
+    assert ex.src == SRC + ["Not", "."]
+    assert ex.y_src == [-1, -1, -1, -1, -1, 1, 1] and ex.y_tgt == [-1] * 5
+    ex = insert(SRC, TGT, [["Non", "."]], rng, side="tgt", where="start")
+    assert ex.tgt == ["Non", "."] + TGT and ex.y_tgt == [1, 1] + [-1] * 5
+    assert insert(SRC, TGT, [["x"] * 12], rng, side="src") is None       # 17 words against 5: ratio above 3
+
+
+def test_ratio_constraint():
+    assert ratio_ok(4, 12) and not ratio_ok(4, 13)                        # short: up to 3.0
+    assert ratio_ok(10, 20) and not ratio_ok(10, 21)                      # otherwise up to 2.0
+    assert not ratio_ok(0, 3)
+
+
+class _Aligner(DiceAligner):
+    def align(self, src, tgt):                                            # you -> vous, feel -> ressentez
+        return [(0, 0), (1, 1), (2, 3), (3, 1), (4, 4)]
+
+
+def test_replace_labels_the_span_and_its_aligned_words():
+    classes = {"src": WordClasses(), "tgt": WordClasses()}
+    classes["src"].cls = {"what": 3, "do": 4, "you": 5, "we": 5, "feel": 6, "want": 6}
+    pool = [["we", "want"]]
+    index = {"src": ClassIndex(pool, classes["src"]), "tgt": ClassIndex([["x"]], classes["tgt"])}
+    for seed in range(40):                                               # find the draw that picks 'you feel'
+        ex = replace(SRC, TGT, index, classes, _Aligner(), np.random.default_rng(seed), side="src")
+        if ex is not None and ex.info["start"] == 2 and ex.info["n"] == 2:
+            break
+    else:
+        pytest.fail("no draw replaced 'you feel'")
+    assert ex.src == ["What", "do", "we", "want", "?"]
+    assert ex.y_src == [-1, -1, 1, 1, -1]
+    assert ex.tgt == TGT and ex.y_tgt == [-1, 1, -1, 1, -1]              # ressentez and vous aligned to you/feel
+
+
+def test_word_classes_group_words_of_the_same_kind():
+    rng = np.random.default_rng(0)
+    nouns, verbs = [f"n{i}" for i in range(20)], [f"v{i}" for i in range(20)]
+    sents = [["the", nouns[rng.integers(20)], verbs[rng.integers(20)], "it", "."] for _ in range(2000)]
+    wc = WordClasses(n_classes=4, seed=0).fit(sents)
+    noun_cls, verb_cls = set(wc.of(nouns)), set(wc.of(verbs))
+    assert not noun_cls & verb_cls                                      # never mixed
+    assert wc.of([".", "42", "unseen"]) == [WordClasses.punct, WordClasses.number, WordClasses.rare]
+
+
+# --- a toy model trained for seconds -----------------------------------------------------------------
+
+def _toy_pairs(n: int, seed: int) -> list[tuple[str, str]]:
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(n):
+        ids = rng.integers(0, 40, size=rng.integers(4, 9))
+        out.append((" ".join(f"a{i}" for i in ids), " ".join(f"b{i}" for i in ids[::-1])))
+    return out
+
+
+@pytest.fixture(scope="module")
+def toy_model(tmp_path_factory):
+    out = tmp_path_factory.mktemp("div") / "model"
+    recipe = load_recipe(None, {"model.embed_dim": 16, "model.hidden_dim": 16, "model.min_count": 1,
+                                "negatives.replace": False, "negatives.word_classes": 8, "train.max_steps": 250,
+                                "train.log_every": 50, "optim.lr": 0.02, "data.batch_size": 16})
+    model = train_divergence(_toy_pairs(600, 0), out, src_lang="xa", tgt_lang="xb", recipe=recipe, progress=False)
+    return model, out
+
+
+def test_toy_model_separates_divergent_from_parallel_words(toy_model):
+    from bisent.divergence import NegativeSampler
+
+    model, _ = toy_model
+    held = [(tokenize(s).words, tokenize(t).words) for s, t in _toy_pairs(200, 1)]
+    sampler = NegativeSampler(8).fit(held)
+    rng = np.random.default_rng(5)
+    exs = [e for k in range(200) for e in [sampler.make(k, "PUI"[k % 3], rng)] if e is not None]
+    scores = []
+    for e in exs:
+        S = model.pair_scores(e.src, e.tgt)
+        scores.append(aggregate(S, model.r))
+    acc = word_accuracy(exs, scores)
+    assert acc["PURI"] > 0.8, acc                                        # chance: about 0.5
+    assert acc["P"] > 0.8 and acc["U"] > 0.8 and acc["I"] > 0.7, acc
+
+
+def test_model_directory_round_trip_and_encoder(toy_model):
+    from bisent.encoders import get_encoder
+
+    model, out = toy_model
+    enc = get_encoder(str(out))
+    x = enc.encode(["a1 a2 a3", "a4 a5"], "xa", cache=False)  # exact float32 (the cache stores fp16)
+    y = enc.encode(["b3 b2 b1"], "xb")
+    assert x.shape == (2, 32) and y.shape == (1, 32)
+    ref = model.sentence([["a1", "a2", "a3"]], "src")[0]
+    np.testing.assert_allclose(x[0], ref / np.linalg.norm(ref), atol=1e-5)
+    with pytest.raises(Exception, match="unknown language"):
+        enc.encode(["x"], "de")
+
+
+# --- commands and bad input ---------------------------------------------------------------------------
+
+def _run(*args):
+    from bisent.cli import main
+
+    return main(list(args))
+
+
+def test_divergence_and_repair_commands_account_for_every_line(toy_model, tmp_path, capsys):
+    _, model_dir = toy_model
+    src = tmp_path / "pairs.tsv"
+    long_side = " ".join(["a1"] * 201)
+    lines = [b"a1 a2 a3 a4 a5\tb5 b4 b3 b2 b1", b"\tb1 b2", b"a1\tb1", long_side.encode() + b"\tb1 b2",
+             b"only one column", b"a1 \xff\tb1", b"a1 a2 a3 a4 a9 a9 a9 a9\tb4 b3 b2 b1"]
+    src.write_bytes(b"\n".join(lines) + b"\n")
+    out = tmp_path / "words.jsonl"
+    assert _run("divergence", str(src), "-e", str(model_dir), "-o", str(out)) == 0
+    recs = [json.loads(x) for x in out.read_text().splitlines()]
+    assert [r["line"] for r in recs] == list(range(1, 8))
+    assert "src" in recs[0] and len(recs[0]["src"]) == 5 and {w[2] for w in recs[0]["src"]} <= {-1, 1}
+    assert recs[1]["reason"] == "empty source side"
+    assert "src" in recs[2]                                               # one-word sides are scored
+    assert "more than 200" in recs[3]["reason"]
+    assert "columns" in recs[4]["reason"] and "UTF-8" in recs[5]["reason"]
+    fixed = tmp_path / "fixed.tsv"
+    assert _run("repair", str(src), "-e", str(model_dir), "-o", str(fixed)) == 0
+    rows = [x.split("\t") for x in fixed.read_text().splitlines()]
+    assert [int(r[0]) for r in rows] == list(range(1, 8)) and all(len(r) == 8 for r in rows)
+    assert rows[1][1] == "skipped: empty source side" and rows[2][1] == "kept"
+    assert rows[4][1].startswith("skipped:") and rows[5][1].startswith("skipped:")
+
+
+def test_bad_model_directory_is_one_line_error(tmp_path, capsys):
+    (tmp_path / "config.json").write_text('{"architecture": "dan", "model": {}}')
+    p = tmp_path / "p.tsv"
+    p.write_text("a\tb\n")
+    assert _run("divergence", str(p), "-e", str(tmp_path)) == 2
+    assert "word scores need a divergence model" in capsys.readouterr().err
+
+
+def test_repair_step_in_a_pipeline_rewrites_the_pair(toy_model):
+    from bisent.filtering import FilterPipeline
+
+    _, model_dir = toy_model
+    pipe = FilterPipeline.from_config([{"type": "repair", "model": str(model_dir), "tau": 2},
+                                       {"type": "length", "min_length": 1, "max_length": 200}])
+    glued = ("a1 a2 a3 a4 a5", "b5 b4 b3 b2 b1 b30 b31 b32 b33 b34")
+    res = pipe.process([glued, ("a1 a2", "b2 b1")])
+    assert all(r.kept for r in res)
+    assert res[1].pair == ("a1 a2", "b2 b1")
+    assert res[0].pair[0] == glued[0] and len(res[0].pair[1].split()) < 10
