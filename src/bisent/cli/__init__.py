@@ -27,6 +27,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "train": ("train", "train", "Train an encoder from a recipe."),
     "filter": ("filter", "filter_cmd", "Filter a noisy src<TAB>tgt file with a YAML pipeline of steps."),
     "train-scorer": ("train_scorer", "train_scorer_cmd", "Train Kim et al.'s MLP similarity for filtering."),
+    "align": ("align", "align", "Align the sentences of document pairs (many-to-many, vecalign-style)."),
+    "run": ("run", "run_cmd", "Run the road from document pairs to clean bitext as resumable stages (YAML)."),
 }
 
 
