@@ -70,11 +70,22 @@ def test_run_accounts_for_everything(tmp_path, capsys):
     assert capsys.readouterr().out.count("skipped") == 3
 
 
-def test_collections_slot_and_bad_config(tmp_path, capsys):
-    cfg = tmp_path / "run.yaml"
-    cfg.write_text("src_lang: en\ntgt_lang: de\ndocuments: {collections: {src: a, tgt: b}}\n", encoding="utf-8")
-    assert main(["run", str(cfg), "-o", str(tmp_path / "r")]) == 2
-    assert "bisent docs mine" in capsys.readouterr().err
+def test_collections_every_document_accounted_for_and_bad_config(tmp_path, capsys):
+    cfg = make_run(tmp_path)
+    for side in ("en", "de"):
+        (tmp_path / side).mkdir()
+        for f in (tmp_path / "docs").glob(f"*.{side}"):
+            (tmp_path / side / f.name).write_bytes(f.read_bytes())
+    cfg.write_text(cfg.read_text().replace("{pairs: docs/pairs.tsv}", "{collections: {src: en, tgt: de}, "
+                                           "encoder: char-ngram, threshold: 0.0}"))
+    assert main(["run", str(cfg), "-o", str(tmp_path / "r"), "--quiet"]) == 0
+    docs = json.loads(capsys.readouterr().out.strip().splitlines()[-1])["documents"]
+    unmatched = (tmp_path / "r" / "documents" / "unmatched.tsv").read_text().splitlines()
+    assert docs["pairs"] + docs["unmatched_src"] == 4 and docs["pairs"] + docs["unmatched_tgt"] == 3
+    assert any("empty.en" in u and "unreadable" in u for u in unmatched) and docs["pairs"] >= 1
+    cfg.write_text("src_lang: en\ntgt_lang: de\ndocuments: {collections: {src: nowhere, tgt: de}}\n")
+    assert main(["run", str(cfg), "-o", str(tmp_path / "r2")]) == 2
+    assert "nowhere: no such folder" in capsys.readouterr().err
     cfg.write_text("src_lang: en\nfiltr: {}\n", encoding="utf-8")
     assert main(["run", str(cfg), "-o", str(tmp_path / "r")]) == 2
     assert "tgt_lang is required" in capsys.readouterr().err

@@ -19,9 +19,10 @@ the rerun continues with the first unfinished stage, and ``align`` and
 kept). Outputs are written to temporary files and renamed, the manifest last.
 
 The ``documents`` stage takes the pairs as given (``documents.pairs``: a TSV
-of source and target paths). Matching documents across two collections
-(``documents.collections``) is the slot for ``bisent docs mine`` (issue 13),
-which this tree does not have yet: asking for it is a clear error.
+of source and target paths), or matches documents across two collections
+(``documents.collections``) with a simple Sentence-Avg matcher
+(:mod:`bisent.align.docmatch`); that is the slot where ``bisent docs mine``
+(issue 13, HiDE and friends) plugs in once it is in this tree.
 
 Environment: ``BISENT_RUN_PAUSE_AFTER=STAGE`` makes the run write
 ``.paused-STAGE`` in the run folder and sleep after that stage is recorded
@@ -88,23 +89,45 @@ def _given_pairs(ctx: RunContext) -> list[Path]:
     return [ctx.path(sec["pairs"])] if sec.get("pairs") else []
 
 
-@register_stage("documents", outputs=("documents/pairs.tsv",), inputs=_given_pairs)
-def stage_documents(ctx: RunContext) -> dict:
-    """Document pairs: given as a TSV (``documents.pairs``), or mined from two collections (not yet)."""
-    from .align.batch import read_pairs
+def _collections(ctx: RunContext) -> list[Path]:
+    from .align.docmatch import collection_files
 
     sec = ctx.section("documents")
-    if sec.get("collections"):
-        raise BisentError("documents.collections: matching documents across two collections needs "
-                          "`bisent docs mine`, which is not available in this version yet; give the "
-                          "document pairs as documents.pairs (src_path<TAB>tgt_path)")
-    if not sec.get("pairs"):
-        raise BisentError("documents.pairs: the run needs a TSV of document pairs (src_path<TAB>tgt_path)")
-    pairs = read_pairs(ctx.path(sec["pairs"]))
+    if sec.get("pairs"):
+        return [ctx.path(sec["pairs"])]
+    coll = sec.get("collections") or {}
+    return [f for side in ("src", "tgt") if coll.get(side) for f in collection_files(ctx.path(coll[side]))]
+
+
+@register_stage("documents", outputs=("documents/pairs.tsv", "documents/unmatched.tsv"), inputs=_collections)
+def stage_documents(ctx: RunContext) -> dict:
+    """Document pairs: given as a TSV (``documents.pairs``), or matched across two collections
+    (``documents.collections``: Sentence-Avg, :mod:`bisent.align.docmatch`)."""
+    from .align.batch import read_pairs
+    from .align.docmatch import collection_files, match_documents
+
+    sec = ctx.section("documents")
+    coll = sec.get("collections")
+    if sec.get("pairs") and coll:
+        raise BisentError("documents: give either pairs or collections, not both")
+    unmatched = []
+    if coll:
+        if not isinstance(coll, dict) or not coll.get("src") or not coll.get("tgt"):
+            raise BisentError("documents.collections: expected {src: FOLDER_OR_LIST, tgt: FOLDER_OR_LIST}")
+        matched, unmatched = match_documents(
+            collection_files(ctx.path(coll["src"])), collection_files(ctx.path(coll["tgt"])), ctx.src_lang,
+            ctx.tgt_lang, encoder=sec.get("encoder", "use-m3"), threshold=float(sec.get("threshold", 1.0)))
+        pairs = [(s, t) for s, t, _ in matched]
+    elif sec.get("pairs"):
+        pairs = [(s, t) for _, s, t in read_pairs(ctx.path(sec["pairs"]))]
+    else:
+        raise BisentError("documents: give pairs (a TSV of src_path<TAB>tgt_path) or collections {src: ..., tgt: ...}")
     with atomic_write(ctx.dir / "documents" / "pairs.tsv") as f:
-        for n, s, t in pairs:
-            f.write(f"{s.resolve()}\t{t.resolve()}\n")
-    return {"pairs": len(pairs)}
+        f.write("".join(f"{s.resolve()}\t{t.resolve()}\n" for s, t in pairs))
+    with atomic_write(ctx.dir / "documents" / "unmatched.tsv") as f:
+        f.write("".join(f"{side}\t{p.resolve()}\t{why}\n" for side, p, why in unmatched))
+    return {"pairs": len(pairs), "unmatched_src": sum(u[0] == "src" for u in unmatched),
+            "unmatched_tgt": sum(u[0] == "tgt" for u in unmatched)}
 
 
 def _documents(ctx: RunContext) -> list[Path]:

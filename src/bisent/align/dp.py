@@ -79,20 +79,14 @@ def dp_band(costs, n: int, m: int, types: Sequence[tuple[int, int]], band: Band 
             if i - a < 0:
                 continue
             prev, pl = rows[i - a], int(lo[i - a])
-            src_j = js - b                                # predecessor column in row i - a
-            ok = (src_j >= pl) & (src_j <= int(hi[i - a]))
-            if not ok.any():
+            start, end = max(l, pl + b), min(h, int(hi[i - a]) + b)   # columns whose predecessor is in the band
+            if start > end:
                 continue
-            k = np.flatnonzero(ok)
-            cand = prev[src_j[k] - pl]
-            fin = np.isfinite(cand)
-            if not fin.any():
-                continue
-            k, cand = k[fin], cand[fin]
-            cand = cand + costs.cost(a, b, i, js[k])
-            better = cand < best[k]
-            best[k[better]] = cand[better]
-            arg[k[better]] = t
+            cand = prev[start - b - pl: end - b - pl + 1] + costs.cost(a, b, i, js[start - l: end - l + 1])
+            cur = best[start - l: end - l + 1]                 # a view: updated in place
+            better = cand < cur
+            cur[better] = cand[better]
+            arg[start - l: end - l + 1][better] = t
         if skip_t is not None and len(js) > 1:
             s = costs.cost(0, 1, i, js[1:])                # skipping target sentence j-1 to reach column j
             cum = np.concatenate([[0.0], np.cumsum(s)])    # S[j] relative to column l
