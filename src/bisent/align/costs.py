@@ -20,8 +20,9 @@ makes a many-to-many step as dear as the 1-1 steps it replaces, and
 (identical strings: "Get Method" / "Set Method" twice must stay two 1-1
 blocks, not one 2-2; without it about 6 % of the dev blocks were such merges)
 and keeps an untranslated sentence from being swallowed by a merge. A skip costs
-a constant: the ``skip_quantile`` quantile of the 1-1 costs of random
-sentence pairs of the two documents (unrelated pairs), so a sentence is left
+a constant: the ``skip_quantile`` quantile of the 1-1 costs of sentence pairs
+of the two documents off the diagonal (unrelated pairs; on the diagonal of a
+short page they would be the translations themselves), so a sentence is left
 unaligned rather than matched worse than that. Coarse levels pool two
 neighbouring sentences into one unit (unit mean of their embeddings).
 
@@ -87,11 +88,21 @@ class EmbeddingCosts:
         # mean (1 - cos) of each group with the other side's sample: (n - a + 1,) per size
         self.norm_src = {a: 1.0 - self._dot(g, ys).mean(axis=1) for a, g in self.src.items()}
         self.norm_tgt = {b: 1.0 - self._dot(g, xs).mean(axis=1) for b, g in self.tgt.items()}
-        k = min(2000, self.n * self.m)
-        ri, rj = rng.integers(0, self.n, k), rng.integers(0, self.m, k)
+        ri, rj = self._unrelated_pairs(rng)
         cos = np.einsum("kd,kd->k", self.src[1][ri].astype(np.float32), self.tgt[1][rj].astype(np.float32))
         rand = (1.0 - cos) / (self.norm_src[1][ri] + self.norm_tgt[1][rj])
         self.skip = float(np.quantile(rand, skip_quantile))
+
+    def _unrelated_pairs(self, rng, k: int = 2000) -> tuple[np.ndarray, np.ndarray]:
+        """Up to ``k`` sentence pairs off the diagonal (``|i - j n / m| >= 1.5``): pairs that are not
+        translations. Every such pair of a small document, a random sample of a large one; the
+        diagonal pairs themselves when the documents are too short to have others."""
+        if self.n * self.m <= k:
+            ri, rj = (g.ravel() for g in np.meshgrid(np.arange(self.n), np.arange(self.m), indexing="ij"))
+        else:
+            ri, rj = rng.integers(0, self.n, 2 * k), rng.integers(0, self.m, 2 * k)
+        off = np.abs(ri - rj * self.n / self.m) >= 1.5
+        return (ri[off][:k], rj[off][:k]) if off.any() else (ri[:k], rj[:k])
 
     @staticmethod
     def _dot(g: np.ndarray, s: np.ndarray, block: int = 65536) -> np.ndarray:
