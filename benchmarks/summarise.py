@@ -97,6 +97,9 @@ def main() -> None:
                 [[p, e, r["sentences_per_s"], int(r["pairs_per_s_cosine"]), int(r["pairs_per_s_ratio_margin"]),
                   r["peak_rss_mb"]] for (p, e), r in sorted(sp.items())]))
 
+    from align_tables import main as align_tables   # sentence alignment, its speed, the road
+    align_tables(res)
+
 
 if __name__ == "__main__":
     main()

@@ -68,6 +68,12 @@ def test_run_accounts_for_everything(tmp_path, capsys):
     (tmp_path / "filter.yaml").write_text(FILTER.replace("3.0", "1.2"), encoding="utf-8")
     assert main(["run", str(cfg), "-o", str(tmp_path / "r"), "--quiet"]) == 0   # filter and bitext redone
     assert capsys.readouterr().out.count("skipped") == 3
+    before = (tmp_path / "r" / "align" / "00000.tsv").read_text()
+    (tmp_path / "docs" / "0.de").write_text("\n".join(DE[1:]) + "\n", encoding="utf-8")   # a document changes
+    assert main(["run", str(cfg), "-o", str(tmp_path / "r"), "--quiet"]) == 0
+    assert capsys.readouterr().out.count("skipped") == 1                          # only `documents`
+    after = (tmp_path / "r" / "align" / "00000.tsv").read_text()
+    assert after != before and sum(1 for x in after.splitlines() if x.split("\t")[1] == "") == 2
 
 
 def test_collections_every_document_accounted_for_and_bad_config(tmp_path, capsys):

@@ -14,9 +14,10 @@ per finished stage, the hash of its inputs (its config section and the
 SHA-256 of every file it reads) and of its outputs. A rerun skips a stage
 whose inputs hash the same and whose outputs are intact, and redoes it and
 every later stage otherwise; so after a kill (even ``kill -9``) at any point
-the rerun continues with the first unfinished stage, and ``align`` and
-``filter`` also continue inside the stage (finished pairs and checkpoints are
-kept). Outputs are written to temporary files and renamed, the manifest last.
+the rerun continues with the first unfinished stage. A stage is marked
+``running`` with its input hash before it starts: rerun with the same inputs,
+``align`` and ``filter`` continue inside the stage (finished pairs and
+checkpoints are kept); with other inputs the stage's old outputs are removed first. Outputs are written to temporary files and renamed, the manifest last.
 
 The ``documents`` stage takes the pairs as given (``documents.pairs``: a TSV
 of source and target paths), or matches documents across two collections
@@ -242,6 +243,17 @@ def _hash_files(paths, run_dir: Path) -> dict:
     return out
 
 
+def _clear(stage: Stage, run_dir: Path) -> None:
+    """Remove a stage's outputs, and its folder when it has one (partial work of other inputs)."""
+    for out in stage.outputs:
+        parts = Path(out).parts
+        target = run_dir / parts[0]
+        if len(parts) > 1 and target.is_dir():
+            shutil.rmtree(target)
+        elif target.is_file():
+            target.unlink()
+
+
 def load_run_config(path) -> tuple[dict, Path]:
     """The run YAML (checked: languages, known sections) and the folder its relative paths start from."""
     path = Path(path)
@@ -283,15 +295,21 @@ def run_pipeline(config_path, run_dir=None, *, echo=click.echo, progress: bool =
         key = hashlib.sha256(json.dumps([section, inputs], sort_keys=True, default=str).encode()).hexdigest()
         outputs = [run_dir / o for o in stage.outputs]
         done = manifest["stages"].get(stage.name)
-        if not redo and done and done.get("input_hash") == key and done.get("outputs") == _hash_files(outputs, run_dir):
+        if (not redo and done and done.get("status") == "done" and done.get("input_hash") == key
+                and done.get("outputs") == _hash_files(outputs, run_dir)):
             echo(f"[{k}/{len(STAGES)}] {stage.name}: done before, skipped")
         else:
             redo = True   # every later stage is redone too
-            manifest["stages"].pop(stage.name, None)
+            if not done or done.get("input_hash") != key:
+                _clear(stage, run_dir)   # inputs changed (or never started): no partial work to continue
+            # marked as started with this input hash: a killed run continues inside the stage
+            manifest["stages"][stage.name] = {"input_hash": key, "status": "running"}
+            _write_manifest(run_dir, manifest)
             echo(f"[{k}/{len(STAGES)}] {stage.name} ...")
             t0 = time.perf_counter()
             summary = stage.fn(ctx)
-            manifest["stages"][stage.name] = {"input_hash": key, "outputs": _hash_files(outputs, run_dir),
+            manifest["stages"][stage.name] = {"input_hash": key, "status": "done",
+                                              "outputs": _hash_files(outputs, run_dir),
                                               "summary": summary, "seconds": round(time.perf_counter() - t0, 2)}
             _write_manifest(run_dir, manifest)
             echo(f"[{k}/{len(STAGES)}] {stage.name}: {json.dumps(summary)}")
