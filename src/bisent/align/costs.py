@@ -23,7 +23,8 @@ and keeps an untranslated sentence from being swallowed by a merge. A skip costs
 a constant: the ``skip_quantile`` quantile of the 1-1 costs of sentence pairs
 of the two documents off the diagonal (unrelated pairs; on the diagonal of a
 short page they would be the translations themselves), so a sentence is left
-unaligned rather than matched worse than that. Coarse levels pool two
+unaligned rather than matched worse than that; but never less than
+``skip_floor`` (0.5) times their median, for pages that repeat their strings. Coarse levels pool two
 neighbouring sentences into one unit (unit mean of their embeddings).
 
 **Gale & Church (1993)**: the character lengths of translations are roughly
@@ -77,11 +78,11 @@ class EmbeddingCosts:
 
     def __init__(self, src_groups: dict[int, np.ndarray], tgt_groups: dict[int, np.ndarray], *,
                  samples: int = 20, skip_quantile: float = 0.1, size_factor: bool = True,
-                 merge_penalty: float = 0.3, seed: int = 0):
+                 merge_penalty: float = 0.3, skip_floor: float = 0.5, seed: int = 0):
         self.src, self.tgt = src_groups, tgt_groups
         self.n, self.m = len(src_groups[1]), len(tgt_groups[1])
         self.samples, self.skip_quantile, self.size_factor, self.seed = samples, skip_quantile, size_factor, seed
-        self.merge_penalty = merge_penalty
+        self.merge_penalty, self.skip_floor = merge_penalty, skip_floor
         rng = np.random.default_rng(seed)
         ys = self.tgt[1][rng.integers(0, self.m, samples)].astype(np.float32)   # (S, d)
         xs = self.src[1][rng.integers(0, self.n, samples)].astype(np.float32)
@@ -90,8 +91,10 @@ class EmbeddingCosts:
         self.norm_tgt = {b: 1.0 - self._dot(g, xs).mean(axis=1) for b, g in self.tgt.items()}
         ri, rj = self._unrelated_pairs(rng)
         cos = np.einsum("kd,kd->k", self.src[1][ri].astype(np.float32), self.tgt[1][rj].astype(np.float32))
-        rand = (1.0 - cos) / (self.norm_src[1][ri] + self.norm_tgt[1][rj])
-        self.skip = float(np.quantile(rand, skip_quantile))
+        rand = np.maximum(1.0 - cos, 0.0) / (self.norm_src[1][ri] + self.norm_tgt[1][rj])
+        # a page that repeats its strings ("Event", "Event", ...) has translations off the diagonal
+        # too, which pull the quantile to zero: never below half the median
+        self.skip = float(max(np.quantile(rand, skip_quantile), skip_floor * np.median(rand)))
 
     def _unrelated_pairs(self, rng, k: int = 2000) -> tuple[np.ndarray, np.ndarray]:
         """Up to ``k`` sentence pairs off the diagonal (``|i - j n / m| >= 1.5``): pairs that are not
@@ -131,7 +134,8 @@ class EmbeddingCosts:
         src = group_sums(_pool_pairs(self.src[1]), [a for a in sizes_s if a <= (self.n + 1) // 2])
         tgt = group_sums(_pool_pairs(self.tgt[1]), [b for b in sizes_t if b <= (self.m + 1) // 2])
         return EmbeddingCosts(src, tgt, samples=self.samples, skip_quantile=self.skip_quantile,
-                              size_factor=self.size_factor, merge_penalty=self.merge_penalty, seed=self.seed)
+                              size_factor=self.size_factor, merge_penalty=self.merge_penalty,
+                              skip_floor=self.skip_floor, seed=self.seed)
 
 
 #: Gale & Church's priors (1993, table 5), with a small one for 1-3 / 3-1.
