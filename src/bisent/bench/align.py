@@ -15,7 +15,7 @@ import time
 
 from ..align import GALE_CHURCH, SentenceAligner, score_alignments
 from ..datasets.align_gold import load_align_task
-from .common import Recorder, peak_rss_mb
+from .common import Recorder
 
 
 def run(src_lang: str, tgt_lang: str, encoders: list, record: Recorder, *, limit: int | None = None,
@@ -43,4 +43,4 @@ def _run_one(enc, view, docs, stats, src_lang, tgt_lang, split, record, progress
                    "n_docs": len(docs), "src_sentences": stats["src_sentences"],
                    "tgt_sentences": stats["tgt_sentences"], "gold_blocks": stats["blocks"],
                    "gold_1_1": stats["blocks_1_1"], **sc.as_dict(), "aligner": aligner_options,
-                   "seconds": round(time.perf_counter() - t0, 1), "peak_rss_mb": peak_rss_mb()})
+                   "seconds": round(time.perf_counter() - t0, 1)})
