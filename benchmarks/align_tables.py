@@ -41,7 +41,8 @@ def main(res: Path) -> None:
                      for (p, e, n), r in sorted(speed.items())]))
         print("\nExponent of DP seconds ~ N^b (least squares on log-log, N >= 1000): " +
               "; ".join(f"{e} ({p}) b = {r['dp_time_exponent']}" for (p, e), r in sorted(fits.items())))
-    road = _records(res / "road.jsonl")
+    road = list({(r["pair"], r.get("collections_untranslated"), r["drop"]): r
+                 for r in _records(res / "road.jsonl")}.values())     # the latest run of each setting
     if road:
         print("\n### The road (`bisent run`, benchmarks/road.py): precision of the kept pairs against gold\n")
         print(table(["pair", "pages", "documents", "matched (right)", "aligned groups", "kept", "precision strict",
