@@ -102,6 +102,8 @@ def main() -> None:
     print(table(["pair", "encoder", "setting"] + [f"thr. {i + 1}" for i in range(5)] + ["max abs error"],
                 [[p, e, st] + [f"{pt['measured']:.1f} / {pt['estimated']:.1f}" for pt in r["points"]]
                  + [f"{r['max_abs_error']:.1f}"] for (p, e, st), r in sorted(cb.items())]))
+    from align_tables import main as align_tables   # sentence alignment, its speed, the road
+    align_tables(res)
 
 
 if __name__ == "__main__":

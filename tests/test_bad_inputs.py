@@ -53,17 +53,17 @@ def run_main(argv, capsys) -> tuple[int, str, str]:
 
 def dan_dir(path: Path, *, nan: bool = False, **config_changes) -> Path:
     """A tiny DAN model directory (8-d) written the way training writes one; ``config_changes`` break it."""
-    from bisent.models.modeldir import write_model_dir
+    from bisent.models import modeldir
 
     hp = {"dim": 8, "embed_dim": 4, "hidden": [], "buckets": 64, "n_min": 3, "n_max": 5, "word_ngrams": 2,
-          "lowercase": True, "max_tokens": 128}
+          "lowercase": True, "max_tokens": 128, "feature_dropout": 0.0, "dropout": 0.0}
     rng = np.random.default_rng(0)
     table = rng.standard_normal((64, 4)).astype(np.float32)
     if nan:
         table[:] = np.nan
-    write_model_dir(path, "dan", hp, {"embed.weight": table,
-                                      "layers.0.weight": rng.standard_normal((8, 4)).astype(np.float32),
-                                      "layers.0.bias": np.zeros(8, np.float32)})
+    modeldir.save(path, "dan", hp, {"embed.weight": table,
+                                    "layers.0.weight": rng.standard_normal((8, 4)).astype(np.float32),
+                                    "layers.0.bias": np.zeros(8, np.float32)})
     if config_changes:
         cfg = json.loads((path / "config.json").read_text())
         for key, value in config_changes.items():

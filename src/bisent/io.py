@@ -402,3 +402,9 @@ def readable_file(path, folder=None) -> Iterator[Path]:
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+
+
+def format_block(src, tgt, score: float | None = None) -> str:
+    """One line of an alignment file: ``[0]:[0,1]`` (0-based sentence indices of each side), ``:score`` optional."""
+    text = f"[{','.join(map(str, src))}]:[{','.join(map(str, tgt))}]"
+    return text if score is None else f"{text}:{score:.6f}"

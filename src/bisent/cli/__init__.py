@@ -32,6 +32,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "explain": ("explain", "explain", "Explain a sentence pair's scores: competitors, margins, filter decision."),
     "divergence": ("divergence", "divergence", "Score every word of each pair as parallel or divergent."),
     "repair": ("repair", "repair", "Cut pairs back to their parallel core (leading/trailing divergent words)."),
+    "align": ("align", "align", "Align the sentences of document pairs (many-to-many, vecalign-style)."),
+    "run": ("run", "run_cmd", "Run the road from document pairs to clean bitext as resumable stages (YAML)."),
 }
 
 

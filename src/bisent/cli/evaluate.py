@@ -73,3 +73,23 @@ def bucc(mined, gold, threshold, as_json):
         thr = "none" if r["threshold"] is None else f"{r['threshold']:.6f}"
         click.echo(f"{name:13s} P={100 * r['precision']:.2f} R={100 * r['recall']:.2f} F1={100 * r['f1']:.2f} "
                    f"threshold={thr} mined={r['n_mined']} correct={r['n_correct']} gold={r['n_gold']}")
+
+
+@eval_group.command("align")
+@click.argument("hyp", type=click.Path(dir_okay=False))
+@click.argument("gold", type=click.Path(dir_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def align_cmd(hyp, gold, as_json):
+    """Strict and lax P/R/F1 of alignment HYP against GOLD (one [0]:[0,1] block per line; a pairs TSV each:
+    its third column names the alignment file of each pair)."""
+    from ..align.files import read_alignment, read_alignment_list, score_alignments
+
+    many = str(hyp).endswith(".tsv")
+    h = read_alignment_list(hyp) if many else [read_alignment(hyp)]
+    g = read_alignment_list(gold) if many else [read_alignment(gold)]
+    if len(h) != len(g):
+        raise BisentError(f"{hyp}: {len(h)} documents, but {gold} has {len(g)}")
+    r = score_alignments(h, g).as_dict()
+    click.echo(json.dumps(r) if as_json else
+               f"strict P={r['strict_p']:.2f} R={r['strict_r']:.2f} F1={r['strict_f1']:.2f}  "
+               f"lax P={r['lax_p']:.2f} R={r['lax_r']:.2f} F1={r['lax_f1']:.2f}  blocks={r['n_hyp']} gold={r['n_gold']}")

@@ -1,0 +1,124 @@
+"""``SentenceAligner``: sentences of two documents -> monotone many-to-many alignment blocks.
+
+    from bisent.align import SentenceAligner
+    al = SentenceAligner("use-m3")                     # or "gale-church", any encoder name or model dir
+    res = al.align(src_sentences, tgt_sentences, "en", "de")
+    for blk in res.blocks:                             # Block(src=(0,), tgt=(0, 1), score=0.83)
+        ...
+
+Every sentence of both documents is in exactly one block; an unaligned one is
+a block with an empty side (1-0 / 0-1). Scores: the cosine of the two groups'
+embeddings (Gale-Church: ``exp(-cost)`` of the step), none for skips.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import NamedTuple
+
+import numpy as np
+
+from ..errors import BisentError
+from .costs import EmbeddingCosts, GaleChurchCosts
+from .dp import align_costs, alignment_types
+
+#: method name of the length-based floor (no encoder)
+GALE_CHURCH = "gale-church"
+
+
+class Block(NamedTuple):
+    """One aligned group: 0-based sentence indices of each side (either may be empty) and a score."""
+
+    src: tuple[int, ...]
+    tgt: tuple[int, ...]
+    score: float | None = None
+
+
+class AlignResult(NamedTuple):
+    blocks: list[Block]
+    cost: float
+    cells: int        # lattice points visited (all levels): ~ (n + m) * width when coarse to fine
+    seconds: float
+
+
+def group_texts(sentences: list[str], size: int, sep: str = " ") -> list[str]:
+    """The concatenation of each run of ``size`` consecutive sentences (``len - size + 1`` texts)."""
+    return [sep.join(sentences[k:k + size]) for k in range(len(sentences) - size + 1)]
+
+
+class SentenceAligner:
+    """vecalign-style aligner (overlap embeddings, normalised cosine cost, coarse to fine) or Gale-Church.
+
+    ``max_size``: the largest group a + b (4: 1-1, 1-2, 2-1, 1-3, 3-1, 2-2);
+    ``skip_quantile``, ``samples``, ``size_factor``, ``merge_penalty``: see :class:`EmbeddingCosts`;
+    ``width``: band half-width (sentences) of the fine pass; ``exact_cells``:
+    lattice size up to which the exact DP runs. The defaults (skip_quantile 0.1,
+    merge_penalty 0.3) were chosen on 100 dev pages of LibreOffice help en-de,
+    clean and with a tenth of the paragraphs untranslated (``bisent bench align``).
+    """
+
+    def __init__(self, encoder="use-m3", *, max_size: int = 4, skip_quantile: float = 0.1, samples: int = 20,
+                 size_factor: bool = True, merge_penalty: float = 0.3, width: int = 10,
+                 exact_cells: int = 250_000, seed: int = 0, embed_chunk: int = 20_000, progress: bool | None = None):
+        if isinstance(encoder, str) and encoder == GALE_CHURCH:
+            self.encoder = None
+        elif isinstance(encoder, str):
+            from ..encoders import get_encoder
+            self.encoder = get_encoder(encoder)
+        else:
+            self.encoder = encoder
+        if not 0.0 < skip_quantile < 1.0:
+            raise BisentError(f"skip_quantile must be between 0 and 1, got {skip_quantile}")
+        if width < 1:
+            raise BisentError(f"width must be at least 1, got {width}")
+        self.types = alignment_types(max_size)
+        self.max_size, self.skip_quantile, self.samples = max_size, skip_quantile, samples
+        self.size_factor, self.width, self.exact_cells, self.seed = size_factor, width, exact_cells, seed
+        self.merge_penalty = merge_penalty
+        self.embed_chunk, self.progress = embed_chunk, progress
+
+    @property
+    def name(self) -> str:
+        return GALE_CHURCH if self.encoder is None else self.encoder.name
+
+    def group_embeddings(self, sentences: list[str], lang: str) -> dict[int, np.ndarray]:
+        """{size: (n - size + 1, d) float16}: embeddings of the concatenated groups of 1..max_size-1 sentences."""
+        out = {}
+        for a in range(1, min(self.max_size - 1, len(sentences)) + 1):
+            texts = group_texts(sentences, a)
+            parts = [self.encoder.encode(texts[k:k + self.embed_chunk], lang, progress=self.progress)
+                     .astype(np.float16) for k in range(0, len(texts), self.embed_chunk)]
+            out[a] = np.concatenate(parts)
+        return out
+
+    def costs(self, src: list[str], tgt: list[str], src_lang: str, tgt_lang: str):
+        if self.encoder is None:
+            return GaleChurchCosts([len(s) for s in src], [len(t) for t in tgt])
+        return EmbeddingCosts(self.group_embeddings(src, src_lang), self.group_embeddings(tgt, tgt_lang),
+                              samples=self.samples, skip_quantile=self.skip_quantile,
+                              size_factor=self.size_factor, merge_penalty=self.merge_penalty, seed=self.seed)
+
+    def align_costs(self, costs) -> AlignResult:
+        """Align under a ready cost model (``EmbeddingCosts`` / ``GaleChurchCosts``)."""
+        t0 = time.perf_counter()
+        path, total, cells = align_costs(costs, self.types, width=self.width, exact_cells=self.exact_cells)
+        blocks = []
+        for i0, i1, j0, j1 in path:
+            score = None
+            if i1 > i0 and j1 > j0:
+                a, b = i1 - i0, j1 - j0
+                if isinstance(costs, EmbeddingCosts):
+                    score = float(costs.cosine(a, b, i1, np.array([j1]))[0])
+                else:
+                    score = float(np.exp(-costs.cost(a, b, i1, np.array([j1]))[0]))
+            blocks.append(Block(tuple(range(i0, i1)), tuple(range(j0, j1)), score))
+        return AlignResult(blocks, total, cells, time.perf_counter() - t0)
+
+    def align(self, src: list[str], tgt: list[str], src_lang: str, tgt_lang: str) -> AlignResult:
+        """Align two documents (lists of sentences, each non-empty)."""
+        if not src or not tgt:
+            side = "source" if not src else "target"
+            raise BisentError(f"the {side} document has no sentences")
+        t0 = time.perf_counter()
+        res = self.align_costs(self.costs(src, tgt, src_lang, tgt_lang))
+        return res._replace(seconds=time.perf_counter() - t0)

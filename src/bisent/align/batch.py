@@ -1,0 +1,158 @@
+"""Aligning files: one document pair, or many listed in a TSV of path pairs, in parallel over processes.
+
+Each pair gives an aligned TSV and an alignment file (see :mod:`.files`) and a
+summary line: sentences and lines of each side, blocks per type, unaligned
+lines; or, for a pair that cannot be aligned (an empty document, a bad
+line), the reason, and the other pairs go on.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+from tqdm import tqdm
+
+from ..errors import BisentError, where
+from ..io import atomic_write, check_readable, read_tsv
+from .aligner import SentenceAligner
+from .files import check_accounted, format_block, line_blocks, read_document
+
+
+def write_aligned(out_tsv, out_blocks, blocks, src_doc, tgt_doc, src_text: dict, tgt_text: dict) -> None:
+    """Aligned TSV (1-based lines, score, texts) and/or the ``[i]:[j]`` file (0-based lines)."""
+    if out_tsv is not None:
+        with atomic_write(out_tsv) as f:
+            for b in blocks:
+                score = "" if b.score is None else f"{b.score:.4f}"
+                if not b.src and not b.tgt:
+                    continue
+                if (b.src and not b.tgt and b.src[0] + 1 in src_doc.empty_lines) or \
+                        (b.tgt and not b.src and b.tgt[0] + 1 in tgt_doc.empty_lines):
+                    score = "empty"
+                f.write("\t".join([",".join(str(k + 1) for k in b.src), ",".join(str(k + 1) for k in b.tgt), score,
+                                   " ".join(src_text[k] for k in b.src), " ".join(tgt_text[k] for k in b.tgt)]) + "\n")
+    if out_blocks is not None:
+        with atomic_write(out_blocks) as f:
+            f.write("".join(format_block(b.src, b.tgt, b.score) + "\n" for b in blocks))
+
+
+def _line_texts(doc) -> dict[int, str]:
+    out: dict[int, list[str]] = {}
+    for s, ln in zip(doc.sentences, doc.lines):
+        out.setdefault(ln - 1, []).append(s)
+    return {k: " ".join(v) for k, v in out.items()} | {ln - 1: "" for ln in doc.empty_lines}
+
+
+def align_files(src_path, tgt_path, src_lang: str, tgt_lang: str, aligner: SentenceAligner, *, out_tsv=None,
+                out_blocks=None, split: bool = False) -> dict:
+    """Align two document files; write the outputs; return the pair's summary (counts per block type)."""
+    src_doc = read_document(src_path, src_lang, split=split)
+    tgt_doc = read_document(tgt_path, tgt_lang, split=split)
+    res = aligner.align(src_doc.sentences, tgt_doc.sentences, src_lang, tgt_lang)
+    blocks = line_blocks(res.blocks, src_doc, tgt_doc)
+    check_accounted(blocks, src_doc.n_lines, tgt_doc.n_lines)
+    write_aligned(out_tsv, out_blocks, blocks, src_doc, tgt_doc, _line_texts(src_doc), _line_texts(tgt_doc))
+    types = Counter(f"{len(b.src)}-{len(b.tgt)}" for b in blocks)
+    return {"src": str(src_path), "tgt": str(tgt_path), "src_lines": src_doc.n_lines, "tgt_lines": tgt_doc.n_lines,
+            "src_sentences": len(src_doc.sentences), "tgt_sentences": len(tgt_doc.sentences),
+            "blocks": dict(sorted(types.items())), "aligned_blocks": sum(1 for b in blocks if b.src and b.tgt),
+            "unaligned_src_lines": sum(len(b.src) for b in blocks if not b.tgt),
+            "unaligned_tgt_lines": sum(len(b.tgt) for b in blocks if not b.src),
+            "seconds": round(res.seconds, 3)}
+
+
+def read_pairs(path) -> list[tuple[int, Path, Path]]:
+    """``(line, src path, tgt path)`` of a pairs TSV (the first two columns; more columns are ignored).
+
+    Relative paths are taken from the pairs file's folder. A missing file or a
+    line with fewer than two columns is a one-line error naming the line.
+    """
+    path = check_readable(path)
+    out = []
+    for n, raw in enumerate(open(path, "rb"), 1):
+        text = raw.decode("utf-8", errors="replace").rstrip("\r\n")
+        if not text.strip():
+            continue
+        cols = text.split("\t")
+        if len(cols) < 2 or not cols[0] or not cols[1]:
+            raise BisentError(f"{where(path, n)}: expected src_path<TAB>tgt_path, found {len(cols)} column(s)")
+        pair = []
+        for c in cols[:2]:
+            p = Path(c) if Path(c).is_absolute() else path.parent / c
+            if not p.is_file():
+                raise BisentError(f"{where(path, n)}: no such file: {c}")
+            pair.append(p)
+        out.append((n, pair[0], pair[1]))
+    if not out:
+        raise BisentError(f"{path}: no document pairs")
+    return out
+
+
+_WORKER: dict = {}
+
+
+def _init_worker(encoder: str, options: dict) -> None:
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    _WORKER["aligner"] = SentenceAligner(encoder, progress=False, **options)
+
+
+def _run_one(job) -> dict:
+    n, src, tgt, src_lang, tgt_lang, out_tsv, out_blocks, split = job
+    try:
+        summary = align_files(src, tgt, src_lang, tgt_lang, _WORKER["aligner"], out_tsv=out_tsv,
+                              out_blocks=out_blocks, split=split)
+    except BisentError as e:   # this pair cannot be aligned: say why, the rest go on
+        summary = {"src": str(src), "tgt": str(tgt), "error": str(e)}
+    return {"line": n, **summary}
+
+
+def align_many(pairs_tsv, out_dir, src_lang: str, tgt_lang: str, *, encoder: str = "use-m3", jobs: int = 1,
+               split: bool = False, progress: bool = True, **options) -> dict:
+    """Align every pair listed in ``pairs_tsv`` into ``out_dir`` (``NNNNN.tsv``, ``NNNNN.blocks``, ``summary.jsonl``).
+
+    Pairs already done (their outputs present and in ``summary.jsonl``) are
+    skipped, so a killed run continues. ``jobs`` processes each hold an encoder.
+    """
+    pairs = read_pairs(pairs_tsv)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    done_path = out / "summary.jsonl"
+    done = {}
+    if done_path.exists():
+        for line in done_path.read_text(encoding="utf-8").splitlines():
+            try:
+                row = json.loads(line)
+                done[row["line"]] = row
+            except (ValueError, KeyError):
+                continue
+    jobs_list = [(n, s, t, src_lang, tgt_lang, out / f"{k:05d}.tsv", out / f"{k:05d}.blocks", split)
+                 for k, (n, s, t) in enumerate(pairs) if n not in done]
+    _init_worker(encoder, options) if jobs <= 1 else None
+    with open(done_path, "a", encoding="utf-8") as log, \
+            tqdm(total=len(pairs), initial=len(pairs) - len(jobs_list), desc="align", unit="pair",
+                 disable=not progress) as bar:
+        if jobs <= 1:
+            results = map(_run_one, jobs_list)
+            pool = None
+        else:
+            pool = ProcessPoolExecutor(jobs, initializer=_init_worker, initargs=(encoder, options))
+            results = pool.map(_run_one, jobs_list)
+        try:
+            for row in results:
+                done[row["line"]] = row
+                log.write(json.dumps(row) + "\n")
+                log.flush()
+                bar.update(1)
+        finally:
+            if pool is not None:
+                pool.shutdown(cancel_futures=True)
+    rows = [done[n] for n, _, _ in pairs]
+    return {"pairs": len(rows), "aligned": sum("error" not in r for r in rows),
+            "failed": sum("error" in r for r in rows),
+            "aligned_blocks": sum(r.get("aligned_blocks", 0) for r in rows),
+            "unaligned_src_lines": sum(r.get("unaligned_src_lines", 0) for r in rows),
+            "unaligned_tgt_lines": sum(r.get("unaligned_tgt_lines", 0) for r in rows)}

@@ -1,0 +1,58 @@
+"""``bisent align``: sentence alignment inside document pairs (one pair, or many from a TSV of path pairs)."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from ..errors import BisentError
+
+
+@click.command("align")
+@click.argument("src_doc", required=False, type=click.Path(dir_okay=False))
+@click.argument("tgt_doc", required=False, type=click.Path(dir_okay=False))
+@click.option("-l", "--src-lang", required=True, help="Source language code.")
+@click.option("-L", "--tgt-lang", required=True, help="Target language code.")
+@click.option("-e", "--encoder", default="use-m3", show_default=True,
+              help="Encoder name or model directory, or 'gale-church' (length model, no encoder).")
+@click.option("--split", is_flag=True, help="Input is raw text: split each line into sentences with sentencex.")
+@click.option("--pairs", type=click.Path(dir_okay=False),
+              help="TSV of src_path<TAB>tgt_path lines (relative to it) instead of SRC_DOC TGT_DOC; -o is then a folder.")
+@click.option("-j", "--jobs", type=click.IntRange(1), default=1, show_default=True,
+              help="Processes for --pairs (each loads the encoder).")
+@click.option("--blocks", type=click.Path(dir_okay=False),
+              help="Also write the alignment as [i]:[j]:score lines (0-based line indices).")
+@click.option("--max-size", type=click.IntRange(2, 8), default=4, show_default=True,
+              help="Largest group a+b (4: 1-1, 1-2, 2-1, 1-3, 3-1, 2-2).")
+@click.option("--skip-quantile", type=float, default=0.1, show_default=True,
+              help="Skip cost = this quantile of the costs of random sentence pairs.")
+@click.option("--merge-penalty", type=float, default=0.3, show_default=True,
+              help="Added per extra sentence of a merged group (a 2-1 step pays it once).")
+@click.option("--width", type=click.IntRange(1), default=10, show_default=True,
+              help="Band half-width of the fine pass for long documents (sentences).")
+@click.option("-o", "--out", required=True, type=click.Path(),
+              help="Aligned TSV: src_lines, tgt_lines, score, src, tgt (a folder with --pairs).")
+def align(src_doc, tgt_doc, src_lang, tgt_lang, encoder, split, pairs, jobs, blocks, max_size, skip_quantile,
+          merge_penalty, width, out):
+    """Align the sentences of SRC_DOC and TGT_DOC (one sentence per line, or raw text with --split).
+
+    Every input line is in exactly one output row: aligned groups (1-1, 1-2,
+    2-1, ...) with the cosine of their embeddings, unaligned lines as 1-0 / 0-1
+    rows with an empty score, empty lines with the score 'empty'.
+    """
+    options = {"max_size": max_size, "skip_quantile": skip_quantile, "merge_penalty": merge_penalty, "width": width}
+    if pairs:
+        if src_doc or tgt_doc:
+            raise BisentError("give either SRC_DOC TGT_DOC or --pairs, not both")
+        from ..align.batch import align_many
+        summary = align_many(pairs, out, src_lang, tgt_lang, encoder=encoder, jobs=jobs, split=split, **options)
+        click.echo(json.dumps(summary))
+        return
+    if not (src_doc and tgt_doc):
+        raise BisentError("give SRC_DOC and TGT_DOC, or --pairs PAIRS.tsv")
+    from ..align import SentenceAligner
+    from ..align.batch import align_files
+    summary = align_files(src_doc, tgt_doc, src_lang, tgt_lang, SentenceAligner(encoder, **options),
+                          out_tsv=out, out_blocks=blocks, split=split)
+    click.echo(json.dumps(summary))

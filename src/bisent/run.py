@@ -1,0 +1,321 @@
+"""``bisent run``: the road from document pairs to clean bitext as resumable stages in one run folder.
+
+Stages, in order (a small registry: :data:`STAGES`, :func:`register_stage`)::
+
+    documents  -> documents/pairs.tsv       which document pairs to align
+    align      -> align/NNNNN.tsv ...       sentence alignment inside each pair (bisent.align)
+    candidates -> candidates.tsv            aligned n-m groups as src<TAB>tgt, provenance beside it
+    filter     -> filter/kept.tsv ...       the filter pipeline and its selection (bisent.filtering)
+    bitext     -> bitext.tsv, summary.json  kept pairs with provenance, and the accounting of the run
+
+Each stage reads only the run's config and earlier stages' outputs, and
+writes only under its own name in the run folder. ``manifest.json`` records,
+per finished stage, the hash of its inputs (its config section and the
+SHA-256 of every file it reads) and of its outputs. A rerun skips a stage
+whose inputs hash the same and whose outputs are intact, and redoes it and
+every later stage otherwise; so after a kill (even ``kill -9``) at any point
+the rerun continues with the first unfinished stage. A stage is marked
+``running`` with its input hash before it starts: rerun with the same inputs,
+``align`` and ``filter`` continue inside the stage (finished pairs and
+checkpoints are kept); with other inputs the stage's old outputs are removed first. Outputs are written to temporary files and renamed, the manifest last.
+
+The ``documents`` stage takes the pairs as given (``documents.pairs``: a TSV
+of source and target paths), or matches documents across two collections
+(``documents.collections``) with a simple Sentence-Avg matcher
+(:mod:`bisent.align.docmatch`); that is the slot where ``bisent docs mine``
+(issue 13, HiDE and friends) plugs in once it is in this tree.
+
+Environment: ``BISENT_RUN_PAUSE_AFTER=STAGE`` makes the run write
+``.paused-STAGE`` in the run folder and sleep after that stage is recorded
+(for tests that kill the run between stages).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import time
+from pathlib import Path
+from typing import Callable
+
+import click
+import yaml
+
+from .errors import BisentError
+from .io import atomic_write, file_sha256
+
+MANIFEST = "manifest.json"
+FORMAT = 1
+
+
+class RunContext:
+    """The run's config (YAML, paths resolved against its folder) and folder; helpers for stages."""
+
+    def __init__(self, config: dict, run_dir: Path, base: Path, echo=click.echo, progress: bool = True):
+        self.config, self.dir, self.base, self.echo, self.progress = config, run_dir, base, echo, progress
+        self.src_lang, self.tgt_lang = config["src_lang"], config["tgt_lang"]
+
+    def section(self, name: str) -> dict:
+        return self.config.get(name) or {}
+
+    def path(self, value) -> Path:
+        """A path from the config: relative ones are taken from the YAML file's folder."""
+        p = Path(str(value))
+        return p if p.is_absolute() else self.base / p
+
+
+class Stage:
+    def __init__(self, name: str, fn: Callable, inputs: Callable, outputs: tuple[str, ...]):
+        self.name, self.fn, self.inputs, self.outputs = name, fn, inputs, outputs
+
+
+STAGES: dict[str, Stage] = {}
+
+
+def register_stage(name: str, *, outputs: tuple[str, ...], inputs: Callable | None = None):
+    """Register ``fn(ctx) -> summary dict`` as the next stage; ``inputs(ctx)`` lists the files it reads
+    (outputs of earlier stages are added automatically), ``outputs`` the files it leaves (run-relative)."""
+    def deco(fn):
+        STAGES[name] = Stage(name, fn, inputs or (lambda ctx: []), outputs)
+        return fn
+    return deco
+
+
+# --------------------------------------------------------------------------- stages
+
+def _given_pairs(ctx: RunContext) -> list[Path]:
+    sec = ctx.section("documents")
+    return [ctx.path(sec["pairs"])] if sec.get("pairs") else []
+
+
+def _collections(ctx: RunContext) -> list[Path]:
+    from .align.docmatch import collection_files
+
+    sec = ctx.section("documents")
+    if sec.get("pairs"):
+        return [ctx.path(sec["pairs"])]
+    coll = sec.get("collections") or {}
+    return [f for side in ("src", "tgt") if coll.get(side) for f in collection_files(ctx.path(coll[side]))]
+
+
+@register_stage("documents", outputs=("documents/pairs.tsv", "documents/unmatched.tsv"), inputs=_collections)
+def stage_documents(ctx: RunContext) -> dict:
+    """Document pairs: given as a TSV (``documents.pairs``), or matched across two collections
+    (``documents.collections``: Sentence-Avg, :mod:`bisent.align.docmatch`)."""
+    from .align.batch import read_pairs
+    from .align.docmatch import collection_files, match_documents
+
+    sec = ctx.section("documents")
+    coll = sec.get("collections")
+    if sec.get("pairs") and coll:
+        raise BisentError("documents: give either pairs or collections, not both")
+    unmatched = []
+    if coll:
+        if not isinstance(coll, dict) or not coll.get("src") or not coll.get("tgt"):
+            raise BisentError("documents.collections: expected {src: FOLDER_OR_LIST, tgt: FOLDER_OR_LIST}")
+        matched, unmatched = match_documents(
+            collection_files(ctx.path(coll["src"])), collection_files(ctx.path(coll["tgt"])), ctx.src_lang,
+            ctx.tgt_lang, encoder=sec.get("encoder", "use-m3"), threshold=float(sec.get("threshold", 1.0)))
+        pairs = [(s, t) for s, t, _ in matched]
+    elif sec.get("pairs"):
+        pairs = [(s, t) for _, s, t in read_pairs(ctx.path(sec["pairs"]))]
+    else:
+        raise BisentError("documents: give pairs (a TSV of src_path<TAB>tgt_path) or collections {src: ..., tgt: ...}")
+    with atomic_write(ctx.dir / "documents" / "pairs.tsv") as f:
+        f.write("".join(f"{s.resolve()}\t{t.resolve()}\n" for s, t in pairs))
+    with atomic_write(ctx.dir / "documents" / "unmatched.tsv") as f:
+        f.write("".join(f"{side}\t{p.resolve()}\t{why}\n" for side, p, why in unmatched))
+    return {"pairs": len(pairs), "unmatched_src": sum(u[0] == "src" for u in unmatched),
+            "unmatched_tgt": sum(u[0] == "tgt" for u in unmatched)}
+
+
+def _documents(ctx: RunContext) -> list[Path]:
+    pairs = ctx.dir / "documents" / "pairs.tsv"
+    return [Path(c) for line in pairs.read_text(encoding="utf-8").splitlines() for c in line.split("\t")[:2]]
+
+
+@register_stage("align", outputs=("align/summary.jsonl",), inputs=_documents)
+def stage_align(ctx: RunContext) -> dict:
+    """Sentence alignment of every document pair (continues where a killed run stopped)."""
+    from .align.batch import align_many
+
+    sec = dict(ctx.section("align"))
+    return align_many(ctx.dir / "documents" / "pairs.tsv", ctx.dir / "align", ctx.src_lang, ctx.tgt_lang,
+                      encoder=sec.pop("encoder", "use-m3"), jobs=int(sec.pop("jobs", 1)),
+                      split=bool(sec.pop("split", False)), progress=ctx.progress, **sec)
+
+
+@register_stage("candidates", outputs=("candidates.tsv", "candidates.ids.tsv"))
+def stage_candidates(ctx: RunContext) -> dict:
+    """Aligned groups with text on both sides as ``src<TAB>tgt``; ``candidates.ids.tsv`` says where each came from
+    (pair number, 1-based source and target lines, alignment score)."""
+    rows = [json.loads(x) for x in (ctx.dir / "align" / "summary.jsonl").read_text(encoding="utf-8").splitlines()]
+    by_line = {r["line"]: r for r in rows}
+    pairs = (ctx.dir / "documents" / "pairs.tsv").read_text(encoding="utf-8").splitlines()
+    n_cand = skipped_empty = 0
+    with atomic_write(ctx.dir / "candidates.tsv") as cand, atomic_write(ctx.dir / "candidates.ids.tsv") as ids:
+        for k in range(len(pairs)):
+            if "error" in by_line.get(k + 1, {"error": "missing"}):
+                continue
+            for line in (ctx.dir / "align" / f"{k:05d}.tsv").read_text(encoding="utf-8").splitlines():
+                s_lines, t_lines, score, src, tgt = line.split("\t")
+                if not s_lines or not t_lines:
+                    continue
+                if not src.strip() or not tgt.strip():
+                    skipped_empty += 1
+                    continue
+                cand.write(f"{src}\t{tgt}\n")
+                ids.write(f"{k + 1}\t{s_lines}\t{t_lines}\t{score}\n")
+                n_cand += 1
+    return {"candidates": n_cand}
+
+
+def _filter_config(ctx: RunContext):
+    cfg = ctx.section("filter").get("config", "filter-default.yaml")
+    return ctx.path(cfg) if isinstance(cfg, str) else cfg
+
+
+@register_stage("filter", outputs=("filter/kept.tsv", "filter/rejected.tsv", "filter/summary.json"),
+                inputs=lambda ctx: [c] if isinstance(c := _filter_config(ctx), Path) else [])
+def stage_filter(ctx: RunContext) -> dict:
+    """The filter pipeline (and its selection) over the candidates; resumes from its own checkpoints."""
+    from .filtering import filter_file
+
+    out = ctx.dir / "filter"
+    out.mkdir(exist_ok=True)
+    s = filter_file(ctx.dir / "candidates.tsv", out / "kept.tsv", out / "rejected.tsv", ctx.src_lang, ctx.tgt_lang,
+                    _filter_config(ctx), summary_path=out / "summary.json", progress=ctx.progress)
+    return {"kept": s["kept"], "rejected": s["rejected"], "rejected_by": s["rejected_by"]}
+
+
+@register_stage("bitext", outputs=("bitext.tsv", "bitext.ids.tsv", "summary.json"))
+def stage_bitext(ctx: RunContext) -> dict:
+    """Kept pairs with their provenance, and ``summary.json``: every document and line accounted for."""
+    ids = (ctx.dir / "candidates.ids.tsv").read_text(encoding="utf-8").splitlines()
+    rejected = {int(line.split("\t", 1)[0]) for line in
+                (ctx.dir / "filter" / "rejected.tsv").read_text(encoding="utf-8").splitlines() if line}
+    kept_ids = [ids[k] for k in range(len(ids)) if k + 1 not in rejected]
+    kept = (ctx.dir / "filter" / "kept.tsv").read_text(encoding="utf-8").splitlines()
+    if len(kept) != len(kept_ids):
+        raise RuntimeError(f"{len(kept)} kept lines but {len(kept_ids)} candidates not rejected")
+    shutil.copyfile(ctx.dir / "filter" / "kept.tsv", ctx.dir / ".bitext.tsv.tmp")
+    os.replace(ctx.dir / ".bitext.tsv.tmp", ctx.dir / "bitext.tsv")
+    with atomic_write(ctx.dir / "bitext.ids.tsv") as f:
+        f.write("".join(x + "\n" for x in kept_ids))
+    manifest = read_manifest(ctx.dir)
+    summary = {name: manifest["stages"][name]["summary"] for name in ("documents", "align", "candidates", "filter")}
+    summary["bitext"] = {"pairs": len(kept)}
+    with atomic_write(ctx.dir / "summary.json") as f:
+        json.dump(summary, f, indent=2, sort_keys=True)
+        f.write("\n")
+    return {"pairs": len(kept)}
+
+
+# --------------------------------------------------------------------------- the runner
+
+def read_manifest(run_dir: Path) -> dict:
+    path = run_dir / MANIFEST
+    if not path.exists():
+        return {"format": FORMAT, "stages": {}}
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError:
+        raise BisentError(f"{path}: not a readable run manifest; remove it to start the run over") from None
+    if manifest.get("format") != FORMAT:
+        raise BisentError(f"{path}: a run of another format is in this folder; use a new folder")
+    return manifest
+
+
+def _write_manifest(run_dir: Path, manifest: dict) -> None:
+    with atomic_write(run_dir / MANIFEST) as f:
+        json.dump(manifest, f, indent=2, sort_keys=True)
+        f.write("\n")
+
+
+def _hash_files(paths, run_dir: Path) -> dict:
+    out = {}
+    for p in paths:
+        p = Path(p)
+        key = str(p.relative_to(run_dir)) if p.is_relative_to(run_dir) else str(p)
+        out[key] = file_sha256(p) if p.is_file() else None
+    return out
+
+
+def _clear(stage: Stage, run_dir: Path) -> None:
+    """Remove a stage's outputs, and its folder when it has one (partial work of other inputs)."""
+    for out in stage.outputs:
+        parts = Path(out).parts
+        target = run_dir / parts[0]
+        if len(parts) > 1 and target.is_dir():
+            shutil.rmtree(target)
+        elif target.is_file():
+            target.unlink()
+
+
+def load_run_config(path) -> tuple[dict, Path]:
+    """The run YAML (checked: languages, known sections) and the folder its relative paths start from."""
+    path = Path(path)
+    try:
+        config = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as e:
+        raise BisentError(f"{path}: {e.strerror}") from None
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        raise BisentError(f"{path}:{mark.line + 1 if mark else 1}: not valid YAML") from None
+    if not isinstance(config, dict):
+        raise BisentError(f"{path}: expected a mapping with src_lang, tgt_lang, documents, align, filter")
+    for key in ("src_lang", "tgt_lang"):
+        if not isinstance(config.get(key), str) or not config[key]:
+            raise BisentError(f"{path}: {key} is required (a language code)")
+    unknown = set(config) - {"src_lang", "tgt_lang", "run_dir"} - set(STAGES)
+    if unknown:
+        raise BisentError(f"{path}: unknown section(s) {', '.join(sorted(unknown))} (known: "
+                          f"src_lang, tgt_lang, run_dir, {', '.join(STAGES)})")
+    return config, path.parent
+
+
+def run_pipeline(config_path, run_dir=None, *, echo=click.echo, progress: bool = True, force: bool = False) -> dict:
+    """Run (or continue) every stage; return the final summary."""
+    config, base = load_run_config(config_path)
+    if run_dir is None:
+        if not config.get("run_dir"):
+            raise BisentError(f"{config_path}: give the run folder (-o RUN_DIR, or run_dir in the YAML)")
+        run_dir = base / config["run_dir"]
+    run_dir = Path(run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    ctx = RunContext(config, run_dir, base, echo, progress)
+    manifest = read_manifest(run_dir)
+    earlier_outputs: list[Path] = []
+    redo = force
+    for k, stage in enumerate(STAGES.values(), 1):
+        section = {key: config.get(key) for key in ("src_lang", "tgt_lang", stage.name)}
+        inputs = _hash_files(list(stage.inputs(ctx)) + earlier_outputs, run_dir)
+        key = hashlib.sha256(json.dumps([section, inputs], sort_keys=True, default=str).encode()).hexdigest()
+        outputs = [run_dir / o for o in stage.outputs]
+        done = manifest["stages"].get(stage.name)
+        if (not redo and done and done.get("status") == "done" and done.get("input_hash") == key
+                and done.get("outputs") == _hash_files(outputs, run_dir)):
+            echo(f"[{k}/{len(STAGES)}] {stage.name}: done before, skipped")
+        else:
+            redo = True   # every later stage is redone too
+            if not done or done.get("input_hash") != key:
+                _clear(stage, run_dir)   # inputs changed (or never started): no partial work to continue
+            # marked as started with this input hash: a killed run continues inside the stage
+            manifest["stages"][stage.name] = {"input_hash": key, "status": "running"}
+            _write_manifest(run_dir, manifest)
+            echo(f"[{k}/{len(STAGES)}] {stage.name} ...")
+            t0 = time.perf_counter()
+            summary = stage.fn(ctx)
+            manifest["stages"][stage.name] = {"input_hash": key, "status": "done",
+                                              "outputs": _hash_files(outputs, run_dir),
+                                              "summary": summary, "seconds": round(time.perf_counter() - t0, 2)}
+            _write_manifest(run_dir, manifest)
+            echo(f"[{k}/{len(STAGES)}] {stage.name}: {json.dumps(summary)}")
+        earlier_outputs += outputs
+        if os.environ.get("BISENT_RUN_PAUSE_AFTER") == stage.name:
+            (run_dir / f".paused-{stage.name}").touch()
+            time.sleep(3600)
+    return json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
+

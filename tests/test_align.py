@@ -1,0 +1,222 @@
+"""Sentence alignment: the DP against brute force, the band against the full DP, metrics, files, bad input."""
+
+from __future__ import annotations
+
+import functools
+import json
+
+import numpy as np
+import pytest
+
+from bisent.align import (Band, EmbeddingCosts, GaleChurchCosts, SentenceAligner, align_costs, alignment_types,
+                          dp_band, project_band, read_alignment, score_alignments)
+from bisent.align.costs import group_sums
+from bisent.cli import main
+from bisent.errors import BisentError
+
+
+class TableCosts:
+    """Random step costs, one per (type, lattice point): the DP must find the cheapest path exactly."""
+
+    def __init__(self, n, m, types, seed):
+        rng = np.random.default_rng(seed)
+        self.n, self.m = n, m
+        self.table = {(a, b, i, j): float(rng.uniform(0.0, 1.0)) for a, b in types
+                      for i in range(n + 1) for j in range(m + 1)}
+
+    def cost(self, a, b, i, js):
+        return np.array([self.table[(a, b, i, int(j))] for j in js])
+
+
+def brute_force(costs, types):
+    """Cheapest cost over every monotone path from (0, 0) to (n, m), by exhaustive recursion."""
+    @functools.lru_cache(None)
+    def paths(i, j):   # all (cost, path) from (0,0) to (i,j)
+        if i == 0 and j == 0:
+            return [(0.0, ())]
+        out = []
+        for a, b in types:
+            if i - a >= 0 and j - b >= 0:
+                step = costs.table[(a, b, i, j)]
+                out += [(c + step, p + ((i - a, i, j - b, j),)) for c, p in paths(i - a, j - b)]
+        return out
+    return min(paths(costs.n, costs.m))
+
+
+@pytest.mark.parametrize("n,m", [(1, 1), (1, 3), (2, 2), (3, 2), (4, 4), (2, 5)])
+@pytest.mark.parametrize("seed", range(4))
+def test_dp_equals_brute_force(n, m, seed):
+    types = alignment_types(4)
+    costs = TableCosts(n, m, types, seed)
+    path, total = dp_band(costs, n, m, types)
+    best, best_path = brute_force(costs, types)
+    assert total == pytest.approx(best, abs=1e-9)
+    assert sum(costs.table[(i1 - i0, j1 - j0, i1, j1)] for i0, i1, j0, j1 in path) == pytest.approx(total)
+    assert path[0][0] == 0 and path[0][2] == 0 and path[-1][1] == n and path[-1][3] == m
+
+
+def noisy_parallel(n, d=48, noise=0.6, seed=0, merge_every=7, drop_every=11):
+    """Unit vectors of a source document and a target document that merges and drops sentences."""
+    rng = np.random.default_rng(seed)
+    src = rng.standard_normal((n, d)).astype(np.float32)
+    tgt, gold, i = [], [], 0
+    while i < n:
+        if i % drop_every == 5:
+            gold.append(((i,), ()))
+            i += 1
+            continue
+        k = 2 if (i % merge_every == 3 and i + 1 < n) else 1
+        v = src[i:i + k].sum(axis=0) + noise * rng.standard_normal(d).astype(np.float32)
+        gold.append((tuple(range(i, i + k)), (len(tgt),)))
+        tgt.append(v)
+        i += k
+    norm = lambda x: x / np.linalg.norm(x, axis=1, keepdims=True)
+    return norm(src), norm(np.array(tgt)), gold
+
+
+def test_coarse_to_fine_equals_full_dp_and_band_is_small():
+    src, tgt, gold = noisy_parallel(400)
+    types = alignment_types(4)
+    costs = EmbeddingCosts(group_sums(src, [1, 2, 3]), group_sums(tgt, [1, 2, 3]))
+    full_path, full_cost, full_cells = align_costs(costs, types, exact_cells=10 ** 9)
+    path, cost, cells = align_costs(costs, types, width=10, exact_cells=2_000)
+    assert path == full_path and cost == pytest.approx(full_cost)
+    assert cells < full_cells / 4
+    # and the alignment is the planted one
+    hyp = [(tuple(range(i0, i1)), tuple(range(j0, j1))) for i0, i1, j0, j1 in path]
+    s = score_alignments([hyp], [gold])
+    assert s.strict_f1 > 0.85 and s.lax_f1 > 0.98   # a drop beside a merge is ambiguous in this toy
+
+
+def test_wide_band_is_the_full_dp():
+    types = alignment_types(4)
+    costs = TableCosts(6, 5, types, seed=3)
+    exact = dp_band(costs, 6, 5, types)
+    some_path = [(0, 1, 0, 1), (1, 6, 1, 5)]
+    band = project_band(some_path, 6, 5, width=6, factor=1)
+    assert band.cells == Band.full(6, 5).cells
+    assert dp_band(costs, 6, 5, types, band) == exact
+    narrow = project_band([(0, 3, 0, 2), (3, 6, 2, 5)], 6, 5, width=1, factor=1)
+    assert narrow.cells < band.cells
+    assert dp_band(costs, 6, 5, types, narrow)[1] >= exact[1] - 1e-12
+
+
+def test_gale_church_prefers_length_matches():
+    src = ["a" * 40, "b" * 10, "c" * 12, "d" * 50]
+    tgt = ["A" * 42, "B" * 23, "D" * 48]       # the 2nd and 3rd source sentences merged
+    path, _, _ = align_costs(GaleChurchCosts(list(map(len, src)), list(map(len, tgt))), alignment_types(4))
+    assert [(i1 - i0, j1 - j0) for i0, i1, j0, j1 in path] == [(1, 1), (2, 1), (1, 1)]
+
+
+def test_strict_and_lax_scores_on_hand_made_cases():
+    gold = [((0,), (0,)), ((1, 2), (1,)), ((3,), ()), ((4,), (2,))]
+    assert score_alignments([gold], [gold]).strict_f1 == 1.0
+    hyp = [((0,), (0,)), ((1,), (1,)), ((2,), ()), ((3,), ()), ((4,), (2,))]
+    s = score_alignments([hyp], [gold])
+    assert (s.strict_p, s.strict_r) == (pytest.approx(2 / 3), pytest.approx(2 / 3))   # skips are not scored
+    assert (s.lax_p, s.lax_r) == (1.0, 1.0)                                           # (1)-(1) overlaps (1,2)-(1)
+    wrong = [((0,), (1,)), ((1, 2), (0,)), ((3, 4), (2,))]
+    w = score_alignments([wrong], [gold])
+    assert w.strict_f1 == 0.0 and w.lax_p == pytest.approx(1 / 3) and w.lax_r == pytest.approx(1 / 3)
+    assert score_alignments([[]], [gold]).strict_f1 == 0.0
+
+
+def write(path, lines):
+    path.write_text("".join(x + "\n" for x in lines), encoding="utf-8")
+    return path
+
+
+EN = ["The cat sits on the mat.", "It is raining today.", "I like green apples.", "Open the file menu.",
+      "Click the Save button.", "The dog barks loudly."]
+DE = ["Die Katze sitzt auf der Matte.", "Heute regnet es.", "Ich mag grüne Äpfel.", "Öffnen Sie das Menü Datei.",
+      "Klicken Sie auf Speichern.", "Der Hund bellt laut."]
+
+
+def blocks_of(tsv):
+    rows = [line.split("\t") for line in tsv.read_text(encoding="utf-8").splitlines()]
+    return [([int(x) for x in r[0].split(",") if x], [int(x) for x in r[1].split(",") if x], r[2]) for r in rows]
+
+
+def test_cli_accounts_for_every_line_and_eval_scores_it(tmp_path, capsys):
+    src = write(tmp_path / "a.en", EN[:3] + [""] + EN[3:])
+    tgt = write(tmp_path / "a.de", DE[:2] + [DE[2] + " " + DE[3]] + DE[4:])     # 3rd+4th merged
+    out, blk = tmp_path / "out.tsv", tmp_path / "out.blocks"
+    assert main(["align", str(src), str(tgt), "-l", "en", "-L", "de", "-e", "char-ngram",
+                 "-o", str(out), "--blocks", str(blk)]) == 0
+    rows = blocks_of(out)
+    assert sorted(k for s, _, _ in rows for k in s) == list(range(1, 8))
+    assert sorted(k for _, t, _ in rows for k in t) == list(range(1, 6))
+    assert ([4], [], "empty") in rows
+    gold = write(tmp_path / "gold", ["[0]:[0]", "[1]:[1]", "[2,4]:[2]", "[3]:[]", "[5]:[3]", "[6]:[4]"])
+    assert len(read_alignment(blk)) == len(rows)
+    capsys.readouterr()
+    assert main(["eval", "align", str(blk), str(gold), "--json"]) == 0
+    scores = json.loads(capsys.readouterr().out)
+    assert scores["n_gold"] == 5 and scores["n_hyp"] == sum(1 for s, t, _ in rows if s and t)
+    assert main(["eval", "align", str(gold), str(gold), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["strict_f1"] == 100.0
+
+
+def test_split_keeps_lines_whole(tmp_path):
+    src = write(tmp_path / "a.en", [EN[0] + " " + EN[1], EN[2]])
+    tgt = write(tmp_path / "a.de", DE[:3])
+    out = tmp_path / "o.tsv"
+    assert main(["align", str(src), str(tgt), "-l", "en", "-L", "de", "-e", "char-ngram", "--split", "-o", str(out)]) == 0
+    rows = blocks_of(out)
+    assert sorted(k for s, _, _ in rows for k in s) == [1, 2] and sorted(k for _, t, _ in rows for k in t) == [1, 2, 3]
+
+
+def test_bad_inputs_give_clear_errors_or_reasons(tmp_path, capsys):
+    empty = tmp_path / "empty.en"
+    empty.write_bytes(b"")
+    blank = write(tmp_path / "blank.en", ["", ""])
+    one = write(tmp_path / "one.de", [DE[0]])
+    many = write(tmp_path / "many.en", EN * 8)
+    out = tmp_path / "o.tsv"
+    args = ["-l", "en", "-L", "de", "-e", "char-ngram", "-o", str(out)]
+    assert main(["align", str(empty), str(one)] + args) == 2
+    assert "file is empty" in capsys.readouterr().err
+    assert main(["align", str(blank), str(one)] + args) == 2
+    assert "no sentences" in capsys.readouterr().err
+    # one sentence against 48: every line accounted for, one aligned block at most
+    assert main(["align", str(many), str(one)] + args) == 0
+    rows = blocks_of(out)
+    assert sorted(k for s, _, _ in rows for k in s) == list(range(1, 49)) and sum(1 for _, t, _ in rows if t) == 1
+    with pytest.raises(BisentError, match="no sentences"):
+        SentenceAligner("char-ngram").align([], ["x"], "en", "de")
+    # pairs files: a missing column, a missing file, then a pair that fails among good ones
+    bad = tmp_path / "pairs.tsv"
+    bad.write_text("one.de\n", encoding="utf-8")
+    assert main(["align", "--pairs", str(bad), "-o", str(tmp_path / "d")] + args[:6]) == 2
+    assert "pairs.tsv:1: expected src_path<TAB>tgt_path" in capsys.readouterr().err
+    bad.write_text("many.en\tone.de\nnope.en\tone.de\n", encoding="utf-8")
+    assert main(["align", "--pairs", str(bad), "-o", str(tmp_path / "d")] + args[:6]) == 2
+    assert "pairs.tsv:2: no such file: nope.en" in capsys.readouterr().err
+    bad.write_text("many.en\tone.de\nblank.en\tone.de\n", encoding="utf-8")
+    assert main(["align", "--pairs", str(bad), "-o", str(tmp_path / "d")] + args[:6]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["pairs"] == 2 and summary["aligned"] == 1 and summary["failed"] == 1
+    rows = [json.loads(x) for x in (tmp_path / "d" / "summary.jsonl").read_text().splitlines()]
+    assert "no sentences" in rows[1]["error"]
+    gold = write(tmp_path / "g", ["[0]:[0]", "oops"])
+    assert main(["eval", "align", str(gold), str(gold)]) == 2
+    assert "g:2: expected a block like [0]:[0,1]" in capsys.readouterr().err
+
+
+def test_gold_from_paragraph_ids():
+    from bisent.datasets.align_gold import concatenate, page_task
+    from bisent.datasets.libreoffice import Document, Paragraph
+
+    doc = Document("p.html", "test",
+                   [Paragraph("a", "One. Two."), Paragraph("b", "Three."), Paragraph("c", "Four. Five."),
+                    Paragraph("d", "Six."), Paragraph("x", "Only here.")],
+                   [Paragraph("a", "Eins und zwei."), Paragraph("b", "Drei."), Paragraph("c", "Vier. Fünf."),
+                    Paragraph("d", "Sechs.")])
+    task, counts = page_task(doc, "en", "de")
+    assert task.src == ["One.", "Two.", "Three.", "Six."] and task.tgt == ["Eins und zwei.", "Drei.", "Sechs."]
+    assert task.gold == [((0, 1), (0,)), ((2,), (1,)), ((3,), (2,))]
+    assert counts == {"out_of_order": 0, "one_side": 1, "many_many": 1}
+    long = concatenate([task], 10)
+    assert len(long.src) == 12 and long.gold[3] == ((4, 5), (3,))
+    dropped, _ = page_task(doc, "en", "de", drop=0.99)
+    assert all(not s or not t for s, t in dropped.gold)

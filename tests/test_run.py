@@ -1,0 +1,118 @@
+"""bisent run: stages in a run folder, every line accounted for, kill -9 between stages resumes to identical outputs."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from bisent.cli import main
+
+EN = ["The cat sits on the mat.", "It is raining today in Berlin.", "I like green apples very much.",
+      "Open the file menu first.", "Click the Save button now.", "The dog barks loudly at night."]
+DE = ["Die Katze sitzt auf der Matte.", "Heute regnet es in Berlin.", "Ich mag grüne Äpfel sehr.",
+      "Öffnen Sie zuerst das Menü Datei.", "Klicken Sie jetzt auf Speichern.", "Der Hund bellt nachts laut."]
+FILTER = """steps:
+  - type: duplicate
+  - type: length_ratio
+    max_ratio: 3.0
+    unit: char
+  - name: cosine
+    type: cosine
+    encoder: char-ngram
+"""
+
+
+def make_run(tmp_path: Path) -> Path:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    rows = []
+    for k in range(3):
+        (docs / f"{k}.en").write_text("\n".join(EN[k:] + EN[:k]) + "\n\n", encoding="utf-8")
+        (docs / f"{k}.de").write_text("\n".join(DE[k:] + DE[:k]) + "\n", encoding="utf-8")
+        rows.append(f"{k}.en\t{k}.de")
+    (docs / "empty.en").write_text("\n", encoding="utf-8")
+    rows.append(f"empty.en\t0.de")
+    (docs / "pairs.tsv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    (tmp_path / "filter.yaml").write_text(FILTER, encoding="utf-8")
+    cfg = tmp_path / "run.yaml"
+    cfg.write_text("src_lang: en\ntgt_lang: de\ndocuments: {pairs: docs/pairs.tsv}\n"
+                   "align: {encoder: char-ngram}\nfilter: {config: filter.yaml}\n", encoding="utf-8")
+    return cfg
+
+
+def outputs(run_dir: Path) -> dict:
+    names = ["documents/pairs.tsv", "candidates.tsv", "candidates.ids.tsv", "filter/kept.tsv",
+             "filter/rejected.tsv", "bitext.tsv", "bitext.ids.tsv"] + [f"align/{k:05d}.tsv" for k in range(3)]
+    return {n: (run_dir / n).read_bytes() for n in names}
+
+
+def test_run_accounts_for_everything(tmp_path, capsys):
+    cfg = make_run(tmp_path)
+    assert main(["run", str(cfg), "-o", str(tmp_path / "r"), "--quiet"]) == 0
+    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert summary["documents"]["pairs"] == 4
+    assert summary["align"]["aligned"] == 3 and summary["align"]["failed"] == 1
+    assert summary["align"]["unaligned_src_lines"] == 3                     # the empty last line of each doc
+    cand = summary["candidates"]["candidates"]
+    assert cand == 18 and summary["filter"]["kept"] + summary["filter"]["rejected"] == cand
+    assert summary["bitext"]["pairs"] == summary["filter"]["kept"] > 0
+    assert main(["run", str(cfg), "-o", str(tmp_path / "r"), "--quiet"]) == 0   # nothing to redo
+    assert capsys.readouterr().out.count("skipped") == 5
+    (tmp_path / "filter.yaml").write_text(FILTER.replace("3.0", "1.2"), encoding="utf-8")
+    assert main(["run", str(cfg), "-o", str(tmp_path / "r"), "--quiet"]) == 0   # filter and bitext redone
+    assert capsys.readouterr().out.count("skipped") == 3
+    before = (tmp_path / "r" / "align" / "00000.tsv").read_text()
+    (tmp_path / "docs" / "0.de").write_text("\n".join(DE[1:]) + "\n", encoding="utf-8")   # a document changes
+    assert main(["run", str(cfg), "-o", str(tmp_path / "r"), "--quiet"]) == 0
+    assert capsys.readouterr().out.count("skipped") == 1                          # only `documents`
+    after = (tmp_path / "r" / "align" / "00000.tsv").read_text()
+    assert after != before and sum(1 for x in after.splitlines() if x.split("\t")[1] == "") == 2
+
+
+def test_collections_every_document_accounted_for_and_bad_config(tmp_path, capsys):
+    cfg = make_run(tmp_path)
+    for side in ("en", "de"):
+        (tmp_path / side).mkdir()
+        for f in (tmp_path / "docs").glob(f"*.{side}"):
+            (tmp_path / side / f.name).write_bytes(f.read_bytes())
+    cfg.write_text(cfg.read_text().replace("{pairs: docs/pairs.tsv}", "{collections: {src: en, tgt: de}, "
+                                           "encoder: char-ngram, threshold: 0.0}"))
+    assert main(["run", str(cfg), "-o", str(tmp_path / "r"), "--quiet"]) == 0
+    docs = json.loads(capsys.readouterr().out.strip().splitlines()[-1])["documents"]
+    unmatched = (tmp_path / "r" / "documents" / "unmatched.tsv").read_text().splitlines()
+    assert docs["pairs"] + docs["unmatched_src"] == 4 and docs["pairs"] + docs["unmatched_tgt"] == 3
+    assert any("empty.en" in u and "unreadable" in u for u in unmatched) and docs["pairs"] >= 1
+    cfg.write_text("src_lang: en\ntgt_lang: de\ndocuments: {collections: {src: nowhere, tgt: de}}\n")
+    assert main(["run", str(cfg), "-o", str(tmp_path / "r2")]) == 2
+    assert "nowhere: no such folder" in capsys.readouterr().err
+    cfg.write_text("src_lang: en\nfiltr: {}\n", encoding="utf-8")
+    assert main(["run", str(cfg), "-o", str(tmp_path / "r")]) == 2
+    assert "tgt_lang is required" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("stage", ["documents", "align", "filter"])
+def test_kill_between_stages_resumes_to_identical_outputs(tmp_path, stage):
+    cfg = make_run(tmp_path)
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(Path(__file__).parents[1] / "src")}
+    cmd = [sys.executable, "-m", "bisent", "run", str(cfg), "--quiet", "-o"]
+    subprocess.run(cmd + [str(tmp_path / "clean")], env=env, check=True, capture_output=True)
+    killed = tmp_path / "killed"
+    proc = subprocess.Popen(cmd + [str(killed)], env={**env, "BISENT_RUN_PAUSE_AFTER": stage},
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 120
+    while not (killed / f".paused-{stage}").exists():
+        assert proc.poll() is None and time.time() < deadline
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert not (killed / "bitext.tsv").exists()
+    done = subprocess.run(cmd + [str(killed)], env=env, check=True, capture_output=True, text=True)
+    assert f"{stage}: done before, skipped" in done.stdout
+    assert outputs(killed) == outputs(tmp_path / "clean")
