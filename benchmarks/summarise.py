@@ -97,6 +97,12 @@ def main() -> None:
                 [[p, e, r["sentences_per_s"], int(r["pairs_per_s_cosine"]), int(r["pairs_per_s_ratio_margin"]),
                   r["peak_rss_mb"]] for (p, e), r in sorted(sp.items())]))
 
+    pa = latest(res / "pairs.jsonl", lambda r: (r["pair"], r["encoder"], r["score"]))
+    print("\n### Parallel vs sampled (Zhang et al. 2016 Table 2: accuracy %, 5 evaluations x 3 samples, min-max)\n")
+    print(table(["pair", "encoder", "score", "n", "accuracy", "range"],
+                [[p, e, sc, r["n"], f"{r['accuracy']:.1f}", f"{r['accuracy_min']:.1f}-{r['accuracy_max']:.1f}"]
+                 for (p, e, sc), r in sorted(pa.items())]))
+
 
 if __name__ == "__main__":
     main()

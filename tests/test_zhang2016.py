@@ -344,3 +344,10 @@ def test_sampled_targets_follow_footnote7():
     assert sample_targets(refs, 5, 3, seed=0) == out
     assert accuracy(np.array([1.0, 0.0]), np.array([[0.0, 1.0, 1.0], [0.0, -1.0, -2.0]])) == pytest.approx(
         (1 + 0.5 + 0.5 + 0.5 + 1 + 1) / 6)                                  # ties count half
+
+
+def test_pseudo_bilingual_pairs_hold_both_sides():
+    toks = {"en": [["a", "b"], ["c"]], "de": [["x"], ["y", "z", "y"]]}
+    out = Z.pseudo_bilingual(toks, LANGS, seed=0)
+    assert [sorted(s) for s in out] == [["de:x", "en:a", "en:b"], ["de:y", "de:y", "de:z", "en:c"]]
+    assert out == Z.pseudo_bilingual(toks, LANGS, seed=0)

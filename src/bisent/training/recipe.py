@@ -194,7 +194,8 @@ ARCH["zhang2016"] = {**_WORD_AE, "model": {
     "objectives": {"alpha": Field(0.1, _NUM, minimum=0), "block": Field(100, int, minimum=1),
                    "lambda_l": Field(1e-6, _NUM, minimum=0), "lambda_w": Field(1e-3, _NUM, minimum=0),
                    "w2v_epochs": Field(5, int, minimum=1), "w2v_window": Field(5, int, minimum=1),
-                   "w2v_negative": Field(5, int, minimum=1)}}
+                   "w2v_negative": Field(5, int, minimum=1),
+                   "w2v_bilingual": Field(False, bool)}}         # one skip-gram on pseudo-bilingual pairs (not the paper)
 ARCH["bbowae"] = {**_WORD_AE, "model": {"hidden": Field(128, int, minimum=1), "unseen_language": Field("auto", str)},
                   "objectives": {"beta": Field(1.0, _NUM, minimum=0), "lambda_cor": Field(4.0, _NUM, minimum=0),
                                  "block": Field(100, int, minimum=2)}}  # pairs per correlation estimate

@@ -83,17 +83,43 @@ def build_vocab(token_lists: list[list[str]], min_count: int, size: int) -> list
     return [UNK] + words[:size - 1]
 
 
-def word2vec(token_lists: list[list[str]], vocab: list[str], recipe: dict, threads: int) -> np.ndarray:
-    """Skip-gram with negative sampling (gensim) on one side: ``(len(vocab), d)``; ``<unk>`` and unseen rows zero."""
+def word2vec(sentences: list[list[str]], recipe: dict, threads: int):
+    """Skip-gram with negative sampling (gensim) over token lists: the trained ``KeyedVectors``."""
     from gensim.models import Word2Vec
 
     o, d = recipe["objectives"], recipe["model"]["word_dim"]
-    w2v = Word2Vec(sentences=token_lists, vector_size=d, window=o["w2v_window"], min_count=recipe["tokenizer"]["min_count"],
-                   sg=1, negative=o["w2v_negative"], epochs=o["w2v_epochs"], workers=threads, seed=recipe["seed"])
-    out = np.zeros((len(vocab), d), dtype=np.float32)
-    for i, w in enumerate(vocab):
-        if w in w2v.wv.key_to_index:
-            out[i] = w2v.wv[w]
+    return Word2Vec(sentences=sentences, vector_size=d, window=o["w2v_window"], min_count=recipe["tokenizer"]["min_count"],
+                    sg=1, negative=o["w2v_negative"], epochs=o["w2v_epochs"], workers=threads, seed=recipe["seed"]).wv
+
+
+def pseudo_bilingual(toks: dict[str, list[list[str]]], langs: list[str], seed: int) -> list[list[str]]:
+    """Each pair's two sides as ONE shuffled list of ``lang:word`` tokens (Vulic & Moens 2015's pseudo-bilingual
+    documents): words of a sentence and of its translation share contexts, so one skip-gram model puts
+    translations near each other, and the descriptors of both languages live in one space."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for sides in zip(*(toks[lang] for lang in langs)):
+        merged = [f"{lang}:{w}" for lang, ws in zip(langs, sides) for w in ws]
+        out.append([merged[i] for i in rng.permutation(len(merged))])
+    return out
+
+
+def word_tables(prep: "Prepared", recipe: dict, threads: int) -> dict[str, np.ndarray]:
+    """Initial ``L`` per language ``(V_l, d)``: word2vec on each side (the paper), or on the pseudo-bilingual
+    pairs (``objectives.w2v_bilingual``); ``<unk>`` and words word2vec dropped are zero rows."""
+    d = recipe["model"]["word_dim"]
+    if recipe["objectives"]["w2v_bilingual"]:
+        wv = word2vec(pseudo_bilingual(prep.toks, prep.langs, recipe["seed"]), recipe, threads)
+        keyed = {lang: (wv, f"{lang}:") for lang in prep.langs}
+    else:
+        keyed = {lang: (word2vec(prep.toks[lang], recipe, threads), "") for lang in prep.langs}
+    out = {}
+    for lang, (wv, prefix) in keyed.items():
+        table = np.zeros((len(prep.vocab[lang]), d), dtype=np.float32)
+        for i, w in enumerate(prep.vocab[lang]):
+            if prefix + w in wv.key_to_index:
+                table[i] = wv[prefix + w]
+        out[lang] = table
     return out
 
 
@@ -406,15 +432,18 @@ def train(recipe: dict, bitexts: list[Bitext], monos=None, dev: list[Bitext] | N
     if arch == "zhang2016" and not resume:
         t = time.monotonic()
         wv = recipe["model"]["word_vectors"]
-        for lang in langs:
-            path = wv.get(lang) if isinstance(wv, dict) else wv
-            if path:
+        if wv:
+            for lang in langs:
+                path = wv.get(lang) if isinstance(wv, dict) else wv
+                if not path:
+                    raise BisentError(f"--word-vectors: no file for '{lang}' (give one per language: {lang}=FILE)")
                 table, found = read_word_vectors(path, prep.vocab[lang], recipe["model"]["word_dim"])
+                model.embed[lang].data.copy_(torch.from_numpy(table))
                 info[f"word_vectors_{lang}"] = {"file": str(path), "found": found}
-            else:
-                table = word2vec(prep.toks[lang], prep.vocab[lang], recipe, threads)
-            model.embed[lang].data.copy_(torch.from_numpy(table))
-        info["word2vec_s"] = round(time.monotonic() - t, 1)
+        else:
+            for lang, table in word_tables(prep, recipe, threads).items():
+                model.embed[lang].data.copy_(torch.from_numpy(table))
+            info["word2vec_s"] = round(time.monotonic() - t, 1)
     if arch == "zhang2016":
         for p in model.embed.values():
             p.requires_grad_(recipe["model"]["finetune_words"])
