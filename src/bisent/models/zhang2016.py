@@ -54,11 +54,13 @@ import numpy as np
 from ..encoders.base import Encoder
 from ..encoders.trained import register_architecture
 from ..errors import BisentError
-from ..io import atomic_write
-from .modeldir import CONFIG_FILE, WEIGHTS_FILE, check_shape, content_hash, read_weights, write_model_dir
+from . import modeldir
 
 VOCAB_FILE = "vocab.json"
 UNK = "<unk>"
+#: the ``model`` section of config.json, per architecture (the model-directory contract, models/modeldir.py)
+CONFIG_KEYS = {"zhang2016": ("languages", "hidden", "word_dim", "variant", "lowercase", "max_len", "unseen_language"),
+               "bbowae": ("languages", "hidden", "beta", "lowercase", "max_len", "unseen_language")}
 VARIANTS = {"mm2as": (("min", "max"), ("avg", "std")), "as2mm": (("avg", "std"), ("min", "max"))}
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 
@@ -111,12 +113,8 @@ def _torch_cat(xs, dim):
 
 # --- vocabularies ----------------------------------------------------------------------------------
 
-def read_vocab(model_dir: Path, languages: list[str]) -> tuple[dict[str, list[str]], bytes]:
-    """``vocab.json`` -> ``{lang: [word, ...]}`` (index = id; 0 is ``<unk>``) and its bytes (for the content hash)."""
-    path = Path(model_dir) / VOCAB_FILE
-    if not path.is_file():
-        raise BisentError(f"{path}: missing (the model's vocabularies)")
-    data = path.read_bytes()
+def parse_vocab(data: bytes, path: Path, languages: list[str]) -> dict[str, list[str]]:
+    """``vocab.json`` bytes -> ``{lang: [word, ...]}`` (index = id; 0 is ``<unk>``); one-line errors name ``path``."""
     try:
         vocab = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
@@ -124,12 +122,11 @@ def read_vocab(model_dir: Path, languages: list[str]) -> tuple[dict[str, list[st
     if not isinstance(vocab, dict) or any(not isinstance(vocab.get(lang), list) or not vocab[lang] or vocab[lang][0] != UNK
                                           for lang in languages):
         raise BisentError(f"{path}: expected {{language: [\"{UNK}\", word, ...]}} for {', '.join(languages)}")
-    return vocab, data
+    return vocab
 
 
-def write_vocab(model_dir: Path, vocab: dict[str, list[str]]) -> None:
-    with atomic_write(Path(model_dir) / VOCAB_FILE) as f:
-        json.dump(vocab, f, ensure_ascii=False)
+def vocab_bytes(vocab: dict[str, list[str]]) -> bytes:
+    return json.dumps(vocab, ensure_ascii=False).encode("utf-8")
 
 
 # --- inference encoders (NumPy) --------------------------------------------------------------------
@@ -241,27 +238,26 @@ def expected_shapes(architecture: str, hp: dict, vocab_sizes: dict[str, int]) ->
     return shapes
 
 
-def save_model_dir(out_dir, architecture: str, hp: dict, tensors: dict[str, np.ndarray],
-                   vocab: dict[str, list[str]], extra: dict | None = None) -> None:
-    """``vocab.json``, ``model.safetensors``, ``config.json`` (each atomically; config last)."""
-    write_vocab(Path(out_dir), vocab)
-    write_model_dir(out_dir, architecture, hp, tensors, extra)
+def save_model_dir(out_dir, architecture: str, hp: dict, tensors: dict, vocab: dict[str, list[str]],
+                   extra: dict | None = None) -> None:
+    """``vocab.json``, ``model.safetensors``, then ``config.json`` (:func:`bisent.models.modeldir.save`)."""
+    modeldir.save(out_dir, architecture, hp, tensors, extra=extra, files={VOCAB_FILE: vocab_bytes(vocab)})
 
 
 def _load(model_dir: Path, config: dict, cls):
-    hp = config.get("model")
-    path = Path(model_dir) / CONFIG_FILE
+    arch = config.get("architecture")
+    md = modeldir.load(model_dir, CONFIG_KEYS[arch], architecture=arch, config=config)
+    langs = md.hp["languages"]
+    if not (isinstance(langs, list) and langs and all(isinstance(x, str) for x in langs)):
+        raise md.error(f"'languages' must be a list of language codes, got {langs!r}")
+    data = md.read_file(VOCAB_FILE, "vocabularies")
+    vocab = parse_vocab(data, md.path / VOCAB_FILE, langs)
     try:
-        langs = list(hp["languages"])
-        vocab, vocab_bytes = read_vocab(model_dir, langs)
-        shapes = expected_shapes(config["architecture"], hp, {lang: len(vocab[lang]) for lang in langs})
-    except (KeyError, TypeError, ValueError) as e:
-        raise BisentError(f"{path}: incomplete {config['architecture']} config ({e})") from None
-    tensors, _ = read_weights(model_dir, config, set(shapes))
-    for k, shape in shapes.items():
-        check_shape(Path(model_dir) / WEIGHTS_FILE, k, tensors[k], shape)
-    digest = content_hash((Path(model_dir) / WEIGHTS_FILE).read_bytes(), hp, vocab_bytes)
-    return cls(hp, tensors, vocab, name=str(model_dir), digest=digest)
+        shapes = expected_shapes(arch, md.hp, {lang: len(vocab[lang]) for lang in langs})
+    except (TypeError, ValueError) as e:
+        raise md.error(f"incomplete {arch} config ({e})") from None
+    modeldir.check_tensors(md.path / modeldir.WEIGHTS_FILE, md.tensors, shapes)
+    return cls(md.hp, md.tensors, vocab, name=str(model_dir), digest=md.content_hash(data))
 
 
 @register_architecture("zhang2016")

@@ -27,9 +27,9 @@ descriptors are computed once and a step costs almost nothing).
 
 ``cor`` the sum over hidden units of the Pearson correlation of ``a(x)`` and ``a(y)`` across the batch.
 
-Checkpoints (``checkpoint.safetensors`` + ``checkpoint.json``) hold the weights, the optimiser state
-(L-BFGS's direction, step, curvature pairs and last gradient; Adam's moments) and the step; the batch
-order is a function of (seed, epoch), so ``--resume`` continues the same loss curve.
+Checkpoints are the framework's (:mod:`bisent.training.checkpoint`, one atomic file) with the optimiser's
+state (L-BFGS's direction, step, curvature pairs and last gradient; Adam's moments) as the objective's
+tensors; the batch order is a function of (seed, epoch), so ``--resume`` continues the same loss curve.
 """
 
 from __future__ import annotations
@@ -40,20 +40,24 @@ import math
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
 from tqdm.auto import tqdm
 
 from ...errors import BisentError
+from ...evaluate import evaluate_dev
 from ...io import atomic_write
-from ...models.zhang2016 import (BBoWAE, BBoWAEEncoder, UNK, Zhang2016, Zhang2016Encoder, pad_ids, read_vocab,
-                                 save_model_dir, to_ids, tokenize, write_vocab)
+from ...models.modeldir import WEIGHTS_FILE
+from ...models.zhang2016 import (VOCAB_FILE, BBoWAE, BBoWAEEncoder, UNK, Zhang2016, Zhang2016Encoder, pad_ids,
+                                 parse_vocab, save_model_dir, to_ids, tokenize, vocab_bytes)
+from .. import checkpoint
 from ..data import Bitext
+from ..runlog import RunLog
+from . import Setup
 
 LOG_FILE = "train_log.jsonl"
-CKPT_TENSORS = "checkpoint.safetensors"
-CKPT_STATE = "checkpoint.json"
 
 
 # --- data ------------------------------------------------------------------------------------------
@@ -159,7 +163,10 @@ class Prepared:
             raise BisentError(f"{arch}: need at least 2 training pairs, got {len(self.pairs)}")
         toks = {lang: [tokenize(p[j], tc["lowercase"]) for p in self.pairs] for j, lang in enumerate(self.langs)}
         if resume:
-            self.vocab, _ = read_vocab(out_dir, self.langs)
+            path = out_dir / VOCAB_FILE
+            if not path.is_file():
+                raise BisentError(f"{path}: missing (a resumed run reads its vocabularies)")
+            self.vocab = parse_vocab(path.read_bytes(), path, self.langs)
         else:
             self.vocab = {lang: build_vocab(toks[lang], tc["min_count"], tc["vocab_size"]) for lang in self.langs}
         index = {lang: {w: i for i, w in enumerate(v)} for lang, v in self.vocab.items()}
@@ -309,78 +316,58 @@ def make_chunks(recipe: dict, prep: Prepared, model, rows: np.ndarray) -> list[d
     return chunks
 
 
-# --- checkpoints -----------------------------------------------------------------------------------
+# --- checkpoints (bisent.training.checkpoint; the optimiser's state rides as the objective's tensors) ----
 
-def optimiser_tensors(opt) -> tuple[dict[str, torch.Tensor], dict]:
-    """Every tensor of an optimiser's state as named tensors, its numbers and list lengths as JSON."""
-    tensors, meta = {}, {}
+def optimiser_state(opt) -> dict[str, torch.Tensor]:
+    """Every entry of ``opt``'s state as tensors: ``opt.I.K`` (a tensor), ``opt.I.K.num`` (a number, 0-d),
+    ``opt.I.K.n`` + ``opt.I.K.J`` (a list: L-BFGS's curvature pairs). Adam's moments and L-BFGS's direction,
+    step, curvature pairs and last gradient all survive a restart exactly."""
+    out = {}
     for i, st in opt.state_dict()["state"].items():
         for k, v in st.items():
             if k == "al":                                       # L-BFGS scratch buffer, rewritten before each use
                 continue
             name = f"opt.{i}.{k}"
-            if torch.is_tensor(v):
-                tensors[name] = v
-            elif isinstance(v, list):
-                meta[name] = {"list": len(v)}
-                for j, t in enumerate(v):
-                    tensors[f"{name}.{j}"] = t if torch.is_tensor(t) else torch.tensor(t)
+            if isinstance(v, list):
+                out[f"{name}.n"] = torch.tensor(len(v))
+                out.update({f"{name}.{j}": torch.as_tensor(t) for j, t in enumerate(v)})
+            elif torch.is_tensor(v):
+                out[name] = v
             else:
-                meta[name] = {"value": v}
-    return tensors, meta
+                out[f"{name}.num"] = torch.tensor(v, dtype=torch.int64 if isinstance(v, int) else torch.float64)
+    return out
 
 
-def load_optimiser(opt, tensors: dict[str, torch.Tensor], meta: dict, param_groups: list) -> None:
-    state: dict = {}
+def load_optimiser_state(opt, tensors: dict[str, torch.Tensor]) -> None:
+    """The inverse of :func:`optimiser_state`, into ``opt`` (whose hyper-parameters the recipe fixes)."""
+    state: dict[int, dict] = {}
     for name, t in tensors.items():
-        if name.startswith("opt.") and name.count(".") == 2:
-            _, i, k = name.split(".")
-            state.setdefault(int(i), {})[k] = t
-    for name, m in meta.items():
-        _, i, k = name.split(".")
+        _, i, k, *rest = name.split(".")
         st = state.setdefault(int(i), {})
-        st[k] = [tensors[f"{name}.{j}"] for j in range(m["list"])] if "list" in m else m["value"]
-    opt.load_state_dict({"state": state, "param_groups": param_groups})
+        if not rest:
+            st[k] = t
+        elif rest == ["num"]:
+            st[k] = t.item()
+        elif rest == ["n"]:
+            st[k] = [tensors[f"opt.{i}.{k}.{j}"] for j in range(int(t))]
+    opt.load_state_dict({"state": state, "param_groups": opt.state_dict()["param_groups"]})
 
 
-def save_checkpoint(out_dir: Path, *, step: int, model, opt, recipe: dict, data_hash: str, elapsed_s: float) -> None:
-    from safetensors.torch import save
+class _Position:
+    """The data position for :mod:`bisent.training.checkpoint`: none to keep, since a step's pairs are a
+    function of (seed, step) (:func:`adam_rows`) or all of them (L-BFGS)."""
 
-    tensors = {f"model.{k}": v for k, v in model.state_dict().items()}
-    opt_t, opt_meta = optimiser_tensors(opt)
-    tensors.update(opt_t)
-    blob = save({k: v.detach().cpu().contiguous() for k, v in tensors.items()})
-    with atomic_write(out_dir / CKPT_TENSORS, "wb") as f:
-        f.write(blob)
-    state = {"step": step, "elapsed_s": elapsed_s, "recipe": recipe, "data_fingerprint": data_hash,
-             "tensors_sha256": hashlib.sha256(blob).hexdigest(), "optim": opt_meta,
-             "param_groups": opt.state_dict()["param_groups"]}
-    with atomic_write(out_dir / CKPT_STATE) as f:
-        json.dump(state, f, indent=1)
+    def __init__(self, describe: str):
+        self._describe = describe
 
+    def state_dict(self) -> dict:
+        return {}
 
-def load_checkpoint(out_dir: Path, recipe: dict, data_hash: str, model, opt) -> tuple[int, float]:
-    """Restore weights and optimiser state in place; return ``(step, elapsed_s)``. One-line errors name the file."""
-    from safetensors import SafetensorError
-    from safetensors.torch import load
+    def load_state_dict(self, state: dict) -> None:
+        pass
 
-    from ..loop import _check_same_run, read_checkpoint_state
-
-    state = read_checkpoint_state(out_dir)
-    _check_same_run(state, recipe, data_hash, out_dir)
-    tpath = out_dir / CKPT_TENSORS
-    if not tpath.is_file():
-        raise BisentError(f"{tpath}: missing (the checkpoint is incomplete)")
-    blob = tpath.read_bytes()
-    if hashlib.sha256(blob).hexdigest() != state.get("tensors_sha256"):
-        raise BisentError(f"{tpath}: does not match {CKPT_STATE} (corrupt or interrupted write)")
-    try:
-        tensors = load(blob)
-    except (SafetensorError, ValueError, RuntimeError) as e:
-        raise BisentError(f"{tpath}: corrupt safetensors file ({e})") from None
-    model.load_state_dict({k[6:]: v for k, v in tensors.items() if k.startswith("model.")}, strict=True)
-    load_optimiser(opt, {k: v for k, v in tensors.items() if k.startswith("opt.")}, state["optim"], state["param_groups"])
-    return int(state["step"]), float(state.get("elapsed_s", 0.0))
+    def describe(self) -> str:
+        return self._describe
 
 
 # --- the loop --------------------------------------------------------------------------------------
@@ -388,8 +375,8 @@ def load_checkpoint(out_dir: Path, recipe: dict, data_hash: str, model, opt) -> 
 def make_optimiser(model, recipe: dict):
     oc = recipe["optim"]
     params = [p for p in model.parameters() if p.requires_grad]
-    if oc["optimizer"] == "lbfgs":
-        return torch.optim.LBFGS(params, lr=oc["lr"], max_iter=1, max_eval=25, history_size=oc["history"],  # max_eval: room for the line search
+    if oc["optimizer"] == "lbfgs":                              # one iteration per step; max_eval: room for the line search
+        return torch.optim.LBFGS(params, lr=oc["lr"], max_iter=1, max_eval=25, history_size=oc["history"],
                                  line_search_fn="strong_wolfe")
     return torch.optim.Adam(params, lr=oc["lr"])
 
@@ -405,31 +392,21 @@ def adam_rows(recipe: dict, n: int, step: int) -> np.ndarray:
     return (order[:, None] * block + np.arange(block)).ravel()
 
 
-def train(recipe: dict, bitexts: list[Bitext], monos=None, dev: list[Bitext] | None = None, out_dir=None, *,
-          resume: bool = False, max_steps: int | None = None, max_minutes: float | None = None,
-          progress: bool | None = None):
-    """Train ``zhang2016`` or ``bbowae`` on ``bitexts``; write the model directory ``out_dir``; a ``TrainResult``."""
-    from ..loop import TrainResult, evaluate_dev
-
-    t_start = time.monotonic()
-    out_dir = Path(out_dir)
-    arch, tr, oc = recipe["architecture"], recipe["train"], recipe["optim"]
+def setup(recipe: dict, bitexts: list[Bitext], monos, dev: list[Bitext], out_dir: Path, *, state: dict | None,
+          threads: int = 1) -> tuple[Setup, Prepared, Any]:
+    """Tokens, vocabularies, word vectors (Zhang: word2vec or --word-vectors), the module, its optimiser,
+    as the framework's :class:`Setup` (for checkpoints and the dev figures), the corpus and the optimiser."""
+    arch = recipe["architecture"]
     if monos:
         raise BisentError(f"{arch}: trains on parallel pairs only; leave out --mono")
-    max_steps = tr["max_steps"] if max_steps is None else max_steps
-    max_minutes = tr["max_minutes"] if max_minutes is None else max_minutes
-    if not resume and (out_dir / CKPT_STATE).exists():
-        raise BisentError(f"{out_dir}: holds a training run already; pass --resume to continue it, or choose another -o")
-    out_dir.mkdir(parents=True, exist_ok=True)
-    threads = tr["threads"] or 1
-    torch.set_num_threads(threads)
-
-    # 1. tokens, vocabularies, word vectors (Zhang: word2vec per side, or --word-vectors)
-    prep = Prepared(recipe, bitexts, out_dir, resume)
-    langs, n = prep.langs, len(prep.pairs)
+    prep = Prepared(recipe, bitexts, out_dir, resume=state is not None)
+    langs = prep.langs
+    for d in dev:
+        if set(d.langs) != set(langs):
+            raise BisentError(f"{d.source}: dev pairs are {'-'.join(d.langs)}, the model is {'-'.join(langs)}")
     model = build(recipe, prep)
-    info: dict = {"languages": langs, "pairs": n, "vocab": {lang: len(prep.vocab[lang]) for lang in langs}}
-    if arch == "zhang2016" and not resume:
+    info: dict = {"languages": langs, "pairs": len(prep.pairs), "vocab": {lang: len(prep.vocab[lang]) for lang in langs}}
+    if arch == "zhang2016" and state is None:
         t = time.monotonic()
         wv = recipe["model"]["word_vectors"]
         if wv:
@@ -447,24 +424,55 @@ def train(recipe: dict, bitexts: list[Bitext], monos=None, dev: list[Bitext] | N
     if arch == "zhang2016":
         for p in model.embed.values():
             p.requires_grad_(recipe["model"]["finetune_words"])
-    write_vocab(out_dir, prep.vocab)
+    vocab = vocab_bytes(prep.vocab)
+    if state is None:
+        with atomic_write(out_dir / VOCAB_FILE, "wb") as f:
+            f.write(vocab)
     opt = make_optimiser(model, recipe)
-    step, elapsed_before = 0, 0.0
-    if resume:
-        step, elapsed_before = load_checkpoint(out_dir, recipe, prep.data_hash, model, opt)
-    loss_fn = zhang_chunk_loss if arch == "zhang2016" else bbowae_chunk_loss
+
+    def save_model(at_dir: Path, step: int) -> None:
+        save_model_dir(at_dir, arch, model_hp(recipe, langs), model.state_dict(), prep.vocab,
+                       extra={"training": {"step": step, "recipe": recipe}})
+
+    run = Setup(model=model, batches=_Position(f"{len(prep.pairs)} {'-'.join(langs)} pairs"),
+                loss=zhang_chunk_loss if arch == "zhang2016" else bbowae_chunk_loss,
+                encoder=None, save_model=save_model, data_hash=prep.data_hash, dev=dev, info=info,
+                fingerprints={"vocab_sha256": hashlib.sha256(vocab).hexdigest()},
+                state=lambda: optimiser_state(opt), load_state=lambda t: load_optimiser_state(opt, t))
+    return run, prep, opt
+
+
+def train(recipe: dict, bitexts: list[Bitext], monos=None, dev: list[Bitext] | None = None, out_dir=None, *,
+          resume: bool = False, max_steps: int | None = None, max_minutes: float | None = None,
+          progress: bool | None = None):
+    """Train ``zhang2016`` or ``bbowae`` on ``bitexts``; write the model directory ``out_dir``; a ``TrainResult``.
+
+    The steps are this module's (an L-BFGS step needs a closure over the whole corpus); checkpoints,
+    the log and the dev figures are the framework's (:mod:`bisent.training.checkpoint`,
+    :class:`bisent.training.runlog.RunLog`, :func:`bisent.evaluate.evaluate_dev`).
+    """
+    from ..loop import TrainResult
+
+    t_start = time.monotonic()
+    out_dir = Path(out_dir)
+    arch, tr, oc = recipe["architecture"], recipe["train"], recipe["optim"]
+    max_steps = tr["max_steps"] if max_steps is None else max_steps
+    max_minutes = tr["max_minutes"] if max_minutes is None else max_minutes
+    state = checkpoint.open_run(out_dir, resume)
+    torch.set_num_threads(tr["threads"] or 1)                      # the same count when resuming, for identical sums
+    run, prep, opt = setup(recipe, list(bitexts), monos, list(dev or []), out_dir, state=state,
+                           threads=tr["threads"] or 1)
+    model, langs, n = run.model, prep.langs, len(prep.pairs)
+    step, elapsed_before = checkpoint.resume(state, recipe, run, [], out_dir) if state is not None else (0, 0.0)
     full = make_chunks(recipe, prep, model, np.arange(n)) if oc["optimizer"] == "lbfgs" else None
-    dev = list(dev or [])
-    for d in dev:
-        if set(d.langs) != set(langs):
-            raise BisentError(f"{d.source}: dev pairs are {'-'.join(d.langs)}, the model is {'-'.join(langs)}")
+    block = recipe["objectives"]["block"]
 
     def objective(chunks, n_total: int, sem_scale: float) -> tuple[float, dict]:
         """Zero the gradients, accumulate J's over ``chunks`` (+ R), return J and its parts."""
         opt.zero_grad(set_to_none=False)
         total, parts = 0.0, {}
         for ch in chunks:
-            loss, p = loss_fn(model, ch, langs, recipe, n_total, sem_scale)
+            loss, p = run.loss(model, ch, langs, recipe, n_total, sem_scale)
             loss.backward()
             total += float(loss.detach())
             parts = {k: parts.get(k, 0.0) + v for k, v in p.items()}
@@ -475,37 +483,23 @@ def train(recipe: dict, bitexts: list[Bitext], monos=None, dev: list[Bitext] | N
             parts["reg"] = float(r.detach())
         return total, parts
 
-    # 2. the log (a resumed run drops what came after its checkpoint)
-    log_path = out_dir / LOG_FILE
-    log = [r for r in _read_log(log_path) if r.get("step", math.inf) <= step] if resume else []
-    with atomic_write(log_path) as f:
-        f.writelines(json.dumps(r) + "\n" for r in log)
-    log_f = open(log_path, "a", encoding="utf-8")
+    log = RunLog(out_dir / LOG_FILE, step)
+    if state is None:
+        log.write({"step": 0, "event": "start", "architecture": arch, "optimizer": oc["optimizer"],
+                   "params": sum(p.numel() for p in model.parameters()), **run.info})
 
-    def write(rec: dict) -> None:
-        log.append(rec)
-        log_f.write(json.dumps(rec) + "\n")
-        log_f.flush()
+    def save(at: int) -> None:                                        # a checkpoint, then the model directory
+        checkpoint.save(out_dir, run, [], recipe, step=at, elapsed_s=round(elapsed_before + time.monotonic() - t_start, 2))
+        run.save_model(out_dir, at)
 
-    if not resume:
-        write({"step": 0, "event": "start", "architecture": arch, "optimizer": oc["optimizer"],
-               "params": sum(p.numel() for p in model.parameters()), **info})
-
-    def save(at: int) -> None:
-        save_checkpoint(out_dir, step=at, model=model, opt=opt, recipe=recipe, data_hash=prep.data_hash,
-                        elapsed_s=round(elapsed_before + time.monotonic() - t_start, 2))
-        tensors = {k: v.detach().cpu().numpy() for k, v in model.state_dict().items()}
-        save_model_dir(out_dir, arch, model_hp(recipe, langs), tensors, prep.vocab,
-                       extra={"training": {"step": at, "recipe": recipe}})
-
-    # 3. steps: one L-BFGS iteration on all of J, or one Adam step on a random set of blocks
+    # one step: one L-BFGS iteration on all of J, or one Adam step on a random set of whole blocks
     bar = tqdm(total=max_steps, initial=step, desc=f"train {arch}", unit="step",
                disable=(not progress) if progress is not None else None)
     last_saved = step
     try:
         while step < max_steps:
             if max_minutes is not None and time.monotonic() - t_start > max_minutes * 60:
-                write({"step": step, "event": "time limit", "max_minutes": max_minutes})
+                log.write({"step": step, "event": "time limit", "max_minutes": max_minutes})
                 break
             if oc["optimizer"] == "lbfgs":
                 seen: dict = {}
@@ -519,41 +513,28 @@ def train(recipe: dict, bitexts: list[Bitext], monos=None, dev: list[Bitext] | N
                 j, parts = seen["first"]                                 # J at the start of the iteration
             else:
                 rows = adam_rows(recipe, n, step)
-                chunk = make_chunks(recipe, prep, model, rows)
-                block = recipe["objectives"]["block"]
-                j, parts = objective(chunk, len(rows), (n // block) / max(1, len(rows) // block))
+                j, parts = objective(make_chunks(recipe, prep, model, rows), len(rows),
+                                     (n // block) / max(1, len(rows) // block))
                 opt.step()
             if not math.isfinite(j):
-                write({"step": step, "event": "non-finite loss", "loss": j})
-                raise BisentError(f"{arch}: the loss became {j} at step {step}; lower optim.lr")
+                raise BisentError(f"training: the loss is {j} at step {step + 1}; stopped (the last checkpoint, "
+                                  f"step {last_saved}, is kept; try a lower optim.lr)")
             step += 1
             bar.update(1)
             bar.set_postfix(loss=f"{j:.4g}")
             rec: dict = {}
             if step % tr["log_every"] == 0 or step == max_steps:
                 rec = {"loss": j, **parts, "elapsed_s": round(elapsed_before + time.monotonic() - t_start, 2)}
-            if dev and (step % tr["eval_every"] == 0 or step == max_steps):
-                rec.update(evaluate_dev(as_encoder(model, recipe, prep, f"{out_dir} (training)"), dev, tr["dev_max"]))
+            if run.dev and (step % tr["eval_every"] == 0 or step == max_steps):
+                rec.update(evaluate_dev(as_encoder(model, recipe, prep, f"{out_dir} (training)"), run.dev, tr["dev_max"]))
             if rec:
-                write({"step": step, **rec})
+                log.write({"step": step, **rec})
             if step % tr["checkpoint_every"] == 0:
                 save(step)
                 last_saved = step
     finally:
         bar.close()
-        log_f.close()
-    if last_saved != step or not (out_dir / "model.safetensors").exists():
+        log.close()
+    if last_saved != step or not (out_dir / WEIGHTS_FILE).exists():
         save(step)
-    return TrainResult(out_dir, model, None, step, log)
-
-
-def _read_log(path: Path) -> list[dict]:
-    if not path.is_file():
-        return []
-    out = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        try:
-            out.append(json.loads(line))
-        except json.JSONDecodeError:
-            continue
-    return out
+    return TrainResult(out_dir, model, None, step, log.records)
