@@ -351,3 +351,14 @@ def test_pseudo_bilingual_pairs_hold_both_sides():
     out = Z.pseudo_bilingual(toks, LANGS, seed=0)
     assert [sorted(s) for s in out] == [["de:x", "en:a", "en:b"], ["de:y", "de:y", "de:z", "en:c"]]
     assert out == Z.pseudo_bilingual(toks, LANGS, seed=0)
+
+
+def test_unseen_language_refused_when_asked():
+    model = _tiny_zhang("mm2as")
+    vocab = {"en": ["<unk>"] + [f"e{i}" for i in range(1, 6)], "de": ["<unk>"] + [f"d{i}" for i in range(1, 5)]}
+    hp = {"languages": LANGS, "hidden": 4, "word_dim": 3, "variant": "mm2as", "lowercase": True, "max_len": 100,
+          "unseen_language": None}
+    enc = Zhang2016Encoder(hp, {k: v.detach().numpy() for k, v in model.state_dict().items()}, vocab,
+                           name="tiny", digest="0" * 64)
+    with pytest.raises(BisentError, match="unknown language 'fr'"):
+        enc.encode(["e1 e2"], "fr", cache=False)
