@@ -104,6 +104,11 @@ def main() -> None:
                  + [f"{r['max_abs_error']:.1f}"] for (p, e, st), r in sorted(cb.items())]))
     from align_tables import main as align_tables   # sentence alignment, its speed, the road
     align_tables(res)
+    pa = latest(res / "pairs.jsonl", lambda r: (r["pair"], r["encoder"], r["score"]))
+    print("\n### Parallel vs sampled (Zhang et al. 2016 Table 2: accuracy %, 5 evaluations x 3 samples, min-max)\n")
+    print(table(["pair", "encoder", "score", "n", "accuracy", "range"],
+                [[p, e, sc, r["n"], f"{r['accuracy']:.1f}", f"{r['accuracy_min']:.1f}-{r['accuracy_max']:.1f}"]
+                 for (p, e, sc), r in sorted(pa.items())]))
 
 
 if __name__ == "__main__":

@@ -15,11 +15,11 @@ from ..errors import BisentError
 @click.option("-e", "--encoder", "encoders", multiple=True, help="Encoder under test (repeatable).")
 @click.option("--no-anchors", is_flag=True, help="Skip use-m3 and me5-small (for quick checks only).")
 @click.option("--limit", type=click.IntRange(1), default=None,
-              help="Cap the items (gold pairs for mining, pairs for recover/filter/speed, pages for docs).")
+              help="Cap the items (gold pairs for mining, pairs for recover/filter/speed/pairs, pages for docs).")
 @click.option("--results", default="benchmarks/results", show_default=True,
               help="Folder whose TASK.jsonl each result is appended to ('' to not record).")
 def bench(task, pair, encoders, no_anchors, limit, results):
-    """Run benchmark TASK (mining, recover, filter, docs, speed): one JSON object per result line."""
+    """Run benchmark TASK (mining, recover, filter, docs, speed, pairs): one JSON object per result line."""
     try:
         src, tgt = pair.split("-", 1)
     except ValueError:

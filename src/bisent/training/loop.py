@@ -61,6 +61,10 @@ def train(recipe: dict, bitexts: list[Bitext], monos: list[Monotext] | None = No
     (the minutes count this call only). With ``resume=True`` the run continues
     from ``out_dir``'s checkpoint and must use the same recipe and data.
     """
+    objective = get_objective(recipe.get("objective") or recipe["architecture"])
+    if hasattr(objective, "train"):                                   # a paper with its own loop (zhang2016: L-BFGS)
+        return objective.train(recipe, bitexts, monos, dev, out_dir, resume=resume, max_steps=max_steps,
+                               max_minutes=max_minutes, progress=progress)
     t_start = time.monotonic()
     out_dir = Path(out_dir)
     arch, tr, oc = recipe["architecture"], recipe["train"], recipe["optim"]

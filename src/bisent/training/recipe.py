@@ -175,6 +175,33 @@ _DUAL_MODELS: dict[str, dict[str, Field]] = {
 for _arch, _model in _DUAL_MODELS.items():
     ARCH[_arch] = {"model": _model, **{k: dict(v) for k, v in _DUAL_COMMON.items()}}
 
+#: Zhang et al. (2016) and its BBoWAE baseline: a word vocabulary per language (training/objectives/zhang2016.py).
+_WORD_AE: dict[str, dict[str, Field]] = {
+    "tokenizer": {"min_count": Field(2, int, minimum=1),           # rarer words read as <unk>
+                  "vocab_size": Field(50_000, int, minimum=2)},    # per language, <unk> included
+    "data": {"max_len": Field(100, int, minimum=1),                # words kept per sentence
+             "batch_size": Field(1000, int, minimum=1),            # pairs per Adam step (whole blocks)
+             "chunk": Field(2000, int, minimum=1)},                # pairs per forward pass of the full-corpus objective
+    "optim": {"optimizer": Field("lbfgs", str, ("lbfgs", "adam")), "lr": Field(1.0, _NUM, minimum=0),
+              "history": Field(10, int, minimum=1)},               # L-BFGS curvature pairs
+}
+ARCH["zhang2016"] = {**_WORD_AE, "model": {
+    "variant": Field("mm2as", str, ("mm2as", "as2mm")),            # input [min; max] -> target [avg; std], or the reverse
+    "word_dim": Field(64, int, minimum=1),                         # d
+    "hidden": Field(None, int, nullable=True, minimum=1),          # m (null: 2d, as in the paper)
+    "finetune_words": Field(False, bool),                          # train the word tables L (Eq. 10) or keep word2vec's
+    "word_vectors": Field(None, (str, dict), nullable=True),       # path, or {lang: path}; null: word2vec on the pairs
+    "unseen_language": Field("auto", str)},                        # auto: read other languages as the 2nd; refuse
+    "objectives": {"alpha": Field(0.1, _NUM, minimum=0), "block": Field(100, int, minimum=1),
+                   "lambda_l": Field(1e-6, _NUM, minimum=0), "lambda_w": Field(1e-3, _NUM, minimum=0),
+                   "w2v_epochs": Field(5, int, minimum=1), "w2v_window": Field(5, int, minimum=1),
+                   "w2v_negative": Field(5, int, minimum=1),
+                   "w2v_bilingual": Field(False, bool)}}         # one skip-gram on pseudo-bilingual pairs (not the paper)
+ARCH["bbowae"] = {**_WORD_AE, "model": {"hidden": Field(128, int, minimum=1), "unseen_language": Field("auto", str)},
+                  "objectives": {"beta": Field(1.0, _NUM, minimum=0), "lambda_cor": Field(4.0, _NUM, minimum=0),
+                                 "block": Field(100, int, minimum=2)}}  # pairs per correlation estimate
+ARCHITECTURES += ("zhang2016", "bbowae")
+
 TOP_LEVEL = {"architecture", "objective", "seed", "languages", *COMMON, "model", "objectives"}
 
 
