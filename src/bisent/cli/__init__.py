@@ -27,6 +27,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "train": ("train", "train", "Train an encoder from a recipe."),
     "filter": ("filter", "filter_cmd", "Filter a noisy src<TAB>tgt file with a YAML pipeline of steps."),
     "train-scorer": ("train_scorer", "train_scorer_cmd", "Train Kim et al.'s MLP similarity for filtering."),
+    "docs": ("docs", "docs_group", "Match parallel documents of two collections (HiDE, BoW, Sentence-Avg)."),
 }
 
 

@@ -52,3 +52,8 @@ def bucc(src: str, tgt: str, split: str, gold_share: float, max_gold: int | None
     click.echo(f"{src}-{tgt} {split}: {s['src']} {src} sentences, {s['tgt']} {tgt} sentences, {s['gold']} gold pairs "
                f"({s['gold_share_src']:.0%} / {s['gold_share_tgt']:.0%} of each side)")
     click.echo(f"wrote {out_dir}")
+
+
+from .docs import data_docs  # noqa: E402  GIMP, GNOME, manual pages, LibreOffice as document pairs
+
+data_group.add_command(data_docs)

@@ -48,3 +48,8 @@ def bucc(mined, gold, threshold, as_json):
         thr = "none" if r["threshold"] is None else f"{r['threshold']:.6f}"
         click.echo(f"{name:13s} P={100 * r['precision']:.2f} R={100 * r['recall']:.2f} F1={100 * r['f1']:.2f} "
                    f"threshold={thr} mined={r['n_mined']} correct={r['n_correct']} gold={r['n_gold']}")
+
+
+from .docs import eval_docs  # noqa: E402  document retrieval P@N (Guo et al. 2019)
+
+eval_group.add_command(eval_docs)

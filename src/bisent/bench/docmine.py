@@ -1,0 +1,99 @@
+"""Parallel document mining at pool scale (Guo et al. 2019, Tables 2, 3 and 5): P@1/3/10 both ways.
+
+The candidate pool of each side is EVERY page of four documentation sources
+in that language (LibreOffice help, the GIMP manual, GNOME help, manual
+pages: :mod:`bisent.datasets.docsets`), all splits; the queries are the gold
+pairs of the test split. A query must find its translation among all pages of
+the other language (distractors from the other packages included).
+
+Views: ``given`` (the pages' own paragraphs) and ``resplit`` (paragraphs cut
+into sentences by ``sentencex``). Every document is cut to its first
+``max_units`` units of the view (the pool's embedding cost on a shared CPU).
+
+Document encoders: Sentence-Avg (centred) of every sentence encoder of the
+run, and each trained document model (HiDE, Document BoW) given with
+``-e MODEL_DIR``; anchors use-m3 and me5-small (me5-small on a smaller pool:
+``--me5-pool``), floor char-ngram. Each record says which sources its queries
+come from, so a model trained on LibreOffice is also measured on the others.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..datasets.docsets import SOURCES, build_docset, load_docset
+from ..documents import Document, get_document_encoder, make_document, retrieval_p_at_n
+from .common import Recorder
+
+VIEWS = {"given": "given", "resplit": "sentencex"}
+MAX_UNITS = 32
+
+
+def load_pool(src_lang: str, tgt_lang: str, view: str, *, sources=SOURCES, max_units: int = MAX_UNITS,
+              split: str = "test", limit_distractors: int | None = None):
+    """Both sides' documents and the gold pairs of ``split``: ``(src_docs, tgt_docs, gold_rows, gold_sources)``.
+
+    ``gold_rows`` (g, 2): rows of each gold pair in ``src_docs`` / ``tgt_docs``.
+    ``limit_distractors``: keep only that many non-gold pages per side (a smaller pool, deterministic).
+    """
+    sides: dict[str, list[Document]] = {"src": [], "tgt": []}
+    gold, gsrc = [], []
+    for source in sources:
+        ds = load_docset(build_docset(source, src_lang, tgt_lang))
+        row = {}
+        for side, lang in (("src", src_lang), ("tgt", tgt_lang)):
+            for d in ds[side]:
+                doc = make_document(d["id"], d["text"], d["id"], lang, VIEWS[view])
+                doc.sentences = doc.sentences[:max_units]
+                row[side, d["id"]] = len(sides[side])
+                sides[side].append(doc)
+        for s_id, t_id, sp in ds["gold"]:
+            if sp == split:
+                gold.append((row["src", s_id], row["tgt", t_id]))
+                gsrc.append(source)
+    gold_rows = np.array(gold, dtype=np.int64).reshape(-1, 2)
+    if limit_distractors is not None:
+        for k, side in enumerate(("src", "tgt")):
+            keep = set(gold_rows[:, k].tolist())
+            others = [i for i in range(len(sides[side])) if i not in keep]
+            rng = np.random.default_rng(0)
+            keep |= set(rng.permutation(others)[:limit_distractors].tolist())
+            order = sorted(keep)
+            remap = {old: new for new, old in enumerate(order)}
+            sides[side] = [sides[side][i] for i in order]
+            gold_rows[:, k] = [remap[i] for i in gold_rows[:, k]]
+    return sides["src"], sides["tgt"], gold_rows, np.array(gsrc)
+
+
+def evaluate(enc, src_docs, tgt_docs, gold_rows, gold_sources, src_lang, tgt_lang, progress=None) -> list[dict]:
+    """P@N overall and per query source, for one document encoder on one pool."""
+    a = enc.encode_documents([d.sentences for d in src_docs], src_lang, progress=progress)
+    b = enc.encode_documents([d.sentences for d in tgt_docs], tgt_lang, progress=progress)
+    out = []
+    for name in ["all", *dict.fromkeys(gold_sources.tolist())]:
+        sel = np.ones(len(gold_rows), bool) if name == "all" else gold_sources == name
+        if sel.any():
+            out.append({"queries": name, "n_queries": int(sel.sum()),
+                        **retrieval_p_at_n(a, b, gold_rows[sel, 0], gold_rows[sel, 1])})
+    return out
+
+
+def run(src_lang: str, tgt_lang: str, encoders: list, record: Recorder, *, limit: int | None = None,
+        doc_models: tuple[str, ...] = (), me5_pool: int = 1000, views=tuple(VIEWS), progress: bool | None = None,
+        max_units: int = MAX_UNITS) -> list[dict]:
+    """Every encoder × view; ``limit`` caps the distractors per side (all by default)."""
+    from .common import ANCHORS
+
+    out = []
+    for view in views:
+        full = load_pool(src_lang, tgt_lang, view, max_units=max_units, limit_distractors=limit)
+        small = load_pool(src_lang, tgt_lang, view, max_units=max_units, limit_distractors=min(limit or me5_pool, me5_pool))
+        doc_encs = [(e.name, None) for e in encoders] + [(m, None) for m in doc_models]
+        for name, _ in doc_encs:
+            pool = small if name == "me5-small" else full
+            denc = get_document_encoder(name)
+            for r in evaluate(denc, *pool, src_lang, tgt_lang, progress):
+                out.append(record({"pair": f"{src_lang}-{tgt_lang}", "encoder": denc.name, "encoder_id": denc.id,
+                                   "anchor": name in ANCHORS, "view": view, "max_units": max_units,
+                                   "pool_src": len(pool[0]), "pool_tgt": len(pool[1]), **r}))
+    return out
