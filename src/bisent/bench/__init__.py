@@ -7,7 +7,7 @@ contract: models train on train documents, thresholds are tuned on dev
 documents, figures are reported on test documents.
 """
 
-TASKS = ("mining", "recover", "filter", "docs", "speed")
+TASKS = ("mining", "recover", "filter", "docs", "speed", "docmine")
 
 
 def task_module(name: str):

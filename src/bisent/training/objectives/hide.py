@@ -46,7 +46,7 @@ DEFAULTS: dict[str, dict] = {
     },
 }
 COMMON = {
-    "data": {"segmentations": ["given", "sentencex"], "max_units": 32, "batch_size": 64},
+    "data": {"segmentations": ["given", "sentencex"], "max_units": 16, "batch_size": 64},
     "objectives": {"margin": 0.3, "scale": 20.0},
     "optim": {"lr": 1e-3},
     "train": {"max_steps": 1500, "eval_every": 250, "threads": 1, "log_every": 50},
