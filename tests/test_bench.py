@@ -12,7 +12,7 @@ from bisent.datasets.noise import NOISE_KINDS, make_noisy_set
 pytestmark = pytest.mark.skipif(shutil.which("apt-get") is None, reason="needs apt-get for Debian's packages")
 
 LIMITS = {"mining": {"max_gold": 40}, "recover": {"limit": 150}, "filter": {"limit": 240},
-          "docs": {"limit": 25}, "speed": {"limit": 40}}
+          "docs": {"limit": 25}, "speed": {"limit": 40}, "docmine": {"limit": 10, "max_queries": 12, "max_units": 4}}
 
 
 def run(task, encoders, anchors=False):

@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..datasets.docsets import SOURCES, build_docset, load_docset
-from ..documents import Document, get_document_encoder, make_document, retrieval_p_at_n
+from ..documents import get_document_encoder, make_document, retrieval_p_at_n
 from .common import Recorder
 
 VIEWS = {"given": "given", "resplit": "sentencex"}
@@ -30,39 +30,45 @@ MAX_UNITS = 16
 
 
 def load_pool(src_lang: str, tgt_lang: str, view: str, *, sources=SOURCES, max_units: int = MAX_UNITS,
-              split: str = "test", limit_distractors: int | None = None):
+              split: str = "test", limit_distractors: int | None = None, max_queries: int | None = None):
     """Both sides' documents and the gold pairs of ``split``: ``(src_docs, tgt_docs, gold_rows, gold_sources)``.
 
     ``gold_rows`` (g, 2): rows of each gold pair in ``src_docs`` / ``tgt_docs``.
-    ``limit_distractors``: keep only that many non-gold pages per side (a smaller pool, deterministic).
+    ``limit_distractors``: keep only that many other pages per side (a smaller pool, deterministic);
+    ``max_queries``: that many gold pairs, evenly spaced over the sources (quick checks).
     """
-    sides: dict[str, list[Document]] = {"src": [], "tgt": []}
+    raw: dict[str, list[tuple[str, list]]] = {"src": [], "tgt": []}
+    row: dict[tuple[str, str], int] = {}
     gold, gsrc = [], []
     for source in sources:
         ds = load_docset(build_docset(source, src_lang, tgt_lang))
-        row = {}
-        for side, lang in (("src", src_lang), ("tgt", tgt_lang)):
+        for side in ("src", "tgt"):
             for d in ds[side]:
-                doc = make_document(d["id"], d["text"], d["id"], lang, VIEWS[view])
-                doc.sentences = doc.sentences[:max_units]
-                row[side, d["id"]] = len(sides[side])
-                sides[side].append(doc)
+                row[side, d["id"]] = len(raw[side])
+                raw[side].append((d["id"], d["text"]))
         for s_id, t_id, sp in ds["gold"]:
             if sp == split:
                 gold.append((row["src", s_id], row["tgt", t_id]))
                 gsrc.append(source)
-    gold_rows = np.array(gold, dtype=np.int64).reshape(-1, 2)
-    if limit_distractors is not None:
-        for k, side in enumerate(("src", "tgt")):
-            keep = set(gold_rows[:, k].tolist())
-            others = [i for i in range(len(sides[side])) if i not in keep]
-            rng = np.random.default_rng(0)
-            keep |= set(rng.permutation(others)[:limit_distractors].tolist())
-            order = sorted(keep)
-            remap = {old: new for new, old in enumerate(order)}
-            sides[side] = [sides[side][i] for i in order]
+    gold_rows, gsrc = np.array(gold, dtype=np.int64).reshape(-1, 2), np.array(gsrc)
+    if max_queries is not None and max_queries < len(gold_rows):
+        pick = np.linspace(0, len(gold_rows) - 1, max_queries).astype(np.int64)
+        gold_rows, gsrc = gold_rows[pick], gsrc[pick]
+    docs = {}
+    for k, (side, lang) in enumerate((("src", src_lang), ("tgt", tgt_lang))):
+        keep = range(len(raw[side]))
+        if limit_distractors is not None:
+            queries = set(gold_rows[:, k].tolist())
+            others = [i for i in keep if i not in queries]
+            keep = sorted(queries | set(np.random.default_rng(0).permutation(others)[:limit_distractors].tolist()))
+            remap = {old: new for new, old in enumerate(keep)}
             gold_rows[:, k] = [remap[i] for i in gold_rows[:, k]]
-    return sides["src"], sides["tgt"], gold_rows, np.array(gsrc)
+        docs[side] = []
+        for i in keep:
+            doc = make_document(raw[side][i][0], raw[side][i][1], raw[side][i][0], lang, VIEWS[view])
+            doc.sentences = doc.sentences[:max_units]
+            docs[side].append(doc)
+    return docs["src"], docs["tgt"], gold_rows, gsrc
 
 
 def evaluate(enc, src_docs, tgt_docs, gold_rows, gold_sources, src_lang, tgt_lang, progress=None) -> list[dict]:
@@ -97,7 +103,7 @@ SMALL_POOL = {"me5-small": {"sources": ("libreoffice",), "limit_distractors": 0}
 
 def run(src_lang: str, tgt_lang: str, encoders: list, record: Recorder, *, limit: int | None = None,
         doc_models: tuple[str, ...] = (), views=tuple(VIEWS), progress: bool | None = None,
-        max_units: int = MAX_UNITS) -> list[dict]:
+        max_units: int = MAX_UNITS, max_queries: int | None = None) -> list[dict]:
     """Sentence-Avg of every encoder and every document model, in every view; ``limit`` caps distractors per side."""
     from .common import ANCHORS
 
@@ -105,7 +111,7 @@ def run(src_lang: str, tgt_lang: str, encoders: list, record: Recorder, *, limit
     for view in views:
         pools: dict = {}
         for name in [e.name for e in encoders] + list(doc_models):
-            opts = SMALL_POOL.get(name, {"limit_distractors": limit})
+            opts = {**SMALL_POOL.get(name, {"limit_distractors": limit}), "max_queries": max_queries}
             key = repr(opts)
             if key not in pools:
                 pools[key] = load_pool(src_lang, tgt_lang, view, max_units=max_units, **opts)
