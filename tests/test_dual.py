@@ -18,6 +18,7 @@ from bisent.errors import BisentError  # noqa: E402
 from bisent.models.dual import Adapter, BiLSTM, DAN, HashTransformer, TorchDualEncoder, load_dual, save_dual  # noqa: E402
 from bisent.models.hashing import HashFeaturizer  # noqa: E402
 from bisent.training.data import Bitext  # noqa: E402
+from bisent.training import checkpoint  # noqa: E402
 from bisent.training.loop import train  # noqa: E402
 from bisent.training.objectives.distill import distill_loss  # noqa: E402
 from bisent.training.objectives.guo2019 import duplicate_mask, ranking_loss  # noqa: E402
@@ -328,4 +329,4 @@ def test_cli_trains_a_dual_encoder_from_the_dataset_tsv(corpus, tmp_path, monkey
     assert cfg["architecture"] == "dan" and cfg["model"]["dim"] == 1024
     assert get_encoder(str(tmp_path / "out")).encode(["abc"], "de").shape == (1, 1024)
     assert main(args[:-2] + ["--resume", "--max-steps", "4", "--set", "data.batch_size=16"]) == 0
-    assert json.loads((tmp_path / "out" / "checkpoint.json").read_text())["step"] == 4
+    assert checkpoint.read_state(tmp_path / "out")["step"] == 4

@@ -21,11 +21,13 @@ from bisent.encoders import get_encoder  # noqa: E402
 from bisent.encoders.trained import load_model_dir  # noqa: E402
 from bisent.errors import BisentError  # noqa: E402
 from bisent.models.rnn import Seq2SeqEncoder, build_model, init_from_word_vectors  # noqa: E402
-from bisent.training.data import BatchIterator, Bitext, Monotext, resolve_bitext  # noqa: E402
-from bisent.training.loop import recovery_error, train  # noqa: E402
+from bisent.training.data import Bitext, Monotext, resolve_bitext, token_batches  # noqa: E402
+from bisent.evaluate import recovery_error  # noqa: E402
+from bisent.training import checkpoint  # noqa: E402
+from bisent.training.loop import train  # noqa: E402
 from bisent.training.objectives import get_objective  # noqa: E402
 from bisent.training.recipe import load_recipe, validate_recipe  # noqa: E402
-from bisent.training.tokenizer import Tokenizer, train_tokenizer  # noqa: E402
+from bisent.models.tokenizer import Tokenizer, train_tokenizer  # noqa: E402
 
 RECIPES = "recipes"
 # Tiny sizes so that a run takes seconds on 2 CPU cores; the recipes' other keys are kept.
@@ -195,7 +197,7 @@ def test_resume_continues_the_same_curve(corpus, tmp_path):
     assert _losses(resumed.log) == _losses(straight.log)          # bit-exact, step by step
     for (k, v), (k2, v2) in zip(straight.model.state_dict().items(), resumed.model.state_dict().items()):
         assert k == k2 and torch.equal(v, v2)
-    ck = json.loads((tmp_path / "b" / "checkpoint.json").read_text())
+    ck = checkpoint.read_state(tmp_path / "b")
     assert ck["step"] == 12 and ck["data"]["streams"][0]["epoch"] >= 1
     other = load_recipe(f"{RECIPES}/kim2019.yaml", {**small, "model.hidden_dim": 17})
     with pytest.raises(BisentError, match="'model' differs"):
@@ -209,16 +211,16 @@ def test_batches_mixed_deterministic_and_bucketed(corpus):
     specs = get_objective("kim2019").build_streams([bitext(rows)], [], recipe)
     assert [(s.objective, s.enc_lang, s.dec_lang) for s in specs] == [
         ("translation", "en", "de"), ("autoencoding", "de", "de")]
-    it1 = BatchIterator(specs, tok, batch_size=32, seed=7, bucket_batches=4)
-    it2 = BatchIterator(specs, tok, batch_size=32, seed=7, bucket_batches=4)
-    it3 = BatchIterator(specs, tok, batch_size=32, seed=8, bucket_batches=4)
+    it1 = token_batches(specs, tok, batch_size=32, seed=7, bucket_batches=4)
+    it2 = token_batches(specs, tok, batch_size=32, seed=7, bucket_batches=4)
+    it3 = token_batches(specs, tok, batch_size=32, seed=8, bucket_batches=4)
     b1, b2, b3 = next(it1), next(it2), next(it3)
     assert [sb.src.shape[0] for sb in b1] == [16, 16]         # translation : autoencoding = 1 : 1
     assert all(torch.equal(x.src, y.src) and torch.equal(x.tgt_out, y.tgt_out) for x, y in zip(b1, b2))
     assert not all(torch.equal(x.src, y.src) for x, y in zip(b1, b3))
     # length bucketing: far less padding than random batches
     pad_bucketed = sum(float((sb.src == 0).float().mean()) for _ in range(10) for sb in next(it1))
-    it_flat = BatchIterator(specs, tok, batch_size=32, seed=7, bucket_batches=1)
+    it_flat = token_batches(specs, tok, batch_size=32, seed=7, bucket_batches=1)
     pad_flat = sum(float((sb.src == 0).float().mean()) for _ in range(10) for sb in next(it_flat))
     assert pad_bucketed < pad_flat
     # the reverse direction (Eq. 9-10) and monolingual text
@@ -301,10 +303,10 @@ def test_cli_train_and_resume(corpus, tmp_path, monkeypatch):
     args = ["train", "--recipe", recipe, "--train", str(tsv), "--mono", str(mono), "--dev", f"en-de={dev}",
             "-o", "out", "--max-steps", "4", "--no-progress", *sets]
     assert main(args + ["--max-minutes", "0"]) == 0              # time limit: stops at once, with a checkpoint
-    assert json.loads((tmp_path / "out" / "checkpoint.json").read_text())["step"] == 0
+    assert checkpoint.read_state(tmp_path / "out")["step"] == 0
     assert main(args + ["--resume"]) == 0
     assert main(args[:-len(sets)] + ["--resume", "--max-steps", "6"] + sets) == 0
-    ck = json.loads((tmp_path / "out" / "checkpoint.json").read_text())
+    ck = checkpoint.read_state(tmp_path / "out")
     assert ck["step"] == 6
     log = [json.loads(x) for x in (tmp_path / "out" / "train_log.jsonl").read_text().splitlines()]
     assert [r["step"] for r in log if "loss" in r] == [2, 4, 6] and "dev_err" in log[-1]

@@ -58,3 +58,89 @@ def best_threshold(mined: Iterable[tuple[float, str, str]], gold: set[tuple[str,
     f1 = np.where(last_of_tie, f1, -1.0)
     i = int(np.argmax(f1))
     return _prf(int(hits[i]), int(n[i]), len(gold), float(scores[i]))
+
+
+# --- dev figures of a training run (the training log) ------------------------------------------------
+
+def recovery_error(a: np.ndarray, b: np.ndarray) -> tuple[float, float, float]:
+    """Alignment recovery on unit rows ``a`` (n, d), ``b`` (n, d) where row i of each is a pair.
+
+    Returns ``(error a->b, error b->a, cosine gap)``: the share of rows whose
+    nearest neighbour by cosine on the other side is not their pair, both
+    ways, and mean cos of pairs minus mean cos of all (a cheap spread measure).
+    """
+    sim = a @ b.T                                                    # (n, n) cosines
+    gold = np.arange(len(a))
+    err_ab = float(np.mean(sim.argmax(axis=1) != gold))
+    err_ba = float(np.mean(sim.argmax(axis=0) != gold))
+    return err_ab, err_ba, float(np.mean(np.diag(sim)) - np.mean(sim))
+
+
+def distinct_pairs(pairs: list[tuple[str, str]], limit: int) -> list[tuple[str, str]]:
+    """First ``limit`` pairs whose source and target are both unseen so far (duplicates make recovery ambiguous)."""
+    seen_a, seen_b, out = set(), set(), []
+    for a, b in pairs:
+        if a not in seen_a and b not in seen_b:
+            seen_a.add(a)
+            seen_b.add(b)
+            out.append((a, b))
+            if len(out) == limit:
+                break
+    return out
+
+
+def evaluate_dev(encoder, dev: list, limit: int) -> dict[str, float]:
+    """Dev alignment-recovery error both ways and mining F1 per language pair, and their means (``dev_err``, ``dev_mine_f1``)."""
+    out: dict[str, float] = {}
+    errs, f1s = [], []
+    for bt in dev:
+        pairs = distinct_pairs(bt.pairs, limit)
+        if len(pairs) < 2:
+            continue
+        a = encoder.encode([p[0] for p in pairs], bt.src_lang, cache=False, progress=False)  # (n, D)
+        b = encoder.encode([p[1] for p in pairs], bt.tgt_lang, cache=False, progress=False)  # (n, D)
+        e_ab, e_ba, gap = recovery_error(a, b)
+        s, t = bt.src_lang, bt.tgt_lang
+        out.update({f"dev_err_{s}_{t}": e_ab, f"dev_err_{t}_{s}": e_ba, f"dev_cos_gap_{s}_{t}": gap, f"dev_n_{s}_{t}": len(pairs)})
+        errs += [e_ab, e_ba]
+        f1 = dev_mining_f1(encoder, bt, pairs)
+        if f1 is not None:
+            out[f"dev_mine_f1_{s}_{t}"] = f1
+            f1s.append(f1)
+    if errs:
+        out["dev_err"] = float(np.mean(errs))
+    if f1s:
+        out["dev_mine_f1"] = float(np.mean(f1s))
+    return out
+
+
+@dataclass
+class _DevPair:
+    doc: str
+    src: str
+    tgt: str
+    split: str = "dev"
+
+
+def dev_mining_f1(encoder, bt, pairs: list[tuple[str, str]], block: int = 10) -> float | None:
+    """Mining F1 (in %) on a BUCC-like task built from dev ``pairs``: ratio margin, k=4, max retrieval, best threshold.
+
+    The task (about a quarter of each side has its translation on the other) is
+    built by :func:`bisent.datasets.comparable.make_mining_task` from blocks of
+    ``block`` consecutive pairs standing in for documents (dev files are in
+    document order). The threshold is the dev optimum, the same one the mining
+    benchmark tunes on dev before it scores test. ``None`` when too few pairs.
+    """
+    from .datasets.comparable import make_mining_task
+    from .mining import retrieve
+    from .scoring import Scorer
+
+    if len(pairs) < 4 * block:
+        return None
+    task = make_mining_task([_DevPair(f"d{i // block}", a, b) for i, (a, b) in enumerate(pairs)], "dev",
+                            src_lang=bt.src_lang, tgt_lang=bt.tgt_lang)
+    x = encoder.encode([t for _, t in task.src], bt.src_lang, cache=False, progress=False)   # (n_src, D)
+    y = encoder.encode([t for _, t in task.tgt], bt.tgt_lang, cache=False, progress=False)   # (n_tgt, D)
+    cands = Scorer("ratio", 4).fit(y).score(x)
+    mined = [(p.score, task.src[p.src][0], task.tgt[p.tgt][0]) for p in retrieve(cands, "max")]
+    return round(100 * best_threshold(mined, set(task.gold)).f1, 2)

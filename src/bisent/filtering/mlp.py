@@ -34,7 +34,6 @@ tenth are kept. Training is deterministic for a seed (one torch thread unless
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from dataclasses import dataclass
@@ -44,7 +43,6 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..errors import BisentError
-from ..io import atomic_write
 from .pipeline import Pair, Step, check_number, register_step
 from .rules import base_lang
 
@@ -230,51 +228,34 @@ class MLPScorer:
                 "model": {"dim": self.dim_, "hidden": self.hidden, "features": self.features}, **self.meta}
 
     def save(self, out_dir) -> Path:
-        """Write ``config.json`` and ``model.safetensors`` (each atomically) into ``out_dir``."""
-        from safetensors.torch import save
+        """Write the scorer's directory (:func:`bisent.models.modeldir.save`)."""
+        from ..models import modeldir
 
-        out_dir = Path(out_dir)
-        out_dir.mkdir(parents=True, exist_ok=True)
-        tensors = {k: v.detach().contiguous() for k, v in self.net_.state_dict().items()}
-        with atomic_write(out_dir / WEIGHTS_FILE, "wb") as f:
-            f.write(save(tensors, metadata={"architecture": ARCHITECTURE}))
-        with atomic_write(out_dir / CONFIG_FILE) as f:
-            json.dump(self.config(), f, indent=2)
-            f.write("\n")
-        return out_dir
+        config = self.config()
+        return modeldir.save(out_dir, ARCHITECTURE, config["model"], self.net_.state_dict(),
+                             extra={k: v for k, v in config.items() if k not in ("architecture", "format_version", "model")})
 
     @classmethod
     def load(cls, model_dir) -> "MLPScorer":
         """Rebuild a saved scorer; a missing or corrupt file is a one-line :class:`BisentError`."""
-        from safetensors import SafetensorError
-        from safetensors.torch import load
+        from ..encoders.trained import read_config
+        from ..models import modeldir
 
         model_dir = Path(model_dir)
         if not model_dir.is_dir():
             raise BisentError(f"{model_dir}: no such scorer directory (train one with bisent train-scorer)")
-        cfg_path, w_path = model_dir / CONFIG_FILE, model_dir / WEIGHTS_FILE
-        if not cfg_path.is_file():
-            raise BisentError(f"{cfg_path}: missing (a scorer directory holds {CONFIG_FILE} and {WEIGHTS_FILE})")
-        try:
-            config = json.loads(cfg_path.read_text(encoding="utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as e:
-            raise BisentError(f"{cfg_path}: corrupt JSON ({' '.join(str(e).split())})") from None
-        if not isinstance(config, dict) or config.get("architecture") != ARCHITECTURE:
-            got = config.get("architecture") if isinstance(config, dict) else None
-            raise BisentError(f"{cfg_path}: not an MLP scorer (architecture {got!r}, expected '{ARCHITECTURE}')")
-        hp, enc = config.get("model"), config.get("encoder")
+        config = read_config(model_dir)
+        if config.get("architecture") != ARCHITECTURE:
+            raise BisentError(f"{model_dir / CONFIG_FILE}: not an MLP scorer (architecture "
+                              f"{config.get('architecture')!r}, expected '{ARCHITECTURE}')")
+        md = modeldir.load(model_dir, ("dim", "hidden", "features"), config=config, framework="torch")
+        hp, enc, w_path, tensors = md.hp, config.get("encoder"), md.path / WEIGHTS_FILE, md.tensors
         try:
             dim, hidden, features = int(hp["dim"]), [int(h) for h in hp["hidden"]], str(hp["features"])
             enc_name, enc_id = str(enc["name"]), str(enc["id"])
         except (TypeError, KeyError, ValueError):
-            raise BisentError(f"{cfg_path}: incomplete scorer config (needs model.dim, model.hidden, "
-                              f"model.features, encoder.name, encoder.id)") from None
-        if not w_path.is_file():
-            raise BisentError(f"{w_path}: missing (the scorer directory needs its weights)")
-        try:
-            tensors = load(w_path.read_bytes())
-        except (SafetensorError, ValueError, RuntimeError, OSError) as e:
-            raise BisentError(f"{w_path}: corrupt safetensors file ({' '.join(str(e).split())[:120]})") from None
+            raise md.error("incomplete scorer config (needs model.dim, model.hidden, "
+                           "model.features, encoder.name, encoder.id)") from None
         scorer = cls(hidden=hidden, features=features)
         scorer.meta = {k: v for k, v in config.items() if k not in ("architecture", "format_version", "model")}
         scorer.dim_ = dim

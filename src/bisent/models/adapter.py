@@ -19,9 +19,11 @@ import numpy as np
 
 from ..encoders.base import Encoder
 from ..encoders.trained import register_architecture
-from .modeldir import CONFIG_FILE, WEIGHTS_FILE, check_shape, read_weights
+from .modeldir import WEIGHTS_FILE, check_tensors, load
 
 ARCHITECTURE = "adapter"
+#: the ``model`` section of an adapter's config.json (the torch module's constructor keywords)
+CONFIG_KEYS = ("base", "base_dim", "dim", "hidden", "residual")
 
 
 def layer_sizes(hp: dict) -> list[int]:
@@ -76,25 +78,21 @@ def expected_shapes(hp: dict) -> dict[str, tuple[int, ...]]:
 
 
 @register_architecture(ARCHITECTURE)
-def load(model_dir: Path, config: dict) -> AdapterEncoder:
+def load_encoder(model_dir: Path, config: dict) -> AdapterEncoder:
     """Build the adapter of a model directory over its (registered) base encoder."""
     from ..encoders import get_encoder
-    from ..errors import BisentError
 
-    hp = config.get("model") or {}
-    cfg_path = Path(model_dir) / CONFIG_FILE
+    md = load(model_dir, CONFIG_KEYS, architecture=ARCHITECTURE, config=config)
     try:
-        shapes = expected_shapes(hp)
-        base_name = str(hp["base"])
+        shapes = expected_shapes(md.hp)
+        base_name = str(md.hp["base"])
     except (KeyError, TypeError, ValueError) as e:
-        raise BisentError(f"{cfg_path}: incomplete adapter config ({e})") from None
-    tensors, digest = read_weights(model_dir, config, set(shapes))
-    for k, shape in shapes.items():
-        check_shape(Path(model_dir) / WEIGHTS_FILE, k, tensors[k], shape)
+        raise md.error(f"incomplete adapter config ({e})") from None
+    check_tensors(md.path / WEIGHTS_FILE, md.tensors, shapes)
     base = get_encoder(base_name)
-    if base.dim != int(hp["base_dim"]):
-        raise BisentError(f"{cfg_path}: base encoder {base_name} gives {base.dim}-d vectors, the adapter expects {hp['base_dim']}")
+    if base.dim != int(md.hp["base_dim"]):
+        raise md.error(f"base encoder {base_name} gives {base.dim}-d vectors, the adapter expects {md.hp['base_dim']}")
     trained_on = (config.get("base") or {}).get("id")
     if trained_on and trained_on != base.id:
         warnings.warn(f"{model_dir}: trained on {trained_on}, the installed base encoder is {base.id}", stacklevel=2)
-    return AdapterEncoder(hp, tensors, base, name=str(model_dir), content_hash=digest)
+    return AdapterEncoder(md.hp, md.tensors, base, name=str(model_dir), content_hash=md.content_hash())

@@ -24,10 +24,12 @@ import numpy as np
 from ..encoders.base import Encoder
 from ..encoders.trained import register_architecture
 from .hashing import HashConfig, HashFeaturizer
-from .modeldir import CONFIG_FILE, WEIGHTS_FILE, check_shape, read_weights
+from .modeldir import WEIGHTS_FILE, check_tensors, load
 
 ARCHITECTURE = "dan"
 HASH_KEYS = ("buckets", "n_min", "n_max", "word_ngrams", "lowercase", "max_tokens")
+#: the ``model`` section of a DAN's config.json (the torch module's constructor keywords)
+CONFIG_KEYS = ("dim", "embed_dim", "hidden", "feature_dropout", "dropout", *HASH_KEYS)
 
 
 def hash_config(hp: dict) -> HashConfig:
@@ -124,16 +126,12 @@ def expected_shapes(hp: dict) -> dict[str, tuple[int, ...]]:
 
 
 @register_architecture(ARCHITECTURE)
-def load(model_dir: Path, config: dict) -> DANEncoder:
+def load_encoder(model_dir: Path, config: dict) -> DANEncoder:
     """Build the NumPy DAN encoder of a model directory (checks every tensor's shape against config.json)."""
-    from ..errors import BisentError
-
-    hp = config.get("model") or {}
+    md = load(model_dir, CONFIG_KEYS, architecture=ARCHITECTURE, config=config)
     try:
-        shapes = expected_shapes(hp)
+        shapes = expected_shapes(md.hp)
     except (KeyError, TypeError, ValueError) as e:
-        raise BisentError(f"{Path(model_dir) / CONFIG_FILE}: incomplete dan config ({e})") from None
-    tensors, digest = read_weights(model_dir, config, set(shapes))
-    for k, shape in shapes.items():
-        check_shape(Path(model_dir) / WEIGHTS_FILE, k, tensors[k], shape)
-    return DANEncoder(hp, tensors, name=str(model_dir), content_hash=digest)
+        raise md.error(f"incomplete dan config ({e})") from None
+    check_tensors(md.path / WEIGHTS_FILE, md.tensors, shapes)
+    return DANEncoder(md.hp, md.tensors, name=str(model_dir), content_hash=md.content_hash())

@@ -21,9 +21,11 @@ and ``forward(**inputs) -> (B, D)`` (not normalised; the objectives and
 
 Large hashed tables get sparse gradients (``sparse_parameters()``), which
 the training loop gives to SparseAdam: a step touches only the rows of the
-features in the batch. Model directories: :func:`save_dual` /
-:func:`load_dual`; ``hash-transformer`` and ``bilstm`` directories load as
-:class:`TorchDualEncoder`.
+features in the batch. Each class declares its ``config_keys`` (the
+``model`` section of ``config.json``, :mod:`bisent.models.modeldir`). Model
+directories: :func:`save_dual` / :func:`load_dual`; ``hash-transformer`` and
+``bilstm`` directories load as :class:`TorchDualEncoder` (``dan`` and
+``adapter`` load as NumPy encoders, :mod:`.dan`, :mod:`.adapter`).
 """
 
 from __future__ import annotations
@@ -38,12 +40,13 @@ from torch import nn
 
 from ..encoders.base import Encoder
 from ..encoders.trained import register_architecture
-from ..errors import BisentError
 from . import adapter as np_adapter
 from . import dan as np_dan
 from .hashing import HashFeaturizer
-from .modeldir import CONFIG_FILE, WEIGHTS_FILE, content_hash, write_model_dir
+from . import modeldir
 from .rnn import BiRNNEncoder, pad
+from .tokenizer import FILENAME as TOKENIZER_FILE
+from .tokenizer import UNK, Tokenizer
 
 #: hashing keys every hashed model's hyper-parameters carry (see :class:`bisent.models.hashing.HashConfig`)
 HASH_DEFAULTS = {"buckets": 1 << 18, "n_min": 3, "n_max": 5, "word_ngrams": 2, "lowercase": True, "max_tokens": 128}
@@ -85,6 +88,7 @@ class DAN(nn.Module):
     """Deep averaging network over hashed features: ``(B texts) -> (B, dim)``."""
 
     architecture = "dan"
+    config_keys = np_dan.CONFIG_KEYS
 
     def __init__(self, dim: int = 384, embed_dim: int = 256, hidden: list[int] | None = None,
                  feature_dropout: float = 0.0, dropout: float = 0.0, **hashing):
@@ -128,6 +132,7 @@ class HashTransformer(nn.Module):
     """Transformer over tokens whose input is word + character n-gram embeddings (hashed): ``(B texts) -> (B, dim)``."""
 
     architecture = "hash-transformer"
+    config_keys = ("dim", "embed_dim", "d_model", "layers", "heads", "ff_dim", "dropout", *np_dan.HASH_KEYS)
 
     def __init__(self, dim: int = 384, embed_dim: int = 128, d_model: int = 256, layers: int = 2, heads: int = 4,
                  ff_dim: int = 512, dropout: float = 0.1, **hashing):
@@ -190,6 +195,7 @@ class BiLSTM(nn.Module):
     """Max-pooled BiLSTM over SentencePiece pieces (the training framework's encoder), optional linear output."""
 
     architecture = "bilstm"
+    config_keys = ("vocab_size", "max_len", "embed_dim", "hidden_dim", "layers", "dropout", "dim")
 
     def __init__(self, vocab_size: int, max_len: int = 60, embed_dim: int = 256, hidden_dim: int = 256,
                  layers: int = 1, dropout: float = 0.1, dim: int | None = None):
@@ -205,8 +211,6 @@ class BiLSTM(nn.Module):
         return []
 
     def featurize(self, texts: list[str], lang: str | None = None) -> dict[str, torch.Tensor]:
-        from ..training.tokenizer import UNK
-
         ids, lens = pad([t or [UNK] for t in self.tokenizer.encode(texts)])                     # (B, S), (B,)
         return {"ids": ids, "lens": lens}
 
@@ -219,6 +223,7 @@ class Adapter(nn.Module):
     """A frozen registered encoder's unit vectors -> linear map or MLP (``x + MLP(x)`` when residual)."""
 
     architecture = "adapter"
+    config_keys = np_adapter.CONFIG_KEYS
 
     def __init__(self, base: str, base_dim: int, dim: int | None = None, hidden: list[int] | None = None,
                  residual: bool = False):
@@ -303,61 +308,25 @@ class TorchDualEncoder(Encoder):
 
 # --- model directories -------------------------------------------------------------------------------
 
-TOKENIZER_FILE = "tokenizer.model"
-
-
 def save_dual(model: nn.Module, out_dir, extra: dict | None = None) -> None:
     """Write the model directory: weights, ``config.json`` (+ ``tokenizer.model``; the adapter names its base)."""
-    out_dir = Path(out_dir)
-    tensors = {k: v.detach().to("cpu").float().numpy() for k, v in model.state_dict().items()}
-    extra = dict(extra or {})
+    extra, files = dict(extra or {}), {}
     if isinstance(model, BiLSTM):
-        model.tokenizer.save(out_dir / TOKENIZER_FILE)
+        files[TOKENIZER_FILE] = model.tokenizer.proto
         extra["tokenizer"] = {"file": TOKENIZER_FILE, "max_len": model.hp["max_len"]}
     if isinstance(model, Adapter):
         extra["base"] = {"name": model.hp["base"], "id": model.base.id}
-    write_model_dir(out_dir, model.architecture, model.hp, tensors, extra)
+    tensors = {k: v.detach().float() for k, v in model.state_dict().items()}
+    modeldir.save(out_dir, model.architecture, model.hp, tensors, extra=extra, files=files)
 
 
 def load_dual(model_dir, config: dict | None = None) -> tuple[nn.Module, str]:
     """Rebuild ``(torch module in eval mode, content hash)`` from any dual model directory."""
-    from safetensors import SafetensorError
-    from safetensors.torch import load
-
-    from ..encoders.trained import read_config
-
-    model_dir = Path(model_dir)
-    config = config or read_config(model_dir)
-    arch, hp = config.get("architecture"), config.get("model")
-    cfg_path, w_path = model_dir / CONFIG_FILE, model_dir / WEIGHTS_FILE
-    if arch not in DUAL_MODELS or not isinstance(hp, dict):
-        raise BisentError(f"{cfg_path}: not a dual-encoder config (architecture {arch!r}, needs a 'model' section)")
-    try:
-        model = build_dual(arch, hp)
-    except (TypeError, ValueError, KeyError) as e:
-        raise BisentError(f"{cfg_path}: cannot build a {arch} model from 'model' ({e})") from None
-    extra_parts: list[bytes] = []
+    model, md = modeldir.load_module(model_dir, None, config, classes=DUAL_MODELS)
     if isinstance(model, BiLSTM):
-        from ..training.tokenizer import Tokenizer
-
-        tok = Tokenizer.load(model_dir / TOKENIZER_FILE, int(hp["max_len"]))
-        if tok.vocab_size != hp["vocab_size"]:
-            raise BisentError(f"{model_dir / TOKENIZER_FILE}: vocabulary of {tok.vocab_size} pieces, config.json says {hp['vocab_size']}")
-        model.tokenizer = tok
-        extra_parts.append(tok.proto)
-    if not w_path.is_file():
-        raise BisentError(f"{w_path}: missing (the model directory needs its weights)")
-    data = w_path.read_bytes()
-    try:
-        tensors = load(data)
-    except (SafetensorError, ValueError, RuntimeError, OSError) as e:
-        raise BisentError(f"{w_path}: corrupt safetensors file ({' '.join(str(e).split())[:120]})") from None
-    try:
-        model.load_state_dict(tensors, strict=True)
-    except RuntimeError as e:
-        raise BisentError(f"{w_path}: weights do not match config.json ({' '.join(str(e).split())[:160]})") from None
-    model.eval()
-    return model, content_hash(data, hp, *extra_parts)
+        model.tokenizer = Tokenizer.from_model_dir(md)
+        return model, md.content_hash(model.tokenizer.proto)
+    return model, md.content_hash()
 
 
 def _torch_loader(model_dir: Path, config: dict) -> TorchDualEncoder:

@@ -1,23 +1,55 @@
-"""Model directories of the dual encoders, without torch: ``config.json`` + ``model.safetensors``.
+"""The model-directory contract: ONE :func:`save` and ONE :func:`load` for every trained model.
 
-``config.json`` holds ``architecture``, ``format_version``, ``model`` (every
-keyword the module's constructor takes: ``cls(**config["model"])`` rebuilds
-it) and whatever the architecture adds (``base`` for an adapter,
-``training`` with the recipe). The weights are float32 tensors in
-safetensors, read here as NumPy arrays so that the NumPy encoders (DAN,
-adapter) load without torch. The content hash over the weights file and the
-``model`` section goes into the encoder ``id``, so the embedding cache never
-mixes two models.
+A model directory is ``config.json`` + ``model.safetensors`` (+ files the
+architecture names, e.g. ``tokenizer.model``); never pickle. ``config.json``::
+
+    {"architecture": "dan", "format_version": 1,
+     "model": {...exactly the architecture's config_keys...},
+     ...whatever the architecture adds ("tokenizer", "base", "training", "encoder")}
+
+``model`` holds every keyword the module's constructor takes, so
+``cls(**config["model"])`` rebuilds it (sentence-transformers' ``config_keys``
+rule). :func:`load` checks those keys against the architecture's declared
+``config_keys``: an unknown or a missing key is a one-line error naming
+``config.json``; so is a missing or corrupt weights file, or weights that do
+not fit. :func:`save` writes the extra files, then the weights, then
+``config.json`` last, each atomically. The content hash (:func:`content_hash`)
+of the weights and the ``model`` section goes into an encoder's ``id``, so the
+embedding cache never mixes two models. Weights load as NumPy arrays by
+default, so the NumPy encoders (DAN, adapter) need no torch.
+
+Adding an architecture (one file, ``models/<name>.py``)::
+
+    class Foo(nn.Module):
+        architecture = "foo"
+        config_keys = ("dim", "hidden")            # the constructor's keyword arguments
+        def __init__(self, dim=256, hidden=512):
+            ...; self.hp = {"dim": dim, "hidden": hidden}   # exactly config_keys
+        def featurize(self, texts, lang) -> dict[str, Tensor]: ...   # CPU tensors
+        def forward(self, **inputs) -> Tensor: ...                    # (B, D), not normalised
+
+    @register_architecture("foo")                   # bisent.encoders.trained
+    def load_foo(model_dir, config) -> Encoder:
+        model, md = load_module(model_dir, Foo, config)
+        return TorchDualEncoder(model, name=str(model_dir), content_hash=md.content_hash())
+
+then add ``foo`` to the import line of :mod:`bisent.models` (registration) and
+save with ``save(out_dir, model.architecture, model.hp, model.state_dict(), extra=...)``.
+Old directories keep loading: a change of config keys must come with a
+default in the loader, or a converter.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Iterable
 
 import numpy as np
 
+from ..encoders.trained import read_config
 from ..errors import BisentError
 from ..io import atomic_write
 
@@ -26,51 +58,161 @@ WEIGHTS_FILE = "model.safetensors"
 FORMAT_VERSION = 1
 
 
-def write_model_dir(out_dir, architecture: str, hp: dict, tensors: dict[str, np.ndarray],
-                    extra: dict | None = None) -> None:
-    """Write ``model.safetensors`` (float32, C order) then ``config.json``, each atomically."""
-    from safetensors.numpy import save
+def save(out_dir, architecture: str, hp: dict, tensors: dict, *, extra: dict | None = None,
+         files: dict[str, bytes] | None = None) -> Path:
+    """Write a model directory: ``files`` (name -> bytes), ``model.safetensors``, then ``config.json``.
+
+    ``tensors`` are NumPy arrays or torch tensors (a ``state_dict()``); ``hp``
+    is the ``model`` section (the architecture's ``config_keys``); ``extra``
+    are further top-level keys of ``config.json``.
+    """
+    from safetensors.numpy import save as save_arrays
 
     out_dir = Path(out_dir)
-    arrays = {k: np.ascontiguousarray(v) for k, v in tensors.items()}
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for name, data in (files or {}).items():
+        with atomic_write(out_dir / name, "wb") as f:
+            f.write(data)
+    arrays = {k: np.ascontiguousarray(v.detach().cpu().numpy() if hasattr(v, "detach") else v)
+              for k, v in tensors.items()}
     with atomic_write(out_dir / WEIGHTS_FILE, "wb") as f:
-        f.write(save(arrays, metadata={"architecture": architecture}))
+        f.write(save_arrays(arrays, metadata={"architecture": architecture}))
     config = {"architecture": architecture, "format_version": FORMAT_VERSION, "model": hp, **(extra or {})}
     with atomic_write(out_dir / CONFIG_FILE) as f:
         json.dump(config, f, indent=2)
         f.write("\n")
+    return out_dir
 
 
-def read_weights(model_dir, config: dict, expected: set[str] | None = None) -> tuple[dict[str, np.ndarray], str]:
-    """Read the weights as NumPy arrays and the content hash; one-line errors name the broken file."""
-    from safetensors import SafetensorError
-    from safetensors.numpy import load
+@dataclass
+class ModelDir:
+    """A model directory read by :func:`load`: its config, checked ``model`` section and weights."""
 
+    path: Path
+    config: dict
+    hp: dict                  # config["model"], keys checked
+    weights: bytes            # model.safetensors as stored (hashed into the encoder id)
+    tensors: dict             # name -> NumPy array or torch tensor
+
+    @property
+    def config_path(self) -> Path:
+        return self.path / CONFIG_FILE
+
+    def error(self, problem: str) -> BisentError:
+        """A one-line error about ``config.json``."""
+        return BisentError(f"{self.config_path}: {problem}")
+
+    def read_file(self, name: str, what: str) -> bytes:
+        """The bytes of a file the architecture keeps beside the weights (``tokenizer.model``)."""
+        p = self.path / name
+        if not p.is_file():
+            raise BisentError(f"{p}: missing (the model directory needs its {what})")
+        return p.read_bytes()
+
+    def content_hash(self, *extra: bytes) -> str:
+        """sha256 over the weights, the ``model`` section and ``extra`` (a tokenizer's bytes)."""
+        return content_hash(self.weights, self.hp, *extra)
+
+
+def load(model_dir, config_keys: Iterable[str], *, architecture: str | Iterable[str] | None = None,
+         framework: str = "numpy", config: dict | None = None) -> ModelDir:
+    """Read and check a model directory; every problem is a one-line :class:`BisentError` naming the file.
+
+    ``config_keys``: the keys ``config["model"]`` must have, no more, no fewer.
+    ``architecture``: the name(s) this loader accepts. ``framework``:
+    ``"numpy"`` or ``"torch"`` tensors. Tensor names and shapes are the
+    caller's to check (``load_state_dict(strict=True)``, :func:`check_tensors`).
+    """
     model_dir = Path(model_dir)
-    path = model_dir / WEIGHTS_FILE
-    if not isinstance(config.get("model"), dict):
-        raise BisentError(f"{model_dir / CONFIG_FILE}: no 'model' section")
+    config = read_config(model_dir) if config is None else config
+    cfg_path = model_dir / CONFIG_FILE
+    arch = config.get("architecture")
+    if architecture is not None:
+        names = (architecture,) if isinstance(architecture, str) else tuple(architecture)
+        if arch not in names:
+            raise BisentError(f"{cfg_path}: architecture {arch!r}, expected {' or '.join(map(repr, names))}")
+    hp = config.get("model")
+    if not isinstance(hp, dict):
+        raise BisentError(f"{cfg_path}: no 'model' section")
+    check_keys(cfg_path, arch, hp, config_keys)
+    data, tensors = read_safetensors(model_dir / WEIGHTS_FILE, framework)
+    return ModelDir(model_dir, config, hp, data, tensors)
+
+
+def check_keys(cfg_path, architecture: Any, hp: dict, config_keys: Iterable[str]) -> None:
+    """One-line error for unknown or missing keys of the ``model`` section."""
+    keys = list(config_keys)
+    unknown, missing = sorted(set(hp) - set(keys)), [k for k in keys if k not in hp]
+    if unknown:
+        raise BisentError(f"{cfg_path}: unknown key(s) {', '.join(unknown)} in 'model' "
+                          f"(a {architecture} model takes {', '.join(keys)})")
+    if missing:
+        raise BisentError(f"{cfg_path}: missing key(s) {', '.join(missing)} in 'model' (a {architecture} model needs them)")
+
+
+def load_module(model_dir, cls, config: dict | None = None, *, classes: dict | None = None):
+    """``(torch module in eval mode, ModelDir)``: ``cls(**model)`` with the stored weights loaded strictly.
+
+    ``classes`` (architecture -> class) replaces ``cls`` when one loader serves several architectures.
+    """
+    classes = classes or {cls.architecture: cls}
+    model_dir = Path(model_dir)
+    config = read_config(model_dir) if config is None else config
+    cls = classes.get(config.get("architecture"))
+    if cls is None:
+        raise BisentError(f"{model_dir / CONFIG_FILE}: architecture {config.get('architecture')!r}, "
+                          f"expected one of {', '.join(classes)}")
+    md = load(model_dir, cls.config_keys, framework="torch", config=config)
+    model = build(md, cls)
+    try:
+        model.load_state_dict(md.tensors, strict=True)
+    except RuntimeError as e:
+        raise BisentError(f"{model_dir / WEIGHTS_FILE}: weights do not match config.json "
+                          f"({' '.join(str(e).split())[:160]})") from None
+    return model.eval(), md
+
+
+def build(md: ModelDir, cls):
+    """``cls(**md.hp)``; a value the constructor refuses is a one-line error naming config.json."""
+    try:
+        return cls(**md.hp)
+    except (TypeError, ValueError, KeyError, AttributeError) as e:
+        raise md.error(f"cannot build a {md.config.get('architecture')} model from 'model' ({e})") from None
+
+
+def read_safetensors(path: Path, framework: str = "numpy") -> tuple[bytes, dict]:
+    """The bytes of a weights file and its tensors (``"numpy"`` arrays or ``"torch"`` tensors)."""
+    from safetensors import SafetensorError
+
+    if framework == "torch":
+        from safetensors.torch import load as load_bytes
+    else:
+        from safetensors.numpy import load as load_bytes
+    path = Path(path)
     if not path.is_file():
         raise BisentError(f"{path}: missing (the model directory needs its weights)")
     data = path.read_bytes()
     try:
-        tensors = load(data)
+        return data, load_bytes(data)
     except (SafetensorError, ValueError, RuntimeError, OSError) as e:
         raise BisentError(f"{path}: corrupt safetensors file ({' '.join(str(e).split())[:120]})") from None
-    if expected is not None and set(tensors) != expected:
-        missing, unexpected = sorted(expected - set(tensors)), sorted(set(tensors) - expected)
-        raise BisentError(f"{path}: weights do not match config.json (missing {missing}, unexpected {unexpected})")
-    return tensors, content_hash(data, config["model"])
 
 
-def content_hash(weights: bytes, hp: dict, *extra: bytes) -> str:
-    """sha256 over the weights, the hyper-parameters and any extra files (a tokenizer)."""
+def content_hash(*parts: bytes | dict) -> str:
+    """sha256 over the sha256 of each part (a dict is hashed as sorted JSON)."""
     h = hashlib.sha256()
-    for part in (weights, json.dumps(hp, sort_keys=True).encode(), *extra):
-        h.update(hashlib.sha256(part).digest())
+    for part in parts:
+        data = json.dumps(part, sort_keys=True).encode() if isinstance(part, dict) else part
+        h.update(hashlib.sha256(data).digest())
     return h.hexdigest()
 
 
-def check_shape(path, name: str, array: np.ndarray, shape: tuple[int, ...]) -> None:
-    if tuple(array.shape) != tuple(shape):
-        raise BisentError(f"{path}: tensor '{name}' has shape {tuple(array.shape)}, config.json implies {tuple(shape)}")
+def check_tensors(path, tensors: dict, shapes: dict[str, tuple[int, ...]]) -> None:
+    """The tensor names are exactly ``shapes``' keys and each has its shape (a NumPy loader's strict check)."""
+    if set(tensors) != set(shapes):
+        missing, unexpected = sorted(set(shapes) - set(tensors)), sorted(set(tensors) - set(shapes))
+        raise BisentError(f"{path}: weights do not match config.json (missing {missing}, unexpected {unexpected})")
+    for name, shape in shapes.items():
+        if tuple(tensors[name].shape) != tuple(shape):
+            raise BisentError(f"{path}: tensor '{name}' has shape {tuple(tensors[name].shape)}, "
+                              f"config.json implies {tuple(shape)}")

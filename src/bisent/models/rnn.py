@@ -12,15 +12,13 @@
 Both expose ``embed(src, src_len, lang) -> (B, dim)`` and
 ``decode(emb, tgt_in, dec_lang) -> logits (B, T, V)``. A model directory
 holds ``config.json`` (architecture + everything :func:`build_model` needs),
-``model.safetensors`` and ``tokenizer.model``; :func:`load_model_dir` reads it
-back with one-line errors naming the broken file, and :class:`Seq2SeqEncoder`
+``model.safetensors`` and ``tokenizer.model`` (:mod:`bisent.models.modeldir`:
+:func:`save_seq2seq`, :func:`load_seq2seq`), and :class:`Seq2SeqEncoder`
 is the :class:`bisent.encoders.base.Encoder` over it.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import re
 from pathlib import Path
 
@@ -32,12 +30,9 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 from ..encoders.base import Encoder
 from ..encoders.trained import register_architecture
 from ..errors import BisentError
-from ..training.tokenizer import FILENAME as TOKENIZER_FILE
-from ..training.tokenizer import PAD, UNK, Tokenizer
-
-CONFIG_FILE = "config.json"
-WEIGHTS_FILE = "model.safetensors"
-FORMAT_VERSION = 1
+from . import modeldir
+from .tokenizer import FILENAME as TOKENIZER_FILE
+from .tokenizer import PAD, UNK, Tokenizer
 
 
 def pad(seqs: list[list[int]]) -> tuple[torch.Tensor, torch.Tensor]:
@@ -81,6 +76,7 @@ class Kim2019(nn.Module):
     """Per-language BiRNN encoders + one shared attention-free decoder initialised with the embedding."""
 
     architecture = "kim2019"
+    config_keys = ("vocab_size", "languages", "rnn", "embed_dim", "hidden_dim", "layers", "dropout")
 
     def __init__(self, vocab_size: int, languages: list[str], rnn: str = "gru", embed_dim: int = 256,
                  hidden_dim: int = 256, layers: int = 1, dropout: float = 0.1, **_ignored):
@@ -112,6 +108,7 @@ class Artetxe2019(nn.Module):
     """One language-agnostic BiLSTM encoder + an LSTM decoder told the output language."""
 
     architecture = "artetxe2019"
+    config_keys = ("vocab_size", "languages", "embed_dim", "hidden_dim", "decoder_dim", "lang_dim", "layers", "dropout")
 
     def __init__(self, vocab_size: int, languages: list[str], embed_dim: int = 256, hidden_dim: int = 256,
                  decoder_dim: int = 512, lang_dim: int = 32, layers: int = 1, dropout: float = 0.1, **_ignored):
@@ -224,59 +221,17 @@ def init_from_word_vectors(model: Kim2019, spec: str | dict, pieces: list[str], 
 
 # --- model directories -------------------------------------------------------------------------
 
-def save_model_dir(model: nn.Module, out_dir, *, max_len: int, extra: dict | None = None) -> None:
-    """Write ``config.json`` and ``model.safetensors`` atomically (``tokenizer.model`` is written by training)."""
-    from safetensors.torch import save
-
-    from ..io import atomic_write
-
-    out_dir = Path(out_dir)
-    tensors = {k: v.detach().to("cpu").contiguous() for k, v in model.state_dict().items()}
-    with atomic_write(out_dir / WEIGHTS_FILE, "wb") as f:
-        f.write(save(tensors, metadata={"architecture": model.architecture}))
-    config = {"architecture": model.architecture, "format_version": FORMAT_VERSION, "model": model.hp,
-              "tokenizer": {"file": TOKENIZER_FILE, "max_len": max_len}, **(extra or {})}
-    with atomic_write(out_dir / CONFIG_FILE) as f:
-        json.dump(config, f, indent=2, sort_keys=False)
-        f.write("\n")
+def save_seq2seq(model: nn.Module, tok: Tokenizer, out_dir, *, extra: dict | None = None) -> None:
+    """Write the model directory: ``tokenizer.model``, ``model.safetensors``, ``config.json``."""
+    modeldir.save(out_dir, model.architecture, model.hp, model.state_dict(),
+                  extra={"tokenizer": tok.config(), **(extra or {})}, files={TOKENIZER_FILE: tok.proto})
 
 
-def load_model_dir(model_dir, config: dict) -> tuple[nn.Module, Tokenizer, str]:
+def load_seq2seq(model_dir, config: dict | None = None) -> tuple[nn.Module, Tokenizer, str]:
     """Rebuild ``(model in eval mode, tokenizer, content hash)`` from a model directory."""
-    from safetensors import SafetensorError
-    from safetensors.torch import load
-
-    model_dir = Path(model_dir)
-    cfg_path, w_path = model_dir / CONFIG_FILE, model_dir / WEIGHTS_FILE
-    arch = config.get("architecture")
-    hp, tok_cfg = config.get("model"), config.get("tokenizer")
-    if arch not in MODELS or not isinstance(hp, dict) or not isinstance(tok_cfg, dict) or "max_len" not in tok_cfg:
-        raise BisentError(f"{cfg_path}: incomplete bisent model config (needs 'architecture', 'model', 'tokenizer.max_len')")
-    tok_path = model_dir / tok_cfg.get("file", TOKENIZER_FILE)
-    tok = Tokenizer.load(tok_path, int(tok_cfg["max_len"]))
-    try:
-        model = build_model(arch, hp)
-    except (TypeError, ValueError, KeyError) as e:
-        raise BisentError(f"{cfg_path}: cannot build a {arch} model from 'model' ({e})") from None
-    if tok.vocab_size != hp.get("vocab_size"):
-        raise BisentError(f"{tok_path}: vocabulary of {tok.vocab_size} pieces, config.json says {hp.get('vocab_size')}")
-    if not w_path.is_file():
-        raise BisentError(f"{w_path}: missing (the model directory needs its weights)")
-    data = w_path.read_bytes()
-    try:
-        tensors = load(data)
-    except (SafetensorError, ValueError, RuntimeError, OSError) as e:
-        raise BisentError(f"{w_path}: corrupt safetensors file ({' '.join(str(e).split())[:120]})") from None
-    try:
-        model.load_state_dict(tensors, strict=True)
-    except RuntimeError as e:
-        first = " ".join(str(e).split())[:160]
-        raise BisentError(f"{w_path}: weights do not match config.json ({first})") from None
-    model.eval()
-    h = hashlib.sha256()
-    for part in (data, tok.proto, json.dumps(config.get("model"), sort_keys=True).encode(), str(tok.max_len).encode()):
-        h.update(hashlib.sha256(part).digest())
-    return model, tok, h.hexdigest()
+    model, md = modeldir.load_module(model_dir, None, config, classes=MODELS)
+    tok = Tokenizer.from_model_dir(md)
+    return model, tok, modeldir.content_hash(md.weights, tok.proto, md.hp, str(tok.max_len).encode())
 
 
 class Seq2SeqEncoder(Encoder):
@@ -315,7 +270,7 @@ class Seq2SeqEncoder(Encoder):
 
 
 def _loader(model_dir: Path, config: dict) -> Seq2SeqEncoder:
-    model, tok, digest = load_model_dir(model_dir, config)
+    model, tok, digest = load_seq2seq(model_dir, config)
     return Seq2SeqEncoder(model, tok, name=str(model_dir), content_hash=digest)
 
 

@@ -6,12 +6,14 @@
 - An objective (``training/objectives/``) turns them into :class:`StreamSpec` s:
   one stream per (objective, input language, output language), each with a
   weight. Kim et al.: translation src->tgt and autoencoding tgt->tgt, 1:1.
-- :class:`BatchIterator` draws every step a batch holding each stream's share
-  of ``batch_size`` sentences. Within a stream, an epoch is a seeded shuffle
-  cut into chunks of ``bucket_batches`` batches, each chunk sorted by length
-  (little padding) and the batches shuffled again. Everything is a function of
-  ``(seed, stream, epoch)``, so the iterator position ``{epoch, pos}`` per
-  stream is all a checkpoint needs to continue with the very same batches.
+- :class:`Batches` (the one batch iterator, seq2seq and dual objectives alike)
+  draws every step a batch holding each stream's share of ``batch_size``
+  examples. Within a stream (:class:`BucketSampler`), an epoch is a seeded
+  shuffle cut into chunks of ``bucket_batches`` batches, each chunk sorted by
+  length (little padding) and the batches shuffled again. Everything is a
+  function of ``(seed, stream, epoch)``, so the iterator position
+  ``{epoch, pos}`` per stream is all a checkpoint needs to continue with the
+  very same batches. :func:`token_batches` builds it for tokenised streams.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ import torch
 from ..errors import BisentError, where
 from ..io import line_problem, read_lines, read_tsv
 from ..models.rnn import pad
-from .tokenizer import BOS, EOS, PAD, UNK, Tokenizer
+from ..models.tokenizer import BOS, EOS, PAD, UNK, Tokenizer
 
 
 @dataclass
@@ -193,69 +195,105 @@ def shares(weights: list[float], total: int) -> list[int]:
     return n.tolist()
 
 
-class Stream:
-    """Tokenised examples of one :class:`StreamSpec`, served as length-bucketed batches of ``n``."""
+class BucketSampler:
+    """Seeded, length-bucketed batches of ``n`` example indices over one stream of examples.
 
-    def __init__(self, spec: StreamSpec, tok: Tokenizer, n: int, seed: int, index: int, bucket_batches: int):
-        self.spec, self.n, self.seed, self.index, self.bucket_batches = spec, n, seed, index, bucket_batches
-        if not spec.src:
-            raise BisentError(f"stream '{spec.name}': no sentences")
-        self.src = [ids or [UNK] for ids in tok.encode(spec.src)]
-        self.tgt = self.src if spec.tgt is spec.src else [ids or [UNK] for ids in tok.encode(spec.tgt)]
+    An epoch is a seeded shuffle cut into chunks of ``bucket_batches`` batches,
+    each chunk sorted by ``keys`` (a length; little padding) and the batches
+    shuffled again: a pure function of ``(seed, index, epoch)``, so the
+    position ``{epoch, pos}`` is all a checkpoint needs to continue with the
+    very same batches. ``full_only`` drops the last, short batch of an epoch
+    unless it is the only one (in-batch negatives want full batches).
+    """
+
+    def __init__(self, name: str, keys: np.ndarray, n: int, *, seed: int, index: int, bucket_batches: int,
+                 full_only: bool = False):
+        self.name, self.keys, self.n = name, np.asarray(keys), n
+        self.seed, self.index, self.bucket_batches, self.full_only = seed, index, bucket_batches, full_only
         self.epoch, self.pos = 0, 0
         self._order: list[np.ndarray] | None = None
 
     def epoch_batches(self, epoch: int) -> list[np.ndarray]:
-        """The batches (arrays of example indices) of one epoch: a pure function of (seed, stream, epoch)."""
         rng = np.random.default_rng([self.seed, self.index, epoch])
-        perm = rng.permutation(len(self.src))
+        perm = rng.permutation(len(self.keys))
         chunk = self.n * self.bucket_batches
         batches = []
         for c in range(0, len(perm), chunk):
             part = perm[c:c + chunk]
-            key = np.array([len(self.src[i]) * 10_000 + len(self.tgt[i]) for i in part])
-            part = part[np.argsort(key, kind="stable")]
+            part = part[np.argsort(self.keys[part], kind="stable")]
             batches += [part[b:b + self.n] for b in range(0, len(part), self.n)]
+        if self.full_only:
+            batches = [b for b in batches if len(b) == self.n] or batches
         return [batches[i] for i in rng.permutation(len(batches))]
 
-    def next(self) -> SubBatch:
+    def next(self) -> np.ndarray:
         if self._order is None:
             self._order = self.epoch_batches(self.epoch)
         idx = self._order[self.pos]
         self.pos += 1
         if self.pos == len(self._order):
             self.epoch, self.pos, self._order = self.epoch + 1, 0, None
-        return make_subbatch(self.spec, [self.src[i] for i in idx], [self.tgt[i] for i in idx])
+        return idx
 
 
-class BatchIterator:
-    """Every step, one sub-batch from each stream, sized by the streams' weights (deterministic given ``seed``)."""
+class Batches:
+    """THE batch iterator of every objective: each step one sub-batch per stream.
 
-    def __init__(self, specs: list[StreamSpec], tok: Tokenizer, *, batch_size: int, seed: int, bucket_batches: int = 50):
-        specs = [s for s in specs if s.weight > 0]
-        if not specs:
+    ``streams`` are ``(name, length keys (N,), weight)``; each gets its share
+    of ``batch_size`` (:func:`shares`) and a :class:`BucketSampler`;
+    ``collate(stream index, example indices)`` turns a sampler's indices into
+    the objective's sub-batch (anything with ``.to(device)``).
+    """
+
+    def __init__(self, streams: list[tuple[str, np.ndarray, float]], collate, *, batch_size: int, seed: int,
+                 bucket_batches: int = 50, full_only: bool = False):
+        streams = [s for s in streams if s[2] > 0]
+        if not streams:
             raise BisentError("training data: no stream with a positive weight")
-        sizes = shares([s.weight for s in specs], batch_size)
-        self.streams = [Stream(s, tok, n, seed, i, bucket_batches) for i, (s, n) in enumerate(zip(specs, sizes))]
+        for name, keys, _ in streams:
+            if not len(keys):
+                raise BisentError(f"stream '{name}': no examples")
+        sizes = shares([w for _, _, w in streams], batch_size)
+        self.samplers = [BucketSampler(name, keys, n, seed=seed, index=i, bucket_batches=bucket_batches,
+                                       full_only=full_only) for i, ((name, keys, _), n) in enumerate(zip(streams, sizes))]
+        self.collate = collate
 
     def __iter__(self):
         return self
 
-    def __next__(self) -> list[SubBatch]:
-        return [s.next() for s in self.streams]
+    def __next__(self) -> list:
+        return [self.collate(i, s.next()) for i, s in enumerate(self.samplers)]
+
+    def describe(self) -> list[dict]:
+        return [{"name": s.name, "examples": len(s.keys), "per_batch": s.n} for s in self.samplers]
 
     def state_dict(self) -> dict:
-        return {"streams": [{"name": s.spec.name, "epoch": s.epoch, "pos": s.pos} for s in self.streams]}
+        return {"streams": [{"name": s.name, "epoch": s.epoch, "pos": s.pos} for s in self.samplers]}
 
     def load_state_dict(self, state: dict) -> None:
         names = [s["name"] for s in state["streams"]]
-        if names != [s.spec.name for s in self.streams]:
+        if names != [s.name for s in self.samplers]:
             raise BisentError(f"checkpoint: data streams differ (checkpoint: {names})")
-        for s, st in zip(self.streams, state["streams"]):
+        for s, st in zip(self.samplers, state["streams"]):
             s.epoch, s.pos, s._order = int(st["epoch"]), int(st["pos"]), None
 
-    def describe(self) -> list[dict]:
-        return [{"name": s.spec.name, "sentences": len(s.src), "per_batch": s.n} for s in self.streams]
+
+def token_batches(specs: list[StreamSpec], tok: Tokenizer, *, batch_size: int, seed: int,
+                  bucket_batches: int = 50) -> Batches:
+    """:class:`Batches` of the seq2seq objectives: tokenised streams, bucketed by (source, target) length."""
+    specs = [s for s in specs if s.weight > 0]
+    ids = []
+    for spec in specs:
+        src = [x or [UNK] for x in tok.encode(spec.src)]
+        ids.append((src, src if spec.tgt is spec.src else [y or [UNK] for y in tok.encode(spec.tgt)]))
+    streams = [(spec.name, np.array([len(a) * 10_000 + len(b) for a, b in zip(*st)], dtype=np.int64), spec.weight)
+               for spec, st in zip(specs, ids)]
+
+    def collate(i: int, idx: np.ndarray) -> SubBatch:
+        src, tgt = ids[i]
+        return make_subbatch(specs[i], [src[j] for j in idx], [tgt[j] for j in idx])
+
+    return Batches(streams, collate, batch_size=batch_size, seed=seed, bucket_batches=bucket_batches)
 
 
 def fingerprint(specs: list[StreamSpec]) -> str:
@@ -318,68 +356,3 @@ class DualSubBatch:
         return DualSubBatch(self.name, self.src_lang, self.tgt_lang, self.idx, self.k, mv(self.src), mv(self.tgt),
                             self.src_text_ids.to(device), self.tgt_text_ids.to(device),
                             None if self.teacher is None else self.teacher.to(device))
-
-
-class PairStream:
-    """Batches of pair indices over one :class:`PairSpec`, like :class:`Stream` (seeded, length-bucketed)."""
-
-    def __init__(self, spec: PairSpec, n: int, seed: int, index: int, bucket_batches: int):
-        if not spec.src:
-            raise BisentError(f"stream '{spec.name}': no pairs")
-        self.spec, self.n, self.seed, self.index, self.bucket_batches = spec, n, seed, index, bucket_batches
-        self.lens = np.array([len(a) * 10_000 + len(b) for a, b in zip(spec.src, spec.tgt)])
-        self.epoch, self.pos = 0, 0
-        self._order: list[np.ndarray] | None = None
-
-    def epoch_batches(self, epoch: int) -> list[np.ndarray]:
-        """A pure function of (seed, stream, epoch); the last, short batch of an epoch is dropped
-        unless it is the only one (in-batch negatives want full batches)."""
-        rng = np.random.default_rng([self.seed, self.index, epoch])
-        perm = rng.permutation(len(self.lens))
-        chunk = self.n * self.bucket_batches
-        batches = []
-        for c in range(0, len(perm), chunk):
-            part = perm[c:c + chunk]
-            part = part[np.argsort(self.lens[part], kind="stable")]
-            batches += [part[b:b + self.n] for b in range(0, len(part), self.n)]
-        full = [b for b in batches if len(b) == self.n] or batches
-        return [full[i] for i in rng.permutation(len(full))]
-
-    def next(self) -> np.ndarray:
-        if self._order is None:
-            self._order = self.epoch_batches(self.epoch)
-        idx = self._order[self.pos]
-        self.pos += 1
-        if self.pos == len(self._order):
-            self.epoch, self.pos, self._order = self.epoch + 1, 0, None
-        return idx
-
-
-class PairBatches:
-    """Every step one sub-batch per language pair: ``collate(stream index, spec, pair indices)`` builds it."""
-
-    def __init__(self, specs: list[PairSpec], collate, *, batch_size: int, seed: int, bucket_batches: int = 50):
-        if not specs:
-            raise BisentError("training data: no language pair")
-        sizes = shares([s.weight for s in specs], batch_size)
-        self.streams = [PairStream(s, n, seed, i, bucket_batches) for i, (s, n) in enumerate(zip(specs, sizes))]
-        self.collate = collate
-
-    def __iter__(self):
-        return self
-
-    def __next__(self) -> list[DualSubBatch]:
-        return [self.collate(i, s.spec, s.next()) for i, s in enumerate(self.streams)]
-
-    def state_dict(self) -> dict:
-        return {"streams": [{"name": s.spec.name, "epoch": s.epoch, "pos": s.pos} for s in self.streams]}
-
-    def load_state_dict(self, state: dict) -> None:
-        names = [s["name"] for s in state["streams"]]
-        if names != [s.spec.name for s in self.streams]:
-            raise BisentError(f"checkpoint: data streams differ (checkpoint: {names})")
-        for s, st in zip(self.streams, state["streams"]):
-            s.epoch, s.pos, s._order = int(st["epoch"]), int(st["pos"]), None
-
-    def describe(self) -> list[dict]:
-        return [{"name": s.spec.name, "pairs": len(s.lens), "per_batch": s.n} for s in self.streams]

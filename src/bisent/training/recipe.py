@@ -1,7 +1,7 @@
 """Training recipes: YAML files naming an architecture and its hyper-parameters.
 
 A recipe is a plain nested dict (JSON-serialisable, so it goes into
-``config.json`` and ``checkpoint.json`` unchanged). :func:`load_recipe` fills
+``config.json`` and the checkpoint unchanged). :func:`load_recipe` fills
 in defaults and checks every key against :data:`SCHEMA`; a misspelt key, a
 wrong type or an unknown choice is a one-line :class:`BisentError` naming the
 file and the dotted key, e.g. ``kim.yaml: unknown key 'model.hiden_dim'``.
@@ -10,6 +10,7 @@ file and the dotted key, e.g. ``kim.yaml: unknown key 'model.hiden_dim'``.
 from __future__ import annotations
 
 import copy
+import math
 from pathlib import Path
 from typing import Any, Iterable, NamedTuple
 
@@ -218,6 +219,8 @@ def _check_value(src: str, key: str, f: Field, value: Any) -> Any:
         raise BisentError(f"{src}: {key}: expected {'/'.join(t.__name__ for t in types)}, got {value!r}")
     if f.choices is not None and value not in f.choices:
         raise BisentError(f"{src}: {key}: '{value}' is not one of {', '.join(map(str, f.choices))}")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise BisentError(f"{src}: {key}: {value} is not a finite number")
     if f.minimum is not None and isinstance(value, (int, float)) and value < f.minimum:
         raise BisentError(f"{src}: {key}: {value} is below the minimum {f.minimum}")
     if key == "optim.betas" and (len(value) != 2 or not all(isinstance(b, (int, float)) and 0 <= b < 1 for b in value)):

@@ -1,38 +1,66 @@
-"""One module per paper's training criterion: which streams of examples, in what ratio, which loss.
+"""One module per paper's training criterion; each sets up its own run with ``setup()``.
 
-Each module exposes
-- ``languages(bitexts, recipe) -> list[str]``: the languages the model is built for;
-- ``build_streams(bitexts, monos, recipe) -> list[StreamSpec]``: what is trained, in what ratio;
-- ``dev_pairs(bitexts, recipe) -> list[Bitext]``: dev sets oriented as the model expects;
-- ``loss(model, batch) -> (scalar loss, {name: float})``: the paper's criterion on one batch.
+An objective is ``training/objectives/<name>.py`` (``recipe["objective"]``,
+or the architecture's name for the seq2seq models) and provides::
+
+    setup(recipe, bitexts, monos, dev, out_dir, *, state, device) -> Setup
+
+which returns a :class:`Setup`: the data (:class:`bisent.training.data.Batches`,
+one bucketed sampler for every objective), the model built from the
+recipe's seed, the loss, the model as an Encoder for the dev figures, how to
+write the model directory (:func:`bisent.models.modeldir.save`), and the
+fingerprints a resumed run must find unchanged. ``state`` is the checkpoint's
+JSON state when resuming (reload, don't retrain, a tokenizer:
+:func:`.common.tokenizer_for`), else None. The loop
+(:func:`bisent.training.loop.train`) does the rest: optimiser, steps,
+logging, dev evaluation, checkpoints. Shared pieces:
+
+- :mod:`.common`: the languages of the data, tokenizer train-or-reload;
+- :mod:`.seq2seq`: the set-up of translation/autoencoding models (kim2019, artetxe2019);
+- :mod:`.dual`: the set-up of dual encoders (guo2019, distill): language-pair
+  streams, hard negatives, a loss that sums the objective's terms.
+
+A new objective file needs ``setup`` and its loss; a new training recipe
+schema goes into :mod:`bisent.training.recipe`.
 """
 
 from __future__ import annotations
 
 import importlib
+from dataclasses import dataclass, field
+from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    import torch
+from typing import Any, Callable
 
 
-def get_objective(architecture: str) -> ModuleType:
-    """The objective module of an architecture (``kim2019`` or ``artetxe2019``)."""
-    return importlib.import_module(f"{__name__}.{architecture}")
+def get_objective(name: str) -> ModuleType:
+    """The objective module ``training/objectives/<name>.py``."""
+    return importlib.import_module(f"{__name__}.{name}")
 
 
-def token_nll(model, sb) -> tuple["torch.Tensor", int]:
-    """Summed cross-entropy of one sub-batch under teacher forcing, and its number of target tokens.
+@dataclass
+class Setup:
+    """What an objective's ``setup()`` hands the loop: everything that differs between model families.
 
-    ``-sum_i log p(y_i | y_<i, embed(x))`` over the non-pad positions of ``sb.tgt_out``.
+    ``batches`` yields one batch per step (a list of sub-batches with ``.to(device)``)
+    and has ``state_dict`` / ``load_state_dict`` / ``describe``; ``loss(model, batch)``
+    returns ``(scalar, {name: float})``; ``save_model(out_dir, step)`` writes the
+    model directory; ``fingerprints`` are artefacts a resumed run must find
+    unchanged (the tokenizer's sha256); ``on_step(step)`` runs after each optimiser step
+    and may return log fields; ``state()`` / ``load_state(tensors)`` carry the
+    objective's own tensors through checkpoints (mined hard negatives).
     """
-    import torch.nn.functional as F
 
-    from ..tokenizer import PAD
-
-    emb = model.embed(sb.src, sb.src_len, sb.enc_lang)                 # (B, D)
-    logits = model.decode(emb, sb.tgt_in, sb.dec_lang)                 # (B, T, V)
-    nll = F.cross_entropy(logits.flatten(0, 1), sb.tgt_out.flatten(),  # (B*T, V) vs (B*T,)
-                          ignore_index=PAD, reduction="sum")
-    return nll, int((sb.tgt_out != PAD).sum())
+    model: Any                                   # torch.nn.Module
+    batches: Any                                 # bisent.training.data.Batches
+    loss: Callable[[Any, Any], tuple[Any, dict[str, float]]]
+    encoder: Any                                 # bisent.encoders.base.Encoder over the model
+    save_model: Callable[[Path, int], None]
+    data_hash: str
+    dev: list
+    info: dict = field(default_factory=dict)
+    fingerprints: dict[str, str] = field(default_factory=dict)
+    tokenizer: Any = None
+    on_step: Callable[[int], dict | None] | None = None
+    state: Callable[[], dict] | None = None
+    load_state: Callable[[dict], None] | None = None

@@ -19,24 +19,21 @@ other (en-de, en-fr, de-fr) the common targets do it, as in the paper.
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import torch
 
 from ...errors import BisentError
 from ..data import Bitext, Monotext, StreamSpec, SubBatch
-from . import token_nll
+from . import Setup, seq2seq
+from .common import data_languages
+from .seq2seq import token_nll
 
 
 def languages(bitexts: list[Bitext], recipe: dict) -> list[str]:
     """The recipe's ``languages`` or every language in the data, in order of appearance."""
-    if not bitexts:
-        raise BisentError("artetxe2019: needs parallel training data")
-    seen = list(dict.fromkeys(l for b in bitexts for l in b.langs))
-    if recipe["languages"]:
-        missing = [l for l in seen if l not in recipe["languages"]]
-        if missing:
-            raise BisentError(f"recipe languages {recipe['languages']} miss {missing}, found in the training data")
-        return list(recipe["languages"])
-    return seen
+    return data_languages(bitexts, recipe)
 
 
 def dev_pairs(bitexts: list[Bitext], recipe: dict, langs: list[str]) -> list[Bitext]:
@@ -81,3 +78,9 @@ def loss(model, batch: list[SubBatch]) -> tuple[torch.Tensor, dict[str, float]]:
         key = f"loss_{sb.enc_lang}-{sb.dec_lang}" if sb.objective == "translation" else f"loss_ae_{sb.enc_lang}"
         parts[key] = float(nll.detach()) / max(n, 1)
     return total / max(n_total, 1), parts
+
+
+def setup(recipe: dict, bitexts: list[Bitext], monos: list[Monotext], dev: list[Bitext], out_dir: Path, *,
+          state: dict | None, device: torch.device) -> Setup:
+    """The run: this module's streams and loss on a seq2seq model (:func:`.seq2seq.setup`)."""
+    return seq2seq.setup(sys.modules[__name__], recipe, bitexts, monos, dev, out_dir, state=state, device=device)

@@ -23,10 +23,15 @@ Guo et al. ranking loss (:mod:`.guo2019`, Eq. 1-2) on the same batch:
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import torch
 import torch.nn.functional as F
 
-from .guo2019 import setup  # noqa: F401  the same dual-encoder set-up; the recipe's weights pick the losses
+from ..data import Bitext, DualSubBatch, Monotext
+from ..teacher import teacher_embeddings
+from . import Setup, dual
+from .guo2019 import ranking_term
 
 
 def distill_loss(student_src: torch.Tensor, student_tgt: torch.Tensor, teacher: torch.Tensor,
@@ -41,3 +46,29 @@ def distill_loss(student_src: torch.Tensor, student_tgt: torch.Tensor, teacher: 
     else:
         raise ValueError(f"unknown distillation loss {kind!r}")
     return (d_src + d_tgt) / 2
+
+
+def distill_term(oc: dict):
+    """``objectives.distill`` x the teacher loss of one sub-batch (raw student outputs vs unit teacher rows)."""
+    w = float(oc["distill"])
+
+    def term(sb: DualSubBatch, x, y, x_hard, y_hard) -> tuple[torch.Tensor, dict[str, float]]:
+        d = distill_loss(x, y, sb.teacher, oc["distill_loss"])
+        return w * d, {f"distill_{sb.name}": float(d.detach())}
+
+    return term
+
+
+def setup(recipe: dict, bitexts: list[Bitext], monos: list[Monotext], dev: list[Bitext], out_dir: Path, *,
+          state: dict | None, device: torch.device) -> Setup:
+    """A dual-encoder student of the teacher's rows of every source sentence (persistent cache: computed
+    once, across runs), plus the ranking loss when ``objectives.ranking > 0`` (:func:`.dual.setup`)."""
+    oc = recipe["objectives"]
+    teachers, reports = [], []
+    for spec in dual.pair_specs(bitexts, recipe) if bitexts else []:
+        vecs, rep = teacher_embeddings(oc["teacher"], spec.src, spec.src_lang, batch_size=oc["teacher_batch"])
+        teachers.append(torch.from_numpy(vecs))                              # (N, D_teacher)
+        reports.append(rep)
+    terms = ([ranking_term(oc)] if oc["ranking"] > 0 else []) + [distill_term(oc)]
+    return dual.setup(recipe, bitexts, monos, dev, out_dir, state=state, device=device, terms=terms,
+                      teachers=teachers or None, info={"teacher": reports})

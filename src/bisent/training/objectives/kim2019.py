@@ -14,11 +14,15 @@ neither encoder is optimised more than the other.
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import torch
 
 from ...errors import BisentError
 from ..data import Bitext, Monotext, StreamSpec, SubBatch
-from . import token_nll
+from . import Setup, seq2seq
+from .seq2seq import token_nll
 
 
 def languages(bitexts: list[Bitext], recipe: dict) -> list[str]:
@@ -86,3 +90,9 @@ def loss(model, batch: list[SubBatch]) -> tuple[torch.Tensor, dict[str, float]]:
         acc[1] += n
     parts = {f"loss_{k}": v[0] / max(v[1], 1) for k, v in sums.items()}
     return total / max(n_total, 1), parts
+
+
+def setup(recipe: dict, bitexts: list[Bitext], monos: list[Monotext], dev: list[Bitext], out_dir: Path, *,
+          state: dict | None, device: torch.device) -> Setup:
+    """The run: this module's streams and loss on a seq2seq model (:func:`.seq2seq.setup`)."""
+    return seq2seq.setup(sys.modules[__name__], recipe, bitexts, monos, dev, out_dir, state=state, device=device)

@@ -55,6 +55,25 @@ class Tokenizer:
         """The vocabulary, id order."""
         return [self.sp.id_to_piece(i) for i in range(self.vocab_size)]
 
+    @classmethod
+    def from_model_dir(cls, md) -> "Tokenizer":
+        """The tokenizer a model directory's ``config.json`` names (``"tokenizer": {"file", "max_len"}``),
+        checked against the model's ``vocab_size``."""
+        tc = md.config.get("tokenizer")
+        if not isinstance(tc, dict) or not isinstance(tc.get("max_len"), int) or isinstance(tc["max_len"], bool) \
+                or tc["max_len"] < 1:
+            raise md.error("needs 'tokenizer': {'file': ..., 'max_len': a positive integer}")
+        name = str(tc.get("file", FILENAME))
+        tok = cls(md.read_file(name, "tokenizer"), tc["max_len"], str(md.path / name))
+        if tok.vocab_size != md.hp.get("vocab_size"):
+            raise BisentError(f"{md.path / name}: vocabulary of {tok.vocab_size} pieces, "
+                              f"config.json says {md.hp.get('vocab_size')}")
+        return tok
+
+    def config(self) -> dict:
+        """The ``tokenizer`` section of a model's ``config.json``."""
+        return {"file": FILENAME, "max_len": self.max_len}
+
     def save(self, path) -> None:
         from ..io import atomic_write
 

@@ -1,0 +1,148 @@
+"""Training checkpoints: ONE file, ``checkpoint.safetensors``, written atomically.
+
+The tensors are the model weights (``model.*``), every optimiser's moments
+flattened to tensors (``optim.*``, ``optim1.*``, ...), the RNG states
+(``rng.*``) and the objective's own state (``extra.*``: mined hard
+negatives). The JSON state (step, recipe, data position, optimiser scalars
+and hyper-parameters, fingerprints of the data and the tokenizer) rides in
+the safetensors header's metadata, so tensors and state can never disagree:
+the file is written to a temporary name and renamed into place
+(:func:`bisent.io.atomic_write`), and the previous checkpoint stays whole
+until the new one is complete. A kill at any moment leaves a resumable run.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+from pathlib import Path
+
+import torch
+
+from ..errors import BisentError
+from ..io import atomic_write
+
+FILE = "checkpoint.safetensors"
+_META_KEY = "bisent_checkpoint"
+#: recipe sections that change the numbers; a resumed run must agree on all of them
+MATH_KEYS = ("architecture", "objective", "seed", "languages", "tokenizer", "data", "model", "objectives", "optim")
+
+
+def _prefix(j: int) -> str:
+    return "optim" if j == 0 else f"optim{j}"
+
+
+def open_run(out_dir: Path, resume: bool) -> dict | None:
+    """Create ``out_dir`` for a new run (refusing one that holds a run), or read the state to resume."""
+    out_dir = Path(out_dir)
+    if not resume and exists(out_dir):
+        raise BisentError(f"{out_dir}: holds a training run already; pass --resume to continue it, or choose another -o")
+    state = read_state(out_dir) if resume else None
+    out_dir.mkdir(parents=True, exist_ok=True)
+    return state
+
+
+def save(out_dir: Path, run, opts: list, recipe: dict, *, step: int, elapsed_s: float) -> None:
+    """Write ``checkpoint.safetensors``: the model, optimisers, RNG and objective state (``run.state()``) of
+    ``run`` (an objective's Setup), and the JSON state (step, recipe, data position, fingerprints)."""
+    from safetensors.torch import save as save_tensors
+
+    model, batches, extra = run.model, run.batches, run.state() if run.state is not None else None
+    state = {"step": step, "elapsed_s": elapsed_s, "recipe": recipe, "data_fingerprint": run.data_hash,
+             **run.fingerprints}
+    tensors: dict[str, torch.Tensor] = {f"model.{k}": v for k, v in model.state_dict().items()}
+    optim_json = []
+    for j, o in enumerate(opts):
+        opt_state = o.state_dict()
+        scalars: dict[str, dict] = {}
+        for i, st in opt_state["state"].items():                    # Adam: step, exp_avg, exp_avg_sq per parameter
+            for name, v in st.items():
+                if torch.is_tensor(v):
+                    tensors[f"{_prefix(j)}.{i}.{name}"] = v
+                else:
+                    scalars.setdefault(str(i), {})[name] = v
+        optim_json.append({"param_groups": opt_state["param_groups"], "scalars": scalars})
+    for k, v in (extra or {}).items():
+        tensors[f"extra.{k}"] = v
+    tensors["rng.torch"] = torch.get_rng_state()
+    if torch.cuda.is_available():
+        for d, s in enumerate(torch.cuda.get_rng_state_all()):
+            tensors[f"rng.cuda.{d}"] = s
+    meta = {**state, "data": batches.state_dict(), "optim": optim_json}
+    blob = save_tensors({k: v.detach().to("cpu").contiguous() for k, v in tensors.items()},
+                        metadata={_META_KEY: json.dumps(meta)})
+    with atomic_write(Path(out_dir) / FILE, "wb") as f:
+        f.write(blob)
+
+
+def exists(out_dir: Path) -> bool:
+    return (Path(out_dir) / FILE).exists()
+
+
+def read_state(out_dir: Path) -> dict:
+    """The JSON state of ``out_dir``'s checkpoint (cheap: reads the header only)."""
+    path = Path(out_dir) / FILE
+    if not path.is_file():
+        raise BisentError(f"{path}: missing: nothing to resume in {out_dir}")
+    try:
+        with open(path, "rb") as f:
+            (n,) = struct.unpack("<Q", f.read(8))
+            header = json.loads(f.read(n))
+        return json.loads(header["__metadata__"][_META_KEY])
+    except (struct.error, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError, MemoryError,
+            OverflowError) as e:
+        raise BisentError(f"{path}: not a bisent checkpoint ({e.__class__.__name__})") from None
+
+
+def check_same_run(state: dict, recipe: dict, data_hash: str, fingerprints: dict[str, str], out_dir: Path) -> None:
+    """Refuse to resume with another recipe, other data or another tokenizer."""
+    path = Path(out_dir) / FILE
+    for key in MATH_KEYS:
+        if state["recipe"].get(key) != recipe.get(key):
+            raise BisentError(f"{path}: cannot resume: the recipe's '{key}' differs from the checkpoint's")
+    if state["data_fingerprint"] != data_hash:
+        raise BisentError(f"{path}: cannot resume: the training data differ from the checkpoint's")
+    for key, value in fingerprints.items():
+        if state.get(key) != value:
+            raise BisentError(f"{path}: cannot resume: {key} differs from the checkpoint's")
+
+
+def load(out_dir: Path, state: dict, *, model, opts: list, batches) -> dict[str, torch.Tensor]:
+    """Restore model, optimiser states, data position and RNG states (in place); return the ``extra`` tensors."""
+    from safetensors import SafetensorError
+    from safetensors.torch import load as load_tensors
+
+    path = Path(out_dir) / FILE
+    try:
+        tensors = load_tensors(path.read_bytes())
+    except (SafetensorError, ValueError, RuntimeError, OSError) as e:
+        raise BisentError(f"{path}: corrupt safetensors file ({' '.join(str(e).split())[:120]})") from None
+    model.load_state_dict({k[6:]: v for k, v in tensors.items() if k.startswith("model.")}, strict=True)
+    if len(state["optim"]) != len(opts):
+        raise BisentError(f"{path}: {len(state['optim'])} optimiser states, this run has {len(opts)}")
+    for j, (o, js) in enumerate(zip(opts, state["optim"])):
+        opt_state: dict = {"state": {}, "param_groups": js["param_groups"]}
+        prefix = _prefix(j) + "."
+        for k, v in tensors.items():
+            if k.startswith(prefix):
+                _, i, name = k.split(".", 2)
+                opt_state["state"].setdefault(int(i), {})[name] = v
+        for i, sc in js["scalars"].items():
+            opt_state["state"].setdefault(int(i), {}).update(sc)
+        o.load_state_dict(opt_state)
+    batches.load_state_dict(state["data"])
+    torch.set_rng_state(tensors["rng.torch"])
+    cuda = [tensors[f"rng.cuda.{d}"] for d in range(torch.cuda.device_count()) if f"rng.cuda.{d}" in tensors]
+    if cuda and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(cuda)
+    return {k[6:]: v for k, v in tensors.items() if k.startswith("extra.")}
+
+
+def resume(state: dict, recipe: dict, run, opts: list, out_dir: Path) -> tuple[int, float]:
+    """Check that ``run`` (an objective's Setup) is the checkpoint's run, then load the checkpoint into its
+    model, the optimisers, the data position and the objective's state; return ``(step, seconds so far)``."""
+    check_same_run(state, recipe, run.data_hash, run.fingerprints, out_dir)
+    extra = load(out_dir, state, model=run.model, opts=opts, batches=run.batches)
+    if run.load_state is not None:
+        run.load_state(extra)
+    return int(state["step"]), float(state.get("elapsed_s", 0.0))

@@ -1,0 +1,223 @@
+"""The set-up shared by the dual-encoder objectives (:mod:`.guo2019`, :mod:`.distill`).
+
+One language pair is one stream of :class:`PairSpec` pairs in
+:class:`bisent.training.data.Batches` (full batches only: in-batch
+negatives); the model is any module of :mod:`bisent.models.dual` (or one
+with the same ``featurize`` / ``forward``), built from the recipe's seed;
+the loss of a sub-batch is the sum of the objective's ``terms`` (each
+``term(sb, x, y, x_hard, y_hard) -> (weighted scalar, log parts)``),
+averaged over the pairs of the batch. Hard negatives (``objectives.hard_negatives``,
+Guo et al. 2018, Yang et al. 2019) are mined here with the current model.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import torch
+
+from ...errors import BisentError
+from ...models.dual import TorchDualEncoder, build_dual, save_dual
+from ..data import Batches, Bitext, DualSubBatch, Monotext, PairSpec, all_text, fingerprint
+from ..teacher import teacher_embeddings
+from . import Setup
+from .common import data_languages, tokenizer_fingerprint, tokenizer_for
+
+#: default output size of hashed students when no teacher fixes it
+DEFAULT_DIM = 384
+
+
+def pair_specs(bitexts: list[Bitext], recipe: dict) -> list[PairSpec]:
+    """One stream per language pair (files of the same pair merged, first file's orientation kept)."""
+    by_pair: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    orient: dict[frozenset, tuple[str, str]] = {}
+    for b in bitexts:
+        if b.src_lang == b.tgt_lang:
+            raise BisentError(f"{b.source}: both columns are {b.src_lang}")
+        key = orient.setdefault(frozenset(b.langs), b.langs)
+        by_pair.setdefault(key, []).extend(p if b.langs == key else (p[1], p[0]) for p in b.pairs)
+    cap = recipe["data"].get("max_pairs")
+    specs = []
+    for (a, b), pairs in by_pair.items():
+        pairs = pairs[:cap] if cap else pairs
+        if len(pairs) < 2:
+            raise BisentError(f"{a}-{b}: {len(pairs)} training pair(s); in-batch ranking needs at least 2")
+        specs.append(PairSpec(f"{a}-{b}", a, b, [p[0] for p in pairs], [p[1] for p in pairs]))
+    return specs
+
+
+def _text_ids(texts: list[str]) -> np.ndarray:
+    """``(n,)`` int64: equal ids for identical texts."""
+    index: dict[str, int] = {}
+    return np.fromiter((index.setdefault(t, len(index)) for t in texts), dtype=np.int64, count=len(texts))
+
+
+class HardNegatives:
+    """Per language pair, each source's most similar wrong target and each target's most similar wrong source.
+
+    Mined with the current model every ``every`` steps (none before the first
+    mining); the index arrays go into checkpoints, so a resumed run uses the same ones.
+    """
+
+    def __init__(self, specs: list[PairSpec], every: int, block: int = 1024):
+        self.every, self.block = every, block
+        self.src_ids = [_text_ids(s.src) for s in specs]
+        self.tgt_ids = [_text_ids(s.tgt) for s in specs]
+        self.hard_tgt = [np.full(len(s.src), -1, dtype=np.int64) for s in specs]   # (N,) per stream
+        self.hard_src = [np.full(len(s.src), -1, dtype=np.int64) for s in specs]
+
+    @property
+    def mined(self) -> bool:
+        return bool(self.hard_tgt) and bool((self.hard_tgt[0] >= 0).any())
+
+    def _best_wrong(self, a: np.ndarray, b: np.ndarray, b_ids: np.ndarray) -> np.ndarray:
+        """For each row i of ``a`` (N, D) the row j of ``b`` (N, D) with the highest score and ``b_ids[j] != b_ids[i]``."""
+        out = np.empty(len(a), dtype=np.int64)
+        for s in range(0, len(a), self.block):
+            sim = a[s:s + self.block] @ b.T                                          # (blk, N)
+            sim[b_ids[s:s + self.block, None] == b_ids[None, :]] = -np.inf           # the true partner and its copies
+            out[s:s + self.block] = sim.argmax(axis=1)
+        return out
+
+    def mine(self, encoder, specs: list[PairSpec]) -> dict[str, float]:
+        """Embed every training sentence with ``encoder`` and refresh the negatives; returns log fields."""
+        report = {}
+        for i, spec in enumerate(specs):
+            xs = encoder.encode(spec.src, spec.src_lang, cache=False, progress=False)   # (N, D)
+            ys = encoder.encode(spec.tgt, spec.tgt_lang, cache=False, progress=False)   # (N, D)
+            self.hard_tgt[i] = self._best_wrong(xs, ys, self.tgt_ids[i])
+            self.hard_src[i] = self._best_wrong(ys, xs, self.src_ids[i])
+            n = len(xs)
+            report[f"hard_cos_{spec.name}"] = float(np.mean(np.sum(xs * ys[self.hard_tgt[i]], axis=1)))
+            report[f"gold_cos_{spec.name}"] = float(np.mean(np.sum(xs * ys, axis=1)))
+            report[f"train_err_{spec.name}"] = float(np.mean(
+                np.sum(xs * ys[self.hard_tgt[i]], axis=1) > np.sum(xs * ys, axis=1))) if n else 0.0
+        return report
+
+    def state(self) -> dict[str, torch.Tensor]:
+        out = {}
+        for i, (t, s) in enumerate(zip(self.hard_tgt, self.hard_src)):
+            out[f"hard_tgt.{i}"], out[f"hard_src.{i}"] = torch.from_numpy(t), torch.from_numpy(s)
+        return out
+
+    def load_state(self, tensors: dict[str, torch.Tensor]) -> None:
+        for i in range(len(self.hard_tgt)):
+            if f"hard_tgt.{i}" in tensors:
+                self.hard_tgt[i] = tensors[f"hard_tgt.{i}"].numpy().copy()
+                self.hard_src[i] = tensors[f"hard_src.{i}"].numpy().copy()
+
+
+
+# --- forward and loss ---------------------------------------------------------------------------------
+
+def encode_subbatch(model, sb: DualSubBatch) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Raw model outputs ``x (K, D), y (K, D), x_hard (H, D), y_hard (H, D)`` of one sub-batch."""
+    xs = model(**sb.src)                                                 # (K + H, D)
+    ys = model(**sb.tgt)                                                 # (K + H, D)
+    return xs[: sb.k], ys[: sb.k], xs[sb.k:], ys[sb.k:]
+
+
+def make_loss(terms: list[Callable]) -> Callable:
+    """The loss over a batch: the sum of ``terms`` per sub-batch, averaged over the batch's pairs."""
+
+    def loss(model, batch: list[DualSubBatch]) -> tuple[torch.Tensor, dict[str, float]]:
+        total, n, parts = 0.0, 0, {}
+        for sb in batch:
+            x, y, x_hard, y_hard = encode_subbatch(model, sb)
+            term = 0.0
+            for t in terms:
+                value, p = t(sb, x, y, x_hard, y_hard)
+                term = term + value
+                parts.update(p)
+            total = total + term * sb.k
+            n += sb.k
+        return total / n, parts
+
+    return loss
+
+
+# --- set-up -------------------------------------------------------------------------------------------
+
+def build_model(recipe: dict, bitexts: list[Bitext], specs: list[PairSpec], out_dir: Path, state: dict | None,
+                info: dict, dim: int | None):
+    """The dual model from the recipe's seed (+ its tokenizer for ``bilstm``, frozen base features for ``adapter``)."""
+    arch, oc = recipe["architecture"], recipe["objectives"]
+    hp = dict(recipe["model"])
+    if dim is not None:
+        if hp.get("dim") not in (None, dim):
+            raise BisentError(f"model.dim {hp['dim']} differs from teacher {oc['teacher']}'s {dim}: leave it null")
+        hp["dim"] = dim
+    tok = None
+    if arch == "bilstm":
+        tok = tokenizer_for(recipe, all_text(bitexts, []), out_dir, state)
+        hp = {**hp, "vocab_size": tok.vocab_size, "max_len": recipe["data"]["max_len"]}
+        info["vocab_size"] = tok.vocab_size
+    elif arch == "adapter":
+        from ...encoders import get_encoder
+
+        base = get_encoder(hp["base"])
+        hp["base_dim"] = base.dim
+        info["base"] = [teacher_embeddings(base, texts, lang, batch_size=oc["teacher_batch"])[1]   # cached features
+                        for spec in specs for texts, lang in ((spec.src, spec.src_lang), (spec.tgt, spec.tgt_lang))]
+    elif hp.get("dim") is None:
+        hp["dim"] = DEFAULT_DIM
+    torch.manual_seed(recipe["seed"])
+    model = build_dual(arch, hp)
+    if tok is not None:
+        model.tokenizer = tok
+    return model, tok
+
+
+def setup(recipe: dict, bitexts: list[Bitext], monos: list[Monotext], dev: list[Bitext], out_dir: Path, *,
+          state: dict | None, device: torch.device, terms: list[Callable],
+          teachers: list[torch.Tensor] | None = None, info: dict | None = None) -> Setup:
+    """Everything a dual-encoder run needs (:class:`bisent.training.objectives.Setup`).
+
+    ``terms``: the objective's loss terms; ``teachers``: per stream, ``(N, D_teacher)``
+    rows of the sources that each sub-batch carries (distillation), which also fix the model's ``dim``.
+    """
+    seed, oc = recipe["seed"], recipe["objectives"]
+    if monos:
+        raise BisentError(f"{monos[0].source}: {recipe['objective']} trains on parallel data only; drop --mono")
+    langs = data_languages(bitexts, recipe)
+    specs = pair_specs(bitexts, recipe)
+    info = {"languages": langs, **(info or {})}
+    teachers = teachers or [None] * len(specs)
+    model, tok = build_model(recipe, bitexts, specs, out_dir, state, info,
+                             None if teachers[0] is None else teachers[0].shape[1])
+    model = model.to(device)
+    encoder = TorchDualEncoder(model, name=f"{out_dir} (training)", content_hash="training")
+    hard = HardNegatives(specs, oc["hard_every"]) if oc["hard_negatives"] else None
+    text_ids = [(_text_ids(s.src), _text_ids(s.tgt)) for s in specs]
+
+    def collate(i: int, idx: np.ndarray) -> DualSubBatch:
+        spec, rows = specs[i], [idx]
+        if hard is not None and hard.mined:
+            rows.append(hard.hard_src[i][idx])                               # H = K mined sources / targets
+        src_rows = np.concatenate(rows)
+        tgt_rows = np.concatenate([idx, hard.hard_tgt[i][idx]]) if len(rows) > 1 else idx
+        src = model.featurize([spec.src[j] for j in src_rows], spec.src_lang)
+        tgt = model.featurize([spec.tgt[j] for j in tgt_rows], spec.tgt_lang)
+        return DualSubBatch(spec.name, spec.src_lang, spec.tgt_lang, torch.from_numpy(idx), len(idx), src, tgt,
+                            torch.from_numpy(text_ids[i][0][src_rows]), torch.from_numpy(text_ids[i][1][tgt_rows]),
+                            None if teachers[i] is None else teachers[i][torch.from_numpy(idx)])
+
+    streams = [(s.name, np.array([len(a) * 10_000 + len(b) for a, b in zip(s.src, s.tgt)]), s.weight) for s in specs]
+    batches = Batches(streams, collate, batch_size=recipe["data"]["batch_size"], seed=seed,
+                      bucket_batches=recipe["data"]["bucket_batches"], full_only=True)
+
+    def on_step(step: int) -> dict | None:
+        if hard is None or step % hard.every:
+            return None
+        return {"event": "hard negatives mined", **hard.mine(encoder, specs)}
+
+    def save(at_dir: Path, step: int) -> None:
+        save_dual(model, at_dir, extra={"training": {"step": step, "languages": langs, "recipe": recipe}})
+
+    return Setup(model=model, batches=batches, loss=make_loss(terms), encoder=encoder, save_model=save,
+                 data_hash=fingerprint(specs), dev=list(dev), info=info, fingerprints=tokenizer_fingerprint(tok),
+                 tokenizer=tok, on_step=on_step if hard is not None else None,
+                 state=hard.state if hard is not None else None,
+                 load_state=hard.load_state if hard is not None else None)
