@@ -35,17 +35,15 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Iterable
 
 import numpy as np
-from tqdm.auto import tqdm
 
-from .encoders.base import Encoder, l2_normalise
+from .evaluate import precision_at, retrieval_p_at_n  # noqa: F401  (P@N of document retrieval)
+from .encoders.documents import CHUNK, DocumentEncoder, SentenceAvg, sentence_sums  # noqa: F401  (re-exported)
 from .errors import BisentError
 from .io import atomic_write
 
-#: sentences embedded per call while summing documents (bounds memory for very long documents)
-CHUNK = 4096
 SEGMENTATIONS = ("sentencex", "given")
 
 
@@ -154,86 +152,7 @@ def _read_folder(path: Path, lang: str, segmentation: str) -> list[Document]:
     return docs
 
 
-# --- document encoders --------------------------------------------------------------------------------
-
-class DocumentEncoder:
-    """``encode_documents(docs, lang) -> (n_docs, dim)`` float32 unit rows; zero rows for empty documents."""
-
-    name: str = "document-encoder"
-    id: str = "document-encoder"
-    dim: int = 0
-
-    def encode_documents(self, docs: Sequence[Sequence[str]], lang: str, *, progress: bool | None = None) -> np.ndarray:
-        raise NotImplementedError
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}(name={self.name!r}, dim={self.dim})"
-
-
-def sentence_sums(docs: Sequence[Sequence[str]], encoder: Encoder, lang: str, *, transform=None,
-                  chunk: int = CHUNK, progress: bool | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Per document the sum of ``transform(sentence embeddings)`` and the sentence count, streamed.
-
-    Returns ``sums (n_docs, d')`` float64 and ``counts (n_docs,)``. Sentences
-    are embedded ``chunk`` at a time across document boundaries, so memory
-    never holds more than one chunk of sentence vectors.
-    """
-    counts = np.array([len(d) for d in docs], dtype=np.int64)
-    sums = None
-    buf: list[str] = []
-    owners: list[np.ndarray] = []
-
-    def flush():
-        nonlocal sums, buf, owners
-        v = encoder.encode(buf, lang, progress=False).astype(np.float64)         # (c, d)
-        if transform is not None:
-            v = transform(v)                                                       # (c, d')
-        if sums is None:
-            sums = np.zeros((len(docs), v.shape[1]), dtype=np.float64)
-        np.add.at(sums, np.concatenate(owners), v)
-        bar.update(len(buf))
-        buf, owners = [], []
-
-    with tqdm(total=int(counts.sum()), desc=f"embed {lang} documents ({encoder.name})", unit="sent",
-              disable=(not progress) if progress is not None else None, leave=False) as bar:
-        for i, d in enumerate(docs):
-            start = 0
-            while start < len(d):
-                take = list(d[start:start + chunk - len(buf)])
-                buf.extend(take)
-                owners.append(np.full(len(take), i, dtype=np.int64))
-                start += len(take)
-                if len(buf) >= chunk:
-                    flush()
-        if buf:
-            flush()
-    if sums is None:
-        dim = transform(np.zeros((1, encoder.dim))).shape[1] if transform is not None else encoder.dim
-        sums = np.zeros((len(docs), dim), dtype=np.float64)
-    return sums, counts
-
-
-class SentenceAvg(DocumentEncoder):
-    """Sentence-Avg (§3.1.1): the unit mean of a sentence encoder's embeddings of the document's sentences.
-
-    ``centred=True`` subtracts the mean sentence embedding of the collection
-    being encoded (each side's own) before averaging.
-    """
-
-    def __init__(self, encoder: Encoder, *, centred: bool = True, chunk: int = CHUNK):
-        self.encoder, self.centred, self.chunk = encoder, centred, chunk
-        self.dim = encoder.dim
-        self.name = f"sentence-avg{'-centred' if centred else ''}({encoder.name})"
-        self.id = f"{self.name}/{encoder.id}"
-
-    def encode_documents(self, docs, lang, *, progress=None):
-        sums, counts = sentence_sums(docs, self.encoder, lang, chunk=self.chunk, progress=progress)
-        if self.centred and counts.sum():
-            mu = sums.sum(axis=0) / counts.sum()                                   # (d,) this side's mean sentence
-            sums = sums - counts[:, None] * mu
-        sums[counts == 0] = 0.0
-        return l2_normalise(sums.astype(np.float32))
-
+# --- document encoders (the interface and Sentence-Avg: bisent/encoders/documents.py) ---------------------
 
 def get_document_encoder(name_or_path: str, *, centred: bool = True) -> DocumentEncoder:
     """A trained document model directory (HiDE, Document BoW), else Sentence-Avg over that sentence encoder."""
@@ -250,35 +169,6 @@ def get_document_encoder(name_or_path: str, *, centred: bool = True) -> Document
 
 
 # --- evaluation and mining ----------------------------------------------------------------------------
-
-def precision_at(ranked: np.ndarray, gold: np.ndarray, ns: Sequence[int] = (1, 3, 10)) -> dict[int, float]:
-    """P@N: the share of queries whose gold item is among their first N candidates.
-
-    ``ranked`` (q, k): candidate rows of each query, best first; ``gold`` (q,): the right row.
-    """
-    ranked, gold = np.asarray(ranked), np.asarray(gold)
-    hit = ranked == gold[:, None]                                                    # (q, k)
-    return {n: float(hit[:, :n].any(axis=1).mean()) if len(gold) else 0.0 for n in ns}
-
-
-def retrieval_p_at_n(a: np.ndarray, b: np.ndarray, a_gold: np.ndarray, b_gold: np.ndarray,
-                     ns: Sequence[int] = (1, 3, 10)) -> dict[str, float]:
-    """Document retrieval both ways by cosine among ALL rows of the other side (gold rows plus distractors).
-
-    ``a (n, d)``, ``b (m, d)`` unit rows; ``a_gold[i]`` and ``b_gold[i]`` are
-    the rows of the i-th gold pair. Returns ``p@N_src_tgt`` and ``p@N_tgt_src`` in percent.
-    """
-    from .index import knn_both
-
-    k = max(ns)
-    fwd = knn_both(a[a_gold], b, k).fwd_idx                                        # (g, k) targets of each gold source
-    bwd = knn_both(b[b_gold], a, k).fwd_idx                                        # (g, k) sources of each gold target
-    out = {}
-    for name, ranked, gold in (("src_tgt", fwd, b_gold), ("tgt_src", bwd, a_gold)):
-        for n, p in precision_at(ranked, gold, ns).items():
-            out[f"p@{n}_{name}"] = round(100 * p, 2)
-    return out
-
 
 @dataclass
 class DocMatch:

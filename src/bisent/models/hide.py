@@ -28,13 +28,16 @@ from pathlib import Path
 
 import numpy as np
 
-from ..documents import CHUNK, DocumentEncoder, sentence_sums
+from ..encoders.documents import CHUNK, DocumentEncoder, sentence_sums
 from ..encoders.base import l2_normalise
 from ..errors import BisentError
 from .hashing import HashConfig, HashFeaturizer
-from .modeldir import read_weights, write_model_dir
+from . import modeldir
 
 DOC_ARCHITECTURES = ("hide", "doc-bow")
+#: the ``model`` section of each architecture's config.json (models/modeldir.py contract)
+CONFIG_KEYS = {"hide": ("mode", "base", "hidden", "in_dim", "languages"),
+               "doc-bow": ("buckets", "embed_dim", "hidden", "ngrams")}
 MODES = ("dnn-pool", "pool-dnn")
 
 
@@ -135,7 +138,20 @@ class DocBoWEncoder(DocumentEncoder):
 
 def save_document_model(out_dir, architecture: str, hp: dict, tensors: dict[str, np.ndarray],
                         extra: dict | None = None) -> None:
-    write_model_dir(out_dir, architecture, hp, tensors, extra)
+    modeldir.save(out_dir, architecture, {k: hp[k] for k in CONFIG_KEYS[architecture]}, tensors, extra=extra)
+
+
+def expected_shapes(architecture: str, hp: dict) -> dict[str, tuple[int, ...]]:
+    """Every tensor of a document model and its shape."""
+    in_dim = int(hp["in_dim"] if architecture == "hide" else hp["embed_dim"])
+    shapes = {}
+    for i, (a, b, _) in enumerate(layer_plan(in_dim, list(hp["hidden"]))):
+        shapes[f"ff.{i}.weight"], shapes[f"ff.{i}.bias"] = (b, a), (b,)
+    if architecture == "hide":
+        shapes.update({f"lang_mean.{lang}": (in_dim,) for lang in hp["languages"]})
+    else:
+        shapes["embed.weight"] = (int(hp["buckets"]), in_dim)
+    return shapes
 
 
 def load_document_model(model_dir) -> DocumentEncoder:
@@ -145,17 +161,20 @@ def load_document_model(model_dir) -> DocumentEncoder:
 
     model_dir = Path(model_dir)
     config = read_config(model_dir)
-    arch, hp = config["architecture"], config.get("model") or {}
-    tensors, chash = read_weights(model_dir, config)
+    arch = config["architecture"]
+    if arch not in DOC_ARCHITECTURES:
+        raise BisentError(f"{model_dir / 'config.json'}: '{arch}' is not a document model "
+                          f"({', '.join(DOC_ARCHITECTURES)})")
+    md = modeldir.load(model_dir, CONFIG_KEYS[arch], architecture=DOC_ARCHITECTURES, config=config)
+    hp, tensors, chash = md.hp, md.tensors, md.content_hash()
+    modeldir.check_tensors(model_dir / modeldir.WEIGHTS_FILE, tensors, expected_shapes(arch, hp))
     if arch == "hide":
         base = get_encoder(config["base"])
         if config.get("base_id") and base.id != config["base_id"]:
             raise BisentError(f"{model_dir / 'config.json'}: trained on sentence encoder {config['base']} "
                               f"({config['base_id']}), but that name now gives {base.id}")
         return HiDEEncoder(hp, tensors, base, name=str(model_dir), content_hash=chash)
-    if arch == "doc-bow":
-        return DocBoWEncoder(hp, tensors, name=str(model_dir), content_hash=chash)
-    raise BisentError(f"{model_dir / 'config.json'}: '{arch}' is not a document model ({', '.join(DOC_ARCHITECTURES)})")
+    return DocBoWEncoder(hp, tensors, name=str(model_dir), content_hash=chash)
 
 
 # --- torch twins (training) ------------------------------------------------------------------------------
