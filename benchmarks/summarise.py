@@ -109,6 +109,23 @@ def main() -> None:
     print(table(["pair", "encoder", "score", "n", "accuracy", "range"],
                 [[p, e, sc, r["n"], f"{r['accuracy']:.1f}", f"{r['accuracy_min']:.1f}-{r['accuracy_max']:.1f}"]
                  for (p, e, sc), r in sorted(pa.items())]))
+    docmine_tables(res)
+
+
+def docmine_tables(res: Path) -> None:
+    """Document mining P@1/3/10 (bench docmine): latest full-pool record per encoder, view and query source."""
+    path, dm = res / "docmine.jsonl", {}
+    for line in (path.read_text(encoding="utf-8").splitlines() if path.is_file() else []):
+        r = json.loads(line) if line.strip() else None
+        if r and not r.get("options", {}).get("limit"):
+            dm[(r["pair"], r["queries"], r["encoder"], r["view"])] = r
+    for queries in sorted({k[1] for k in dm}, key=lambda q: (q != "all", q)):
+        print(f"\n### Document mining, queries from {queries} (P@1 / P@3 / P@10 %, src→tgt | tgt→src)\n")
+        rows = [[p, e, v, f"{r['pool_src']} / {r['pool_tgt']}", r["n_queries"],
+                 " / ".join(f"{r[f'p@{n}_src_tgt']:.1f}" for n in (1, 3, 10)),
+                 " / ".join(f"{r[f'p@{n}_tgt_src']:.1f}" for n in (1, 3, 10))]
+                for (p, q, e, v), r in sorted(dm.items()) if q == queries]
+        print(table(["pair", "document encoder", "view", "pool src / tgt", "queries", "src→tgt", "tgt→src"], rows))
 
 
 if __name__ == "__main__":

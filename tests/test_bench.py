@@ -14,7 +14,7 @@ pytestmark = pytest.mark.skipif(shutil.which("apt-get") is None, reason="needs a
 
 LIMITS = {"mining": {"max_gold": 40}, "recover": {"limit": 150}, "filter": {"limit": 240},
           "docs": {"limit": 25}, "speed": {"limit": 40}, "calibration": {"limit": 60}, "divergence": {"limit": 120},
-          "align": {"limit": 4}, "pairs": {"limit": 60}}
+          "align": {"limit": 4}, "pairs": {"limit": 60}, "docmine": {"limit": 10, "max_queries": 12, "max_units": 4}}
 
 
 def run(task, encoders, anchors=False):

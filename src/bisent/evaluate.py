@@ -6,6 +6,7 @@
   tune the threshold on dev, score test at it (and at its own optimum);
 - :func:`recovery_error`: alignment recovery (Kim et al. 2019, 4.1), both ways, any score;
 - :func:`retrieval_p_at`: P@N of retrieving the i-th row's partner (documents, Guo et al. 2019);
+- :func:`precision_at` / :func:`retrieval_p_at_n`: document P@1/3/10 among all candidates, distractors included;
 - :func:`average_precision`: a ranking of items by score (filtering: clean pairs first);
 - :func:`distinct_pairs` / :func:`sample_distinct_pairs`: pairs whose two texts are each unique in the set;
 - :func:`evaluate_dev`: the dev figures of a training run (recovery error, mining F1).
@@ -251,3 +252,34 @@ def dev_mining_f1(encoder, bt, pairs: list[tuple[str, str]], block: int = 10) ->
                             src_lang=bt.src_lang, tgt_lang=bt.tgt_lang)
     (result,) = mining_task(encoder, {"dev": task}, bt.src_lang, bt.tgt_lang, cache=False, progress=False)
     return round(100 * result.dev.f1, 2)
+
+
+# --- document retrieval (Guo et al. 2019: P@N) -------------------------------------------------------
+
+def precision_at(ranked: np.ndarray, gold: np.ndarray, ns: Sequence[int] = (1, 3, 10)) -> dict[int, float]:
+    """P@N: the share of queries whose gold item is among their first N candidates.
+
+    ``ranked`` (q, k): candidate rows of each query, best first; ``gold`` (q,): the right row.
+    """
+    ranked, gold = np.asarray(ranked), np.asarray(gold)
+    hit = ranked == gold[:, None]                                                    # (q, k)
+    return {n: float(hit[:, :n].any(axis=1).mean()) if len(gold) else 0.0 for n in ns}
+
+
+def retrieval_p_at_n(a: np.ndarray, b: np.ndarray, a_gold: np.ndarray, b_gold: np.ndarray,
+                     ns: Sequence[int] = (1, 3, 10)) -> dict[str, float]:
+    """Document retrieval both ways by cosine among ALL rows of the other side (gold rows plus distractors).
+
+    ``a (n, d)``, ``b (m, d)`` unit rows; ``a_gold[i]`` and ``b_gold[i]`` are
+    the rows of the i-th gold pair. Returns ``p@N_src_tgt`` and ``p@N_tgt_src`` in percent.
+    """
+    from .index import knn_both
+
+    k = max(ns)
+    fwd = knn_both(a[a_gold], b, k).fwd_idx                                        # (g, k) targets of each gold source
+    bwd = knn_both(b[b_gold], a, k).fwd_idx                                        # (g, k) sources of each gold target
+    out = {}
+    for name, ranked, gold in (("src_tgt", fwd, b_gold), ("tgt_src", bwd, a_gold)):
+        for n, p in precision_at(ranked, gold, ns).items():
+            out[f"p@{n}_{name}"] = round(100 * p, 2)
+    return out

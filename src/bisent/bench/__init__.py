@@ -10,7 +10,7 @@ contract: models train on train documents, thresholds are tuned on dev
 documents, figures are reported on test documents.
 """
 
-TASKS = ("mining", "recover", "filter", "docs", "speed", "calibration", "divergence", "align", "pairs")
+TASKS = ("mining", "recover", "filter", "docs", "speed", "calibration", "divergence", "align", "pairs", "docmine")
 
 
 def task_module(name: str):

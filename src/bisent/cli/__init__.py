@@ -34,6 +34,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "repair": ("repair", "repair", "Cut pairs back to their parallel core (leading/trailing divergent words)."),
     "align": ("align", "align", "Align the sentences of document pairs (many-to-many, vecalign-style)."),
     "run": ("run", "run_cmd", "Run the road from document pairs to clean bitext as resumable stages (YAML)."),
+    "docs": ("docs", "docs_group", "Match parallel documents of two collections (HiDE, BoW, Sentence-Avg)."),
 }
 
 

@@ -24,9 +24,13 @@ def bench(task, pair, encoders, no_anchors, limit, results):
         src, tgt = pair.split("-", 1)
     except ValueError:
         raise BisentError(f"--pair must look like en-de, got {pair!r}") from None
+    kwargs = {}
+    if task == "docmine":  # trained document models (HiDE, Document BoW) go to the task by path
+        from ..bench.docmine import split_models
+        encoders, kwargs["doc_models"] = split_models(encoders)
     encs = run_encoders(encoders, anchors=not no_anchors)
     if not encs:
         raise BisentError("no encoder to benchmark: give -e NAME or keep the anchors")
-    kwargs = {} if limit is None else {"max_gold" if task == "mining" else "limit": limit}
+    kwargs.update({} if limit is None else {"max_gold" if task == "mining" else "limit": limit})
     record = Recorder(task, results or None, echo=click.echo, options=kwargs)
     task_module(task).run(src, tgt, encs, record, **kwargs)

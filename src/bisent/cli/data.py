@@ -79,3 +79,8 @@ def align_task(src: str, tgt: str, split: str, drop: float, limit: int | None, o
                f"({stats['blocks_1_1']} 1-1); left out: {stats['many_many']} many-many paragraphs, "
                f"{stats['out_of_order']} out of order, {stats['pages_short']} short pages")
     click.echo(f"wrote {out_dir}")
+
+
+from .docs import data_docs  # noqa: E402  GIMP, GNOME, manual pages, LibreOffice as document pairs
+
+data_group.add_command(data_docs)

@@ -93,3 +93,8 @@ def align_cmd(hyp, gold, as_json):
     click.echo(json.dumps(r) if as_json else
                f"strict P={r['strict_p']:.2f} R={r['strict_r']:.2f} F1={r['strict_f1']:.2f}  "
                f"lax P={r['lax_p']:.2f} R={r['lax_r']:.2f} F1={r['lax_f1']:.2f}  blocks={r['n_hyp']} gold={r['n_gold']}")
+
+
+from .docs import eval_docs  # noqa: E402  document retrieval P@N (Guo et al. 2019)
+
+eval_group.add_command(eval_docs)

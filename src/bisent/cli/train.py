@@ -80,6 +80,10 @@ def train(recipe_path, train_specs, mono_specs, dev_specs, out_dir, resume, max_
                               threads=threads, overrides=overrides, word_vectors=_word_vectors(word_vectors),
                               progress=progress)
     extra = dict(parse_override(o) for o in overrides)
+    from ..training.objectives.hide import is_document_recipe
+    if is_document_recipe(recipe_path):                      # HiDE / Document BoW: document pairs (cli/docs.py)
+        from .docs import train_documents_cli
+        return train_documents_cli(recipe_path, train_specs, out_dir, extra, threads, max_steps, max_minutes, progress)
     wv = _word_vectors(word_vectors)
     if wv is not None:
         extra["model.word_vectors"] = wv

@@ -1,0 +1,148 @@
+"""``bisent docs mine``: match the documents of two collections; ``bisent eval docs``, ``bisent data docs`` helpers.
+
+A thin layer over :mod:`bisent.documents`; document models train through
+``bisent train --recipe recipes/hide-*.yaml`` (:func:`train_documents_cli`).
+"""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from ..errors import BisentError
+
+_SEG_HELP = "Units of a document: 'sentencex' splits each paragraph into sentences; 'given' keeps the paragraphs/lines."
+
+
+@click.group("docs")
+def docs_group():
+    """Parallel document mining (Guo et al. 2019): Sentence-Avg, HiDE or Document BoW embeddings, kNN + margin."""
+
+
+def _collections(fn):
+    """The options every command over two document collections shares."""
+    for opt in reversed([
+        click.option("-l", "--src-lang", required=True, help="Language of SRC_DOCS."),
+        click.option("-L", "--tgt-lang", required=True, help="Language of TGT_DOCS."),
+        click.option("-e", "--encoder", default="use-m3", show_default=True,
+                     help="A document model directory (HiDE, Document BoW) or a sentence encoder for Sentence-Avg."),
+        click.option("--segmentation", type=click.Choice(["sentencex", "given"]), default="sentencex",
+                     show_default=True, help=_SEG_HELP)]):
+        fn = opt(fn)
+    return fn
+
+
+def _embed(src_docs, tgt_docs, src_lang, tgt_lang, encoder, segmentation, *, centred=True, progress=None):
+    """Read both collections and embed them: ``(src docs, tgt docs, encoder, a (n, d), b (m, d))``."""
+    from ..documents import get_document_encoder, read_documents
+
+    src = read_documents(src_docs, src_lang, segmentation=segmentation)
+    tgt = read_documents(tgt_docs, tgt_lang, segmentation=segmentation)
+    enc = get_document_encoder(encoder, centred=centred)
+    a = enc.encode_documents([d.sentences for d in src], src_lang, progress=progress)
+    b = enc.encode_documents([d.sentences for d in tgt], tgt_lang, progress=progress)
+    return src, tgt, enc, a, b
+
+
+@docs_group.command("mine")
+@click.argument("src_docs", type=click.Path())
+@click.argument("tgt_docs", type=click.Path())
+@_collections
+@click.option("--plain-mean", is_flag=True, help="Sentence-Avg without centring each side first.")
+@click.option("--score", type=click.Choice(["ratio", "distance", "absolute", "csls", "cosine"]), default="ratio",
+              show_default=True, help="Score of a document pair (margin of Artetxe & Schwenk by default).")
+@click.option("-k", type=click.IntRange(1), default=4, show_default=True, help="Neighbourhood size of the margin.")
+@click.option("--threshold", type=float, default=None, help="Pairs scoring below this are reported unmatched.")
+@click.option("-o", "--output", "out_path", required=True, type=click.Path(dir_okay=False),
+              help="TSV: src_id, tgt_id, score, cosine, status, src_origin, tgt_origin (one row per source document).")
+@click.option("--progress/--no-progress", default=None, help="Show progress bars (default: on a terminal).")
+def mine(src_docs, tgt_docs, src_lang, tgt_lang, encoder, segmentation, plain_mean, score, k, threshold, out_path,
+         progress):
+    """Match each document of SRC_DOCS to one of TGT_DOCS (JSONL of {"id", "text"} or folders of text files)."""
+    from ..documents import mine_documents, write_matches
+
+    src, tgt, enc, a, b = _embed(src_docs, tgt_docs, src_lang, tgt_lang, encoder, segmentation,
+                                 centred=not plain_mean, progress=progress)
+    counts = write_matches(mine_documents(src, tgt, a, b, k=k, score=score, threshold=threshold), out_path)
+    click.echo(json.dumps({"src_documents": len(src), "tgt_documents": len(tgt), **counts, "encoder": enc.name,
+                           "output": str(out_path)}))
+
+
+def read_doc_matches(path) -> list[tuple[str, str]]:
+    """``(src_id, tgt_id)`` of the matched rows of a ``bisent docs mine`` output (header checked)."""
+    from ..documents import MINE_COLUMNS
+    from ..io import read_tsv
+
+    rows = list(read_tsv(path, len(MINE_COLUMNS)))
+    if not rows or rows[0][1] != list(MINE_COLUMNS):
+        raise BisentError(f"{path}:1: expected the header {' '.join(MINE_COLUMNS)} of 'bisent docs mine'")
+    return [(c[0], c[1]) for _, c in rows[1:] if c[4] == "matched"]
+
+
+@click.command("docs")
+@click.argument("src_docs", type=click.Path())
+@click.argument("tgt_docs", type=click.Path())
+@click.argument("gold", type=click.Path(dir_okay=False))
+@_collections
+@click.option("--split", default=None, help="Only gold rows whose third column is this split (e.g. test).")
+@click.option("--mined", type=click.Path(dir_okay=False), default=None,
+              help="Also score this 'bisent docs mine' output: precision and recall of its matched pairs.")
+def eval_docs(src_docs, tgt_docs, gold, src_lang, tgt_lang, encoder, segmentation, split, mined):
+    """P@1/3/10 of document retrieval both ways: each gold document among ALL documents of the other side."""
+    import numpy as np
+
+    from ..datasets.docsets import read_gold
+    from ..documents import retrieval_p_at_n
+
+    src, tgt, enc, a, b = _embed(src_docs, tgt_docs, src_lang, tgt_lang, encoder, segmentation)
+    s_row = {d.id: i for i, d in enumerate(src)}
+    t_row = {d.id: i for i, d in enumerate(tgt)}
+    pairs = [(s, t) for s, t, sp in read_gold(gold) if split is None or sp == split]
+    missing = [(s, t) for s, t in pairs if s not in s_row or t not in t_row]
+    if missing:
+        s, t = missing[0]
+        raise BisentError(f"{gold}: {len(missing)} gold pair(s) name documents not in the collections, e.g. {s} -> {t}")
+    if not pairs:
+        raise BisentError(f"{gold}: no gold pairs{' in split ' + split if split else ''}")
+    out = {"encoder": enc.name, "gold": len(pairs), "src_documents": len(src), "tgt_documents": len(tgt),
+           **retrieval_p_at_n(a, b, np.array([s_row[s] for s, _ in pairs]), np.array([t_row[t] for _, t in pairs]))}
+    if mined:
+        got, want = set(read_doc_matches(mined)), set(pairs)
+        out.update(mined_matched=len(got), mined_correct=len(got & want),
+                   mined_precision=round(100 * len(got & want) / max(len(got), 1), 2),
+                   mined_recall=round(100 * len(got & want) / len(want), 2))
+    click.echo(json.dumps(out))
+
+
+@click.command("docs")
+@click.option("--source", type=click.Choice(["libreoffice", "gimp", "gnome", "manpages"]), required=True,
+              help="Which documentation: LibreOffice help, the GIMP manual, GNOME help, manual pages.")
+@click.option("--src", default="en", show_default=True, help="Source language.")
+@click.option("--tgt", default="de", show_default=True, help="Target language.")
+@click.option("-o", "--out", "out_dir", required=True, type=click.Path(file_okay=False),
+              help="Output folder: src.jsonl, tgt.jsonl ({id, text, split}), gold.tsv, stats.json.")
+def data_docs(source, src, tgt, out_dir):
+    """Parallel documents (pages in two languages; unpaired pages kept as distractors) with gold page pairs."""
+    from ..datasets.docsets import write_docset
+
+    st = write_docset(source, src, tgt, out_dir)
+    click.echo(f"{source} {st['src']}-{st['tgt']}: {st['documents_src']} {st['src']} pages, {st['documents_tgt']} "
+               f"{st['tgt']} pages, gold pairs " + ", ".join(f"{k} {v}" for k, v in st["gold"].items()))
+    click.echo(f"wrote {out_dir}")
+
+
+def train_documents_cli(recipe_path, train_specs, out_dir, overrides: dict, threads, max_steps, max_minutes, progress):
+    """``bisent train --recipe recipes/hide-*.yaml --train DOCSET_DIR ...``: train a document model."""
+    from pathlib import Path
+
+    from ..training.objectives.hide import load_document_recipe, train_documents
+
+    if threads is not None:
+        overrides = {**overrides, "train.threads": threads}
+    recipe = load_document_recipe(recipe_path, overrides)
+    for spec in train_specs:
+        if not Path(spec).is_dir():
+            raise BisentError(f"{spec}: a document recipe trains on document sets: folders from 'bisent data docs'")
+    click.echo(json.dumps(train_documents(recipe, list(train_specs), out_dir, max_steps=max_steps,
+                                          max_minutes=max_minutes, progress=progress)))
