@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 
 from ..datasets.comparable import make_mining_task
-from ..datasets.libreoffice import load_pairs
+from ..datasets.domains import load_domain_pairs
 from ..evaluate import best_threshold, bucc_prf
 from ..mining import RETRIEVALS, retrieve
 from ..scoring import MARGINS, Scorer
@@ -29,8 +29,9 @@ def _mined(task, cands, mode):
 
 
 def run(src_lang: str, tgt_lang: str, encoders: list, record: Recorder, *, max_gold: int | None = None,
-        k: int = 4, margins=MARGINS, retrievals=RETRIEVALS, progress: bool | None = None) -> list[dict]:
-    pairs = load_pairs(src_lang, tgt_lang)
+        k: int = 4, margins=MARGINS, retrievals=RETRIEVALS, progress: bool | None = None,
+        domain: str = "libreoffice") -> list[dict]:
+    pairs = load_domain_pairs(domain, src_lang, tgt_lang)
     tasks = {s: make_mining_task(pairs, s, max_gold=max_gold, src_lang=src_lang, tgt_lang=tgt_lang)
              for s in ("dev", "test")}
     gold = {s: set(t.gold) for s, t in tasks.items()}
@@ -48,7 +49,7 @@ def run(src_lang: str, tgt_lang: str, encoders: list, record: Recorder, *, max_g
                 test = bucc_prf(test_mined, gold["test"], dev.threshold)
                 oracle = best_threshold(test_mined, gold["test"])
                 out.append(record({
-                    "pair": f"{src_lang}-{tgt_lang}", "encoder": enc.name, "encoder_id": enc.id,
+                    "pair": f"{src_lang}-{tgt_lang}", "domain": domain, "encoder": enc.name, "encoder_id": enc.id,
                     "margin": margin, "retrieval": mode, "k": k,
                     "dev_threshold": dev.threshold, "dev_f1": round(100 * dev.f1, 2),
                     "precision": round(100 * test.precision, 2), "recall": round(100 * test.recall, 2),
