@@ -13,9 +13,9 @@ first alternative, grammar tags ``<...>`` and labels ``[...]`` removed), id
 first ``, ``-alternative unless the translation ends like a sentence). Dropped,
 counted by reason: pairs identical ignoring case (names), sides without
 letters, and repeats (:func:`.pairset.one_to_one`: each English and each
-translated text once, held-out splits first). Only eng-deu has examples
-(~1,300 lines in eng-fra/spa/ita are headwords only), so en-de mixes phrases
-and sentences while the others are headword pairs.
+translated text once, held-out splits first). Only eng-deu (from Ding) has
+examples; eng-fra/spa/ita are small headword lists (a few thousand entries),
+so en-de mixes phrases and sentences while the others are headword pairs.
 
 Split by entry, not by line: blake2b(headword) % 100 < 80 train, < 90 dev,
 else test, so a headword's translation and its examples share one split.
