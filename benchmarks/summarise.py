@@ -96,6 +96,34 @@ def main() -> None:
     print(table(["pair", "encoder", "sentences/s", "pairs/s cosine", "pairs/s ratio margin", "peak RSS MB"],
                 [[p, e, r["sentences_per_s"], int(r["pairs_per_s_cosine"]), int(r["pairs_per_s_ratio_margin"]),
                   r["peak_rss_mb"]] for (p, e), r in sorted(sp.items())]))
+    by_domain(res)
+
+
+def by_domain(res: Path) -> None:
+    """One table per text domain: recovery error and mining F1 of every encoder, from records that name a domain."""
+    def rows(name, key):
+        out = {}
+        path = res / name
+        for line in (path.read_text(encoding="utf-8").splitlines() if path.is_file() else []):
+            r = json.loads(line) if line.strip() else {}
+            if "domain" in r:
+                out[key(r)] = r
+        return out
+
+    rc = rows("recover.jsonl", lambda r: (r["domain"], r["pair"], r["encoder"], r["score"]))
+    mi = rows("mining.jsonl", lambda r: (r["domain"], r["pair"], r["encoder"], r["margin"], r["retrieval"]))
+    keys = sorted({k[:3] for k in rc} | {k[:3] for k in mi})
+    for domain in sorted({k[0] for k in keys}, key=lambda d: (d != "libreoffice", d)):
+        print(f"\n### Domain: {domain} (recovery error % src→tgt / tgt→src on n test pairs; mining F1 at the "
+              "dev-tuned threshold, ratio margin, max retrieval, on a task with g gold pairs)\n")
+        body = []
+        for d, p, e in (k for k in keys if k[0] == domain):
+            cell = [f"{rc[(d, p, e, s)]['error_src_tgt']:.1f} / {rc[(d, p, e, s)]['error_tgt_src']:.1f}"
+                    if (d, p, e, s) in rc else "" for s in ("cosine", "csls")]
+            m = mi.get((d, p, e, "ratio", "max"))
+            body.append([p, e, rc.get((d, p, e, "cosine"), {}).get("n", "")] + cell +
+                        [f"{m['f1']:.1f}" if m else "", m["sizes"]["test"]["gold"] if m else ""])
+        print(table(["pair", "encoder", "n", "recovery cosine", "recovery CSLS", "mining F1", "g"], body))
 
     cb = latest(res / "calibration.jsonl", lambda r: (r["pair"], r["encoder"], r["setting"]))
     print("\n### Calibration without gold (precision %, measured with gold / estimated without)\n")

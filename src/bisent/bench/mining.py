@@ -9,7 +9,7 @@ threshold. The gap between the two shows how well a threshold transfers.
 from __future__ import annotations
 
 from ..datasets.comparable import make_mining_task
-from ..datasets.libreoffice import load_pairs
+from ..datasets.domains import load_domain_pairs
 from ..evaluate import mining_task
 from ..mining import RETRIEVALS
 from ..scoring import MARGINS
@@ -17,8 +17,9 @@ from .common import Recorder
 
 
 def run(src_lang: str, tgt_lang: str, encoders: list, record: Recorder, *, max_gold: int | None = None,
-        k: int = 4, margins=MARGINS, retrievals=RETRIEVALS, progress: bool | None = None) -> list[dict]:
-    pairs = load_pairs(src_lang, tgt_lang)
+        k: int = 4, margins=MARGINS, retrievals=RETRIEVALS, progress: bool | None = None,
+        domain: str = "libreoffice") -> list[dict]:
+    pairs = load_domain_pairs(domain, src_lang, tgt_lang)
     tasks = {s: make_mining_task(pairs, s, max_gold=max_gold, src_lang=src_lang, tgt_lang=tgt_lang)
              for s in ("dev", "test")}
     sizes = {s: {"src": len(t.src), "tgt": len(t.tgt), "gold": len(t.gold)} for s, t in tasks.items()}
@@ -27,7 +28,7 @@ def run(src_lang: str, tgt_lang: str, encoders: list, record: Recorder, *, max_g
         for r in mining_task(enc, tasks, src_lang, tgt_lang, margins=margins, retrievals=retrievals, k=k,
                              progress=progress):
             out.append(record({
-                "pair": f"{src_lang}-{tgt_lang}", "encoder": enc.name, "encoder_id": enc.id,
+                "pair": f"{src_lang}-{tgt_lang}", "domain": domain, "encoder": enc.name, "encoder_id": enc.id,
                 "margin": r.margin, "retrieval": r.retrieval, "k": k,
                 "dev_threshold": r.dev.threshold, "dev_f1": round(100 * r.dev.f1, 2),
                 "precision": round(100 * r.test.precision, 2), "recall": round(100 * r.test.recall, 2),

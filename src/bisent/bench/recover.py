@@ -7,7 +7,7 @@ cosine, Euclidean, CSLS and the ratio margin.
 
 from __future__ import annotations
 
-from ..datasets.libreoffice import load_pairs
+from ..datasets.domains import load_domain_pairs
 from ..evaluate import recovery_error, sample_distinct_pairs
 from .common import Recorder
 
@@ -15,15 +15,16 @@ KINDS = ("cosine", "euclidean", "csls", "ratio")
 
 
 def run(src_lang: str, tgt_lang: str, encoders: list, record: Recorder, *, limit: int = 3000, split: str = "test",
-        k: int = 4, progress: bool | None = None) -> list[dict]:
-    pairs = sample_distinct_pairs(load_pairs(src_lang, tgt_lang, split=split), limit=limit)
+        k: int = 4, progress: bool | None = None, domain: str = "libreoffice") -> list[dict]:
+    pairs = sample_distinct_pairs(load_domain_pairs(domain, src_lang, tgt_lang, split=split), limit=limit)
     out = []
     for enc in encoders:
         x = enc.encode([p.src for p in pairs], src_lang, progress=progress)
         y = enc.encode([p.tgt for p in pairs], tgt_lang, progress=progress)
         for kind in KINDS:
             e_st, e_ts = recovery_error(x, y, kind, k)
-            out.append(record({"pair": f"{src_lang}-{tgt_lang}", "encoder": enc.name, "encoder_id": enc.id,
+            out.append(record({"pair": f"{src_lang}-{tgt_lang}", "domain": domain, "encoder": enc.name,
+                               "encoder_id": enc.id,
                                "score": kind, "k": k, "n": len(pairs), "split": split,
                                "error_src_tgt": round(100 * e_st, 2), "error_tgt_src": round(100 * e_ts, 2)}))
     return out

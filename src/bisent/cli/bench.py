@@ -6,6 +6,7 @@ import click
 
 from ..bench import TASKS, task_module
 from ..bench.common import Recorder, run_encoders
+from ..datasets.domains import DOMAINS
 from ..errors import BisentError
 
 
@@ -16,10 +17,13 @@ from ..errors import BisentError
 @click.option("--no-anchors", is_flag=True, help="Skip use-m3 and me5-small (for quick checks only).")
 @click.option("--limit", type=click.IntRange(1), default=None,
               help="Cap the items (gold pairs for mining, pairs for recover/filter/speed/pairs, pages for docs).")
+@click.option("--domain", default="libreoffice", show_default=True, type=click.Choice(DOMAINS),
+              help="Text the mining and recover tasks run on: LibreOffice help, gettext UI messages, "
+                   "FreeDict dictionary phrases.")
 @click.option("--results", default="benchmarks/results", show_default=True,
               help="Folder whose TASK.jsonl each result is appended to ('' to not record).")
-def bench(task, pair, encoders, no_anchors, limit, results):
-    """Run benchmark TASK (mining, recover, filter, docs, speed, pairs): one JSON object per result line."""
+def bench(task, pair, encoders, no_anchors, limit, domain, results):
+    """Run benchmark TASK (mining, recover, filter, docs, speed, pairs, ...): one JSON object per result line."""
     try:
         src, tgt = pair.split("-", 1)
     except ValueError:
@@ -32,5 +36,9 @@ def bench(task, pair, encoders, no_anchors, limit, results):
     if not encs:
         raise BisentError("no encoder to benchmark: give -e NAME or keep the anchors")
     kwargs.update({} if limit is None else {"max_gold" if task == "mining" else "limit": limit})
+    if domain != "libreoffice":
+        if task not in ("mining", "recover"):
+            raise BisentError(f"--domain {domain}: only the mining and recover tasks run outside LibreOffice help")
+        kwargs["domain"] = domain
     record = Recorder(task, results or None, echo=click.echo, options=kwargs)
     task_module(task).run(src, tgt, encs, record, **kwargs)

@@ -19,15 +19,9 @@ def data_group():
               help="Output folder (train/dev/test.tsv, documents.jsonl, stats.json).")
 def libreoffice(src: str, tgt: str, out_dir: str):
     """Aligned paragraphs of LibreOffice help, split by document into train/dev/test."""
-    from ..datasets.libreoffice import SPLITS, write_dataset
+    from ..datasets.libreoffice import write_dataset
 
-    stats = write_dataset(src, tgt, out_dir)
-    pairs = ", ".join(f"{s} {stats['pairs'][s]}" for s in SPLITS)
-    docs = ", ".join(f"{s} {stats['documents'][s]}" for s in SPLITS)
-    removed = ", ".join(f"{k} {v}" for k, v in stats["removed"].items())
-    click.echo(f"{stats['src']}-{stats['tgt']}: pairs {pairs}; documents {docs}")
-    click.echo(f"removed: {removed}")
-    click.echo(f"wrote {out_dir}")
+    _echo_stats(write_dataset(src, tgt, out_dir), out_dir, "documents")
 
 
 @data_group.command("bucc")
@@ -84,3 +78,34 @@ def align_task(src: str, tgt: str, split: str, drop: float, limit: int | None, o
 from .docs import data_docs  # noqa: E402  GIMP, GNOME, manual pages, LibreOffice as document pairs
 
 data_group.add_command(data_docs)
+
+
+def _echo_stats(stats: dict, out_dir: str, sources: str = "sources") -> None:
+    """Print pairs and ``sources`` (documents, packages, entries) per split and the removal counts."""
+    from ..datasets.libreoffice import SPLITS
+
+    pairs = ", ".join(f"{s} {stats['pairs'][s]}" for s in SPLITS)
+    units = ", ".join(f"{s} {stats[sources][s]}" for s in SPLITS)
+    removed = ", ".join(f"{k} {v}" for k, v in stats["removed"].items())
+    click.echo(f"{stats['src']}-{stats['tgt']}: pairs {pairs}; {sources} {units}")
+    click.echo(f"removed: {removed}")
+    click.echo(f"wrote {out_dir}")
+
+
+def _pair_set_command(name: str, module: str, tgt_help: str, columns: str, doc: str) -> None:
+    """Register ``bisent data NAME --tgt LANG -o DIR`` for an English -> LANG pair-set builder."""
+    @data_group.command(name, help=doc)
+    @click.option("--tgt", default="de", show_default=True, help=tgt_help)
+    @click.option("-o", "--out", "out_dir", required=True, type=click.Path(file_okay=False),
+                  help=f"Output folder (train/dev/test.tsv: {columns}; stats.json).")
+    def command(tgt: str, out_dir: str):
+        import importlib
+
+        write_dataset = importlib.import_module(f"bisent.datasets.{module}").write_dataset
+        _echo_stats(write_dataset("en", tgt, out_dir), out_dir)
+
+
+_pair_set_command("gettext", "gettext", "Target language (gettext locale, e.g. de, pt-br).", "package, id, en, tgt",
+                  "English -> TGT UI messages from the gettext catalogs of Debian packages, split by package.")
+_pair_set_command("dict", "freedict", "Target language (ISO 639-1, e.g. de, fr, es).", "headword, id, en, tgt",
+                  "English -> TGT headwords and example phrases of a FreeDict dictionary, split by entry.")

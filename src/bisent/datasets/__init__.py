@@ -3,6 +3,8 @@
 - :mod:`.debian`: fetch and unpack a package into the cache (``apt-get download`` + ``dpkg -x``).
 - :mod:`.libreoffice`: exactly aligned paragraphs and documents of LibreOffice help, any two languages.
 - :mod:`.comparable`: a BUCC-like mining task (mostly unpaired sentences, some gold pairs) from those pairs.
+- :mod:`.gettext`, :mod:`.freedict`: out-of-domain pairs (UI messages of Debian packages, dictionary phrases);
+  :mod:`.domains` picks a domain's pairs for the benchmarks, :mod:`.pairset` holds what those builders share.
 """
 
 from .comparable import MiningTask, make_mining_task, write_bucc

@@ -1,0 +1,194 @@
+"""Out-of-domain benchmark builders: gettext catalogs, FreeDict dictionaries, the domain switch of the benchmarks."""
+
+import shutil
+import struct
+
+import pytest
+
+from bisent.cli import main
+from bisent.datasets import freedict, gettext
+from bisent.datasets.comparable import make_mining_task
+from bisent.datasets.domains import DOMAINS, load_domain_pairs
+from bisent.datasets.libreoffice import Pair
+from bisent.datasets.pairset import one_to_one
+from bisent.errors import BisentError
+
+
+def make_mo(entries, big_endian=False, charset="UTF-8") -> bytes:
+    """A compiled gettext catalog (the format ``msgfmt`` writes, without the hash table)."""
+    end = ">" if big_endian else "<"
+    entries = sorted(entries)
+    n = len(entries)
+    orig_at, trans_at = 28, 28 + 8 * n
+    data_at = trans_at + 8 * n
+    blobs, orig, trans = b"", [], []
+    for table, idx in ((orig, 0), (trans, 1)):
+        for e in entries:
+            s = e[idx].encode(charset)
+            table.append((len(s), data_at + len(blobs)))
+            blobs += s + b"\0"
+    head = struct.pack(end + "7I", 0x950412DE, 0, n, orig_at, trans_at, 0, 0)
+    return head + b"".join(struct.pack(end + "2I", *t) for t in orig + trans) + blobs
+
+
+CATALOG = [
+    ("", "Content-Type: text/plain; charset=UTF-8\nPlural-Forms: nplurals=2; plural=(n != 1);\n"),
+    ("cannot open file %s for reading", "Datei %s kann nicht zum Lesen geöffnet werden"),
+    ("menu\4Save the current file", "Die aktuelle Datei speichern"),
+    ("%d file removed\0%d files removed", "%d Datei entfernt\0%d Dateien entfernt"),
+    ("this message has no translation", ""),
+    ("Unchanged English text here", "Unchanged English text here"),
+    ("%s: %s (%d)", "%s: %s (%d)"),
+    ("%s -> %s", "%s → %s"),
+    ("Yes", "Ja"),
+    ("write error", "Schreibfehler"),
+    ("Usage: %s [OPTION]...\n  -h, --help   show this help", "Aufruf: %s [OPTION]...\n  -h, --help   diese Hilfe"),
+]
+
+
+@pytest.mark.parametrize("big_endian", [False, True])
+def test_read_mo_roundtrip(big_endian):
+    header, entries = gettext.read_mo(make_mo(CATALOG, big_endian=big_endian))
+    assert dict(entries) == dict(CATALOG)
+    assert header["content-type"] == "text/plain; charset=UTF-8"
+
+
+def test_read_mo_other_charset_and_bad_files():
+    cat = [("", "Content-Type: text/plain; charset=ISO-8859-1\n"), ("open the file", "Datei öffnen")]
+    assert dict(gettext.read_mo(make_mo(cat, charset="latin-1"))[1])["open the file"] == "Datei öffnen"
+    with pytest.raises(BisentError, match="x.mo: not a gettext .mo file"):
+        gettext.read_mo(b"#, fuzzy\nmsgid \"\"\n" + b"\0" * 40, "x.mo")
+    good = make_mo(CATALOG)
+    with pytest.raises(BisentError, match="truncated or corrupt"):
+        gettext.read_mo(good[:200], "x.mo")
+
+
+def test_catalog_filters_and_pairs(tmp_path):
+    lc = tmp_path / "usr/share/locale/de/LC_MESSAGES"
+    lc.mkdir(parents=True)
+    (lc / "tool.mo").write_bytes(make_mo(CATALOG))
+    (tmp_path / "usr/share/locale/fr/LC_MESSAGES").mkdir(parents=True)
+    removed = dict.fromkeys(gettext.REMOVAL_REASONS, 0)
+    pairs = gettext.package_pairs(tmp_path, "tool", "de", "test", removed)
+    got = {p.src: p.tgt for p in pairs}
+    assert got == {"cannot open file %s for reading": "Datei %s kann nicht zum Lesen geöffnet werden",
+                   "Save the current file": "Die aktuelle Datei speichern",  # context stripped
+                   "write error": "Schreibfehler",
+                   "Usage: %s [OPTION]... -h, --help show this help": "Aufruf: %s [OPTION]... -h, --help diese Hilfe"}
+    assert removed == {"header": 1, "plural": 1, "untranslated": 3, "format_only": 1, "too_short": 1,
+                       "too_long": 0, "duplicate": 0}
+    assert all(p.doc == "tool" and p.split == "test" for p in pairs)
+    assert gettext.package_pairs(tmp_path, "tool", "fr", "test", removed) == []
+
+
+def test_package_split_is_by_package_and_deterministic():
+    splits = gettext.split_of_packages()
+    assert splits == gettext.split_of_packages(tuple(reversed(gettext.PACKAGES)))
+    counts = {s: list(splits.values()).count(s) for s in ("train", "dev", "test")}
+    assert counts["test"] >= 2 and counts["dev"] >= 2 and counts["train"] > counts["test"] + counts["dev"]
+    assert gettext.locale_dir("pt-br") == "pt_BR" and gettext.locale_dir("DE") == "de"
+
+
+def test_one_to_one_keeps_held_out_copy_first():
+    pairs = [Pair("a", "1", "write error", "Schreibfehler", "train"),
+             Pair("b", "1", "write error", "Schreibfehler", "test"),
+             Pair("c", "1", "read error", "Schreibfehler", "dev"),
+             Pair("a", "2", "Write Error", "Fehler beim Schreiben", "train"),
+             Pair("a", "3", "disk full", "Platte voll", "train")]
+    kept, dropped = one_to_one(pairs)
+    assert kept == [pairs[1], pairs[4]] and dropped == 3
+
+
+# --------------------------------------------------------------------------- FreeDict
+
+INDEX_BODY = (
+    "cat /kæt/\nKatze <fem>, Kater <masc>\n      \"the cat is on the mat\"  - die Katze ist auf der Matte\n"
+    "      \"cats and dogs\"  - Hunde und Katzen, Katzen und Hunde\n see: {cats}\n\n"
+    "Armenian /ɑːmiːniən/\n1. arménien\n2. Arménien\n"
+    "Costa Rica /kɔstəraikə/\nCosta Rica\n"
+    "write down /ɹˈaɪt dˈaʊn/\n         Note: etw.\n [coll.] etw. aufschreiben <vt>; notieren\n"
+)
+
+
+def _index(entries):
+    def b64(n):
+        digits = ""
+        while True:
+            digits = freedict._B64[n % 64] + digits
+            n //= 64
+            if not n:
+                return digits
+    return "".join(f"{w}\t{b64(o)}\t{b64(n)}\n" for w, o, n in entries)
+
+
+def _dictd():
+    body = ("00-database-info\nsome header\n" + INDEX_BODY).encode("utf-8")
+    starts = [body.index(s.encode()) for s in ("00-database", "cat /", "Armenian", "Costa", "write down")]
+    ends = starts[1:] + [len(body)]
+    words = ["00-database-info", "cat", "Armenian", "Costa Rica", "write down"]
+    rows = [(w, s, e - s) for w, s, e in zip(words, starts, ends)] + [("kitty", starts[1], ends[1] - starts[1])]
+    return _index(rows), body
+
+
+def test_dictd_index_and_entries():
+    index, body = _dictd()
+    assert (freedict.b64_number("8"), freedict.b64_number("BA"), freedict.b64_number("B8")) == (60, 64, 124)
+    entries = freedict.read_index(index)
+    assert [w for w, _, _ in entries] == ["cat", "Armenian", "Costa Rica", "write down"]  # kitty shares cat's entry
+    removed = dict.fromkeys(freedict.REMOVAL_REASONS, 0)
+    pairs = freedict.dictionary_pairs(index, body, "eng-deu", removed)
+    assert [(p.src, p.tgt) for p in pairs] == [
+        ("cat", "Katze"), ("the cat is on the mat", "die Katze ist auf der Matte"),
+        ("cats and dogs", "Hunde und Katzen"), ("Armenian", "arménien"), ("write down", "etw. aufschreiben")]
+    assert removed["identical"] == 1  # Costa Rica
+    assert {p.split for p in pairs if p.doc == "cat"} == {freedict.split_of("cat")}  # examples follow their entry
+    with pytest.raises(BisentError, match="eng-deu.index:1: expected headword"):
+        freedict.read_index("cat 0 5\n", "eng-deu.index")
+    with pytest.raises(BisentError, match="no FreeDict English dictionary known for 'xx'"):
+        freedict.package_for("xx")
+
+
+def test_domain_switch_and_bench_option(capsys):
+    with pytest.raises(BisentError, match="unknown domain 'news'"):
+        load_domain_pairs("news", "en", "de")
+    assert DOMAINS[0] == "libreoffice"
+    assert main(["bench", "filter", "--domain", "gettext", "--no-anchors", "-e", "random", "--results", ""]) == 2
+    assert "bisent: error: --domain gettext: only the mining and recover tasks" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------- real samples
+
+def _need_apt():
+    if shutil.which("apt-get") is None or shutil.which("dpkg-deb") is None:
+        pytest.skip("apt-get/dpkg-deb not available: not a Debian-based system")
+
+
+@pytest.mark.network
+def test_real_gettext_sample_builds_a_mining_task():
+    """sed and grep's German catalogs (small packages): deterministic rows, one package per split here."""
+    _need_apt()
+    try:
+        a, stats = gettext._build("de", packages=("sed", "grep"))
+    except BisentError as e:
+        pytest.skip(f"cannot fetch packages from Debian's archive: {e}")
+    b, _ = gettext._build("de", packages=("grep", "sed"))
+    assert a == b and len(a) > 100 and stats["removed"]["plural"] >= 0
+    assert {p.doc for p in a} == {"sed", "grep"} and len({p.split for p in a}) == 2
+    for p in a:
+        assert gettext.drop_reason(p.src, p.tgt) is None and "\t" not in p.src + p.tgt
+    split = {p.split for p in a if p.doc == "sed"}.pop()
+    task = make_mining_task(a, split, max_gold=20, src_lang="en", tgt_lang="de")
+    assert 0 < len(task.gold) <= 20
+
+
+@pytest.mark.network
+def test_real_freedict_sample():
+    _need_apt()
+    try:
+        pairs = freedict.load_pairs("en", "fr")
+    except BisentError as e:
+        pytest.skip(f"cannot fetch dict-freedict-eng-fra from Debian's archive: {e}")
+    assert len(pairs) > 3000 and pairs == freedict.load_pairs("en", "fr")
+    assert all(p.split == freedict.split_of(p.doc) for p in pairs)
+    assert len({p.src.casefold() for p in pairs}) == len(pairs) == len({p.tgt.casefold() for p in pairs})
+    assert sum(p.split == "test" for p in pairs) > 300
