@@ -5,7 +5,7 @@ paragraphs untranslated on one side (``--drop 0.1``), one sentence per line.
 With ``--collections SHARE`` the pairs are not given: the pages go into two
 folders under opaque shuffled names, SHARE of the pages lose their
 translation (half of them the target file, half the source), and the run's
-``documents`` stage matches them (Sentence-Avg); a kept pair from a wrongly
+``documents`` stage mines them (bisent.documents, centred Sentence-Avg); a kept pair from a wrongly
 matched page counts as wrong. The run aligns them (recipes/run-default.yaml settings, encoder as given),
 filters the aligned groups with recipes/filter-default.yaml and keeps what
 passes. A kept pair is correct (strict) when its source and target lines are
@@ -62,7 +62,7 @@ def main() -> None:
                     (tmp / side).mkdir(exist_ok=True)
                     dest = tmp / side / f"{h}.txt"
                     dest.write_bytes((tmp / "task" / f"{k:04d}.{lang}").read_bytes())
-                    page_of[str(dest.resolve())] = k + 1
+                    page_of[dest.name] = k + 1          # the document id in a mined pairs.tsv
         cfg = tmp / "run.yaml"
         cfg.write_text(json.dumps({"src_lang": src, "tgt_lang": tgt, "documents": documents,
                                    "align": {"encoder": args.encoder},
@@ -75,7 +75,7 @@ def main() -> None:
             blocks = read_alignment(tmp / "task" / f"{k:04d}.gold")
             gold[k + 1] = {(s, t) for s, t in blocks if s and t}
         strict = lax = n = 0
-        pages = [[page_of.get(c, 0) for c in line.split("\t")] if page_of is not None else None
+        pages = [[page_of.get(c, 0) for c in line.split("\t")[2:4]] if page_of is not None else None
                  for line in (tmp / "run" / "documents" / "pairs.tsv").read_text(encoding="utf-8").splitlines()]
         right_docs = sum(p is not None and p[0] == p[1] for p in pages)
         for line in (tmp / "run" / "bitext.ids.tsv").read_text(encoding="utf-8").splitlines():

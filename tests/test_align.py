@@ -220,3 +220,29 @@ def test_gold_from_paragraph_ids():
     assert len(long.src) == 12 and long.gold[3] == ((4, 5), (3,))
     dropped, _ = page_task(doc, "en", "de", drop=0.99)
     assert all(not s or not t for s, t in dropped.gold)
+
+
+def test_pairs_from_docs_mine_output(tmp_path, capsys):
+    """`bisent docs mine` over two folders, then `bisent align --pairs` on its TSV: matched rows aligned, the rest not."""
+    for side, lines in (("en", EN), ("de", DE)):
+        (tmp_path / side).mkdir()
+        for k in range(3):
+            write(tmp_path / side / f"doc{k}.txt", lines[2 * k:2 * k + 2])
+    write(tmp_path / "en" / "lonely.txt", ["Nothing to see here at all, really nothing."])
+    mined = tmp_path / "mined.tsv"
+    assert main(["docs", "mine", str(tmp_path / "en"), str(tmp_path / "de"), "-l", "en", "-L", "de",
+                 "-e", "char-ngram", "--segmentation", "given", "-o", str(mined)]) == 0
+    rows = [r.split("\t") for r in mined.read_text(encoding="utf-8").splitlines()]
+    assert rows[0][-2:] == ["src_origin", "tgt_origin"] and sum(r[4] == "matched" for r in rows[1:]) == 3
+    capsys.readouterr()
+    assert main(["align", "--pairs", str(mined), "-l", "en", "-L", "de", "-e", "char-ngram",
+                 "-o", str(tmp_path / "d")]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["pairs"] == summary["aligned"] == 3
+    done = [json.loads(x) for x in (tmp_path / "d" / "summary.jsonl").read_text().splitlines()]
+    assert sorted(r["line"] for r in done) == [k + 1 for k, r in enumerate(rows) if r[4] == "matched"]
+    # a JSONL collection's origins are lines, not files: a clear error
+    mined.write_text("\t".join(rows[0]) + "\nd0\td0\t1.1\t0.9\tmatched\tc.jsonl:1\tc.jsonl:1\n", encoding="utf-8")
+    write(tmp_path / "c.jsonl", ['{"id": "d0", "text": "x"}'])
+    assert main(["align", "--pairs", str(mined), "-l", "en", "-L", "de", "-o", str(tmp_path / "e")]) == 2
+    assert "mined.tsv:2: no such file: c.jsonl:1 (a line of a JSONL collection" in capsys.readouterr().err

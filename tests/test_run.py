@@ -53,6 +53,10 @@ def outputs(run_dir: Path) -> dict:
     return {n: (run_dir / n).read_bytes() for n in names}
 
 
+def summary_aligned(run_dir: Path) -> int:
+    return json.loads((run_dir / "summary.json").read_text())["align"]["aligned"]
+
+
 def test_run_accounts_for_everything(tmp_path, capsys):
     cfg = make_run(tmp_path)
     assert main(["run", str(cfg), "-o", str(tmp_path / "r"), "--quiet"]) == 0
@@ -88,10 +92,22 @@ def test_collections_every_document_accounted_for_and_bad_config(tmp_path, capsy
     docs = json.loads(capsys.readouterr().out.strip().splitlines()[-1])["documents"]
     unmatched = (tmp_path / "r" / "documents" / "unmatched.tsv").read_text().splitlines()
     assert docs["pairs"] + docs["unmatched_src"] == 4 and docs["pairs"] + docs["unmatched_tgt"] == 3
-    assert any("empty.en" in u and "unreadable" in u for u in unmatched) and docs["pairs"] >= 1
+    assert 2 * docs["pairs"] + len(unmatched) == 7 and docs["pairs"] >= 1
+    assert any(u.startswith("src\tempty.en\t") and u.endswith("empty document") for u in unmatched)
+    matches = (tmp_path / "r" / "documents" / "matches.tsv").read_text().splitlines()   # bisent docs mine's format
+    assert matches[0].startswith("src_id\ttgt_id") and len(matches) == 5
+    pairs = (tmp_path / "r" / "documents" / "pairs.tsv").read_text().splitlines()
+    assert len(pairs) == docs["pairs"] and summary_aligned(tmp_path / "r") == docs["pairs"]
+    # a JSONL collection is read the same way
+    (tmp_path / "de.jsonl").write_text("".join(json.dumps({"id": f.name, "text": f.read_text()}) + "\n"
+                                               for f in sorted((tmp_path / "de").iterdir())), encoding="utf-8")
+    cfg.write_text(cfg.read_text().replace("tgt: de}", "tgt: de.jsonl}"))
+    assert main(["run", str(cfg), "-o", str(tmp_path / "r"), "--quiet"]) == 0
+    again = json.loads(capsys.readouterr().out.strip().splitlines()[-1])["documents"]
+    assert again["pairs"] == docs["pairs"] and again["unmatched_tgt"] == docs["unmatched_tgt"]
     cfg.write_text("src_lang: en\ntgt_lang: de\ndocuments: {collections: {src: nowhere, tgt: de}}\n")
     assert main(["run", str(cfg), "-o", str(tmp_path / "r2")]) == 2
-    assert "nowhere: no such folder" in capsys.readouterr().err
+    assert "nowhere: no such file or folder" in capsys.readouterr().err
     cfg.write_text("src_lang: en\nfiltr: {}\n", encoding="utf-8")
     assert main(["run", str(cfg), "-o", str(tmp_path / "r")]) == 2
     assert "tgt_lang is required" in capsys.readouterr().err

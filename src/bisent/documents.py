@@ -135,13 +135,21 @@ def _read_jsonl(path: Path, lang: str, segmentation: str) -> list[Document]:
     return docs
 
 
-def _read_folder(path: Path, lang: str, segmentation: str) -> list[Document]:
+def collection_files(path) -> list[Path]:
+    """The files a collection is read from: a JSONL file itself, or a folder's visible files in id order."""
+    path = Path(path)
+    if not path.is_dir():
+        return [path]
     files = []
     for root, dirs, names in os.walk(path):
         dirs[:] = [d for d in dirs if not d.startswith(".")]
         files += [Path(root) / n for n in names if not n.startswith(".")]
+    return sorted(files, key=lambda f: f.relative_to(path).as_posix())
+
+
+def _read_folder(path: Path, lang: str, segmentation: str) -> list[Document]:
     docs = []
-    for f in sorted(files, key=lambda f: f.relative_to(path).as_posix()):
+    for f in collection_files(path):
         data = f.read_bytes()
         try:
             text = data.decode("utf-8")

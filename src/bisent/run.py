@@ -20,10 +20,12 @@ the rerun continues with the first unfinished stage. A stage is marked
 checkpoints are kept); with other inputs the stage's old outputs are removed first. Outputs are written to temporary files and renamed, the manifest last.
 
 The ``documents`` stage takes the pairs as given (``documents.pairs``: a TSV
-of source and target paths), or matches documents across two collections
-(``documents.collections``) with a simple Sentence-Avg matcher
-(:mod:`bisent.align.docmatch`); that is the slot where ``bisent docs mine``
-(issue 13, HiDE and friends) plugs in once it is in this tree.
+of source and target paths, or the output of ``bisent docs mine``), or mines
+them across two collections (``documents.collections``: JSONL files or
+folders) with :mod:`bisent.documents` (Sentence-Avg, HiDE or Document BoW;
+kNN + margin, one-to-one): one row per source document in
+``documents/matches.tsv``, every unpaired document of either side in
+``documents/unmatched.tsv`` with its reason.
 
 Environment: ``BISENT_RUN_PAUSE_AFTER=STAGE`` makes the run write
 ``.paused-STAGE`` in the run folder and sleep after that stage is recorded
@@ -85,55 +87,85 @@ def register_stage(name: str, *, outputs: tuple[str, ...], inputs: Callable | No
 
 # --------------------------------------------------------------------------- stages
 
-def _given_pairs(ctx: RunContext) -> list[Path]:
-    sec = ctx.section("documents")
-    return [ctx.path(sec["pairs"])] if sec.get("pairs") else []
-
-
 def _collections(ctx: RunContext) -> list[Path]:
-    from .align.docmatch import collection_files
+    """The files the documents stage reads: the given pairs TSV, or every file of both collections."""
+    from .documents import collection_files
 
     sec = ctx.section("documents")
     if sec.get("pairs"):
         return [ctx.path(sec["pairs"])]
     coll = sec.get("collections") or {}
-    return [f for side in ("src", "tgt") if coll.get(side) for f in collection_files(ctx.path(coll[side]))]
+    return [f for side in ("src", "tgt") if coll.get(side) and ctx.path(coll[side]).exists()
+            for f in collection_files(ctx.path(coll[side]))]
 
 
-@register_stage("documents", outputs=("documents/pairs.tsv", "documents/unmatched.tsv"), inputs=_collections)
+@register_stage("documents", outputs=("documents/pairs.tsv", "documents/matches.tsv", "documents/unmatched.tsv"),
+                inputs=_collections)
 def stage_documents(ctx: RunContext) -> dict:
-    """Document pairs: given as a TSV (``documents.pairs``), or matched across two collections
-    (``documents.collections``: Sentence-Avg, :mod:`bisent.align.docmatch`)."""
+    """Document pairs: given as a TSV (``documents.pairs``: path pairs, or a ``bisent docs mine`` output), or
+    mined across two collections (``documents.collections``) by :mod:`bisent.documents`."""
     from .align.batch import read_pairs
-    from .align.docmatch import collection_files, match_documents
 
     sec = ctx.section("documents")
     coll = sec.get("collections")
     if sec.get("pairs") and coll:
         raise BisentError("documents: give either pairs or collections, not both")
-    unmatched = []
     if coll:
-        if not isinstance(coll, dict) or not coll.get("src") or not coll.get("tgt"):
-            raise BisentError("documents.collections: expected {src: FOLDER_OR_LIST, tgt: FOLDER_OR_LIST}")
-        matched, unmatched = match_documents(
-            collection_files(ctx.path(coll["src"])), collection_files(ctx.path(coll["tgt"])), ctx.src_lang,
-            ctx.tgt_lang, encoder=sec.get("encoder", "use-m3"), threshold=float(sec.get("threshold", 1.0)))
-        pairs = [(s, t) for s, t, _ in matched]
-    elif sec.get("pairs"):
-        pairs = [(s, t) for _, s, t in read_pairs(ctx.path(sec["pairs"]))]
-    else:
+        return _mine_collections(ctx, sec, coll)
+    if not sec.get("pairs"):
         raise BisentError("documents: give pairs (a TSV of src_path<TAB>tgt_path) or collections {src: ..., tgt: ...}")
+    pairs = [(s, t) for _, s, t in read_pairs(ctx.path(sec["pairs"]))]
     with atomic_write(ctx.dir / "documents" / "pairs.tsv") as f:
         f.write("".join(f"{s.resolve()}\t{t.resolve()}\n" for s, t in pairs))
+    for name in ("matches.tsv", "unmatched.tsv"):
+        with atomic_write(ctx.dir / "documents" / name):
+            pass
+    return {"pairs": len(pairs), "unmatched_src": 0, "unmatched_tgt": 0}
+
+
+def _mine_collections(ctx: RunContext, sec: dict, coll) -> dict:
+    """``bisent docs mine`` inside the run: read both collections (JSONL or folders), embed, kNN + margin,
+    one-to-one. ``matches.tsv`` is its output (one row per source document); each matched document is
+    written one sentence per line under ``documents/text/`` for the align stage; ``unmatched.tsv`` lists
+    every document of either side without a pair, with the reason."""
+    from .documents import get_document_encoder, mine_documents, read_documents, write_matches
+
+    if not isinstance(coll, dict) or not coll.get("src") or not coll.get("tgt"):
+        raise BisentError("documents.collections: expected {src: JSONL_OR_FOLDER, tgt: JSONL_OR_FOLDER}")
+    seg = sec.get("segmentation", "given")
+    src = read_documents(ctx.path(coll["src"]), ctx.src_lang, segmentation=seg)
+    tgt = read_documents(ctx.path(coll["tgt"]), ctx.tgt_lang, segmentation=seg)
+    enc = get_document_encoder(str(sec.get("encoder", "use-m3")))
+    a = enc.encode_documents([d.sentences for d in src], ctx.src_lang, progress=ctx.progress)   # (n, d)
+    b = enc.encode_documents([d.sentences for d in tgt], ctx.tgt_lang, progress=ctx.progress)   # (m, d)
+    matches = mine_documents(src, tgt, a, b, k=int(sec.get("k", 4)), score=str(sec.get("score", "ratio")),
+                             threshold=float(sec.get("threshold", 1.0)))
+    counts = write_matches(matches, ctx.dir / "documents" / "matches.tsv")
+    tgt_by_id = {d.id: d for d in tgt}
+    matched = [(d, tgt_by_id[m.tgt_id]) for d, m in zip(src, matches) if m.reason is None]
+    used = {t.id for _, t in matched}
+    text = ctx.dir / "documents" / "text"
+    rows = []
+    for k, (s, t) in enumerate(matched):
+        for side, doc in (("src", s), ("tgt", t)):
+            with atomic_write(text / side / f"{k:05d}.txt") as f:
+                f.write("".join(x + "\n" for x in doc.sentences))
+        rows.append(f"text/src/{k:05d}.txt\ttext/tgt/{k:05d}.txt\t{s.id}\t{t.id}\n")
+    with atomic_write(ctx.dir / "documents" / "pairs.tsv") as f:
+        f.write("".join(rows))
+    unmatched = [("src", d.id, d.origin, m.reason) for d, m in zip(src, matches) if m.reason is not None]
+    unmatched += [("tgt", d.id, d.origin, d.reason or "no source document matched it")
+                  for d in tgt if d.id not in used]
     with atomic_write(ctx.dir / "documents" / "unmatched.tsv") as f:
-        f.write("".join(f"{side}\t{p.resolve()}\t{why}\n" for side, p, why in unmatched))
-    return {"pairs": len(pairs), "unmatched_src": sum(u[0] == "src" for u in unmatched),
-            "unmatched_tgt": sum(u[0] == "tgt" for u in unmatched)}
+        f.write("".join("\t".join(u) + "\n" for u in unmatched))
+    return {"src_documents": len(src), "tgt_documents": len(tgt), "pairs": len(matched),
+            "unmatched_src": counts.get("unmatched", 0), "unmatched_tgt": len(tgt) - len(matched),
+            "encoder": enc.name}
 
 
 def _documents(ctx: RunContext) -> list[Path]:
     pairs = ctx.dir / "documents" / "pairs.tsv"
-    return [Path(c) for line in pairs.read_text(encoding="utf-8").splitlines() for c in line.split("\t")[:2]]
+    return [pairs.parent / c for line in pairs.read_text(encoding="utf-8").splitlines() for c in line.split("\t")[:2]]
 
 
 @register_stage("align", outputs=("align/summary.jsonl",), inputs=_documents)

@@ -66,30 +66,53 @@ def align_files(src_path, tgt_path, src_lang: str, tgt_lang: str, aligner: Sente
 
 
 def read_pairs(path) -> list[tuple[int, Path, Path]]:
-    """``(line, src path, tgt path)`` of a pairs TSV (the first two columns; more columns are ignored).
+    """``(line, src path, tgt path)`` of a pairs TSV (the first two columns; more columns are ignored),
+    or of the matched rows of a ``bisent docs mine`` output (its header line first; the paths are the
+    ``src_origin`` and ``tgt_origin`` columns, so the collections must have been folders of files).
 
     Relative paths are taken from the pairs file's folder. A missing file or a
     line with fewer than two columns is a one-line error naming the line.
     """
+    from ..documents import MINE_COLUMNS
+
     path = check_readable(path)
     out = []
+    mined = False
     for n, raw in enumerate(open(path, "rb"), 1):
         text = raw.decode("utf-8", errors="replace").rstrip("\r\n")
         if not text.strip():
             continue
         cols = text.split("\t")
+        if n == 1 and cols == list(MINE_COLUMNS):
+            mined = True
+            continue
+        if mined:
+            if len(cols) != len(MINE_COLUMNS):
+                raise BisentError(f"{where(path, n)}: expected {len(MINE_COLUMNS)} columns of 'bisent docs mine', "
+                                  f"found {len(cols)}")
+            if cols[4] != "matched":
+                continue   # an unmatched source document: nothing to align
+            cols = cols[5:7]
         if len(cols) < 2 or not cols[0] or not cols[1]:
             raise BisentError(f"{where(path, n)}: expected src_path<TAB>tgt_path, found {len(cols)} column(s)")
         pair = []
         for c in cols[:2]:
             p = Path(c) if Path(c).is_absolute() else path.parent / c
             if not p.is_file():
-                raise BisentError(f"{where(path, n)}: no such file: {c}")
+                hint = (" (a line of a JSONL collection: mine folders of files for 'bisent align', "
+                        "or mine inside 'bisent run')" if mined and _jsonl_line(c, path.parent) else "")
+                raise BisentError(f"{where(path, n)}: no such file: {c}{hint}")
             pair.append(p)
         out.append((n, pair[0], pair[1]))
     if not out:
         raise BisentError(f"{path}: no document pairs")
     return out
+
+
+def _jsonl_line(origin: str, base: Path) -> bool:
+    """Whether a mined document's origin is ``FILE:LINE`` of a JSONL collection rather than a file."""
+    name, _, line = origin.rpartition(":")
+    return line.isdigit() and (Path(name) if Path(name).is_absolute() else base / name).is_file()
 
 
 _WORKER: dict = {}
