@@ -22,7 +22,6 @@ import os
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
@@ -68,8 +67,9 @@ def main() -> None:
     if args.one:
         print(json.dumps(one(args.one, args.encoders[0], args.pair)), flush=True)
         return
-    from _common import emit  # noqa: E402 (benchmarks/ is the script's folder)
-    out = Path(args.results) / "align_speed.jsonl" if args.results else None
+    from bisent.bench.common import Recorder
+
+    record = Recorder("align_speed", args.results or None)
     for enc in args.encoders:
         rows = []
         for n in args.lengths:
@@ -78,23 +78,12 @@ def main() -> None:
             if p.returncode:
                 sys.exit(f"length {n}, {enc}: {p.stderr.strip().splitlines()[-1] if p.stderr.strip() else p.returncode}")
             rows.append(json.loads(p.stdout.strip().splitlines()[-1]))
-            record(rows[-1], out, emit)
+            record(rows[-1])
         big = [r for r in rows if r["n_src"] >= 1000]
         if len(big) >= 2:
             slope = np.polyfit(np.log([r["n_src"] for r in big]), np.log([max(r["dp_seconds"], 1e-3) for r in big]), 1)[0]
             record({"task": "align_speed_fit", "pair": args.pair, "encoder": rows[0]["encoder"],
-                    "lengths": [r["n_src"] for r in big], "dp_time_exponent": round(float(slope), 3)}, out, emit)
-
-
-def record(row: dict, out: Path | None, emit) -> None:
-    """Print ``row`` as a JSON line and append it, with command, commit, machine and time, to ``out``."""
-    emit(row)
-    if out is not None:
-        from bisent.bench.common import git_commit, machine
-        out.parent.mkdir(parents=True, exist_ok=True)
-        with open(out, "a", encoding="utf-8") as f:
-            f.write(json.dumps({**row, "command": " ".join(["python"] + sys.argv), "commit": git_commit(),
-                                "machine": machine(), "time": time.strftime("%Y-%m-%dT%H:%M:%S")}) + "\n")
+                    "lengths": [r["n_src"] for r in big], "dp_time_exponent": round(float(slope), 3)})
 
 
 if __name__ == "__main__":

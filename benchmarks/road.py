@@ -41,8 +41,7 @@ def main() -> None:
     from bisent.align import read_alignment
     from bisent.datasets.align_gold import load_align_task, write_task
     from bisent.run import run_pipeline
-    from _common import emit
-    from align_speed import record
+    from bisent.bench.common import Recorder
 
     src, tgt = args.pair.split("-")
     docs, stats = load_align_task(src, tgt, "test", limit=args.limit, drop=args.drop)
@@ -102,7 +101,7 @@ def main() -> None:
            "unaligned_tgt": summary["align"]["unaligned_tgt_lines"],
            "precision_strict": round(100 * strict / max(n, 1), 2), "precision_lax": round(100 * lax / max(n, 1), 2),
            "yield_of_gold": round(100 * strict / max(n_gold, 1), 2), "seconds": round(seconds, 1)}
-    record(row, Path(args.results) / "road.jsonl" if args.results else None, emit)
+    Recorder("road", args.results or None)(row)
 
 if __name__ == "__main__":
     main()

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from bisent.cli import main
+from test_divergence import _toy_pairs, toy_model  # noqa: F401  (a divergence model trained in seconds)
 
 EN = ["The cat sits on the mat.", "It is raining today in Berlin.", "I like green apples very much.",
       "Open the file menu first.", "Click the Save button now.", "The dog barks loudly at night."]
@@ -132,3 +133,33 @@ def test_kill_between_stages_resumes_to_identical_outputs(tmp_path, stage):
     done = subprocess.run(cmd + [str(killed)], env=env, check=True, capture_output=True, text=True)
     assert f"{stage}: done before, skipped" in done.stdout
     assert outputs(killed) == outputs(tmp_path / "clean")
+
+
+def test_repair_step_in_the_run_cuts_a_glued_pair(tmp_path, capsys, toy_model):
+    """The filter stage runs issue 12's repair step: a target sentence glued to junk comes out cut back."""
+    _, model_dir = toy_model
+    pairs = _toy_pairs(6, 7)
+    junk = [f"b{i}" for i in range(40) if f"a{i}" not in pairs[2][0].split()][:5]
+    glued = pairs[2][1] + " " + " ".join(junk)
+    (tmp_path / "a.xa").write_text("".join(s + "\n" for s, _ in pairs), encoding="utf-8")
+    (tmp_path / "a.xb").write_text("".join((glued if k == 2 else t) + "\n" for k, (_, t) in enumerate(pairs)),
+                                   encoding="utf-8")
+    (tmp_path / "pairs.tsv").write_text("a.xa\ta.xb\n", encoding="utf-8")
+    steps = [{"type": "repair", "model": str(model_dir), "tau": 2},
+             {"type": "length", "min_length": 1, "max_length": 200}]
+    cfg = tmp_path / "run.yaml"
+    cfg.write_text(json.dumps({"src_lang": "xa", "tgt_lang": "xb", "documents": {"pairs": "pairs.tsv"},
+                               "align": {"encoder": str(model_dir)}, "filter": {"config": {"steps": steps}}}))
+    assert main(["run", str(cfg), "-o", str(tmp_path / "r"), "--quiet"]) == 0
+    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert summary["bitext"]["pairs"] == summary["candidates"]["candidates"] == 6
+    bitext = [line.split("\t") for line in (tmp_path / "r" / "bitext.tsv").read_text(encoding="utf-8").splitlines()]
+    ids = [line.split("\t")[:3] for line in (tmp_path / "r" / "bitext.ids.tsv").read_text().splitlines()]
+    assert [i[1:] for i in ids] == [[str(k), str(k)] for k in range(1, 7)]              # aligned 1-1
+    assert bitext[2][0] == pairs[2][0] and bitext[2][1] == pairs[2][1]                    # the junk cut off
+    assert [tuple(b) for k, b in enumerate(bitext) if k != 2] == [p for k, p in enumerate(pairs) if k != 2]
+    assert main(["run", str(cfg), "-o", str(tmp_path / "r"), "--quiet"]) == 0
+    assert capsys.readouterr().out.count("skipped") == 5
+    (model_dir / "config.json").write_bytes((model_dir / "config.json").read_bytes() + b"\n")   # model "retrained"
+    assert main(["run", str(cfg), "-o", str(tmp_path / "r"), "--quiet"]) == 0
+    assert capsys.readouterr().out.count("skipped") == 3                            # filter and bitext redone

@@ -209,10 +209,24 @@ def _filter_config(ctx: RunContext):
     return ctx.path(cfg) if isinstance(cfg, str) else cfg
 
 
+def _filter_inputs(ctx: RunContext) -> list[Path]:
+    """The filter recipe's file, and the files of every model directory its steps load (``repair``,
+    ``divergence``, trained scorers): a retrained model redoes the filter stage."""
+    from .filtering.config import load_config
+
+    cfg = _filter_config(ctx)
+    data = load_config(cfg)
+    steps = data.get("steps", []) if isinstance(data, dict) else data if isinstance(data, list) else []
+    models = [Path(str(s["model"])) for s in steps if isinstance(s, dict) and s.get("model")]
+    return ([cfg] if isinstance(cfg, Path) else []) + [f for m in models if m.is_dir()
+                                                       for f in sorted(m.iterdir()) if f.is_file()]
+
+
 @register_stage("filter", outputs=("filter/kept.tsv", "filter/rejected.tsv", "filter/summary.json"),
-                inputs=lambda ctx: [c] if isinstance(c := _filter_config(ctx), Path) else [])
+                inputs=_filter_inputs)
 def stage_filter(ctx: RunContext) -> dict:
-    """The filter pipeline (and its selection) over the candidates; resumes from its own checkpoints."""
+    """The filter pipeline (and its selection) over the candidates, issue 12's ``repair`` step included when
+    the recipe has it (the kept pairs then carry the repaired text); resumes from its own checkpoints."""
     from .filtering import filter_file
 
     out = ctx.dir / "filter"
