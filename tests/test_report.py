@@ -316,3 +316,74 @@ def test_report_renders_in_a_browser(tmp_path):
     assert len(seen["plots"]) == len(svgs(path.read_text())) >= 6
     for plot in seen["plots"]:
         assert plot["w"] > 100 and plot["h"] > 50 and plot["shapes"] > 10
+
+
+# ---------------------------------------------------------------------------
+# --report on docs mine and align
+# ---------------------------------------------------------------------------
+
+def _docs_run(tmp_path) -> Path:
+    """``bisent docs mine --report`` on 12 shared and 4 lone documents (char-ngram encoder)."""
+    rng = np.random.default_rng(7)
+    shared = [_sentences(rng, 3) for _ in range(12)]
+    src = [{"id": f"s{i}", "text": d} for i, d in enumerate(shared + [_sentences(rng, 3) for _ in range(4)])]
+    tgt = [{"id": f"t{i}", "text": [x + " ." for x in d]} for i, d in enumerate(shared)]
+    src.append({"id": "empty", "text": []})
+    for name, docs in (("a.jsonl", src), ("b.jsonl", tgt)):
+        (tmp_path / name).write_text("".join(json.dumps(d) + "\n" for d in docs))
+    assert main(["docs", "mine", tmp_path / "a.jsonl", tmp_path / "b.jsonl", "-l", "en", "-L", "de", "-e", "char-ngram",
+                 "--segmentation", "given", "--threshold", "1.05", "-o", tmp_path / "m.tsv",
+                 "--report", tmp_path / "docs.html"]) == 0
+    return tmp_path / "docs.html"
+
+
+def test_docs_mine_report(tmp_path):
+    html = _docs_run(tmp_path).read_text()
+    rec = json.loads((tmp_path / "m.tsv.report.json").read_text())
+    rows = [r.split("\t") for r in (tmp_path / "m.tsv").read_text().splitlines()[1:]]
+    assert rec["kind"] == "docs" and sum(rec["counts"].values()) == len(rows) == 17
+    assert rec["counts"]["matched"] == sum(r[4] == "matched" for r in rows) >= 10
+    assert rec["counts"]["unmatched: empty document"] == 1
+    assert sum(rec["histogram"]["series"]["matched"]) == rec["counts"]["matched"]
+    sampled = [r for band in rec["samples"] for r in band["rows"]]
+    assert sampled and all(r["tgt_id"] == "t" + r["src_id"][1:] for r in sampled[:3])   # the best bands are right
+    assert all(r["score"] >= 1.05 for r in sampled)                                    # matched pairs only
+    assert len(svgs(html)) == 3 and "unmatched: empty document" in html and no_fetch(html)
+    assert records_from_folder(tmp_path)[0][1]["kind"] == "docs"                       # `bisent report` reads it
+
+
+def _align_run(tmp_path) -> Path:
+    """``bisent align --report`` on a document whose target merges two sentences and drops one."""
+    rng = np.random.default_rng(8)
+    src = _sentences(rng, 10)
+    tgt = [s + " ." for s in src[:4]] + [src[4] + " " + src[5] + " ."] + [s + " ." for s in src[7:]]
+    (tmp_path / "a.txt").write_text("\n".join(src) + "\n")
+    (tmp_path / "b.txt").write_text("\n".join(tgt) + "\n")
+    assert main(["align", tmp_path / "a.txt", tmp_path / "b.txt", "-l", "en", "-L", "de", "-e", "char-ngram",
+                 "-o", tmp_path / "al.tsv", "--report", tmp_path / "align.html"]) == 0
+    return tmp_path / "align.html"
+
+
+def test_align_report(tmp_path):
+    html = _align_run(tmp_path).read_text()
+    rec = json.loads((tmp_path / "al.tsv.report.json").read_text())
+    rows = (tmp_path / "al.tsv").read_text().splitlines()
+    counts = rec["counts"]
+    assert rec["kind"] == "align" and sum(v for k, v in counts.items() if "-" in k) == len(rows)
+    assert counts["1-1"] >= 6 and counts.get("2-1", 0) == 1
+    assert counts["unaligned source lines"] == 1 and counts["unaligned target lines"] == 0
+    assert sum(rec["histogram"]["series"]["1-1"]) == counts["1-1"]
+    assert len(svgs(html)) == 3 and "unaligned source lines" in html and no_fetch(html)
+
+
+@pytest.mark.skipif(chromium_path() is None, reason="no Chromium installed (apt-get install chromium-headless-shell)")
+def test_docs_and_align_reports_render_in_a_browser(tmp_path):
+    pytest.importorskip("playwright")
+    (tmp_path / "d").mkdir()
+    (tmp_path / "a").mkdir()
+    for path in (_docs_run(tmp_path / "d"), _align_run(tmp_path / "a")):
+        seen = browser_check(path)
+        assert seen["errors"] == [] and seen["requests"] == [path.resolve().as_uri()]
+        assert len(seen["plots"]) == 3
+        for plot in seen["plots"]:
+            assert plot["w"] > 100 and plot["h"] > 50 and plot["shapes"] > 10
