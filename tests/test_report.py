@@ -387,3 +387,52 @@ def test_docs_and_align_reports_render_in_a_browser(tmp_path):
         assert len(seen["plots"]) == 3
         for plot in seen["plots"]:
             assert plot["w"] > 100 and plot["h"] > 50 and plot["shapes"] > 10
+
+
+# ---------------------------------------------------------------------------
+# The word-alignment heat map of `bisent explain --divergence`
+# ---------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def toy_divergence(tmp_path_factory):
+    """A divergence model trained for seconds on toy pairs whose target is the source reversed (a_i <-> b_i)."""
+    from bisent.training.objectives.divergence import load_recipe, train_divergence
+
+    rng = np.random.default_rng(0)
+    pairs = [(" ".join(f"a{i}" for i in ids), " ".join(f"b{i}" for i in ids[::-1]))
+             for ids in (rng.integers(0, 40, size=rng.integers(4, 9)) for _ in range(600))]
+    out = tmp_path_factory.mktemp("div") / "model"
+    recipe = load_recipe(None, {"model.embed_dim": 16, "model.hidden_dim": 16, "model.min_count": 1,
+                                "negatives.replace": False, "negatives.word_classes": 8, "train.max_steps": 250,
+                                "train.log_every": 50, "optim.lr": 0.02, "data.batch_size": 16})
+    train_divergence(pairs, out, src_lang="xa", tgt_lang="xb", recipe=recipe, progress=False)
+    return out
+
+
+def test_explain_draws_the_word_alignment_heat_map(toy_divergence, tmp_path, capsys):
+    from bisent.models.divergence import alignment_matrix
+
+    src, tgt = "a3 a17 a8 a25 a31", "b31 b25 b8 b17 b3"
+    html_path = tmp_path / "e.html"
+    assert main(["explain", src, tgt, "-l", "xa", "-L", "xb", "-e", "char-ngram", "--divergence", toy_divergence,
+                 "--json", "-o", html_path]) == 0
+    al = json.loads(capsys.readouterr().out)["alignment"]
+    assert al["src_words"] == src.split() and al["tgt_words"] == tgt.split()
+    S, _, _ = alignment_matrix(toy_divergence, src, tgt)                          # (5, 5)
+    np.testing.assert_allclose(al["matrix"], S, atol=1e-4)
+    best = np.asarray(al["matrix"]).argmax(axis=1)                               # each a_i's best target word
+    assert sum(tgt.split()[j][1:] == w[1:] for w, j in zip(src.split(), best)) >= 4, best   # chance: 1 of 5
+    html = html_path.read_text()
+    heat = [s for s in svgs(html) if 'aria-label="Word alignment' in s]
+    assert len(heat) == 1 and all(w in heat[0] for w in src.split() + tgt.split()) and no_fetch(html)
+    if chromium_path() is not None:
+        pytest.importorskip("playwright")
+        seen = browser_check(html_path)
+        assert seen["errors"] == [] and seen["requests"] == [html_path.resolve().as_uri()]
+        assert len(seen["plots"]) == 1 and seen["plots"][0]["shapes"] > 10
+
+
+def test_explain_with_a_pair_the_model_cannot_align_is_one_line_error(toy_divergence, capsys):
+    assert main(["explain", "", "b1", "-l", "xa", "-L", "xb", "-e", "char-ngram", "--divergence", toy_divergence]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("bisent: error:") and "Traceback" not in err and len(err.strip().splitlines()) == 1

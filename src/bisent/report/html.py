@@ -145,8 +145,9 @@ def explanation_html(ex: dict) -> str:
                      f"{'' if not f.get('steps') else ' (' + _e(', '.join(f['steps'])) + ')'}</p>")
     al = ex.get("alignment")
     if al and al.get("matrix"):
-        parts.append(_fig(plots.heatmap(al["matrix"], al["src_words"], al["tgt_words"],
-                                        title="Word alignment S(i, j)"), "Word alignment of the divergence model."))
+        parts.append(_fig(plots.heatmap(al["matrix"], al["src_words"], al["tgt_words"], title="Word alignment S(i, j)"),
+                          "S(i, j) = h_i · h_j of the divergence model: bright where a source word and a target word "
+                          "align; a row or column with no bright cell is a word without a counterpart."))
     else:
         parts.append(f"<p class=muted>Word alignment heat map: {_e((al or {}).get('note', 'not available'))}</p>")
     return '<div class="box">' + "".join(parts) + "</div>"
