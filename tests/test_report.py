@@ -374,6 +374,21 @@ def test_align_report(tmp_path):
     assert counts["unaligned source lines"] == 1 and counts["unaligned target lines"] == 0
     assert sum(rec["histogram"]["series"]["1-1"]) == counts["1-1"]
     assert len(svgs(html)) == 3 and "unaligned source lines" in html and no_fetch(html)
+    assert [n for n, _ in records_from_folder(tmp_path)] == ["al.tsv"]     # the aligned TSV is not read as mined
+
+
+def test_align_pairs_report_covers_every_pair(tmp_path):
+    rng = np.random.default_rng(9)
+    docs = [_sentences(rng, 4) for _ in range(3)]
+    for i, d in enumerate(docs):
+        (tmp_path / f"{i}.en").write_text("\n".join(d) + "\n")
+        (tmp_path / f"{i}.de").write_text("\n".join(s + " ." for s in d[1:]) + "\n")   # first line dropped
+    (tmp_path / "pairs.tsv").write_text("".join(f"{i}.en\t{i}.de\n" for i in range(3)))
+    out = tmp_path / "out"
+    assert main(["align", "--pairs", tmp_path / "pairs.tsv", "-l", "en", "-L", "de", "-e", "char-ngram", "-o", out,
+                 "--report", tmp_path / "r.html"]) == 0
+    (name, rec), = records_from_folder(out)                                  # `bisent report OUT` reads the record
+    assert name == "pairs" and rec["counts"]["1-1"] == 9 and rec["counts"]["unaligned source lines"] == 3
 
 
 @pytest.mark.skipif(chromium_path() is None, reason="no Chromium installed (apt-get install chromium-headless-shell)")

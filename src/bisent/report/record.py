@@ -262,8 +262,10 @@ def align_record(paths: Sequence, *, params: dict | None = None, summary: dict |
 
     types = Counter(labels)
     counts = {**{k: types[k] for k in sorted(types, key=lambda t: (t == "empty line", t))}, **unaligned}
-    return labelled_record("align", np.asarray(scores, dtype=np.float64), labels, row, counts=counts, params=params,
-                           summary=summary)
+    rec = labelled_record("align", np.asarray(scores, dtype=np.float64), labels, row, counts=counts, params=params,
+                          summary=summary)
+    rec["files"] = [Path(p).name for p in paths]   # read back by records_from_folder, not again as mined TSVs
+    return rec
 
 
 def records_from_folder(run_dir) -> list[tuple[str, dict]]:
@@ -280,7 +282,7 @@ def records_from_folder(run_dir) -> list[tuple[str, dict]]:
             if rec.get("kind") not in ("mining", "filter", "docs", "align"):
                 raise BisentError(f"{f}: not a bisent run record (no kind mining/filter/docs/align)")
             out.append((f.name[:-len(SUFFIX)], rec))
-            covered.add(f.name[:-len(SUFFIX)])
+            covered.update([f.name[:-len(SUFFIX)], *rec.get("files", [])])
     for f in files:   # filter summaries first: their kept and rejected files are not mined TSVs
         if f.suffix == ".json" and not f.name.endswith(SUFFIX):
             summ = _load_json(f)
