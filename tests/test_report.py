@@ -316,3 +316,138 @@ def test_report_renders_in_a_browser(tmp_path):
     assert len(seen["plots"]) == len(svgs(path.read_text())) >= 6
     for plot in seen["plots"]:
         assert plot["w"] > 100 and plot["h"] > 50 and plot["shapes"] > 10
+
+
+# ---------------------------------------------------------------------------
+# --report on docs mine and align
+# ---------------------------------------------------------------------------
+
+def _docs_run(tmp_path) -> Path:
+    """``bisent docs mine --report`` on 12 shared and 4 lone documents (char-ngram encoder)."""
+    rng = np.random.default_rng(7)
+    shared = [_sentences(rng, 3) for _ in range(12)]
+    src = [{"id": f"s{i}", "text": d} for i, d in enumerate(shared + [_sentences(rng, 3) for _ in range(4)])]
+    tgt = [{"id": f"t{i}", "text": [x + " ." for x in d]} for i, d in enumerate(shared)]
+    src.append({"id": "empty", "text": []})
+    for name, docs in (("a.jsonl", src), ("b.jsonl", tgt)):
+        (tmp_path / name).write_text("".join(json.dumps(d) + "\n" for d in docs))
+    assert main(["docs", "mine", tmp_path / "a.jsonl", tmp_path / "b.jsonl", "-l", "en", "-L", "de", "-e", "char-ngram",
+                 "--segmentation", "given", "--threshold", "1.05", "-o", tmp_path / "m.tsv",
+                 "--report", tmp_path / "docs.html"]) == 0
+    return tmp_path / "docs.html"
+
+
+def test_docs_mine_report(tmp_path):
+    html = _docs_run(tmp_path).read_text()
+    rec = json.loads((tmp_path / "m.tsv.report.json").read_text())
+    rows = [r.split("\t") for r in (tmp_path / "m.tsv").read_text().splitlines()[1:]]
+    assert rec["kind"] == "docs" and sum(rec["counts"].values()) == len(rows) == 17
+    assert rec["counts"]["matched"] == sum(r[4] == "matched" for r in rows) >= 10
+    assert rec["counts"]["unmatched: empty document"] == 1
+    assert sum(rec["histogram"]["series"]["matched"]) == rec["counts"]["matched"]
+    sampled = [r for band in rec["samples"] for r in band["rows"]]
+    assert sampled and all(r["tgt_id"] == "t" + r["src_id"][1:] for r in sampled[:3])   # the best bands are right
+    assert all(r["score"] >= 1.05 for r in sampled)                                    # matched pairs only
+    assert len(svgs(html)) == 3 and "unmatched: empty document" in html and no_fetch(html)
+    assert records_from_folder(tmp_path)[0][1]["kind"] == "docs"                       # `bisent report` reads it
+
+
+def _align_run(tmp_path) -> Path:
+    """``bisent align --report`` on a document whose target merges two sentences and drops one."""
+    rng = np.random.default_rng(8)
+    src = _sentences(rng, 10)
+    tgt = [s + " ." for s in src[:4]] + [src[4] + " " + src[5] + " ."] + [s + " ." for s in src[7:]]
+    (tmp_path / "a.txt").write_text("\n".join(src) + "\n")
+    (tmp_path / "b.txt").write_text("\n".join(tgt) + "\n")
+    assert main(["align", tmp_path / "a.txt", tmp_path / "b.txt", "-l", "en", "-L", "de", "-e", "char-ngram",
+                 "-o", tmp_path / "al.tsv", "--report", tmp_path / "align.html"]) == 0
+    return tmp_path / "align.html"
+
+
+def test_align_report(tmp_path):
+    html = _align_run(tmp_path).read_text()
+    rec = json.loads((tmp_path / "al.tsv.report.json").read_text())
+    rows = (tmp_path / "al.tsv").read_text().splitlines()
+    counts = rec["counts"]
+    assert rec["kind"] == "align" and sum(v for k, v in counts.items() if "-" in k) == len(rows)
+    assert counts["1-1"] >= 6 and counts.get("2-1", 0) == 1
+    assert counts["unaligned source lines"] == 1 and counts["unaligned target lines"] == 0
+    assert sum(rec["histogram"]["series"]["1-1"]) == counts["1-1"]
+    assert len(svgs(html)) == 3 and "unaligned source lines" in html and no_fetch(html)
+    assert [n for n, _ in records_from_folder(tmp_path)] == ["al.tsv"]     # the aligned TSV is not read as mined
+
+
+def test_align_pairs_report_covers_every_pair(tmp_path):
+    rng = np.random.default_rng(9)
+    docs = [_sentences(rng, 4) for _ in range(3)]
+    for i, d in enumerate(docs):
+        (tmp_path / f"{i}.en").write_text("\n".join(d) + "\n")
+        (tmp_path / f"{i}.de").write_text("\n".join(s + " ." for s in d[1:]) + "\n")   # first line dropped
+    (tmp_path / "pairs.tsv").write_text("".join(f"{i}.en\t{i}.de\n" for i in range(3)))
+    out = tmp_path / "out"
+    assert main(["align", "--pairs", tmp_path / "pairs.tsv", "-l", "en", "-L", "de", "-e", "char-ngram", "-o", out,
+                 "--report", tmp_path / "r.html"]) == 0
+    (name, rec), = records_from_folder(out)                                  # `bisent report OUT` reads the record
+    assert name == "pairs" and rec["counts"]["1-1"] == 9 and rec["counts"]["unaligned source lines"] == 3
+
+
+@pytest.mark.skipif(chromium_path() is None, reason="no Chromium installed (apt-get install chromium-headless-shell)")
+def test_docs_and_align_reports_render_in_a_browser(tmp_path):
+    pytest.importorskip("playwright")
+    (tmp_path / "d").mkdir()
+    (tmp_path / "a").mkdir()
+    for path in (_docs_run(tmp_path / "d"), _align_run(tmp_path / "a")):
+        seen = browser_check(path)
+        assert seen["errors"] == [] and seen["requests"] == [path.resolve().as_uri()]
+        assert len(seen["plots"]) == 3
+        for plot in seen["plots"]:
+            assert plot["w"] > 100 and plot["h"] > 50 and plot["shapes"] > 10
+
+
+# ---------------------------------------------------------------------------
+# The word-alignment heat map of `bisent explain --divergence`
+# ---------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def toy_divergence(tmp_path_factory):
+    """A divergence model trained for seconds on toy pairs whose target is the source reversed (a_i <-> b_i)."""
+    from bisent.training.objectives.divergence import load_recipe, train_divergence
+
+    rng = np.random.default_rng(0)
+    pairs = [(" ".join(f"a{i}" for i in ids), " ".join(f"b{i}" for i in ids[::-1]))
+             for ids in (rng.integers(0, 40, size=rng.integers(4, 9)) for _ in range(600))]
+    out = tmp_path_factory.mktemp("div") / "model"
+    recipe = load_recipe(None, {"model.embed_dim": 16, "model.hidden_dim": 16, "model.min_count": 1,
+                                "negatives.replace": False, "negatives.word_classes": 8, "train.max_steps": 250,
+                                "train.log_every": 50, "optim.lr": 0.02, "data.batch_size": 16})
+    train_divergence(pairs, out, src_lang="xa", tgt_lang="xb", recipe=recipe, progress=False)
+    return out
+
+
+def test_explain_draws_the_word_alignment_heat_map(toy_divergence, tmp_path, capsys):
+    from bisent.models.divergence import alignment_matrix
+
+    src, tgt = "a3 a17 a8 a25 a31", "b31 b25 b8 b17 b3"
+    html_path = tmp_path / "e.html"
+    assert main(["explain", src, tgt, "-l", "xa", "-L", "xb", "-e", "char-ngram", "--divergence", toy_divergence,
+                 "--json", "-o", html_path]) == 0
+    al = json.loads(capsys.readouterr().out)["alignment"]
+    assert al["src_words"] == src.split() and al["tgt_words"] == tgt.split()
+    S, _, _ = alignment_matrix(toy_divergence, src, tgt)                          # (5, 5)
+    np.testing.assert_allclose(al["matrix"], S, atol=1e-4)
+    best = np.asarray(al["matrix"]).argmax(axis=1)                               # each a_i's best target word
+    assert sum(tgt.split()[j][1:] == w[1:] for w, j in zip(src.split(), best)) >= 4, best   # chance: 1 of 5
+    html = html_path.read_text()
+    heat = [s for s in svgs(html) if 'aria-label="Word alignment' in s]
+    assert len(heat) == 1 and all(w in heat[0] for w in src.split() + tgt.split()) and no_fetch(html)
+    if chromium_path() is not None:
+        pytest.importorskip("playwright")
+        seen = browser_check(html_path)
+        assert seen["errors"] == [] and seen["requests"] == [html_path.resolve().as_uri()]
+        assert len(seen["plots"]) == 1 and seen["plots"][0]["shapes"] > 10
+
+
+def test_explain_with_a_pair_the_model_cannot_align_is_one_line_error(toy_divergence, capsys):
+    assert main(["explain", "", "b1", "-l", "xa", "-L", "xb", "-e", "char-ngram", "--divergence", toy_divergence]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("bisent: error:") and "Traceback" not in err and len(err.strip().splitlines()) == 1

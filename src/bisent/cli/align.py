@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import click
 
@@ -33,8 +34,10 @@ from ..errors import BisentError
               help="Band half-width of the fine pass for long documents (sentences).")
 @click.option("-o", "--out", required=True, type=click.Path(),
               help="Aligned TSV: src_lines, tgt_lines, score, src, tgt (a folder with --pairs).")
+@click.option("--report", type=click.Path(dir_okay=False), default=None,
+              help="Also write this HTML report (and OUT.report.json, or OUT/pairs.report.json with --pairs).")
 def align(src_doc, tgt_doc, src_lang, tgt_lang, encoder, split, pairs, jobs, blocks, max_size, skip_quantile,
-          merge_penalty, width, out):
+          merge_penalty, width, out, report):
     """Align the sentences of SRC_DOC and TGT_DOC (one sentence per line, or raw text with --split).
 
     Every input line is in exactly one output row: aligned groups (1-1, 1-2,
@@ -47,6 +50,8 @@ def align(src_doc, tgt_doc, src_lang, tgt_lang, encoder, split, pairs, jobs, blo
             raise BisentError("give either SRC_DOC TGT_DOC or --pairs, not both")
         from ..align.batch import align_many
         summary = align_many(pairs, out, src_lang, tgt_lang, encoder=encoder, jobs=jobs, split=split, **options)
+        if report:
+            summary.update(_report(sorted(Path(out).glob("[0-9]*.tsv")), Path(out) / "pairs", report, encoder, options))
         click.echo(json.dumps(summary))
         return
     if not (src_doc and tgt_doc):
@@ -55,4 +60,15 @@ def align(src_doc, tgt_doc, src_lang, tgt_lang, encoder, split, pairs, jobs, blo
     from ..align.batch import align_files
     summary = align_files(src_doc, tgt_doc, src_lang, tgt_lang, SentenceAligner(encoder, **options),
                           out_tsv=out, out_blocks=blocks, split=split)
+    if report:
+        summary.update(_report([out], out, report, encoder, options))
     click.echo(json.dumps(summary))
+
+
+def _report(tsvs, out, report, encoder, options) -> dict:
+    """The run record ``OUT.report.json`` of the aligned TSVs and the HTML report."""
+    from ..report.record import SUFFIX, align_record
+    from ..report.runs import write_report
+
+    rec = align_record(tsvs, params={"encoder": encoder, **options}, summary={"documents": len(tsvs)})
+    return write_report(rec, f"{out}{SUFFIX}", report, title=f"bisent align: {Path(out).name}")

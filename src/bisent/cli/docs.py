@@ -57,16 +57,26 @@ def _embed(src_docs, tgt_docs, src_lang, tgt_lang, encoder, segmentation, *, cen
 @click.option("-o", "--output", "out_path", required=True, type=click.Path(dir_okay=False),
               help="TSV: src_id, tgt_id, score, cosine, status, src_origin, tgt_origin (one row per source document).")
 @click.option("--progress/--no-progress", default=None, help="Show progress bars (default: on a terminal).")
+@click.option("--report", type=click.Path(dir_okay=False), default=None,
+              help="Also write this HTML report (and OUTPUT.report.json): scores, counts per status, samples.")
 def mine(src_docs, tgt_docs, src_lang, tgt_lang, encoder, segmentation, plain_mean, score, k, threshold, out_path,
-         progress):
+         progress, report):
     """Match each document of SRC_DOCS to one of TGT_DOCS (JSONL of {"id", "text"} or folders of text files)."""
     from ..documents import mine_documents, write_matches
 
     src, tgt, enc, a, b = _embed(src_docs, tgt_docs, src_lang, tgt_lang, encoder, segmentation,
                                  centred=not plain_mean, progress=progress)
     counts = write_matches(mine_documents(src, tgt, a, b, k=k, score=score, threshold=threshold), out_path)
-    click.echo(json.dumps({"src_documents": len(src), "tgt_documents": len(tgt), **counts, "encoder": enc.name,
-                           "output": str(out_path)}))
+    summary = {"src_documents": len(src), "tgt_documents": len(tgt), **counts, "encoder": enc.name,
+               "output": str(out_path)}
+    if report:
+        from ..report.record import SUFFIX, docs_record
+        from ..report.runs import write_report
+        rec = docs_record(out_path, src_text={d.id: " ".join(d.sentences) for d in src},
+                          tgt_text={d.id: " ".join(d.sentences) for d in tgt}, threshold=threshold,
+                          params={"encoder": enc.name, "score": score, "k": k}, summary=summary)
+        summary.update(write_report(rec, f"{out_path}{SUFFIX}", report, title=f"bisent docs mine: {out_path}"))
+    click.echo(json.dumps(summary))
 
 
 def read_doc_matches(path) -> list[tuple[str, str]]:

@@ -7,11 +7,10 @@ nearest competitors in the other language (the neighbourhoods r_src and r_tgt
 are their mean cosines) and where the pair itself ranks among them. With a
 filter pipeline it also says which step decided and with what value.
 
-Word alignment heat map: where the word-alignment divergence model of issue 12
-is present (``bisent.divergence`` exposing ``alignment_matrix(model_dir, src,
-tgt) -> (S (n_src_words, n_tgt_words), src_words, tgt_words)``) and a model
-directory is given, its matrix S(i, j) is drawn; otherwise the explanation
-says it is not available.
+Word alignment heat map: given a divergence model directory (``bisent explain
+--divergence DIR``), :func:`bisent.models.divergence.alignment_matrix` gives
+``(S (n_src_words, n_tgt_words), src_words, tgt_words)`` and the report draws
+S(i, j); without one the explanation says how to get it.
 """
 
 from __future__ import annotations

@@ -48,6 +48,17 @@ def _fig(svg: str, caption: str) -> str:
     return f"<figure>{svg}<figcaption>{_e(caption)}</figcaption></figure>"
 
 
+#: kind -> (x label, what is scored, histogram caption) of the runs that carry labels, not a calibration
+LABELLED = {
+    "docs": ("score of the document pair", "documents",
+             "Each source document's score: matched, and unmatched below the threshold (documents left without "
+             "a candidate or empty have no score and are only counted)."),
+    "align": ("cosine of the aligned groups", "alignment blocks",
+              "Score of each aligned block by its type (source-target sentences); unaligned lines (1-0, 0-1) have "
+              "no score and are only counted."),
+}
+
+
 def _fmt(v) -> str:
     return "" if v is None else f"{v:.4f}" if isinstance(v, float) else _e(v)
 
@@ -97,6 +108,8 @@ def _calibration(rec: dict, xlabel: str) -> str:
     y = rec.get("yield") or {}
     svg = plots.precision_yield(y.get("thresholds", []), [], y.get("kept", []), title="Yield against the threshold",
                                 xlabel=xlabel, threshold=th)
+    if rec.get("kind") in LABELLED:
+        return _fig(svg, "Items scoring at least the threshold.")
     note = ("<p class=muted>No calibration in this record: it needs the run itself (rerun with <code>--report</code>, "
             "and <code>--precision P</code> to set the threshold from it) and at least two scores.</p>")
     return _fig(svg, "Pairs kept against the threshold.") + note
@@ -132,8 +145,9 @@ def explanation_html(ex: dict) -> str:
                      f"{'' if not f.get('steps') else ' (' + _e(', '.join(f['steps'])) + ')'}</p>")
     al = ex.get("alignment")
     if al and al.get("matrix"):
-        parts.append(_fig(plots.heatmap(al["matrix"], al["src_words"], al["tgt_words"],
-                                        title="Word alignment S(i, j)"), "Word alignment of the divergence model."))
+        parts.append(_fig(plots.heatmap(al["matrix"], al["src_words"], al["tgt_words"], title="Word alignment S(i, j)"),
+                          "S(i, j) = h_i · h_j of the divergence model: bright where a source word and a target word "
+                          "align; a row or column with no bright cell is a word without a counterpart."))
     else:
         parts.append(f"<p class=muted>Word alignment heat map: {_e((al or {}).get('note', 'not available'))}</p>")
     return '<div class="box">' + "".join(parts) + "</div>"
@@ -171,6 +185,13 @@ def record_html(name: str, rec: dict) -> str:
             parts.append(_fig(plots.bars(dirs, title="Pairs per retrieval direction", inner=kept,
                                          labels=("retrieved", "kept at the threshold")),
                               "Pairs retrieved per direction, and how many of them the threshold keeps."))
+    elif kind in LABELLED:
+        xlabel, what, caption = LABELLED[kind]
+        parts.append(_kv({"threshold": th} if th is not None else {}))
+        parts.append(_fig(plots.histogram(hist.get("edges", []), hist.get("series", {}), title=f"Scores of the {what}",
+                                          xlabel=xlabel, threshold=th), caption))
+        parts.append(_fig(plots.bars(counts, title="Counts"), "Items per outcome (documents per status; alignment "
+                                                              "blocks per type and unaligned lines)."))
     else:
         xlabel = f"score of step '{rec.get('score_step')}'"
         s = rec.get("summary") or {}
@@ -186,7 +207,8 @@ def record_html(name: str, rec: dict) -> str:
             parts.append(_fig(plots.histogram(h["edges"], h["series"], title=f"Scores of the lines rejected by '{reason}'",
                                               xlabel=f"value of step '{reason}'"), f"What step '{reason}' measured "
                                                                                    f"on the lines it rejected."))
-    parts.insert(3, _calibration(rec, xlabel))   # the answer first: precision and yield against the threshold
+    # the answer first: precision and yield against the threshold (after the scores where no calibration is made)
+    parts.insert(len(parts) if kind in LABELLED else 3, _calibration(rec, xlabel))
     parts.append("<h3>Samples per score band</h3>" + _samples(rec))
     for reason, rows in (rec.get("rejected_samples") or {}).items():
         body = "".join(f"<tr><td class=num>{_fmt(r['score'])}</td><td>{_e(r['src'])}</td><td>{_e(r['tgt'])}</td></tr>"

@@ -126,13 +126,17 @@ def bars(counts: dict[str, int], *, title: str, inner: dict[str, int] | None = N
 
 
 def heatmap(matrix, rows: list[str], cols: list[str], *, title: str) -> str:
-    """A word-alignment matrix S(i, j) (source words down, target words across)."""
+    """A word-alignment matrix S(i, j) (source words down, target words across), one vector cell per word
+    pair (pcolormesh, not an embedded bitmap: the page fetches nothing, not even a data: image)."""
     plt = _plt()
-    m = np.asarray(matrix, dtype=float)
-    fig, ax = plt.subplots(figsize=(min(9, 1 + 0.35 * max(1, len(cols))), min(7, 1 + 0.3 * max(1, len(rows)))))
-    im = ax.imshow(m, cmap="viridis", aspect="auto")
-    ax.set_xticks(range(len(cols)), cols, rotation=60, ha="right", fontsize=7)
-    ax.set_yticks(range(len(rows)), rows, fontsize=7)
-    fig.colorbar(im, ax=ax, fraction=0.04)
+    m = np.asarray(matrix, dtype=float).reshape(len(rows), len(cols))   # (I, J)
+    fig, ax = plt.subplots(figsize=(min(9, 1.5 + 0.4 * max(1, len(cols))), min(7, 1.2 + 0.32 * max(1, len(rows)))))
+    im = ax.pcolormesh(m, cmap="viridis", edgecolors="white", linewidth=0.3)
+    ax.invert_yaxis()
+    ax.set_xticks(np.arange(len(cols)) + 0.5, cols, rotation=60, ha="right", fontsize=7)
+    ax.set_yticks(np.arange(len(rows)) + 0.5, rows, fontsize=7)
+    ax.set_xlabel("target words")
+    ax.set_ylabel("source words")
+    fig.colorbar(im, ax=ax, fraction=0.04).solids.set_rasterized(False)   # matplotlib would embed a PNG
     ax.set_title(title, loc="left", fontsize=10)
     return _svg(fig, title)

@@ -201,6 +201,73 @@ def filter_record(summary: dict, rejected: Sequence[tuple[int, str, float, str, 
             "explanations": []}
 
 
+def labelled_record(kind: str, scores: np.ndarray, labels: Sequence[str], row, *, counts: dict,
+                    threshold: float | None = None, params: dict | None = None, summary: dict | None = None) -> dict:
+    """The record of a run whose items carry a label and maybe a score (NaN where none): documents
+    matched or not (``docs``), alignment blocks per type (``align``). ``row(i)`` gives item i as a dict."""
+    scores = np.asarray(scores, dtype=np.float64)
+    labels = np.asarray(labels, dtype=object)
+    names = list(dict.fromkeys(labels.tolist()))
+    return {"kind": kind, "params": params or {}, "summary": summary or {}, "threshold": threshold,
+            "precision_target": None, "counts": counts, "histogram": binned({n: scores[labels == n] for n in names}),
+            "samples": band_samples(scores, row), "yield": yield_curve(scores), "calibration": None,
+            "explanations": []}
+
+
+def docs_record(path, *, src_text: dict | None = None, tgt_text: dict | None = None, threshold: float | None = None,
+                params: dict | None = None, summary: dict | None = None) -> dict:
+    """The record of a ``bisent docs mine`` output: scores of matched and unmatched documents, counts per
+    status, matched pairs sampled per score band (``src_text`` / ``tgt_text``: id -> a text to show)."""
+    from ..documents import MINE_COLUMNS
+
+    rows = [cols for _, cols in tsv_rows(path)]
+    if not rows or rows[0] != list(MINE_COLUMNS):
+        raise BisentError(f"{path}:1: expected the header {' '.join(MINE_COLUMNS)} of 'bisent docs mine'")
+    rows = rows[1:]
+    scores = np.asarray([float(r[2]) if r[2] else np.nan for r in rows], dtype=np.float64)
+    labels = ["matched" if r[4] == "matched" else "unmatched" for r in rows]
+    matched = np.where(np.asarray(labels) == "matched", scores, np.nan) if rows else scores
+
+    def row(i):
+        r = rows[i]
+        return {"score": round(float(scores[i]), 4), "src_id": r[0], "tgt_id": r[1],
+                "src": cut((src_text or {}).get(r[0], r[0])), "tgt": cut((tgt_text or {}).get(r[1], r[1]))}
+
+    rec = labelled_record("docs", scores, labels, row, counts=dict(Counter(r[4] for r in rows)), threshold=threshold,
+                          params=params, summary=summary)
+    rec["samples"] = band_samples(matched, row)
+    return rec
+
+
+def align_record(paths: Sequence, *, params: dict | None = None, summary: dict | None = None) -> dict:
+    """The record of ``bisent align`` outputs (aligned TSVs): block scores per block type (1-1, 1-2, 1-0, ...),
+    counts per type and of unaligned lines, blocks sampled per score band."""
+    scores, labels, rows = [], [], []
+    for path in paths:
+        for n, cols in tsv_rows(path):
+            if len(cols) < 5:
+                raise BisentError(f"{path}:{n}: not an aligned row (src_lines<TAB>tgt_lines<TAB>score<TAB>src<TAB>tgt)")
+            size = [len(c.split(",")) if c else 0 for c in cols[:2]]
+            try:
+                scores.append(float(cols[2]) if cols[2] and cols[2] != "empty" else np.nan)
+            except ValueError:
+                raise BisentError(f"{path}:{n}: score {cols[2]!r} is not a number") from None
+            labels.append("empty line" if cols[2] == "empty" else f"{size[0]}-{size[1]}")
+            rows.append((cols[3], cols[4]))
+    unaligned = {"unaligned source lines": sum(int(lb.split("-")[0]) for lb in labels if lb.endswith("-0")),
+                 "unaligned target lines": sum(int(lb.split("-")[1]) for lb in labels if lb.startswith("0-"))}
+
+    def row(i):
+        return {"score": round(float(scores[i]), 4), "block": labels[i], "src": cut(rows[i][0]), "tgt": cut(rows[i][1])}
+
+    types = Counter(labels)
+    counts = {**{k: types[k] for k in sorted(types, key=lambda t: (t == "empty line", t))}, **unaligned}
+    rec = labelled_record("align", np.asarray(scores, dtype=np.float64), labels, row, counts=counts, params=params,
+                          summary=summary)
+    rec["files"] = [Path(p).name for p in paths]   # read back by records_from_folder, not again as mined TSVs
+    return rec
+
+
 def records_from_folder(run_dir) -> list[tuple[str, dict]]:
     """``(name, record)`` of every run in ``run_dir`` (a folder, or one record / mined TSV / summary file)."""
     p = Path(run_dir)
@@ -212,10 +279,10 @@ def records_from_folder(run_dir) -> list[tuple[str, dict]]:
     for f in files:
         if f.name.endswith(SUFFIX):
             rec = _load_json(f)
-            if rec.get("kind") not in ("mining", "filter"):
-                raise BisentError(f"{f}: not a bisent run record (no kind mining/filter)")
+            if rec.get("kind") not in ("mining", "filter", "docs", "align"):
+                raise BisentError(f"{f}: not a bisent run record (no kind mining/filter/docs/align)")
             out.append((f.name[:-len(SUFFIX)], rec))
-            covered.add(f.name[:-len(SUFFIX)])
+            covered.update([f.name[:-len(SUFFIX)], *rec.get("files", [])])
     for f in files:   # filter summaries first: their kept and rejected files are not mined TSVs
         if f.suffix == ".json" and not f.name.endswith(SUFFIX):
             summ = _load_json(f)

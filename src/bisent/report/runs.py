@@ -253,3 +253,11 @@ def _kept_linenos(pairs_path, kept_raw: list[bytes]) -> list[int]:
     if k != len(kept_raw):
         raise BisentError(f"{pairs_path}: the kept lines are not lines of the input, in order")
     return out
+
+
+def write_report(record: dict, record_path, report=None, *, title: str) -> dict:
+    """Write ``record`` (the ``*.report.json`` sidecar) and, when ``report`` is given, its HTML page."""
+    out = {"record": str(rec_mod.write_record(record, record_path))}
+    if report:
+        out["report"] = str(render([(title.split(": ")[-1], record)], report, title=title))
+    return out
