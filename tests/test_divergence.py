@@ -14,7 +14,10 @@ from bisent.divergence import (ClassIndex, Cut, DiceAligner, WordClasses, aggreg
                                insert, paired, ratio_ok, replace, tokenize, unpaired, word_accuracy)
 from bisent.models.divergence import DivergenceNet  # noqa: E402
 from bisent.models.divergence import aggregate as torch_aggregate  # noqa: E402
-from bisent.training.objectives.divergence import load_recipe, train_divergence, word_loss  # noqa: E402
+from bisent.training.data import Bitext  # noqa: E402
+from bisent.training.loop import train  # noqa: E402
+from bisent.training.objectives.divergence import word_loss  # noqa: E402
+from bisent.training.recipe import validate_recipe  # noqa: E402
 
 
 # --- Eq. 2-3 against a direct transcription ---------------------------------------------------------
@@ -155,14 +158,41 @@ def _toy_pairs(n: int, seed: int) -> list[tuple[str, str]]:
     return out
 
 
+#: a toy run: tiny model, no replace negatives (no word classes to learn), a high learning rate
+TOY = {"architecture": "divergence", "model": {"embed_dim": 16, "hidden_dim": 16, "min_count": 1},
+       "objectives": {"replace": False, "word_classes": 8}, "train": {"max_steps": 250, "log_every": 50},
+       "optim": {"lr": 0.02, "clip": 5.0}, "data": {"batch_size": 16}}
+
+
+def _toy_bitext(n: int, seed: int) -> Bitext:
+    return Bitext("xa", "xb", _toy_pairs(n, seed))
+
+
 @pytest.fixture(scope="module")
 def toy_model(tmp_path_factory):
     out = tmp_path_factory.mktemp("div") / "model"
-    recipe = load_recipe(None, {"model.embed_dim": 16, "model.hidden_dim": 16, "model.min_count": 1,
-                                "negatives.replace": False, "negatives.word_classes": 8, "train.max_steps": 250,
-                                "train.log_every": 50, "optim.lr": 0.02, "data.batch_size": 16})
-    model = train_divergence(_toy_pairs(600, 0), out, src_lang="xa", tgt_lang="xb", recipe=recipe, progress=False)
-    return model, out
+    result = train(validate_recipe(TOY), [_toy_bitext(600, 0)], [], [], out, progress=False)
+    return result.model, out
+
+
+def _losses(log: list[dict]) -> list[tuple[int, float]]:
+    return [(r["step"], r["loss"]) for r in log if "loss" in r and "event" not in r]
+
+
+def test_a_stopped_run_resumes_to_the_same_weights_and_loss_curve(tmp_path):
+    """Stopped at step 5 (a checkpoint), resumed to 12: the same examples, losses and weights as one run of 12."""
+    from safetensors.torch import load_file
+
+    recipe = validate_recipe({**TOY, "objectives": {"word_classes": 4},          # R examples too
+                              "train": {"log_every": 1, "checkpoint_every": 5}})
+    data = [_toy_bitext(120, 3)]
+    straight = train(recipe, data, [], [], tmp_path / "a", max_steps=12, progress=False)
+    train(recipe, data, [], [], tmp_path / "b", max_steps=5, progress=False)
+    resumed = train(recipe, data, [], [], tmp_path / "b", max_steps=12, resume=True, progress=False)
+    assert len(_losses(straight.log)) == 12
+    assert _losses(resumed.log) == _losses(straight.log)
+    a, b = load_file(tmp_path / "a" / "model.safetensors"), load_file(tmp_path / "b" / "model.safetensors")
+    assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
 
 
 def test_toy_model_separates_divergent_from_parallel_words(toy_model):

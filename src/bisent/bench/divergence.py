@@ -49,7 +49,10 @@ def _model_info(enc) -> dict:
 
     cfg = json.loads((Path(enc.name) / "config.json").read_text())
     tr = cfg.get("training", {})
-    return {"trained_with": tr.get("kinds"), "loss": tr.get("recipe", {}).get("objective", {}).get("loss"),
+    recipe = tr.get("recipe", {})
+    old = recipe.get("objective")                                     # models of the first loop: objective.loss
+    loss = old.get("loss") if isinstance(old, dict) else recipe.get("objectives", {}).get("loss")
+    return {"trained_with": tr.get("kinds"), "loss": loss,
             "steps": tr.get("step"),
             "model": {k: (len(v) if k.endswith("vocab") else v) for k, v in cfg["model"].items()}}
 

@@ -24,16 +24,6 @@ def _word_vectors(specs: tuple[str, ...]):
     return {lang: path for lang, path in parsed}
 
 
-def _architecture(path) -> str | None:
-    import yaml
-
-    try:
-        raw = yaml.safe_load(open(path, encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
-        return None                                                    # load_recipe gives the error
-    return raw.get("architecture") if isinstance(raw, dict) else None
-
-
 @click.command("train")
 @click.option("--recipe", "recipe_path", required=True, type=click.Path(dir_okay=False),
               help="YAML recipe, e.g. recipes/kim2019.yaml, recipes/distill-dan.yaml, recipes/adapt-use-m3.yaml.")
@@ -56,7 +46,7 @@ def _architecture(path) -> str | None:
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
               help="Override a recipe key, e.g. --set model.hidden_dim=128 (repeatable).")
 @click.option("--word-vectors", "word_vectors", multiple=True, metavar="[LANG=]FILE",
-              help="kim2019: initialise word embeddings from cross-lingual vectors ('word v1 v2 ...' lines).")
+              help="kim2019, divergence: initialise word embeddings from cross-lingual vectors ('word v1 v2 ...' lines).")
 @click.option("--progress/--no-progress", default=None, help="Show a progress bar (default: when on a terminal).")
 def train(recipe_path, train_specs, mono_specs, dev_specs, out_dir, resume, max_steps, max_minutes, threads,
           overrides, word_vectors, progress):
@@ -73,12 +63,6 @@ def train(recipe_path, train_specs, mono_specs, dev_specs, out_dir, resume, max_
 
     check_writable_dir(out_dir, "model directory")  # before any work, not after the training
 
-    if _architecture(recipe_path) == "divergence":                   # its own loop: cli/divergence.py
-        from .divergence import train_from_cli
-
-        return train_from_cli(recipe_path, train_specs, out_dir, max_steps=max_steps, max_minutes=max_minutes,
-                              threads=threads, overrides=overrides, word_vectors=_word_vectors(word_vectors),
-                              progress=progress)
     extra = dict(parse_override(o) for o in overrides)
     from ..training.objectives.hide import is_document_recipe
     if is_document_recipe(recipe_path):                      # HiDE / Document BoW: document pairs (cli/docs.py)

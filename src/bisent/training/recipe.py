@@ -201,6 +201,19 @@ ARCH["bbowae"] = {**_WORD_AE, "model": {"hidden": Field(128, int, minimum=1), "u
                   "objectives": {"beta": Field(1.0, _NUM, minimum=0), "lambda_cor": Field(4.0, _NUM, minimum=0),
                                  "block": Field(100, int, minimum=2)}}  # pairs per correlation estimate
 ARCHITECTURES += ("zhang2016", "bbowae")
+#: Pham et al. (2018): the word-alignment BiLSTM divergence model (training/objectives/divergence.py).
+ARCH["divergence"] = {
+    "model": {"embed_dim": Field(128, int, minimum=1), "hidden_dim": Field(128, int, minimum=1),
+              "r": Field(1.0, _NUM, minimum=0), "dropout": Field(0.0, _NUM, minimum=0),
+              "semb_hidden": Field(128, int, minimum=1), "vocab_size": Field(30000, int, minimum=1),
+              "min_count": Field(2, int, minimum=1), "lowercase": Field(True, bool),
+              "max_words": Field(200, int, minimum=1),                     # longer sides are not scored
+              "word_vectors": Field(None, (str, dict), nullable=True)},   # path, or {lang or src/tgt: path}
+    "objectives": {"loss": Field("wemb", str, ("wemb", "semb")),          # Eq. 3 (words) or Eq. 5 (sentences)
+                   "unpaired": Field(True, bool), "replace": Field(True, bool), "insert": Field(True, bool),
+                   "word_classes": Field(64, int, minimum=1)},
+    "data": {"max_words": Field(50, int, minimum=1)}}                    # training pairs with longer sides are left out
+ARCHITECTURES += ("divergence",)
 
 TOP_LEVEL = {"architecture", "objective", "seed", "languages", *COMMON, "model", "objectives"}
 
