@@ -410,17 +410,15 @@ def test_docs_and_align_reports_render_in_a_browser(tmp_path):
 
 @pytest.fixture(scope="module")
 def toy_divergence(tmp_path_factory):
-    """A divergence model trained for seconds on toy pairs whose target is the source reversed (a_i <-> b_i)."""
-    from bisent.training.objectives.divergence import load_recipe, train_divergence
+    """A divergence model trained for seconds on toy pairs whose target is the source reversed (a_i <-> b_i),
+    through the one training loop (the fixture of tests/test_divergence.py)."""
+    from test_divergence import TOY, _toy_bitext
 
-    rng = np.random.default_rng(0)
-    pairs = [(" ".join(f"a{i}" for i in ids), " ".join(f"b{i}" for i in ids[::-1]))
-             for ids in (rng.integers(0, 40, size=rng.integers(4, 9)) for _ in range(600))]
+    from bisent.training.loop import train
+    from bisent.training.recipe import validate_recipe
+
     out = tmp_path_factory.mktemp("div") / "model"
-    recipe = load_recipe(None, {"model.embed_dim": 16, "model.hidden_dim": 16, "model.min_count": 1,
-                                "negatives.replace": False, "negatives.word_classes": 8, "train.max_steps": 250,
-                                "train.log_every": 50, "optim.lr": 0.02, "data.batch_size": 16})
-    train_divergence(pairs, out, src_lang="xa", tgt_lang="xb", recipe=recipe, progress=False)
+    train(validate_recipe(TOY), [_toy_bitext(600, 0)], [], [], out, progress=False)
     return out
 
 
