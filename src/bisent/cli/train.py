@@ -85,6 +85,8 @@ def train(recipe_path, train_specs, mono_specs, dev_specs, out_dir, resume, max_
         extra["model.word_vectors"] = wv
     if threads is not None:
         extra["train.threads"] = threads
+    if max_steps is not None:                                         # the objective sees the last step too
+        extra["train.max_steps"] = max_steps
     recipe = load_recipe(recipe_path, extra)
     if recipe["architecture"] in DOCUMENT:                          # HiDE / Document BoW: document-set folders
         bitexts = list(train_specs)

@@ -21,7 +21,8 @@ Training data: document sets as written by ``bisent data docs`` (folders with
 :func:`bisent.training.loop.train` in place of bitexts: pairs of the ``train``
 split train; pairs of the ``dev`` split give the dev P@1 (``dev_p1_<view>_src_tgt``
 and ``_tgt_src``) that :func:`setup`'s ``on_step`` logs every ``train.eval_every``
-steps (the loop's own dev figures are sentence-level; ``--dev`` is refused).
+steps and at ``train.max_steps`` (not after a ``--max-minutes`` stop; the loop's own dev
+figures are sentence-level, so ``--dev`` is refused).
 The loop does steps, checkpoints and ``--resume``. Recipes:
 ``recipes/hide-dnn-pool.yaml``, ``recipes/hide-pool-dnn.yaml``, ``recipes/doc-bow.yaml``.
 """
@@ -216,8 +217,9 @@ def setup(recipe: dict, bitexts: list, monos: list, dev: list, out_dir: Path, *,
         model.train()
         return out
 
-    def on_step(step: int) -> dict | None:
-        return dev_p1() if step % recipe["train"]["eval_every"] == 0 else None
+    def on_step(step: int) -> dict | None:                 # the dev figure, also at the recipe's last step
+        tr = recipe["train"]
+        return dev_p1() if step % tr["eval_every"] == 0 or step == tr["max_steps"] else None
 
     def save(at_dir: Path, step: int) -> None:
         tensors = {k: v.detach().cpu().numpy().astype(np.float32) for k, v in model.state_dict().items()}
