@@ -202,21 +202,32 @@ def _toy_docset(folder, n_docs=160, seed=0):
     return folder
 
 
-@pytest.mark.parametrize("recipe, arch_keys", [
+DOC_RECIPES = [
     ("recipes/hide-dnn-pool.yaml", {"model.base": "char-ngram"}),
     ("recipes/hide-pool-dnn.yaml", {"model.base": "char-ngram"}),
     ("recipes/doc-bow.yaml", {"model.buckets": 4096}),
-])
-def test_document_models_trained_for_seconds_beat_chance(tmp_path, recipe, arch_keys):
+]
+
+
+def _doc_recipe(recipe: str, arch_keys: dict, **more):
     from pathlib import Path
 
-    from bisent.documents import get_document_encoder
-    from bisent.training.objectives.hide import load_document_recipe, train_documents
+    from bisent.training.recipe import load_recipe
 
     root = Path(__file__).resolve().parents[1]
+    return load_recipe(root / recipe, {**arch_keys, "data.segmentations": ["given"], "data.batch_size": 32, **more})
+
+
+@pytest.mark.parametrize("recipe, arch_keys", DOC_RECIPES)
+def test_document_models_trained_for_seconds_beat_chance(tmp_path, recipe, arch_keys):
+    from bisent.documents import get_document_encoder
+    from bisent.training.loop import train
+
     data = _toy_docset(tmp_path / "toy")
-    rc = load_document_recipe(root / recipe, {**arch_keys, "data.segmentations": ["given"], "data.batch_size": 32})
-    res = train_documents(rc, [data], tmp_path / "model", max_steps=60, progress=False)
+    rc = _doc_recipe(recipe, arch_keys, **{"train.eval_every": 60})
+    result = train(rc, [data], out_dir=tmp_path / "model", max_steps=60, progress=False)   # the one training loop
+    res = next(r for r in reversed(result.log) if "dev_p1_given_src_tgt" in r)
+    assert res["step"] == 60
     # 40 dev pairs: chance P@1 is 2.5 %
     assert res["dev_p1_given_src_tgt"] >= 60 and res["dev_p1_given_tgt_src"] >= 60, res
     enc = get_document_encoder(tmp_path / "model")                           # the saved model directory
@@ -228,16 +239,61 @@ def test_document_models_trained_for_seconds_beat_chance(tmp_path, recipe, arch_
     assert p["p@1_src_tgt"] == res["dev_p1_given_src_tgt"]                   # NumPy inference = torch training
 
 
-def test_document_recipe_errors(tmp_path):
-    from bisent.training.objectives.hide import load_document_recipe
+@pytest.mark.parametrize("recipe, arch_keys", [DOC_RECIPES[0], DOC_RECIPES[2]])
+def test_document_training_resumes_bit_exact(tmp_path, recipe, arch_keys):
+    """Stopped at 6 steps (checkpoint every 3), then resumed to 10: the same weights as 10 steps straight."""
+    from safetensors.numpy import load_file
+
+    from bisent.training.loop import train
+
+    data = _toy_docset(tmp_path / "toy", n_docs=100)
+    for side in ("src", "tgt"):                            # paragraphs of two sentences: the two views differ
+        rows = [json.loads(x) for x in (data / f"{side}.jsonl").read_text().splitlines()]
+        _jsonl(data / f"{side}.jsonl", [{**r, "text": [" ".join(r["text"][i:i + 2]) for i in range(0, 6, 2)]}
+                                        for r in rows])
+    rc = _doc_recipe(recipe, arch_keys, **{"train.checkpoint_every": 3, "train.log_every": 1,
+                                           "data.segmentations": ["given", "sentencex"], "data.batch_size": 16})
+    straight = train(rc, [data], out_dir=tmp_path / "a", max_steps=10, progress=False)
+    train(rc, [data], out_dir=tmp_path / "b", max_steps=6, progress=False)
+    resumed = train(rc, [data], out_dir=tmp_path / "b", max_steps=10, resume=True, progress=False)
+    losses = lambda log: [r["loss"] for r in log if "loss" in r]  # noqa: E731
+    assert losses(resumed.log) == losses(straight.log) and len(losses(straight.log)) == 10
+    a, b = load_file(tmp_path / "a" / "model.safetensors"), load_file(tmp_path / "b" / "model.safetensors")
+    assert sorted(a) == sorted(b) and all(np.array_equal(a[k], b[k]) for k in a)
+
+
+def test_document_recipe_errors(tmp_path, capsys):
+    from bisent.training.recipe import load_recipe
 
     p = tmp_path / "r.yaml"
     p.write_text("architecture: hide\nmodel:\n  mode: sideways\n", encoding="utf-8")
-    with pytest.raises(BisentError, match="model.mode must be dnn-pool or pool-dnn"):
-        load_document_recipe(p)
+    with pytest.raises(BisentError, match="model.mode: 'sideways' is not one of dnn-pool, pool-dnn"):
+        load_recipe(p)
     p.write_text("architecture: doc-bow\nmodel:\n  nope: 1\n", encoding="utf-8")
     with pytest.raises(BisentError, match="unknown key 'model.nope'"):
-        load_document_recipe(p)
+        load_recipe(p)
+    p.write_text("architecture: doc-bow\ndata:\n  segmentations: [lines]\n", encoding="utf-8")
+    with pytest.raises(BisentError, match="data.segmentations: choose from given, sentencex"):
+        load_recipe(p)
+
+
+def test_cli_trains_a_document_model_and_resumes(tmp_path, capsys):
+    """``bisent train --recipe recipes/doc-bow.yaml --train DOCSET`` runs the training loop: checkpoint, --resume."""
+    from pathlib import Path
+
+    recipe = str(Path(__file__).resolve().parents[1] / "recipes/doc-bow.yaml")
+    data, out = _toy_docset(tmp_path / "toy", n_docs=60), str(tmp_path / "m")
+    args = ["train", "--recipe", recipe, "--train", str(data), "-o", out, "--set", "model.buckets=1024",
+            "--set", "data.batch_size=8", "--set", "train.eval_every=100", "--threads", "1", "--no-progress"]
+    assert main(args + ["--max-steps", "4"]) == 0
+    first = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert first["step"] == 4 and "dev_p1_given_src_tgt" in first, first        # the dev figure of the last step
+    assert (tmp_path / "m" / "checkpoint.safetensors").exists()
+    assert main(args + ["--max-steps", "6", "--resume"]) == 0
+    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert summary["step"] == 6 and "dev_p1_given_src_tgt" in summary, summary
+    assert main(args + ["--max-steps", "6", "--dev", str(data / "gold.tsv"), "-o", str(tmp_path / "m2")]) != 0
+    assert "bisent: error:" in capsys.readouterr().err
 
 
 # --- builders: parsers on small real-format samples ------------------------------------------------------

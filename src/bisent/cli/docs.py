@@ -1,7 +1,7 @@
 """``bisent docs mine``: match the documents of two collections; ``bisent eval docs``, ``bisent data docs`` helpers.
 
 A thin layer over :mod:`bisent.documents`; document models train through
-``bisent train --recipe recipes/hide-*.yaml`` (:func:`train_documents_cli`).
+``bisent train --recipe recipes/hide-*.yaml`` (the training loop, objective :mod:`bisent.training.objectives.hide`).
 """
 
 from __future__ import annotations
@@ -140,19 +140,3 @@ def data_docs(source, src, tgt, out_dir):
     click.echo(f"{source} {st['src']}-{st['tgt']}: {st['documents_src']} {st['src']} pages, {st['documents_tgt']} "
                f"{st['tgt']} pages, gold pairs " + ", ".join(f"{k} {v}" for k, v in st["gold"].items()))
     click.echo(f"wrote {out_dir}")
-
-
-def train_documents_cli(recipe_path, train_specs, out_dir, overrides: dict, threads, max_steps, max_minutes, progress):
-    """``bisent train --recipe recipes/hide-*.yaml --train DOCSET_DIR ...``: train a document model."""
-    from pathlib import Path
-
-    from ..training.objectives.hide import load_document_recipe, train_documents
-
-    if threads is not None:
-        overrides = {**overrides, "train.threads": threads}
-    recipe = load_document_recipe(recipe_path, overrides)
-    for spec in train_specs:
-        if not Path(spec).is_dir():
-            raise BisentError(f"{spec}: a document recipe trains on document sets: folders from 'bisent data docs'")
-    click.echo(json.dumps(train_documents(recipe, list(train_specs), out_dir, max_steps=max_steps,
-                                          max_minutes=max_minutes, progress=progress)))

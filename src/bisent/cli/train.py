@@ -29,7 +29,7 @@ def _word_vectors(specs: tuple[str, ...]):
               help="YAML recipe, e.g. recipes/kim2019.yaml, recipes/distill-dan.yaml, recipes/adapt-use-m3.yaml.")
 @click.option("--train", "train_specs", required=True, multiple=True, metavar="[SRC-TGT=]TSV",
               help="Parallel training data, src<TAB>tgt per line, or the doc<TAB>id<TAB>src<TAB>tgt files of "
-                   "'bisent data libreoffice' (repeatable). Languages from the prefix, a name like "
+                   "'bisent data libreoffice' (repeatable); for hide / doc-bow recipes, folders of 'bisent data docs'. Languages from the prefix, a name like "
                    "train.en-de.tsv or a folder like en-de/train.tsv, or the recipe's 'languages'.")
 @click.option("--mono", "mono_specs", multiple=True, metavar="[LANG=]TXT",
               help="Monolingual text to autoencode, one sentence per line (repeatable; kim2019 only).")
@@ -57,30 +57,31 @@ def train(recipe_path, train_specs, mono_specs, dev_specs, out_dir, resume, max_
     """
     from ..training.data import resolve_bitext, resolve_monotext
     from ..training.loop import train as run_training
-    from ..training.recipe import load_recipe, parse_override
+    from ..training.recipe import DOCUMENT, load_recipe, parse_override
 
     from ..io import check_writable_dir
 
     check_writable_dir(out_dir, "model directory")  # before any work, not after the training
 
     extra = dict(parse_override(o) for o in overrides)
-    from ..training.objectives.hide import is_document_recipe
-    if is_document_recipe(recipe_path):                      # HiDE / Document BoW: document pairs (cli/docs.py)
-        from .docs import train_documents_cli
-        return train_documents_cli(recipe_path, train_specs, out_dir, extra, threads, max_steps, max_minutes, progress)
     wv = _word_vectors(word_vectors)
     if wv is not None:
         extra["model.word_vectors"] = wv
     if threads is not None:
         extra["train.threads"] = threads
+    if max_steps is not None:                                         # the objective sees the last step too
+        extra["train.max_steps"] = max_steps
     recipe = load_recipe(recipe_path, extra)
-    bitexts = [resolve_bitext(s, recipe["languages"]) for s in train_specs]
+    if recipe["architecture"] in DOCUMENT:                          # HiDE / Document BoW: document-set folders
+        bitexts = list(train_specs)
+    else:
+        bitexts = [resolve_bitext(s, recipe["languages"]) for s in train_specs]
     monos = [resolve_monotext(s) for s in mono_specs]
     dev = [resolve_bitext(s, recipe["languages"]) for s in dev_specs]
     result = run_training(recipe, bitexts, monos, dev, out_dir, resume=resume, max_steps=max_steps,
                           max_minutes=max_minutes, progress=progress)
     last = next((r for r in reversed(result.log) if "loss" in r), {})
-    dev_last = next((r for r in reversed(result.log) if "dev_err" in r), {})
+    dev_last = next((r for r in reversed(result.log) if "dev_err" in r or "dev_p1" in str(list(r))), {})
     summary = {"model_dir": str(result.model_dir), "step": result.step, "loss": last.get("loss"),
-               **{k: v for k, v in dev_last.items() if k.startswith(("dev_err", "dev_mine"))}}
+               **{k: v for k, v in dev_last.items() if k.startswith(("dev_err", "dev_mine", "dev_p1"))}}
     click.echo(json.dumps(summary))

@@ -208,11 +208,11 @@ def build_torch(architecture: str, hp: dict):
                 self.mode = hp["mode"]
 
             def forward(self, v, owner, n_docs, mu):
-                counts = torch.zeros(n_docs).index_add_(0, owner, torch.ones(len(owner))).clamp_min(1)[:, None]
+                counts = v.new_zeros(n_docs).index_add_(0, owner, v.new_ones(len(owner))).clamp_min(1)[:, None]
                 if self.mode == "dnn-pool":
                     h = super().forward(v - mu[owner])                                # (S, out)
-                    return torch.zeros(n_docs, h.shape[1]).index_add_(0, owner, h) / counts
-                mean = torch.zeros(n_docs, v.shape[1]).index_add_(0, owner, v) / counts   # (n_docs, D)
+                    return h.new_zeros(n_docs, h.shape[1]).index_add_(0, owner, h) / counts
+                mean = v.new_zeros(n_docs, v.shape[1]).index_add_(0, owner, v) / counts   # (n_docs, D)
                 return super().forward(mean - mu)
 
         return HiDE()
@@ -227,5 +227,9 @@ def build_torch(architecture: str, hp: dict):
 
         def forward(self, ids, offsets):
             return super().forward(self.embed(ids, offsets))
+
+        def sparse_parameters(self):
+            """The hashed table: row-sparse gradients (RowAdam in training/optim.py)."""
+            return [self.embed.weight]
 
     return DocBoW()

@@ -215,6 +215,23 @@ ARCH["divergence"] = {
     "data": {"max_words": Field(50, int, minimum=1)}}                    # training pairs with longer sides are left out
 ARCHITECTURES += ("divergence",)
 
+#: Guo et al. (2019) document encoders on document pairs (training/objectives/hide.py, models/hide.py)
+DOCUMENT = ("hide", "doc-bow")
+_DOC_COMMON: dict[str, dict[str, Field]] = {
+    "data": {"segmentations": Field(["given", "sentencex"], list),   # views of each document, one drawn per side
+             "max_units": Field(16, int, minimum=1),                  # units (paragraphs / sentences) kept per document
+             "batch_size": Field(64, int, minimum=2)},                # K document pairs per step
+    "optim": {"clip": Field(None, _NUM, nullable=True, minimum=0)},
+    "objectives": {"scale": Field(20.0, _NUM, minimum=0), "margin": Field(0.3, _NUM, minimum=0)},
+    "train": {"max_steps": Field(1500, int, minimum=0), "eval_every": Field(250, int, minimum=1)},
+}
+ARCH["hide"] = {"model": {"mode": Field("dnn-pool", str, ("dnn-pool", "pool-dnn")), "base": Field("use-m3", str),
+                          "hidden": Field([320, 320, 500, 500], list)}, **{k: dict(v) for k, v in _DOC_COMMON.items()}}
+ARCH["doc-bow"] = {"model": {"buckets": Field(1 << 18, int, minimum=2), "embed_dim": Field(320, int, minimum=1),
+                             "hidden": Field([320, 500], list), "ngrams": Field(False, bool)},
+                   **{k: dict(v) for k, v in _DOC_COMMON.items()}}
+ARCHITECTURES += DOCUMENT
+
 TOP_LEVEL = {"architecture", "objective", "seed", "languages", *COMMON, "model", "objectives"}
 
 
@@ -224,7 +241,7 @@ def schema(architecture: str) -> dict[str, dict[str, Field]]:
     Dual architectures other than ``bilstm`` have no tokenizer and no ``data.max_len`` (their input is hashed).
     """
     out = {k: dict(v) for k, v in COMMON.items()}
-    if architecture in DUAL and architecture != "bilstm":
+    if (architecture in DUAL and architecture != "bilstm") or architecture in DOCUMENT:
         del out["tokenizer"]
         del out["data"]["max_len"]
     for section, fields in ARCH[architecture].items():
@@ -237,6 +254,8 @@ def defaults(architecture: str) -> dict:
     out: dict[str, Any] = {"architecture": architecture, "seed": 1, "languages": None}
     if architecture in DUAL:
         out["objective"] = "guo2019"
+    if architecture in DOCUMENT:
+        out["objective"] = "hide"
     for section, fields in schema(architecture).items():
         out[section] = {k: copy.deepcopy(f.default) for k, f in fields.items()}
     return out
@@ -312,6 +331,8 @@ def validate_recipe(raw: Any, src: str = "recipe") -> dict:
     obj = out["objectives"]
     if arch in DUAL:
         _check_dual(out, raw, src)
+    if arch in DOCUMENT:
+        _check_document(out, src)
     if arch == "kim2019" and obj["translation"] <= 0:
         raise BisentError(f"{src}: objectives.translation: must be > 0 (the translation path trains the source encoder)")
     if arch == "kim2019" and out["languages"] is not None and len(out["languages"]) != 2:
@@ -343,6 +364,16 @@ def _check_dual(out: dict, raw: dict, src: str) -> None:
         raise BisentError(f"{src}: model.d_model: {model['d_model']} is not a multiple of model.heads ({model['heads']})")
     if out["architecture"] == "adapter" and model["residual"] and model["dim"] is not None:
         raise BisentError(f"{src}: model.dim: a residual adapter keeps its base's dimension; leave it null")
+
+
+def _check_document(out: dict, src: str) -> None:
+    """The document recipes' list fields: views from ``given`` / ``sentencex``, positive layer sizes."""
+    segs = out["data"]["segmentations"]
+    if not segs or any(s not in ("given", "sentencex") for s in segs):
+        raise BisentError(f"{src}: data.segmentations: choose from given, sentencex (got {segs!r})")
+    hidden = out["model"]["hidden"]
+    if not hidden or not all(isinstance(h, int) and not isinstance(h, bool) and h > 0 for h in hidden):
+        raise BisentError(f"{src}: model.hidden: expected a list of positive integers, got {hidden!r}")
 
 
 def parse_override(text: str) -> tuple[str, Any]:

@@ -6,91 +6,41 @@ batch of K DOCUMENT pairs, ``J = J_fwd + J_bwd`` (Eq. 1-2) on unit document
 embeddings ``x_i = unit(HiDE(src doc i))``, ``y_i = unit(HiDE(tgt doc i))``.
 
 HiDE trains on top of a FROZEN sentence encoder (§4.2: "sentence embeddings
-are fixed"): every training sentence is embedded once through the persistent
-embedding cache, then only the small feed-forward part learns, on a CPU in
-minutes. Document BoW learns its hashed unigram table and DAN from scratch.
+are fixed"): every training sentence is embedded once, in :func:`setup`, through
+the persistent embedding cache, then only the small feed-forward part learns, on
+a CPU in minutes. Document BoW learns its hashed unigram table and DAN from scratch.
 
 Robustness to segmentation: ``data.segmentations`` lists the views of each
 training document (``given`` paragraphs, ``sentencex`` sentences); each side
-of each pair in a batch takes one at random, so the model sees both kinds of
-units (the paper trains on one segmentation and tests on another).
+of each pair in a batch takes one, drawn from ``(seed, epoch, batch position)``
+so a resumed run sees the very same views (the paper trains on one
+segmentation and tests on another).
 
 Training data: document sets as written by ``bisent data docs`` (folders with
-``src.jsonl``, ``tgt.jsonl``, ``gold.tsv``): pairs of the ``train`` split
-train, pairs of the ``dev`` split give the dev P@1 logged every ``eval_every``
-steps. Recipes: ``recipes/hide-dnn-pool.yaml``, ``recipes/hide-pool-dnn.yaml``,
-``recipes/doc-bow.yaml``. A run is short; the model directory is rewritten at
-every evaluation, and a rerun starts over (the embedding cache makes its set-up free).
+``src.jsonl``, ``tgt.jsonl``, ``gold.tsv``), passed to
+:func:`bisent.training.loop.train` in place of bitexts: pairs of the ``train``
+split train; pairs of the ``dev`` split give the dev P@1 (``dev_p1_<view>_src_tgt``
+and ``_tgt_src``) that :func:`setup`'s ``on_step`` logs every ``train.eval_every``
+steps and at ``train.max_steps`` (not after a ``--max-minutes`` stop; the loop's own dev
+figures are sentence-level, so ``--dev`` is refused).
+The loop does steps, checkpoints and ``--resume``. Recipes:
+``recipes/hide-dnn-pool.yaml``, ``recipes/hide-pool-dnn.yaml``, ``recipes/doc-bow.yaml``.
 """
 
 from __future__ import annotations
 
-import copy
-import json
-import time
+import hashlib
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import yaml
+import torch
+import torch.nn.functional as F
 
 from ...errors import BisentError
-from ...io import atomic_write
-
-#: the recipe of each document architecture: section -> key -> default (None: required or derived)
-DEFAULTS: dict[str, dict] = {
-    "hide": {
-        "model": {"mode": "dnn-pool", "base": "use-m3", "hidden": [320, 320, 500, 500]},
-    },
-    "doc-bow": {
-        "model": {"buckets": 1 << 18, "embed_dim": 320, "hidden": [320, 500], "ngrams": False},
-    },
-}
-COMMON = {
-    "data": {"segmentations": ["given", "sentencex"], "max_units": 16, "batch_size": 64},
-    "objectives": {"margin": 0.3, "scale": 20.0},
-    "optim": {"lr": 1e-3},
-    "train": {"max_steps": 1500, "eval_every": 250, "threads": 1, "log_every": 50},
-}
-LOG_FILE = "train_log.jsonl"
-
-
-def is_document_recipe(path) -> bool:
-    """True when the YAML recipe at ``path`` names a document architecture (``hide`` or ``doc-bow``)."""
-    try:
-        raw = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
-        return False                                   # the sentence-level loader reports the problem
-    return isinstance(raw, dict) and raw.get("architecture") in DEFAULTS
-
-
-def load_document_recipe(path, overrides: dict | None = None) -> dict:
-    """The recipe with defaults filled in; unknown sections or keys are one-line errors."""
-    from ..recipe import apply_overrides
-
-    raw = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
-    raw = apply_overrides(raw, overrides or {})
-    arch = raw.get("architecture")
-    if arch not in DEFAULTS:
-        raise BisentError(f"{path}: architecture must be one of {', '.join(DEFAULTS)}")
-    out = {"architecture": arch, "seed": int(raw.get("seed", 1)), **copy.deepcopy({**COMMON, **DEFAULTS[arch]})}
-    for key, value in raw.items():
-        if key in ("architecture", "seed"):
-            continue
-        if key not in out or not isinstance(out[key], dict):
-            raise BisentError(f"{path}: unknown key '{key}' for architecture {arch}")
-        for k, v in (value or {}).items():
-            if k not in out[key]:
-                raise BisentError(f"{path}: unknown key '{key}.{k}' (known: {', '.join(out[key])})")
-            out[key][k] = v
-    if arch == "hide" and out["model"]["mode"] not in ("dnn-pool", "pool-dnn"):
-        raise BisentError(f"{path}: model.mode must be dnn-pool or pool-dnn")
-    bad = [s for s in out["data"]["segmentations"] if s not in ("given", "sentencex")]
-    if bad or not out["data"]["segmentations"]:
-        raise BisentError(f"{path}: data.segmentations: choose from given, sentencex (got {bad or 'none'})")
-    if int(out["data"]["batch_size"]) < 2:
-        raise BisentError(f"{path}: data.batch_size must be at least 2 (in-batch negatives)")
-    return out
-
+from ..data import Batches
+from . import Setup
+from .guo2019 import ranking_loss
 
 # --- data ---------------------------------------------------------------------------------------------------
 
@@ -149,136 +99,136 @@ def _bow_features(pairs: DocPairs, featurizer) -> dict:
     return feats
 
 
-# --- training -------------------------------------------------------------------------------------------------
+# --- set-up -----------------------------------------------------------------------------------------------
 
-def train_documents(recipe: dict, train_dirs: list, out_dir, *, max_steps: int | None = None,
-                    max_minutes: float | None = None, progress: bool | None = None) -> dict:
-    """Train the recipe's document encoder on the ``train`` pairs of ``train_dirs``; write ``out_dir``.
+@dataclass
+class DocSubBatch:
+    """K document pairs: the model's inputs of the K source and the K target documents."""
 
-    Returns a summary (steps, last loss, dev P@1 both ways).
-    """
-    import torch
-    import torch.nn.functional as F
+    src: tuple            # hide: (v (S, D), owner (S,), K, mu (K, D)); doc-bow: (ids (M,), offsets (K,))
+    tgt: tuple
 
+    def to(self, device) -> "DocSubBatch":
+        return DocSubBatch(_to(self.src, device), _to(self.tgt, device))
+
+
+def _to(inputs: tuple, device) -> tuple:
+    return tuple(x.to(device) if torch.is_tensor(x) else x for x in inputs)
+
+
+def _fingerprint(pairs: DocPairs) -> str:
+    """A hash of every unit of every view, to refuse resuming on other documents."""
+    h = hashlib.blake2b(digest_size=16)
+    for view in pairs.views:
+        for side in ("src", "tgt"):
+            for doc in pairs.units[view][side]:
+                h.update("\x00".join(doc).encode() + b"\x01")
+    return h.hexdigest()
+
+
+def setup(recipe: dict, bitexts: list, monos: list, dev: list, out_dir: Path, *, state: dict | None,
+          device: torch.device) -> Setup:
+    """A document run (:class:`bisent.training.objectives.Setup`); ``bitexts`` are document-set folders."""
     from ...encoders import get_encoder
-    from ...models.hide import bow_hash_config, build_torch, save_document_model
     from ...models.hashing import HashFeaturizer
-    from .guo2019 import ranking_loss
+    from ...models.hide import bow_hash_config, build_torch, save_document_model
 
-    arch, dc, tc, oc = recipe["architecture"], recipe["data"], recipe["train"], recipe["objectives"]
-    torch.set_num_threads(int(tc["threads"]))
+    arch, dc, oc = recipe["architecture"], recipe["data"], recipe["objectives"]
+    if monos or dev:
+        raise BisentError(f"{arch}: trains on document sets only (their dev split gives the dev P@1); "
+                          "drop --mono / --dev")
+    folders = [Path(getattr(b, "source", b)) for b in bitexts]
+    for f in folders:
+        if not f.is_dir():
+            raise BisentError(f"{f}: a document recipe trains on document sets: folders from 'bisent data docs'")
     views = list(dc["segmentations"])
-    train = DocPairs(train_dirs, "train", views, int(dc["max_units"]))
-    dev = DocPairs(train_dirs, "dev", views, int(dc["max_units"]))
+    train = DocPairs(folders, "train", views, int(dc["max_units"]))
+    dev_pairs = DocPairs(folders, "dev", views, int(dc["max_units"]))
     if train.n < 2:
-        raise BisentError(f"{', '.join(map(str, train_dirs))}: {train.n} training document pair(s); need at least 2")
+        raise BisentError(f"{', '.join(map(str, folders))}: {train.n} training document pair(s); need at least 2")
     langs = train.langs
-    hp = dict(recipe["model"])
-    extra: dict = {}
+    hp, extra = dict(recipe["model"]), {}
     if arch == "hide":
         base = get_encoder(hp["base"])
         hp.update(in_dim=base.dim, languages=list(langs))
         extra = {"base": hp["base"], "base_id": base.id}
-        feats, dev_feats = _hide_features(train, base, progress), _hide_features(dev, base, progress)
-        means = {lang: np.concatenate([feats[v, side][0] for v in views]).mean(axis=0)
-                 for side, lang in zip(("src", "tgt"), langs)}                     # (D,) per language
+        feats, dev_feats = _hide_features(train, base, None), _hide_features(dev_pairs, base, None)
+        means = {lang: np.concatenate([feats[v, side][0] for v in views]).mean(axis=0).astype(np.float32)
+                 for side, lang in zip(("src", "tgt"), langs)}                      # (D,) per language
     else:
         featurizer = HashFeaturizer(bow_hash_config(hp))
-        feats, dev_feats = _bow_features(train, featurizer), _bow_features(dev, featurizer)
+        feats, dev_feats = _bow_features(train, featurizer), _bow_features(dev_pairs, featurizer)
     torch.manual_seed(recipe["seed"])
-    rng = np.random.default_rng(recipe["seed"])
-    model = build_torch(arch, hp)
-    lr = float(recipe["optim"]["lr"])
-    dense = [p for n, p in model.named_parameters() if not n.startswith("embed.")]
-    opts = [torch.optim.Adam(dense, lr=lr)]
-    if arch == "doc-bow":                                            # the hashed table: only the rows a batch touches
-        opts.append(torch.optim.SparseAdam(list(model.embed.parameters()), lr=lr))
+    model = build_torch(arch, hp).to(device)
 
-    def embed(fts: dict, side: str, rows: np.ndarray, view_of: np.ndarray):
-        """Document embeddings ``(len(rows), out)`` of pair rows, each in its view."""
+    def inputs(fts: dict, side: str, rows: np.ndarray, view_of: np.ndarray) -> tuple:
+        """The model's inputs for the documents ``rows`` of ``side``, each in its view."""
         if arch == "hide":
             v, owner = [], []
             for j, (r, vw) in enumerate(zip(rows, view_of)):
                 vecs, off = fts[views[vw], side]
                 v.append(vecs[off[r]:off[r + 1]])
                 owner.append(np.full(off[r + 1] - off[r], j))
-            lang = langs[0] if side == "src" else langs[1]
-            mu = torch.from_numpy(np.tile(means[lang], (len(rows), 1)).astype(np.float32))
-            return model(torch.from_numpy(np.concatenate(v)), torch.from_numpy(np.concatenate(owner)), len(rows), mu)
-        ids, offs = [], []
+            mu = np.tile(means[langs[0] if side == "src" else langs[1]], (len(rows), 1))      # (K, D)
+            return (torch.from_numpy(np.concatenate(v)), torch.from_numpy(np.concatenate(owner)), len(rows),
+                    torch.from_numpy(mu))
+        ids, offs, at = [], [], 0
         for r, vw in zip(rows, view_of):
             all_ids, off = fts[views[vw], side]
-            offs.append(sum(len(i) for i in ids))
+            offs.append(at)
             ids.append(all_ids[off[r]:off[r + 1]])
-        return model(torch.from_numpy(np.concatenate(ids)), torch.tensor(offs))
+            at += len(ids[-1])
+        return torch.from_numpy(np.concatenate(ids)), torch.tensor(offs)
+
+    holder: dict = {}
+
+    def collate(i: int, idx: np.ndarray) -> DocSubBatch:
+        s = holder["batches"].samplers[i]                   # already advanced: (epoch, pos) names this batch
+        rng = np.random.default_rng([recipe["seed"], s.epoch, s.pos, 7])
+        vw_src, vw_tgt = rng.integers(len(views), size=len(idx)), rng.integers(len(views), size=len(idx))
+        return DocSubBatch(inputs(feats, "src", idx, vw_src), inputs(feats, "tgt", idx, vw_tgt))
+
+    keys = np.array([len(a) * 10_000 + len(b) for a, b in zip(train.units[views[0]]["src"],
+                                                               train.units[views[0]]["tgt"])], dtype=np.int64)
+    batches = Batches([("docs", keys, 1.0)], collate, batch_size=min(int(dc["batch_size"]), train.n),
+                      seed=recipe["seed"], bucket_batches=dc["bucket_batches"], full_only=True)
+    holder["batches"] = batches
+
+    def loss(model, batch: list[DocSubBatch]) -> tuple[torch.Tensor, dict[str, float]]:
+        sb = batch[0]
+        x = F.normalize(model(*sb.src), dim=-1)                                          # (K, out)
+        y = F.normalize(model(*sb.tgt), dim=-1)                                          # (K, out)
+        return ranking_loss(x, y, scale=float(oc["scale"]), margin=float(oc["margin"]))
 
     def dev_p1() -> dict:
-        if dev.n < 2:
+        """P@1 (%) of the dev pairs both ways, per view, with the current weights."""
+        if dev_pairs.n < 2:
             return {}
-        model.eval()
         out = {}
+        model.eval()
         with torch.no_grad():
             for k, view in enumerate(views):
-                rows, vw = np.arange(dev.n), np.full(dev.n, k)
-                a = F.normalize(embed(dev_feats, "src", rows, vw), dim=-1)
-                b = F.normalize(embed(dev_feats, "tgt", rows, vw), dim=-1)
-                s = a @ b.T
-                gold = torch.arange(dev.n)
+                rows, vw = np.arange(dev_pairs.n), np.full(dev_pairs.n, k)
+                a = F.normalize(model(*_to(inputs(dev_feats, "src", rows, vw), device)), dim=-1)
+                b = F.normalize(model(*_to(inputs(dev_feats, "tgt", rows, vw), device)), dim=-1)
+                s, gold = a @ b.T, torch.arange(dev_pairs.n, device=a.device)
                 out[f"dev_p1_{view}_src_tgt"] = round(100 * float((s.argmax(1) == gold).float().mean()), 2)
                 out[f"dev_p1_{view}_tgt_src"] = round(100 * float((s.argmax(0) == gold).float().mean()), 2)
         model.train()
         return out
 
-    def save(step: int) -> None:
-        tensors = {k: v.detach().numpy().astype(np.float32) for k, v in model.state_dict().items()}
+    def on_step(step: int) -> dict | None:                 # the dev figure, also at the recipe's last step
+        tr = recipe["train"]
+        return dev_p1() if step % tr["eval_every"] == 0 or step == tr["max_steps"] else None
+
+    def save(at_dir: Path, step: int) -> None:
+        tensors = {k: v.detach().cpu().numpy().astype(np.float32) for k, v in model.state_dict().items()}
         if arch == "hide":
-            tensors.update({f"lang_mean.{lang}": mu.astype(np.float32) for lang, mu in means.items()})
-        save_document_model(out_dir, arch, hp, tensors,
+            tensors.update({f"lang_mean.{lang}": mu for lang, mu in means.items()})
+        save_document_model(at_dir, arch, hp, tensors,
                             {**extra, "training": {"step": step, "languages": list(langs), "recipe": recipe,
-                                                   "train_pairs": train.n, "dev_pairs": dev.n}})
+                                                   "train_pairs": train.n, "dev_pairs": dev_pairs.n}})
 
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    steps = int(max_steps if max_steps is not None else tc["max_steps"])
-    K = min(int(dc["batch_size"]), train.n)
-    log: list[dict] = [{"event": "start", "architecture": arch, "train_pairs": train.n, "dev_pairs": dev.n,
-                        "languages": list(langs), **dev_p1()}]
-    started = time.perf_counter()
-    order, pos, step, last = rng.permutation(train.n), 0, 0, {}
-    from tqdm.auto import tqdm
-
-    with tqdm(total=steps, desc=f"train {arch}", unit="step", disable=(not progress) if progress is not None else None,
-              leave=False) as bar:
-        while step < steps:
-            if max_minutes is not None and time.perf_counter() - started > 60 * max_minutes:
-                log.append({"event": "time limit", "step": step})
-                break
-            if pos + K > train.n:
-                order, pos = rng.permutation(train.n), 0
-            rows = order[pos:pos + K]
-            pos += K
-            x = F.normalize(embed(feats, "src", rows, rng.integers(len(views), size=K)), dim=-1)   # (K, out)
-            y = F.normalize(embed(feats, "tgt", rows, rng.integers(len(views), size=K)), dim=-1)   # (K, out)
-            loss, parts = ranking_loss(x, y, scale=float(oc["scale"]), margin=float(oc["margin"]))
-            for opt in opts:
-                opt.zero_grad()
-            loss.backward()
-            for opt in opts:
-                opt.step()
-            step += 1
-            bar.update(1)
-            last = {"step": step, "loss": round(float(loss.detach()), 5), **{k: round(v, 4) for k, v in parts.items()}}
-            if step % int(tc["log_every"]) == 0:
-                log.append(last)
-            if step % int(tc["eval_every"]) == 0 or step == steps:
-                log.append({"step": step, **dev_p1()})
-                save(step)
-    if not log or log[-1].get("step") != step or "dev_p1_given_src_tgt" not in log[-1]:
-        log.append({"step": step, **dev_p1()})
-    save(step)
-    with atomic_write(out_dir / LOG_FILE) as f:
-        f.writelines(json.dumps(r) + "\n" for r in log)
-    dev_last = next((r for r in reversed(log) if any(k.startswith("dev_p1") for k in r)), {})
-    return {"model_dir": str(out_dir), "step": step, "loss": last.get("loss"),
-            "minutes": round((time.perf_counter() - started) / 60, 2),
-            **{k: v for k, v in dev_last.items() if k.startswith("dev_p1")}}
+    return Setup(model=model, batches=batches, loss=loss, encoder=None, save_model=save,
+                 data_hash=_fingerprint(train), dev=[], on_step=on_step,
+                 info={"languages": list(langs), "train_pairs": train.n, "dev_pairs": dev_pairs.n, **dev_p1()})
