@@ -10,7 +10,7 @@ import pytest
 
 from bisent.align import (Band, EmbeddingCosts, GaleChurchCosts, SentenceAligner, align_costs, alignment_types,
                           dp_band, project_band, read_alignment, score_alignments)
-from bisent.align.costs import group_sums
+from bisent.align.costs import LazyGroups, group_sums
 from bisent.cli import main
 from bisent.errors import BisentError
 
@@ -86,6 +86,39 @@ def test_coarse_to_fine_equals_full_dp_and_band_is_small():
     hyp = [(tuple(range(i0, i1)), tuple(range(j0, j1))) for i0, i1, j0, j1 in path]
     s = score_alignments([hyp], [gold])
     assert s.strict_f1 > 0.85 and s.lax_f1 > 0.98   # a drop beside a merge is ambiguous in this toy
+
+
+def test_lazy_groups_window_by_window_give_the_same_alignment():
+    """Group vectors made chunk by chunk as the band reaches them (a few chunks kept): same path as whole arrays."""
+    src, tgt, _ = noisy_parallel(400, seed=1)
+    types = alignment_types(4)
+    full = EmbeddingCosts(group_sums(src, [1, 2, 3]), group_sums(tgt, [1, 2, 3]))
+    full_path, full_cost, _ = align_costs(full, types, exact_cells=10 ** 9)
+
+    def lazy(units):
+        out = group_sums(units, [1])
+        for a in (2, 3):
+            out[a] = LazyGroups(lambda k0, k1, a=a: group_sums(units[k0:k1 + a - 1], [a])[a], len(units) - a + 1)
+        return out
+    costs = EmbeddingCosts(lazy(src), lazy(tgt), chunk=32, keep=2)
+    path, cost, _ = align_costs(costs, types, width=10, exact_cells=2_000)
+    assert path == full_path and cost == pytest.approx(full_cost)
+    assert len(costs._chunks) <= 2 * 4                      # never more than `keep` chunks per side and size
+
+
+def test_aligner_embeds_windows_through_the_encoder_on_long_documents():
+    """SentenceAligner above exact_cells embeds the 2- and 3-sentence groups lazily: same blocks as the full DP."""
+    rng = np.random.default_rng(0)
+    words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet"]
+    src = [" ".join(rng.choice(words, 5)) + f" {k}" for k in range(160)]
+    tgt = [s.upper() for k, s in enumerate(src) if k % 13 != 4]
+    tgt[20:22] = [tgt[20] + " " + tgt[21]]
+    exact = SentenceAligner("char-ngram", exact_cells=10 ** 9)
+    lazy = SentenceAligner("char-ngram", exact_cells=2_000)
+    costs = lazy.costs(src, tgt, "en", "de")
+    assert isinstance(costs.src[2], LazyGroups) and isinstance(costs.tgt[3], LazyGroups)
+    assert [b[:2] for b in lazy.align_costs(costs).blocks] == \
+        [b[:2] for b in exact.align(src, tgt, "en", "de").blocks]
 
 
 def test_wide_band_is_the_full_dp():

@@ -19,7 +19,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..errors import BisentError
-from .costs import EmbeddingCosts, GaleChurchCosts
+from .costs import EmbeddingCosts, GaleChurchCosts, LazyGroups
 from .dp import align_costs, alignment_types
 
 #: method name of the length-based floor (no encoder)
@@ -81,20 +81,35 @@ class SentenceAligner:
     def name(self) -> str:
         return GALE_CHURCH if self.encoder is None else self.encoder.name
 
-    def group_embeddings(self, sentences: list[str], lang: str) -> dict[int, np.ndarray]:
+    def group_embeddings(self, sentences: list[str], lang: str, sizes=None) -> dict[int, np.ndarray]:
         """{size: (n - size + 1, d) float16}: embeddings of the concatenated groups of 1..max_size-1 sentences."""
         out = {}
-        for a in range(1, min(self.max_size - 1, len(sentences)) + 1):
+        for a in sizes or range(1, min(self.max_size - 1, len(sentences)) + 1):
             texts = group_texts(sentences, a)
             parts = [self.encoder.encode(texts[k:k + self.embed_chunk], lang, progress=self.progress)
                      .astype(np.float16) for k in range(0, len(texts), self.embed_chunk)]
             out[a] = np.concatenate(parts)
         return out
 
+    def lazy_group_embeddings(self, sentences: list[str], lang: str) -> dict:
+        """As :meth:`group_embeddings`, but groups of 2 or more sentences as :class:`LazyGroups`: embedded
+        (through the encoder and its cache) window by window as the fine band reaches them."""
+        out = self.group_embeddings(sentences, lang, sizes=[1])
+        for a in range(2, min(self.max_size - 1, len(sentences)) + 1):
+            def make(k0, k1, a=a):
+                return self.encoder.encode(group_texts(sentences[k0:k1 + a - 1], a), lang,
+                                           progress=False).astype(np.float16)
+            out[a] = LazyGroups(make, len(sentences) - a + 1)
+        return out
+
     def costs(self, src: list[str], tgt: list[str], src_lang: str, tgt_lang: str):
+        """The cost model; above ``exact_cells`` lattice points (coarse to fine) the group embeddings are lazy."""
         if self.encoder is None:
             return GaleChurchCosts([len(s) for s in src], [len(t) for t in tgt])
-        return EmbeddingCosts(self.group_embeddings(src, src_lang), self.group_embeddings(tgt, tgt_lang),
+        embed = self.group_embeddings
+        if (len(src) + 1) * (len(tgt) + 1) > self.exact_cells:
+            embed = self.lazy_group_embeddings
+        return EmbeddingCosts(embed(src, src_lang), embed(tgt, tgt_lang),
                               samples=self.samples, skip_quantile=self.skip_quantile,
                               size_factor=self.size_factor, merge_penalty=self.merge_penalty, seed=self.seed)
 

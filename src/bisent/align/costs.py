@@ -38,6 +38,7 @@ and ``z = (l2 - c * l1) / sqrt(s2 * (l1 + l2 / c) / 2)``, the cost is
 from __future__ import annotations
 
 import math
+from collections import OrderedDict
 
 import numpy as np
 
@@ -73,22 +74,58 @@ def group_sums(units: np.ndarray, sizes) -> dict[int, np.ndarray]:
     return out
 
 
+class LazyGroups:
+    """Group embeddings of one size made window by window: ``make(k0, k1) -> (k1 - k0, d) float16`` for the
+    groups ``k0..k1-1`` of ``count``. Stands in for a whole array in :class:`EmbeddingCosts`, which
+    keeps only the few chunks the band of the current DP rows needs (long documents: bounded memory)."""
+
+    def __init__(self, make, count: int):
+        self.make, self.count = make, count
+
+    def __len__(self) -> int:
+        return self.count
+
+
+def lazy_group_sums(units: np.ndarray, sizes) -> dict:
+    """As :func:`group_sums`, but sizes above 1 as :class:`LazyGroups` summed when asked from the float16
+    size-1 vectors (not the float32 units: the coarse levels only place the band)."""
+    out = {1: group_sums(units, [1])[1]}            # only the float16 sentence vectors are kept
+    for a in sizes:
+        if a > 1:
+            def make(k0, k1, a=a, ones=out[1]):
+                return group_sums(ones[k0:k1 + a - 1], [a])[a]
+            out[a] = LazyGroups(make, len(units) - a + 1)
+    return out
+
+
 class EmbeddingCosts:
-    """vecalign's cost over group embeddings ``{size: (n - size + 1, d)}`` of both documents."""
+    """vecalign's cost over group embeddings ``{size: (n - size + 1, d)}`` of both documents.
+
+    Size 1 (the sentences) is an array; a larger size may be a :class:`LazyGroups`, made in chunks of
+    ``chunk`` groups as the band reaches them and evicted beyond ``keep`` chunks per side and size (the
+    DP walks the band monotonically, so each chunk is made about once). Its vectors and costs are
+    those of the whole array.
+    """
 
     def __init__(self, src_groups: dict[int, np.ndarray], tgt_groups: dict[int, np.ndarray], *,
                  samples: int = 20, skip_quantile: float = 0.1, size_factor: bool = True,
-                 merge_penalty: float = 0.3, skip_floor: float = 0.5, seed: int = 0):
+                 merge_penalty: float = 0.3, skip_floor: float = 0.5, seed: int = 0,
+                 chunk: int = 2048, keep: int = 3):
         self.src, self.tgt = src_groups, tgt_groups
         self.n, self.m = len(src_groups[1]), len(tgt_groups[1])
         self.samples, self.skip_quantile, self.size_factor, self.seed = samples, skip_quantile, size_factor, seed
         self.merge_penalty, self.skip_floor = merge_penalty, skip_floor
+        self.chunk, self.keep = chunk, keep
+        self._chunks: OrderedDict = OrderedDict()   # (side, size, chunk index) -> (vectors, norms)
+        self._lazy_sizes = sum(isinstance(g, LazyGroups) for g in (*self.src.values(), *self.tgt.values()))
         rng = np.random.default_rng(seed)
-        ys = self.tgt[1][rng.integers(0, self.m, samples)].astype(np.float32)   # (S, d)
-        xs = self.src[1][rng.integers(0, self.n, samples)].astype(np.float32)
-        # mean (1 - cos) of each group with the other side's sample: (n - a + 1,) per size
-        self.norm_src = {a: 1.0 - self._dot(g, ys).mean(axis=1) for a, g in self.src.items()}
-        self.norm_tgt = {b: 1.0 - self._dot(g, xs).mean(axis=1) for b, g in self.tgt.items()}
+        self._ys = ys = self.tgt[1][rng.integers(0, self.m, samples)].astype(np.float32)   # (S, d)
+        self._xs = xs = self.src[1][rng.integers(0, self.n, samples)].astype(np.float32)
+        # mean (1 - cos) of each group with the other side's sample: (n - a + 1,) per size (lazy sizes per chunk)
+        self.norm_src = {a: 1.0 - self._dot(g, ys).mean(axis=1) for a, g in self.src.items()
+                         if not isinstance(g, LazyGroups)}
+        self.norm_tgt = {b: 1.0 - self._dot(g, xs).mean(axis=1) for b, g in self.tgt.items()
+                         if not isinstance(g, LazyGroups)}
         ri, rj = self._unrelated_pairs(rng)
         cos = np.einsum("kd,kd->k", self.src[1][ri].astype(np.float32), self.tgt[1][rj].astype(np.float32))
         rand = np.maximum(1.0 - cos, 0.0) / (self.norm_src[1][ri] + self.norm_tgt[1][rj])
@@ -112,30 +149,60 @@ class EmbeddingCosts:
         return np.concatenate([g[k:k + block].astype(np.float32) @ s.T for k in range(0, len(g), block)] or
                               [np.zeros((0, len(s)), np.float32)]).astype(np.float64)
 
+    def _groups(self, side: int, a: int, k0: int, k1: int) -> tuple[np.ndarray, np.ndarray]:
+        """Vectors (k1 - k0, d) and norms (k1 - k0,) of groups ``k0..k1-1`` of size ``a`` of one side."""
+        g = (self.src if side == 0 else self.tgt)[a]
+        if not isinstance(g, LazyGroups):
+            return g[k0:k1], (self.norm_src if side == 0 else self.norm_tgt)[a][k0:k1]
+        vecs, norms = [], []
+        for c in range(k0 // self.chunk, (k1 - 1) // self.chunk + 1):
+            key = (side, a, c)
+            hit = self._chunks.get(key)
+            if hit is None:
+                v = g.make(c * self.chunk, min((c + 1) * self.chunk, len(g)))
+                hit = self._chunks[key] = (v, 1.0 - self._dot(v, self._ys if side == 0 else self._xs).mean(axis=1))
+                if len(self._chunks) > self.keep * self._lazy_sizes:
+                    self._chunks.popitem(last=False)
+            else:
+                self._chunks.move_to_end(key)
+            lo = max(k0 - c * self.chunk, 0)
+            hi = min(k1 - c * self.chunk, self.chunk)
+            vecs.append(hit[0][lo:hi])
+            norms.append(hit[1][lo:hi])
+        return (vecs[0], norms[0]) if len(vecs) == 1 else (np.concatenate(vecs), np.concatenate(norms))
+
+    def _pair(self, a: int, b: int, i: int, js: np.ndarray):
+        """(source group vector (d,), its norm, target vectors (len(js), d), their norms)."""
+        x, nx = self._groups(0, a, i - a, i - a + 1)
+        k0, k1 = int(js.min()) - b, int(js.max()) - b + 1
+        y, ny = self._groups(1, b, k0, k1)
+        if not (len(js) and js[-1] - js[0] == len(js) - 1):        # not contiguous
+            y, ny = y[js - b - k0], ny[js - b - k0]
+        return x[0], nx[0], y, ny
+
     def cosine(self, a: int, b: int, i: int, js: np.ndarray) -> np.ndarray:
         """cos of source group ``i-a..i-1`` with target groups ``j-b..j-1``, ``j`` in ``js`` (contiguous or not)."""
-        t = self.tgt[b]
-        if len(js) and js[-1] - js[0] == len(js) - 1:
-            rows = t[js[0] - b: js[-1] - b + 1]
-        else:
-            rows = t[js - b]
-        return (rows.astype(np.float32) @ self.src[a][i - a].astype(np.float32)).astype(np.float64)
+        x, _, y, _ = self._pair(a, b, i, js)
+        return (y.astype(np.float32) @ x.astype(np.float32)).astype(np.float64)
 
     def cost(self, a: int, b: int, i: int, js: np.ndarray) -> np.ndarray:
         if a == 0 or b == 0:
             return np.full(len(js), self.skip)
-        denom = self.norm_src[a][i - a] + self.norm_tgt[b][js - b]
+        x, nx, y, ny = self._pair(a, b, i, js)
+        cos = (y.astype(np.float32) @ x.astype(np.float32)).astype(np.float64)
         factor = a * b if self.size_factor else 1.0
-        cost = np.maximum(1.0 - self.cosine(a, b, i, js), 0.0) * factor / np.maximum(denom, 1e-6)
+        cost = np.maximum(1.0 - cos, 0.0) * factor / np.maximum(nx + ny, 1e-6)
         return cost + self.merge_penalty * (a + b - 2)
 
     def coarsen(self) -> "EmbeddingCosts":
+        """Neighbouring sentences pooled in pairs; lazy group sizes stay lazy at the coarse level."""
+        sums = lazy_group_sums if self._lazy_sizes else group_sums
         sizes_s, sizes_t = sorted(self.src), sorted(self.tgt)
-        src = group_sums(_pool_pairs(self.src[1]), [a for a in sizes_s if a <= (self.n + 1) // 2])
-        tgt = group_sums(_pool_pairs(self.tgt[1]), [b for b in sizes_t if b <= (self.m + 1) // 2])
+        src = sums(_pool_pairs(self.src[1]), [a for a in sizes_s if a <= (self.n + 1) // 2])
+        tgt = sums(_pool_pairs(self.tgt[1]), [b for b in sizes_t if b <= (self.m + 1) // 2])
         return EmbeddingCosts(src, tgt, samples=self.samples, skip_quantile=self.skip_quantile,
                               size_factor=self.size_factor, merge_penalty=self.merge_penalty,
-                              skip_floor=self.skip_floor, seed=self.seed)
+                              skip_floor=self.skip_floor, seed=self.seed, chunk=self.chunk, keep=self.keep)
 
 
 #: Gale & Church's priors (1993, table 5), with a small one for 1-3 / 3-1.

@@ -66,7 +66,8 @@ def dp_band(costs, n: int, m: int, types: Sequence[tuple[int, int]], band: Band 
     others = [(t, a, b) for t, (a, b) in enumerate(types) if a >= 1]
     max_a = max(a for _, a, _ in others)
     rows: dict[int, np.ndarray] = {}                     # D of the last max_a rows, each (hi - lo + 1,)
-    back: list[np.ndarray] = []                          # type index per cell of each row (int8)
+    start_of = np.concatenate([[0], np.cumsum(hi - lo + 1)])    # (n + 2,) offset of each row in `back`
+    back = np.empty(int(start_of[-1]), dtype=np.int8)    # type index per lattice point of the band, flat
     inf = np.inf
     for i in range(n + 1):
         l, h = int(lo[i]), int(hi[i])
@@ -97,14 +98,14 @@ def dp_band(costs, n: int, m: int, types: Sequence[tuple[int, int]], band: Band 
             arg = np.where(skip, np.int8(skip_t), arg)
         rows[i] = best
         rows.pop(i - max_a - 1, None)
-        back.append(arg)
+        back[start_of[i]: start_of[i + 1]] = arg
     total = float(rows[n][m - int(lo[n])])
     if not np.isfinite(total):
         raise ValueError("no path through the band")
     path = []
     i, j = n, m
     while i > 0 or j > 0:
-        a, b = types[int(back[i][j - int(lo[i])])]
+        a, b = types[int(back[start_of[i] + j - int(lo[i])])]
         path.append((i - a, i, j - b, j))
         i, j = i - a, j - b
     path.reverse()
@@ -150,6 +151,8 @@ def align_costs(costs, types: Sequence[tuple[int, int]], *, width: int = 10, exa
     coarse = costs.coarsen()
     cpath, _, ccells = align_costs(coarse, coarse_types or types, width=width, exact_cells=exact_cells,
                                    coarse_types=coarse_types)
+    del coarse                                           # free the coarse level before the fine pass
     band = project_band(cpath, n, m, width)
+    del cpath
     path, total = dp_band(costs, n, m, types, band)
     return path, total, band.cells + ccells
