@@ -59,7 +59,7 @@ class SentenceAligner:
 
     def __init__(self, encoder="use-m3", *, max_size: int = 4, skip_quantile: float = 0.1, samples: int = 20,
                  size_factor: bool = True, merge_penalty: float = 0.3, width: int = 10,
-                 exact_cells: int = 250_000, seed: int = 0, embed_chunk: int = 20_000, progress: bool | None = None):
+                 exact_cells: int = 250_000, seed: int = 0, embed_chunk: int = 4096, progress: bool | None = None):
         if isinstance(encoder, str) and encoder == GALE_CHURCH:
             self.encoder = None
         elif isinstance(encoder, str):

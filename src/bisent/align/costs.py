@@ -86,15 +86,17 @@ class LazyGroups:
         return self.count
 
 
-def lazy_group_sums(units: np.ndarray, sizes) -> dict:
-    """As :func:`group_sums`, but sizes above 1 as :class:`LazyGroups` summed when asked from the float16
-    size-1 vectors (not the float32 units: the coarse levels only place the band)."""
-    out = {1: group_sums(units, [1])[1]}            # only the float16 sentence vectors are kept
+def lazy_pooled_groups(sentences: np.ndarray, sizes, block: int = 8192) -> dict:
+    """The coarse level of float16 ``sentences``: as ``group_sums(_pool_pairs(sentences), sizes)``, but pooled
+    block by block (no float32 copy of the whole level) and sizes above 1 as :class:`LazyGroups`, summed
+    when asked from the float16 pooled vectors (the coarse levels only place the band)."""
+    ones = [group_sums(_pool_pairs(sentences[k:k + 2 * block]), [1])[1] for k in range(0, len(sentences), 2 * block)]
+    out = {1: np.concatenate(ones)}
     for a in sizes:
         if a > 1:
             def make(k0, k1, a=a, ones=out[1]):
                 return group_sums(ones[k0:k1 + a - 1], [a])[a]
-            out[a] = LazyGroups(make, len(units) - a + 1)
+            out[a] = LazyGroups(make, len(out[1]) - a + 1)
     return out
 
 
@@ -196,10 +198,10 @@ class EmbeddingCosts:
 
     def coarsen(self) -> "EmbeddingCosts":
         """Neighbouring sentences pooled in pairs; lazy group sizes stay lazy at the coarse level."""
-        sums = lazy_group_sums if self._lazy_sizes else group_sums
+        sums = lazy_pooled_groups if self._lazy_sizes else lambda x, sizes: group_sums(_pool_pairs(x), sizes)
         sizes_s, sizes_t = sorted(self.src), sorted(self.tgt)
-        src = sums(_pool_pairs(self.src[1]), [a for a in sizes_s if a <= (self.n + 1) // 2])
-        tgt = sums(_pool_pairs(self.tgt[1]), [b for b in sizes_t if b <= (self.m + 1) // 2])
+        src = sums(self.src[1], [a for a in sizes_s if a <= (self.n + 1) // 2])
+        tgt = sums(self.tgt[1], [b for b in sizes_t if b <= (self.m + 1) // 2])
         return EmbeddingCosts(src, tgt, samples=self.samples, skip_quantile=self.skip_quantile,
                               size_factor=self.size_factor, merge_penalty=self.merge_penalty,
                               skip_floor=self.skip_floor, seed=self.seed, chunk=self.chunk, keep=self.keep)
