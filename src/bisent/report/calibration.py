@@ -159,8 +159,8 @@ def mining_negatives(cands, kind: str, pair_src: np.ndarray, pair_tgt: np.ndarra
     mean over candidates 2..k). It counts unless that candidate is already
     taken by a pair scoring higher (the one-to-one retrieval would drop it).
     Letting orphans take the next candidate whatever holds it (the first
-    version) put the negatives 0.3-0.5 standard deviations above the real
-    false pairs of the LibreOffice tasks; this matches their median.
+    version) put the negatives' median 0.2-0.5 standard deviations above the
+    real false pairs' in the LibreOffice mining tasks; this matches it.
     """
     knn = cands.knn
     k = knn.fwd_sim.shape[1]
