@@ -76,6 +76,27 @@ def test_mining_negatives_estimate_planted_pairs():
         assert abs(cal.precision_at(t) - ok[sc >= t].mean()) < 0.1
 
 
+def test_orphan_negatives_skip_candidates_held_by_confident_pairs():
+    """x0 loses y0; its second candidate y1 is held by the confident pair (x1, y1), so its false partner is y2."""
+    from types import SimpleNamespace
+
+    from bisent.scoring import margin
+
+    fwd_idx = np.array([[0, 1, 2], [1, 0, 2], [2, 0, 1]])
+    fwd_sim = np.array([[0.9, 0.8, 0.5], [0.9, 0.7, 0.4], [0.3, 0.2, 0.1]], dtype=np.float32)
+    bwd_idx = np.array([[0, 1, 2], [1, 0, 2], [0, 1, 2]])
+    bwd_sim = np.array([[0.9, 0.7, 0.2], [0.9, 0.8, 0.1], [0.5, 0.4, 0.3]], dtype=np.float32)
+    knn = SimpleNamespace(fwd_idx=fwd_idx, fwd_sim=fwd_sim, bwd_idx=bwd_idx, bwd_sim=bwd_sim)
+    r_x, r_y = fwd_sim.mean(axis=1), bwd_sim.mean(axis=1)
+    cands = SimpleNamespace(knn=knn, r_x=r_x, r_y=r_y)
+    ps, pt = np.array([0, 1]), np.array([0, 1])
+    sc = margin(np.array([0.9, 0.9]), r_x[:2], r_y[:2])
+    neg = mining_negatives(cands, "ratio", ps, pt, sc)
+    expected = margin(np.array([0.5]), fwd_sim[0, 1:].mean(), r_y[2])          # x0 with y2, not y1
+    assert np.isclose(neg, expected[0]).any()
+    assert not np.isclose(neg, margin(np.array([0.8]), fwd_sim[0, 1:].mean(), r_y[1])[0]).any()
+
+
 def test_synthetic_pairs_are_false_pairs():
     pairs = [(f"source {i} with some words here", f"target {i} with some more words here") for i in range(50)]
     syn = synthetic_pairs(pairs, per_kind=20)

@@ -50,8 +50,10 @@ def compare(scores: np.ndarray, correct: np.ndarray, negatives: np.ndarray, quan
             "pi0": cal.pi0, "pi0_measured": round(1 - float(correct.mean()), 4), "negatives": cal.n_negatives}
 
 
-def mining(src_lang: str, tgt_lang: str, enc, *, max_gold: int | None = None, k: int = 4, progress=None) -> dict:
-    task = make_mining_task(load_pairs(src_lang, tgt_lang), "test", max_gold=max_gold, src_lang=src_lang,
+def mining(src_lang: str, tgt_lang: str, enc, *, max_gold: int | None = None, k: int = 4, progress=None,
+           split: str = "test") -> dict:
+    """The mining setting on the ``split`` documents (``dev``: a check apart from the recorded test tasks)."""
+    task = make_mining_task(load_pairs(src_lang, tgt_lang), split, max_gold=max_gold, src_lang=src_lang,
                             tgt_lang=tgt_lang)
     x = enc.encode([t for _, t in task.src], src_lang, progress=progress)
     y = enc.encode([t for _, t in task.tgt], tgt_lang, progress=progress)
