@@ -51,30 +51,40 @@ def _type_checking_nodes(tree: ast.AST) -> set[int]:
     return skip
 
 
+def from_imports(name: str, path: Path) -> list[tuple[int, str, list[str]]]:
+    """``(line, bisent module, names)`` of every ``from ... import`` of a bisent module in ``path``, lazy ones
+    included (``TYPE_CHECKING`` blocks left out); relative imports resolved against ``name``'s package."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    skip = _type_checking_nodes(tree)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    out = []
+    for node in ast.walk(tree):
+        if id(node) in skip or not isinstance(node, ast.ImportFrom):
+            continue
+        if node.level:
+            base = package.split(".")
+            base = base[: len(base) - (node.level - 1)]
+            target = ".".join(base + ([node.module] if node.module else []))
+        else:
+            target = node.module or ""
+        if target.split(".")[0] == "bisent":
+            out.append((node.lineno, target, [a.name for a in node.names]))
+    return out
+
+
 def imports(name: str, path: Path, known: dict[str, Path]) -> set[str]:
     """The bisent modules that ``name`` imports (a ``from pkg import sub`` names the submodule)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     skip = _type_checking_nodes(tree)
-    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     out = set()
     for node in ast.walk(tree):
-        if id(node) in skip:
-            continue
-        if isinstance(node, ast.Import):
+        if id(node) not in skip and isinstance(node, ast.Import):
             out |= {a.name for a in node.names if a.name.split(".")[0] == "bisent"}
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")
-                base = base[: len(base) - (node.level - 1)]
-                target = ".".join(base + ([node.module] if node.module else []))
-            else:
-                target = node.module or ""
-            if target.split(".")[0] != "bisent":
-                continue
-            subs = {f"{target}.{a.name}" for a in node.names if f"{target}.{a.name}" in known}
-            out |= subs
-            if len(subs) < len(node.names):
-                out.add(target)
+    for _, target, names in from_imports(name, path):
+        subs = {f"{target}.{n}" for n in names if f"{target}.{n}" in known}
+        out |= subs
+        if len(subs) < len(names):
+            out.add(target)
     return {m for m in out if m in known and m != name}
 
 
@@ -131,3 +141,18 @@ def test_the_walker_sees_relative_and_lazy_imports():
     assert "bisent.models.modeldir" in g["bisent.models.dual"]                # from . import modeldir
     assert "bisent.training.objectives.dual" in g["bisent.training.objectives.guo2019"]
     assert "bisent.encoders" in g["bisent.models.adapter"]                    # function-local import
+
+
+def test_every_name_imported_from_a_bisent_module_exists():
+    """A function-local import runs only when its code path does: a name renamed or moved elsewhere would
+    break it silently, so every ``from bisent... import NAME`` is resolved here."""
+    import importlib
+
+    known = modules()
+    missing = []
+    for name, path in known.items():
+        for line, target, names in from_imports(name, path):
+            module = importlib.import_module(target)
+            missing += [f"{path.relative_to(SRC)}:{line}: {target} has no {n}" for n in names
+                        if n != "*" and not hasattr(module, n) and f"{target}.{n}" not in known]
+    assert not missing, "\n".join(missing)

@@ -129,15 +129,14 @@ def _clean_words(items, original: dict, repair_model: str | None, src_lang: str,
     """The default pipeline (use-m3), with a ``repair`` step first or not: its kept pairs ranked by the
     cosine; per precision level, the words of correct pairs in the longest top of the ranking at that
     precision. Correct: a clean pair kept unchanged, or a glued pair cut back exactly to its original."""
-    from ..filtering.embedding import pipeline_with_encoder
-    from ..filtering.pipeline import _load_yaml
+    from ..filtering import FilterPipeline, edit_config
     from .filtering import default_config
 
-    steps = _load_yaml(default_config())
+    steps = edit_config(default_config(), encoder="use-m3")
     steps = steps.get("steps") if isinstance(steps, dict) else steps
     if repair_model:
         steps = [{"type": "repair", "model": repair_model}] + list(steps)
-    pipe = pipeline_with_encoder({"steps": steps}, "use-m3", src_lang, tgt_lang)
+    pipe = FilterPipeline.from_config({"steps": steps}, src_lang=src_lang, tgt_lang=tgt_lang)
     results = pipe.process([(it.src, it.tgt) for it in items])
     kept = []
     for it, r in zip(items, results):
