@@ -39,7 +39,6 @@ from typing import Iterable
 
 import numpy as np
 
-from .evaluate import precision_at, retrieval_p_at_n  # noqa: F401  (P@N of document retrieval)
 from .encoders.documents import CHUNK, DocumentEncoder, SentenceAvg, sentence_sums  # noqa: F401  (re-exported)
 from .errors import BisentError
 from .io import atomic_write

@@ -154,11 +154,12 @@ def retrieval_p_at(a: np.ndarray, b: np.ndarray, n: int = 1) -> tuple[float, flo
     their ``n`` nearest rows of ``b`` by dot product, and the same from ``b`` to ``a``."""
     s = a @ b.T                                                      # (N, N)
     idx = np.arange(len(a))
-    if n == 1:
-        return float(np.mean(s.argmax(axis=1) == idx)), float(np.mean(s.argmax(axis=0) == idx))
-    top_ab = np.argsort(-s, axis=1, kind="stable")[:, :n]
-    top_ba = np.argsort(-s.T, axis=1, kind="stable")[:, :n]
-    return float(np.mean((top_ab == idx[:, None]).any(axis=1))), float(np.mean((top_ba == idx[:, None]).any(axis=1)))
+    if n == 1:                                                       # the first best, as a stable sort gives it
+        top_ab, top_ba = s.argmax(axis=1)[:, None], s.argmax(axis=0)[:, None]
+    else:
+        top_ab = np.argsort(-s, axis=1, kind="stable")[:, :n]        # (N, n) best first
+        top_ba = np.argsort(-s.T, axis=1, kind="stable")[:, :n]
+    return precision_at(top_ab, idx, (n,))[n], precision_at(top_ba, idx, (n,))[n]
 
 
 def average_precision(scores: np.ndarray, positive: np.ndarray) -> float:

@@ -17,9 +17,9 @@ from pathlib import Path
 from tqdm import tqdm
 
 from ..errors import BisentError, where
-from ..io import atomic_write, check_readable, read_tsv
+from ..io import atomic_write, check_readable, format_block
 from .aligner import SentenceAligner
-from .files import check_accounted, format_block, line_blocks, read_document
+from .files import check_accounted, line_blocks, read_document
 
 
 def write_aligned(out_tsv, out_blocks, blocks, src_doc, tgt_doc, src_text: dict, tgt_text: dict) -> None:

@@ -19,7 +19,7 @@ import re
 from typing import NamedTuple
 
 from ..errors import BisentError, where
-from ..io import format_block, read_lines  # noqa: F401 (format_block: re-exported for align.batch)
+from ..io import read_lines
 from .aligner import Block
 
 _BLOCK_RE = re.compile(r"^\s*\[([0-9,\s]*)\]\s*:\s*\[([0-9,\s]*)\]\s*(?::\s*(\S+)\s*)?$")

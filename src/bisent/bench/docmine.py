@@ -22,7 +22,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..datasets.docsets import SOURCES, build_docset, load_docset
-from ..documents import get_document_encoder, make_document, retrieval_p_at_n
+from ..documents import get_document_encoder, make_document
+from ..evaluate import retrieval_p_at_n
 from .common import Recorder
 
 VIEWS = {"given": "given", "resplit": "sentencex"}

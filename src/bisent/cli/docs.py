@@ -103,7 +103,7 @@ def eval_docs(src_docs, tgt_docs, gold, src_lang, tgt_lang, encoder, segmentatio
     import numpy as np
 
     from ..datasets.docsets import read_gold
-    from ..documents import retrieval_p_at_n
+    from ..evaluate import retrieval_p_at_n
 
     src, tgt, enc, a, b = _embed(src_docs, tgt_docs, src_lang, tgt_lang, encoder, segmentation)
     s_row = {d.id: i for i, d in enumerate(src)}
