@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Sequence
 
 import numpy as np
-from tqdm.auto import tqdm
+from ..progress import progress_bar
 
 from .base import Encoder, l2_normalise
 
@@ -58,8 +58,8 @@ def sentence_sums(docs: Sequence[Sequence[str]], encoder: Encoder, lang: str, *,
         bar.update(len(buf))
         buf, owners = [], []
 
-    with tqdm(total=int(counts.sum()), desc=f"embed {lang} documents ({encoder.name})", unit="sent",
-              disable=(not progress) if progress is not None else None, leave=False) as bar:
+    with progress_bar(progress, total=int(counts.sum()), desc=f"embed {lang} documents ({encoder.name})",
+                      unit="sent", leave=False) as bar:
         for i, d in enumerate(docs):
             start = 0
             while start < len(d):

@@ -14,7 +14,9 @@ from typing import Sequence
 
 import numpy as np
 
-from .pipeline import Pair, Step, check_choice, check_number, register_step
+from .params import check_choice, check_number
+from .records import Pair
+from .steps import Step, register_step
 
 
 def _model(path: str):
