@@ -277,3 +277,25 @@ def test_repair_step_in_a_pipeline_rewrites_the_pair(toy_model):
     assert all(r.kept for r in res)
     assert res[1].pair == ("a1 a2", "b2 b1")
     assert res[0].pair[0] == glued[0] and len(res[0].pair[1].split()) < 10
+
+
+def test_bench_divergence_runs_out_of_domain(toy_model, monkeypatch):
+    """--domain gettext: Table 2 on UI-message pairs (a slice, for speed), no LibreOffice filter parts."""
+    from bisent.bench import divergence as bench_div
+    from bisent.bench.common import Recorder
+    from bisent.datasets.domains import load_domain_pairs
+    from bisent.encoders import get_encoder
+
+    asked = []
+
+    def few(domain, src, tgt, split=None):
+        asked.append((domain, split))
+        return load_domain_pairs(domain, src, tgt, split=split)[:400]
+
+    monkeypatch.setattr(bench_div, "load_domain_pairs", few)
+    _, out = toy_model
+    recs = bench_div.run("en", "de", [get_encoder(str(out))], Recorder("divergence", None), limit=60,
+                         progress=False, domain="gettext")
+    assert asked == [("gettext", "test"), ("gettext", "train")]
+    assert [r["part"] for r in recs] == ["table2"]                     # toy model: PUI, so no repair rows
+    assert recs[0]["domain"] == "gettext" and sum(recs[0]["test_pairs"].values()) == 60

@@ -20,6 +20,11 @@ negative kinds P/U/R/I; the repair and filter parts for models trained with all 
   of pairs the step cuts, glued pairs cut back exactly, and the words of
   correct kept pairs at a few precision levels.
 
+``--domain gettext|dict`` builds the word-labelled set and the repair figures
+from that domain's test pairs (word classes and aligner from its train
+pairs) instead: the same model measured out of the text it was trained on.
+The filter parts are LibreOffice-only and are skipped there.
+
 The anchors (use-m3, me5-small) have no word scores; their cosine is scored
 on the same filter items. Mining F1 and recovery error of the Eq. 1 sentence
 embedding: ``bisent bench mining|recover -e DIR``.
@@ -31,6 +36,7 @@ import time
 
 import numpy as np
 
+from ..datasets.domains import load_domain_pairs
 from ..datasets.libreoffice import load_pairs
 from ..divergence import aggregate, parallel_share, repair_pair, tokenize, word_accuracy, word_test_set
 from .common import Recorder
@@ -58,30 +64,33 @@ def _model_info(enc) -> dict:
 
 
 def run(src_lang: str, tgt_lang: str, encoders: list, record: Recorder, *, limit: int | None = None,
-        progress: bool | None = None) -> list[dict]:
-    rows = [(p.doc, p.pid, p.src, p.tgt) for p in load_pairs(src_lang, tgt_lang, split="test")]
+        progress: bool | None = None, domain: str = "libreoffice") -> list[dict]:
+    rows = [(p.doc, p.pid, p.src, p.tgt) for p in load_domain_pairs(domain, src_lang, tgt_lang, split="test")]
     t0 = time.perf_counter()
     test = []
     if any(_is_divergence(enc) for enc in encoders):                       # word classes + aligner: minutes
-        train = [(tokenize(p.src).words, tokenize(p.tgt).words) for p in load_pairs(src_lang, tgt_lang, split="train")]
+        train = [(tokenize(p.src).words, tokenize(p.tgt).words)
+                 for p in load_domain_pairs(domain, src_lang, tgt_lang, split="train")]
         test = word_test_set(rows, [(s, t) for s, t in train if 1 <= len(s) <= 60 and 1 <= len(t) <= 60])
     if limit:
         test = test[:limit]
     sizes = {k: sum(e.kind == k for e in test) for k in "PURI"}
-    base = {"pair": f"{src_lang}-{tgt_lang}", "test_pairs": sizes, "test_words": sum(len(e.src) + len(e.tgt) for e in test),
+    base = {"pair": f"{src_lang}-{tgt_lang}", "domain": domain, "test_pairs": sizes, "test_words": sum(len(e.src) + len(e.tgt) for e in test),
             "build_seconds": round(time.perf_counter() - t0, 1)}
     out = []
     from .filtering import build_set, evaluate_scores
 
-    items, _ = build_set(src_lang, tgt_lang, limit=limit or 2000)
+    filtering = domain == "libreoffice"                                    # the filter set is LibreOffice help
+    items, _ = build_set(src_lang, tgt_lang, limit=limit or 2000) if filtering else ([], None)
     kinds = [it.kind for it in items]
-    original = {(p.doc, p.pid): p.tgt for p in load_pairs(src_lang, tgt_lang, split="test")}
+    original = {(p.doc, p.pid): p.tgt for p in load_pairs(src_lang, tgt_lang, split="test")} if filtering else {}
     for enc in encoders:
         who = {**base, "encoder": enc.name, "encoder_id": enc.id}
-        x = enc.encode([it.src for it in items], src_lang, progress=progress)
-        y = enc.encode([it.tgt for it in items], tgt_lang, progress=progress)
-        out.append(record({**who, "part": "filter", "scorer": "cosine",
-                           **evaluate_scores((x * y).sum(1).astype(np.float64), kinds)}))
+        if filtering:
+            x = enc.encode([it.src for it in items], src_lang, progress=progress)
+            y = enc.encode([it.tgt for it in items], tgt_lang, progress=progress)
+            out.append(record({**who, "part": "filter", "scorer": "cosine",
+                               **evaluate_scores((x * y).sum(1).astype(np.float64), kinds)}))
         if not _is_divergence(enc):
             continue
         model, info = enc.model, _model_info(enc)
@@ -113,6 +122,8 @@ def run(src_lang: str, tgt_lang: str, encoders: list, record: Recorder, *, limit
                                "restored_exactly": round(restored / max(glued, 1), 4), "clean": clean,
                                "clean_cut": round(cut_clean / max(clean, 1), 4),
                                "seconds": round(time.perf_counter() - t0, 1)}))
+        if not filtering:
+            continue
         # filter set: the share of parallel words as a score, and what repair does to each noise kind
         share = np.array([parallel_share(model, it.src, it.tgt) for it in items])
         out.append(record({**who, "part": "filter", "scorer": "parallel_share", **evaluate_scores(share, kinds)}))

@@ -37,8 +37,9 @@ def bench(task, pair, encoders, no_anchors, limit, domain, results):
         raise BisentError("no encoder to benchmark: give -e NAME or keep the anchors")
     kwargs.update({} if limit is None else {"max_gold" if task == "mining" else "limit": limit})
     if domain != "libreoffice":
-        if task not in ("mining", "recover"):
-            raise BisentError(f"--domain {domain}: only the mining and recover tasks run outside LibreOffice help")
+        if task not in ("mining", "recover", "divergence"):
+            raise BisentError(f"--domain {domain}: only the mining, recover and divergence tasks run outside "
+                              "LibreOffice help")
         kwargs["domain"] = domain
     record = Recorder(task, results or None, echo=click.echo, options=kwargs)
     task_module(task).run(src, tgt, encs, record, **kwargs)
