@@ -11,7 +11,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from bisent.divergence import (ClassIndex, Cut, DiceAligner, WordClasses, aggregate, best_cuts, cut_score,  # noqa: E402
-                               insert, paired, ratio_ok, replace, tokenize, unpaired, word_accuracy)
+                               insert, paired, ratio_ok, repair_pair, replace, tokenize, unpaired, word_accuracy)
 from bisent.models.divergence import DivergenceNet  # noqa: E402
 from bisent.models.divergence import aggregate as torch_aggregate  # noqa: E402
 from bisent.training.data import Bitext  # noqa: E402
@@ -299,3 +299,31 @@ def test_bench_divergence_runs_out_of_domain(toy_model, monkeypatch):
     assert asked == [("gettext", "test"), ("gettext", "train")]
     assert [r["part"] for r in recs] == ["table2"]                     # toy model: PUI, so no repair rows
     assert recs[0]["domain"] == "gettext" and sum(recs[0]["test_pairs"].values()) == 60
+
+
+class _FixedScores:
+    """A stand-in model whose alignment matrix is given: repair's decision rule alone is under test."""
+
+    r, max_words = 1.0, 200
+
+    def __init__(self, S):
+        self.S = S
+
+    def pair_scores(self, src, tgt):
+        return self.S
+
+
+@pytest.mark.parametrize("junk,cut_at_default", [(-6.0, True), (-2.5, False)])
+def test_repair_cuts_only_words_divergent_on_average(junk, cut_at_default):
+    """min_word_gain: a glued sentence of confidently divergent words is cut; one doubtful enough to cost
+    little per word is cut only when the per-word rule is off (the paper's plain arg max)."""
+    S = junk * np.ones((8, 5))                                             # source words 6-8 align to nothing
+    for i in range(5):
+        S[i, i] = 4.0
+    model = _FixedScores(S)
+    src, tgt = "s1 s2 s3 s4 s5 x1 x2 x3", "t1 t2 t3 t4 t5"
+    plain = repair_pair(model, src, tgt, min_word_gain=0.0)
+    assert plain.status == "cut" and plain.src == "s1 s2 s3 s4 s5"
+    default = repair_pair(model, src, tgt)
+    assert (default.status == "cut") is cut_at_default
+    assert default.src == (plain.src if cut_at_default else src)

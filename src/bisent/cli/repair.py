@@ -26,7 +26,10 @@ def _num(v) -> str:
               help="Rank the N-best by aligned score (align) or by the Eq. 1 cosine of the cut pair (sim).")
 @click.option("--min-gain", type=click.FloatRange(0), default=0.0, show_default=True,
               help="A cut must beat the full pair by more than this.")
-def repair(pairs, model_dir, output, n_best, tau, rerank, min_gain):
+@click.option("--min-word-gain", type=click.FloatRange(0), default=None,
+              help="... and by more than this per word it removes (default: the value chosen on dev, "
+                   "bisent.divergence.MIN_WORD_GAIN).")
+def repair(pairs, model_dir, output, n_best, tau, rerank, min_gain, min_word_gain):
     """Cut leading/trailing words of both sides of each pair of PAIRS where the model finds them divergent.
 
     Output, one line per input line: line<TAB>status<TAB>src_span<TAB>tgt_span<TAB>before<TAB>after
@@ -37,7 +40,7 @@ def repair(pairs, model_dir, output, n_best, tau, rerank, min_gain):
     """
     from collections import Counter
 
-    from ..divergence import read_pairs, repair_pair
+    from ..divergence import MIN_WORD_GAIN, read_pairs, repair_pair
     from ..io import atomic_write
     from ..models.divergence import load_model
 
@@ -49,7 +52,8 @@ def repair(pairs, model_dir, output, n_best, tau, rerank, min_gain):
                 counts["skipped"] += 1
                 f.write(f"{n}\tskipped: {reason}\t-\t-\t-\t-\t\t\n")
                 continue
-            r = repair_pair(model, *pair, n_best=n_best, tau=tau, rerank=rerank, min_gain=min_gain)
+            r = repair_pair(model, *pair, n_best=n_best, tau=tau, rerank=rerank, min_gain=min_gain,
+                            min_word_gain=MIN_WORD_GAIN if min_word_gain is None else min_word_gain)
             counts[r.status.split(":")[0]] += 1
             src, tgt = (r.src, r.tgt) if not r.status.startswith("skipped") else ("", "")
             f.write(f"{n}\t{r.status}\t{_span(r.src_span)}\t{_span(r.tgt_span)}\t{_num(r.before)}\t{_num(r.after)}"

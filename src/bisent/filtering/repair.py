@@ -32,14 +32,18 @@ class RepairStep(Step):
     batch_size = 256
 
     def __init__(self, *, model: str, n_best: int = 20, tau: int = 3, rerank: str = "align", min_gain: float = 0.0,
-                 name: str | None = None):
+                 min_word_gain: float | None = None, name: str | None = None):
         super().__init__(name=name)
         self.n_best = int(check_number("n_best", n_best, low=1, integer=True))
         self.tau = int(check_number("tau", tau, low=0, integer=True))
         self.rerank = check_choice("rerank", rerank, ("align", "sim"))
+        from ..divergence import MIN_WORD_GAIN
+
         self.min_gain = check_number("min_gain", min_gain, low=0)
+        self.min_word_gain = check_number("min_word_gain", MIN_WORD_GAIN if min_word_gain is None else min_word_gain,
+                                          low=0)
         self.config = {"model": str(model), "n_best": self.n_best, "tau": self.tau, "rerank": self.rerank,
-                       "min_gain": self.min_gain}
+                       "min_gain": self.min_gain, "min_word_gain": self.min_word_gain}
         self.model = _model(model)
         self.fixed: dict[Pair, Pair] = {}
 
@@ -51,7 +55,7 @@ class RepairStep(Step):
         out = np.zeros(len(pairs))
         for k, (src, tgt) in enumerate(pairs):
             r = repair_pair(self.model, src, tgt, n_best=self.n_best, tau=self.tau, rerank=self.rerank,
-                            min_gain=self.min_gain)
+                            min_gain=self.min_gain, min_word_gain=self.min_word_gain)
             if r.status == "cut":
                 self.fixed[(src, tgt)] = (r.src, r.tgt)
                 out[k] = (r.src_words - (r.src_span[1] - r.src_span[0] + 1)) + (r.tgt_words - (r.tgt_span[1] - r.tgt_span[0] + 1))
