@@ -522,3 +522,29 @@ def test_run_report_covers_align_and_filter_stages(tmp_path, capsys):
     rows = [r for band in rec["samples"] for r in band["rows"]]
     assert rows and all(r["steps"].startswith("duplicate=") for r in rows)
     assert (tmp_path / "r" / "bitext.tsv").read_text() == (tmp_path / "r" / "filter" / "kept.tsv").read_text()
+
+
+@pytest.mark.skipif(chromium_path() is None, reason="no Chromium installed (apt-get install chromium-headless-shell)")
+def test_run_report_and_calibrated_docs_report_render_in_a_browser(tmp_path, capsys):
+    """The ``bisent run --report`` page (align, filter with per-pair steps) and a docs record with a calibration."""
+    pytest.importorskip("playwright")
+    from bisent.documents import MINE_COLUMNS
+    from bisent.report.record import docs_record
+    from test_run import make_run
+
+    cfg = make_run(tmp_path)
+    assert main(["run", str(cfg), "-o", str(tmp_path / "r"), "--quiet", "--report", str(tmp_path / "run.html")]) == 0
+    rng = np.random.default_rng(4)
+    scores = np.concatenate([rng.normal(1.0, 0.05, 60), rng.normal(1.3, 0.08, 240)])
+    (tmp_path / "m.tsv").write_text("\t".join(MINE_COLUMNS) + "\n" + "".join(
+        f"s{i}\tt{i}\t{s:.4f}\t0.5\tmatched\ts\tt\n" for i, s in enumerate(scores)))
+    docs = docs_record(tmp_path / "m.tsv", threshold=1.1, calibration=calibrate(scores, rng.normal(1.0, 0.05, 500)))
+    docs_html = render([("docs", docs)], tmp_path / "docs.html")
+    assert "Estimated precision and yield" in docs_html.read_text()
+    for path, n_plots in ((tmp_path / "run.html", 4), (docs_html, 2)):
+        seen = browser_check(path)
+        assert seen["errors"] == [] and seen["requests"] == [path.resolve().as_uri()]
+        assert len(seen["plots"]) >= n_plots
+        for plot in seen["plots"]:
+            assert plot["w"] > 100 and plot["h"] > 50 and plot["shapes"] > 10
+    assert "<th>steps</th>" in (tmp_path / "run.html").read_text()
