@@ -522,6 +522,16 @@ def test_run_report_covers_align_and_filter_stages(tmp_path, capsys):
     rows = [r for band in rec["samples"] for r in band["rows"]]
     assert rows and all(r["steps"].startswith("duplicate=") for r in rows)
     assert (tmp_path / "r" / "bitext.tsv").read_text() == (tmp_path / "r" / "filter" / "kept.tsv").read_text()
+    # documents mined across two collections: the page shows the documents stage too
+    for side in ("en", "de"):
+        (tmp_path / side).mkdir()
+        for f in (tmp_path / "docs").glob(f"*.{side}"):
+            (tmp_path / side / f.name).write_bytes(f.read_bytes())
+    cfg.write_text(cfg.read_text().replace("{pairs: docs/pairs.tsv}", "{collections: {src: en, tgt: de}, "
+                                           "encoder: char-ngram, threshold: 0.0}"))
+    assert main(["run", str(cfg), "-o", str(tmp_path / "r2"), "--quiet", "--report", str(tmp_path / "run2.html")]) == 0
+    html = (tmp_path / "run2.html").read_text()
+    assert "unmatched: empty document" in html and "<th>steps</th>" in html and no_fetch(html)
 
 
 @pytest.mark.skipif(chromium_path() is None, reason="no Chromium installed (apt-get install chromium-headless-shell)")
