@@ -74,8 +74,6 @@ def mine(src_docs, tgt_docs, src_lang, tgt_lang, encoder, segmentation, plain_me
         from ..report.runs import documents_calibration, write_report
         cal = documents_calibration(a, b, src_ok=[d.reason is None for d in src], tgt_ok=[d.reason is None for d in tgt],
                                     score=score, k=k)
-        if cal is not None and threshold is not None:
-            summary["estimated_precision"] = round(cal.precision_at(threshold), 4)
         rec = docs_record(out_path, src_text={d.id: " ".join(d.sentences) for d in src},
                           tgt_text={d.id: " ".join(d.sentences) for d in tgt}, threshold=threshold,
                           params={"encoder": enc.name, "score": score, "k": k}, summary=summary, calibration=cal)

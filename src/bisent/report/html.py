@@ -102,6 +102,11 @@ def _calibration(rec: dict, xlabel: str) -> str:
                 "pairs put through the same pipeline); a mixture of that negative density and a Gaussian for the "
                 "true pairs is fitted to the run's scores. Checked against gold on the LibreOffice benchmarks by "
                 "<code>bisent bench calibration</code>.</p>")
+        if rec.get("kind") == "docs":
+            text += ("<p><strong>Documents: read this curve as optimistic.</strong> In every check against gold so far "
+                     "(<code>bisent bench calibration</code>, docs setting, and a mixed GNOME/GIMP run in the README) "
+                     "the estimate was above the measured precision: false matches between similar pages that have no "
+                     "translation are not like the synthetic negatives.</p>")
         return _fig(svg, "Left axis: estimated precision of the pairs scoring at least the threshold; right axis: "
                          "how many pairs that keeps. Dashed: the threshold of this run; dotted: the precision asked for.") \
             + text + _kv(facts)
