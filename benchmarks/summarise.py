@@ -128,8 +128,9 @@ def by_domain(res: Path) -> None:
     cb = latest(res / "calibration.jsonl", lambda r: (r["pair"], r["encoder"], r["setting"]))
     print("\n### Calibration without gold (precision %, measured with gold / estimated without)\n")
     print(table(["pair", "encoder", "setting"] + [f"thr. {i + 1}" for i in range(5)] + ["max abs error"],
-                [[p, e, st] + [f"{pt['measured']:.1f} / {pt['estimated']:.1f}" for pt in r["points"]]
-                 + [f"{r['max_abs_error']:.1f}"] for (p, e, st), r in sorted(cb.items())]))
+                [[p, e, st] + ([f"{pt['measured']:.1f} / {pt['estimated']:.1f}" for pt in r["points"]] or [""] * 5)
+                 + [f"{r['max_abs_error']:.1f}" if r["max_abs_error"] is not None else r.get("note", "")]
+                 for (p, e, st), r in sorted(cb.items())]))
     from align_tables import main as align_tables   # sentence alignment, its speed, the road
     align_tables(res)
     pa = latest(res / "pairs.jsonl", lambda r: (r["pair"], r["encoder"], r["score"]))

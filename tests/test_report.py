@@ -76,6 +76,28 @@ def test_mining_negatives_estimate_planted_pairs():
         assert abs(cal.precision_at(t) - ok[sc >= t].mean()) < 0.1
 
 
+def test_documents_calibration_estimates_planted_document_pairs():
+    """``docs mine`` calibration: the same orphan negatives on document embeddings, empty documents left out."""
+    from bisent.report.runs import documents_calibration
+
+    rng = np.random.default_rng(3)
+    d, n_pairs, n_only = 64, 300, 600
+    a = unit_rows(rng, n_pairs + n_only + 1, d)
+    b_pairs = a[:n_pairs] + 0.9 * unit_rows(rng, n_pairs, d)
+    b = np.concatenate([b_pairs / np.linalg.norm(b_pairs, axis=1, keepdims=True), unit_rows(rng, n_only, d)])
+    src_ok = np.ones(len(a), bool)
+    src_ok[-1] = False                                             # an empty document takes no part
+    cal = documents_calibration(a, b, src_ok=src_ok)
+    pairs = mine(a, b, Scorer("ratio", 4), retrieval="max", src_valid=src_ok)
+    sc = np.array([p.score for p in pairs])
+    ok = np.array([p.src == p.tgt and p.src < n_pairs for p in pairs])
+    assert cal.n_scores == len(pairs) and cal.n_negatives > 100
+    for q in (0.5, 0.7, 0.8):
+        t = np.quantile(sc, q)
+        assert abs(cal.precision_at(t) - ok[sc >= t].mean()) < 0.1
+    assert documents_calibration(a[:1], b) is None                 # too few documents to calibrate
+
+
 def test_orphan_negatives_skip_candidates_held_by_confident_pairs():
     """x0 loses y0; its second candidate y1 is held by the confident pair (x1, y1), so its false partner is y2."""
     from types import SimpleNamespace
@@ -166,6 +188,12 @@ def test_filter_record_counts_and_samples():
     decided = {r["decided"] for b in rec["samples"] for r in b["rows"]}
     assert decided == {"kept", "cosine"}
     assert rec["rejected_samples"]["length_ratio"][0]["src"] == "a b c"
+    assert "steps" not in rec["samples"][0]["rows"][0]
+    told = filter_record({"lines": 5, "kept": 2, "rejected": 3}, rejected, score_step="cosine",
+                         kept_scores=np.array([0.8, 0.9]), kept_texts=[("one", "eins"), ("two", "zwei")],
+                         explain=lambda a, b: f"why {a}")
+    assert {r["steps"] for b in told["samples"] for r in b["rows"]} == {"why one", "why two", "why hello", "why p"}
+    assert told["rejected_samples"]["length_ratio"][0]["steps"] == "why a b c"
 
 
 def test_report_folder_without_records_reads_filter_outputs(tmp_path):
@@ -238,6 +266,13 @@ def test_filter_report_and_precision(tmp_path):
     assert clean_share >= 0.85
     html = (tmp_path / "r.html").read_text()
     assert "select:precision" in html and len(svgs(html)) >= 3 and no_fetch(html)
+    # every sampled pair says which step decided and with what value
+    rec = json.loads((tmp_path / "kept.tsv.report.json").read_text())
+    rows = [r for band in rec["samples"] for r in band["rows"]]
+    assert rows and all(r["steps"].startswith("empty=") and "cos=" in r["steps"] for r in rows)
+    for r in rows:
+        assert ("(rejects)" in r["steps"]) == (r["decided"] != "kept"), r
+    assert "<th>steps</th>" in html
 
 
 # ---------------------------------------------------------------------------
@@ -470,3 +505,56 @@ def test_explain_with_a_pair_the_model_cannot_align_is_one_line_error(toy_diverg
     assert main(["explain", "", "b1", "-l", "xa", "-L", "xb", "-e", "char-ngram", "--divergence", toy_divergence]) == 2
     err = capsys.readouterr().err
     assert err.startswith("bisent: error:") and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_run_report_covers_align_and_filter_stages(tmp_path, capsys):
+    """``bisent run --report``: one page with the align and filter stages; the filter samples say which step decided."""
+    from test_run import make_run
+
+    cfg = make_run(tmp_path)
+    assert main(["run", str(cfg), "-o", str(tmp_path / "r"), "--quiet", "--report", str(tmp_path / "run.html")]) == 0
+    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert summary["report"] == str(tmp_path / "run.html")
+    html = (tmp_path / "run.html").read_text()
+    assert "bisent run: r" in html and no_fetch(html) and len(svgs(html)) >= 4
+    rec = json.loads((tmp_path / "r" / "filter" / "kept.tsv.report.json").read_text())
+    assert sum(rec["counts"].values()) == summary["candidates"]["candidates"]
+    rows = [r for band in rec["samples"] for r in band["rows"]]
+    assert rows and all(r["steps"].startswith("duplicate=") for r in rows)
+    assert (tmp_path / "r" / "bitext.tsv").read_text() == (tmp_path / "r" / "filter" / "kept.tsv").read_text()
+    # documents mined across two collections: the page shows the documents stage too
+    for side in ("en", "de"):
+        (tmp_path / side).mkdir()
+        for f in (tmp_path / "docs").glob(f"*.{side}"):
+            (tmp_path / side / f.name).write_bytes(f.read_bytes())
+    cfg.write_text(cfg.read_text().replace("{pairs: docs/pairs.tsv}", "{collections: {src: en, tgt: de}, "
+                                           "encoder: char-ngram, threshold: 0.0}"))
+    assert main(["run", str(cfg), "-o", str(tmp_path / "r2"), "--quiet", "--report", str(tmp_path / "run2.html")]) == 0
+    html = (tmp_path / "run2.html").read_text()
+    assert "unmatched: empty document" in html and "<th>steps</th>" in html and no_fetch(html)
+
+
+@pytest.mark.skipif(chromium_path() is None, reason="no Chromium installed (apt-get install chromium-headless-shell)")
+def test_run_report_and_calibrated_docs_report_render_in_a_browser(tmp_path, capsys):
+    """The ``bisent run --report`` page (align, filter with per-pair steps) and a docs record with a calibration."""
+    pytest.importorskip("playwright")
+    from bisent.documents import MINE_COLUMNS
+    from bisent.report.record import docs_record
+    from test_run import make_run
+
+    cfg = make_run(tmp_path)
+    assert main(["run", str(cfg), "-o", str(tmp_path / "r"), "--quiet", "--report", str(tmp_path / "run.html")]) == 0
+    rng = np.random.default_rng(4)
+    scores = np.concatenate([rng.normal(1.0, 0.05, 60), rng.normal(1.3, 0.08, 240)])
+    (tmp_path / "m.tsv").write_text("\t".join(MINE_COLUMNS) + "\n" + "".join(
+        f"s{i}\tt{i}\t{s:.4f}\t0.5\tmatched\ts\tt\n" for i, s in enumerate(scores)))
+    docs = docs_record(tmp_path / "m.tsv", threshold=1.1, calibration=calibrate(scores, rng.normal(1.0, 0.05, 500)))
+    docs_html = render([("docs", docs)], tmp_path / "docs.html")
+    assert "Estimated precision and yield" in docs_html.read_text() and "read this curve as optimistic" in docs_html.read_text()
+    for path, n_plots in ((tmp_path / "run.html", 4), (docs_html, 2)):
+        seen = browser_check(path)
+        assert seen["errors"] == [] and seen["requests"] == [path.resolve().as_uri()]
+        assert len(seen["plots"]) >= n_plots
+        for plot in seen["plots"]:
+            assert plot["w"] > 100 and plot["h"] > 50 and plot["shapes"] > 10
+    assert "<th>steps</th>" in (tmp_path / "run.html").read_text()

@@ -5,6 +5,11 @@ Two settings per encoder, both on TEST documents of LibreOffice help:
 - mining: the BUCC-like task of ``bench mining`` (ratio margin, k = 4,
   max-score retrieval); the estimate uses only the run's own candidates
   (:func:`bisent.report.calibration.mining_negatives`);
+- documents: ``bisent docs mine`` (Sentence-Avg, ratio margin, k = 4,
+  max-score retrieval) over the candidate pool of ``bench docmine`` (every
+  page of its four sources; me5-small on the LibreOffice test pages alone, as
+  there); a matched pair is right when it is a gold page pair of any split;
+  the estimate is :func:`bisent.report.runs.documents_calibration`;
 - filtering: the noisy set of ``bench filter`` through the default pipeline
   with this encoder; the estimate uses synthetic negatives made from the noisy
   set itself and put through the same pipeline
@@ -13,7 +18,7 @@ Two settings per encoder, both on TEST documents of LibreOffice help:
   kinds, which were built the same way: the mixing shares are what is estimated.
 
 At five thresholds (score quantiles of the calibrated pairs: mining 50, 60,
-70, 75, 80 %; filtering 10, 30, 50, 70, 90 %) the record holds the estimated
+70, 75, 80 %; documents 0, 10, 25, 50, 75 %; filtering 10, 30, 50, 70, 90 %) the record holds the estimated
 and the measured precision, in points, and the largest absolute error.
 """
 
@@ -30,14 +35,18 @@ from .common import Recorder
 
 MINING_QUANTILES = (0.5, 0.6, 0.7, 0.75, 0.8)
 FILTER_QUANTILES = (0.1, 0.3, 0.5, 0.7, 0.9)
+DOCS_QUANTILES = (0.0, 0.1, 0.25, 0.5, 0.75)   # most matched documents are right: the low thresholds matter
 
 
-def compare(scores: np.ndarray, correct: np.ndarray, negatives: np.ndarray, quantiles) -> dict:
-    """Estimated vs measured precision (points) at score quantiles, and the largest absolute error."""
-    if len(negatives) < 10 or len(scores) < 2:
-        return {"points": [], "max_abs_error": None, "negatives": len(negatives),
+def compare(scores: np.ndarray, correct: np.ndarray, negatives: np.ndarray | None, quantiles, *, cal=None) -> dict:
+    """Estimated vs measured precision (points) at score quantiles, and the largest absolute error.
+
+    The calibration is fitted to ``scores`` and ``negatives``, or given (``cal``).
+    """
+    if cal is None and (negatives is None or len(negatives) < 10 or len(scores) < 2):
+        return {"points": [], "max_abs_error": None, "negatives": 0 if negatives is None else len(negatives),
                 "note": "too few scores or synthetic negatives to calibrate"}
-    cal = calibrate(scores, negatives)
+    cal = cal or calibrate(scores, negatives)
     points = []
     for q in quantiles:
         t = float(np.quantile(scores, q))
@@ -69,6 +78,31 @@ def mining(src_lang: str, tgt_lang: str, enc, *, max_gold: int | None = None, k:
             "gold": len(gold), **compare(sc, ok, neg, MINING_QUANTILES)}
 
 
+def documents(src_lang: str, tgt_lang: str, enc_name: str, *, limit: int | None = None, progress=None) -> dict:
+    """The documents setting: ``docs mine`` over the ``bench docmine`` pool, checked against every gold page pair."""
+    from ..datasets.docsets import build_docset, load_docset
+    from ..documents import get_document_encoder, mine_documents
+    from ..report.runs import documents_calibration
+    from .docmine import SMALL_POOL, load_pool
+
+    opts = {**SMALL_POOL.get(enc_name, {"limit_distractors": limit}), "max_queries": limit}   # limit: quick checks
+    sources = opts.get("sources") or ("libreoffice", "gimp", "gnome", "manpages")
+    src, tgt, _, _ = load_pool(src_lang, tgt_lang, "given", **opts)
+    gold = set()
+    for source in sources:
+        gold |= {(a, b) for a, b, _ in load_docset(build_docset(source, src_lang, tgt_lang))["gold"]}
+    denc = get_document_encoder(enc_name)
+    a = denc.encode_documents([d.sentences for d in src], src_lang, progress=progress)   # (n, d)
+    b = denc.encode_documents([d.sentences for d in tgt], tgt_lang, progress=progress)   # (m, d)
+    matched = [m for m in mine_documents(src, tgt, a, b) if m.tgt_id is not None]
+    sc = np.array([m.score for m in matched], dtype=np.float64)
+    ok = np.array([(m.src_id, m.tgt_id) in gold for m in matched], dtype=bool)
+    cal = documents_calibration(a, b, src_ok=[d.reason is None for d in src], tgt_ok=[d.reason is None for d in tgt])
+    return {"setting": "docs", "score": "ratio", "k": 4, "retrieval": "max", "pool_src": len(src), "pool_tgt": len(tgt),
+            "pool": "libreoffice test pages" if enc_name in SMALL_POOL else "all sources", "pairs": len(sc),
+            **compare(sc, ok, None, DOCS_QUANTILES, cal=cal)}
+
+
 def filtering(src_lang: str, tgt_lang: str, enc, *, limit: int | None = 4000) -> dict:
     from ..filtering import FilterPipeline, edit_config, rank_scores
     from .filtering import build_set, default_config
@@ -88,10 +122,11 @@ def filtering(src_lang: str, tgt_lang: str, enc, *, limit: int | None = 4000) ->
 
 def run(src_lang: str, tgt_lang: str, encoders: list, record: Recorder, *, limit: int | None = None,
         progress=None) -> list[dict]:
-    """``limit`` caps the mining task's gold pairs and the filter set's items."""
+    """``limit`` caps the mining task's gold pairs, the document pool's queries and distractors, the filter set's items."""
     out = []
     for enc in encoders:
         who = {"pair": f"{src_lang}-{tgt_lang}", "encoder": enc.name, "encoder_id": enc.id}
         out.append(record({**who, **mining(src_lang, tgt_lang, enc, max_gold=limit, progress=progress)}))
+        out.append(record({**who, **documents(src_lang, tgt_lang, enc.name, limit=limit, progress=progress)}))
         out.append(record({**who, **filtering(src_lang, tgt_lang, enc, limit=limit or 4000)}))
     return out

@@ -71,10 +71,12 @@ def mine(src_docs, tgt_docs, src_lang, tgt_lang, encoder, segmentation, plain_me
                "output": str(out_path)}
     if report:
         from ..report.record import SUFFIX, docs_record
-        from ..report.runs import write_report
+        from ..report.runs import documents_calibration, write_report
+        cal = documents_calibration(a, b, src_ok=[d.reason is None for d in src], tgt_ok=[d.reason is None for d in tgt],
+                                    score=score, k=k)
         rec = docs_record(out_path, src_text={d.id: " ".join(d.sentences) for d in src},
                           tgt_text={d.id: " ".join(d.sentences) for d in tgt}, threshold=threshold,
-                          params={"encoder": enc.name, "score": score, "k": k}, summary=summary)
+                          params={"encoder": enc.name, "score": score, "k": k}, summary=summary, calibration=cal)
         summary.update(write_report(rec, f"{out_path}{SUFFIX}", report, title=f"bisent docs mine: {out_path}"))
     click.echo(json.dumps(summary))
 

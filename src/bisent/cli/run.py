@@ -13,9 +13,14 @@ import click
               help="Run folder (default: run_dir in the YAML, relative to it). Rerun the same to continue.")
 @click.option("--force", is_flag=True, help="Redo every stage even when its inputs are unchanged.")
 @click.option("--quiet", is_flag=True, help="No progress bars.")
-def run_cmd(config, run_dir, force, quiet):
+@click.option("--report", type=click.Path(dir_okay=False), default=None,
+              help="Also write this HTML report of the documents, align and filter stages (filter: calibrated).")
+def run_cmd(config, run_dir, force, quiet, report):
     """Run the stages of CONFIG (YAML, e.g. recipes/run-default.yaml); finished stages are skipped."""
     from ..run import run_pipeline
 
     summary = run_pipeline(config, run_dir, progress=not quiet, force=force)
+    if report:
+        from ..report.runs import report_run
+        summary["report"] = report_run(config, run_dir, report)
     click.echo(json.dumps(summary))

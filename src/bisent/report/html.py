@@ -97,11 +97,16 @@ def _calibration(rec: dict, xlabel: str) -> str:
             t = c.threshold_for(p)
             facts[f"threshold for {100 * p:.0f} % estimated precision"] = "not reached" if t is None else f"{t:.4f}"
         text = ("<p class=muted>No gold was used. The scores of false pairs are modelled by synthetic negatives "
-                "made from this corpus and scored by the same scorer (mining: the best competitor of a confident "
-                "pair once its partner is taken away; filtering: shuffled, neighbour, truncated, glued and copied "
+                "made from this corpus and scored by the same scorer (mining, of sentences or documents: the best "
+                "free competitor of a confident pair once its partner is taken away; filtering: shuffled, neighbour, truncated, glued and copied "
                 "pairs put through the same pipeline); a mixture of that negative density and a Gaussian for the "
                 "true pairs is fitted to the run's scores. Checked against gold on the LibreOffice benchmarks by "
                 "<code>bisent bench calibration</code>.</p>")
+        if rec.get("kind") == "docs":
+            text += ("<p><strong>Documents: read this curve as optimistic.</strong> In every check against gold so far "
+                     "(<code>bisent bench calibration</code>, docs setting, and a mixed GNOME/GIMP run in the README) "
+                     "the estimate was above the measured precision: false matches between similar pages that have no "
+                     "translation are not like the synthetic negatives.</p>")
         return _fig(svg, "Left axis: estimated precision of the pairs scoring at least the threshold; right axis: "
                          "how many pairs that keeps. Dashed: the threshold of this run; dotted: the precision asked for.") \
             + text + _kv(facts)
@@ -211,10 +216,12 @@ def record_html(name: str, rec: dict) -> str:
     parts.insert(len(parts) if kind in LABELLED else 3, _calibration(rec, xlabel))
     parts.append("<h3>Samples per score band</h3>" + _samples(rec))
     for reason, rows in (rec.get("rejected_samples") or {}).items():
-        body = "".join(f"<tr><td class=num>{_fmt(r['score'])}</td><td>{_e(r['src'])}</td><td>{_e(r['tgt'])}</td></tr>"
-                       for r in rows)
+        steps = bool(rows) and "steps" in rows[0]
+        body = "".join(f"<tr><td class=num>{_fmt(r['score'])}</td>" + (f"<td>{_e(r['steps'])}</td>" if steps else "")
+                       + f"<td>{_e(r['src'])}</td><td>{_e(r['tgt'])}</td></tr>" for r in rows)
         parts.append(f"<details><summary>rejected by {_e(reason)}: {len(rows)} samples</summary>"
-                     f"<table><tr><th>score</th><th>source</th><th>target</th></tr>{body}</table></details>")
+                     f"<table><tr><th>score</th>{'<th>steps</th>' if steps else ''}<th>source</th><th>target</th></tr>"
+                     f"{body}</table></details>")
     if rec.get("explanations"):
         parts.append("<h3>Pairs explained</h3>" + _explanations(rec))
     return "\n".join(parts)

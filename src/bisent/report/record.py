@@ -163,8 +163,12 @@ def mining_record(scores: np.ndarray, texts: Sequence[tuple[str, str]], *, thres
 def filter_record(summary: dict, rejected: Sequence[tuple[int, str, float, str, str]], *, score_step: str | None,
                   kept_scores: np.ndarray | None = None, kept_texts: Sequence[tuple[str, str]] | None = None,
                   threshold: float | None = None, calibration=None, params: dict | None = None,
-                  precision_target: float | None = None) -> dict:
-    """The record of a filter run from its summary, its rejected lines and (when known) the kept pairs' scores."""
+                  precision_target: float | None = None, explain=None) -> dict:
+    """The record of a filter run from its summary, its rejected lines and (when known) the kept pairs' scores.
+
+    ``explain(src, tgt) -> str``: each step's value for a pair and the one that rejects it
+    (:func:`bisent.report.explain.filter_decision`), added to every sampled pair as ``steps``.
+    """
     by_reason: dict[str, list[float]] = {}
     for _, reason, score, _, _ in rejected:
         by_reason.setdefault(reason, []).append(score)
@@ -183,16 +187,18 @@ def filter_record(summary: dict, rejected: Sequence[tuple[int, str, float, str, 
     step_rows = [r for r in rows if r[1] in ("kept", score_step)]
     sc = np.asarray([r[0] for r in step_rows], dtype=np.float64)
 
+    steps = (lambda a, b: {"steps": explain(a, b)}) if explain is not None else (lambda a, b: {})
+
     def row(i):
         score, reason, src, tgt = step_rows[i]
-        return {"score": round(score, 4), "decided": reason, "src": cut(src), "tgt": cut(tgt)}
+        return {"score": round(score, 4), "decided": reason, **steps(src, tgt), "src": cut(src), "tgt": cut(tgt)}
 
     rng = random.Random(0)
     others = {}
     for reason in sorted({r[1] for r in rows} - {"kept", score_step}):
         mine = [r for r in rows if r[1] == reason]
-        others[reason] = [{"score": None if not np.isfinite(s) else round(s, 4), "src": cut(a), "tgt": cut(b)}
-                          for s, _, a, b in rng.sample(mine, min(PER_BAND, len(mine)))]
+        others[reason] = [{"score": None if not np.isfinite(s) else round(s, 4), **steps(a, b), "src": cut(a),
+                           "tgt": cut(b)} for s, _, a, b in rng.sample(mine, min(PER_BAND, len(mine)))]
     return {"kind": "filter", "params": params or {}, "summary": {k: v for k, v in summary.items() if k != "pipeline"},
             "score_step": score_step, "threshold": threshold, "precision_target": precision_target,
             "counts": counts, "histogram": binned(series), "other_scores": {r: binned({r: v}) for r, v in other.items()},
@@ -202,7 +208,8 @@ def filter_record(summary: dict, rejected: Sequence[tuple[int, str, float, str, 
 
 
 def labelled_record(kind: str, scores: np.ndarray, labels: Sequence[str], row, *, counts: dict,
-                    threshold: float | None = None, params: dict | None = None, summary: dict | None = None) -> dict:
+                    threshold: float | None = None, params: dict | None = None, summary: dict | None = None,
+                    calibration=None) -> dict:
     """The record of a run whose items carry a label and maybe a score (NaN where none): documents
     matched or not (``docs``), alignment blocks per type (``align``). ``row(i)`` gives item i as a dict."""
     scores = np.asarray(scores, dtype=np.float64)
@@ -210,14 +217,15 @@ def labelled_record(kind: str, scores: np.ndarray, labels: Sequence[str], row, *
     names = list(dict.fromkeys(labels.tolist()))
     return {"kind": kind, "params": params or {}, "summary": summary or {}, "threshold": threshold,
             "precision_target": None, "counts": counts, "histogram": binned({n: scores[labels == n] for n in names}),
-            "samples": band_samples(scores, row), "yield": yield_curve(scores), "calibration": None,
-            "explanations": []}
+            "samples": band_samples(scores, row), "yield": yield_curve(scores),
+            "calibration": calibration.as_dict() if calibration is not None else None, "explanations": []}
 
 
 def docs_record(path, *, src_text: dict | None = None, tgt_text: dict | None = None, threshold: float | None = None,
-                params: dict | None = None, summary: dict | None = None) -> dict:
+                params: dict | None = None, summary: dict | None = None, calibration=None) -> dict:
     """The record of a ``bisent docs mine`` output: scores of matched and unmatched documents, counts per
-    status, matched pairs sampled per score band (``src_text`` / ``tgt_text``: id -> a text to show)."""
+    status, matched pairs sampled per score band (``src_text`` / ``tgt_text``: id -> a text to show),
+    and the run's calibration when given (:func:`bisent.report.runs.documents_calibration`)."""
     from ..documents import MINE_COLUMNS
 
     rows = [cols for _, cols in tsv_rows(path)]
@@ -234,7 +242,7 @@ def docs_record(path, *, src_text: dict | None = None, tgt_text: dict | None = N
                 "src": cut((src_text or {}).get(r[0], r[0])), "tgt": cut((tgt_text or {}).get(r[1], r[1]))}
 
     rec = labelled_record("docs", scores, labels, row, counts=dict(Counter(r[4] for r in rows)), threshold=threshold,
-                          params=params, summary=summary)
+                          params=params, summary=summary, calibration=calibration)
     rec["samples"] = band_samples(matched, row)
     return rec
 

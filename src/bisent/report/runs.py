@@ -155,6 +155,31 @@ def _explain_mined(cands, i: int, j: int, src_texts, tgt_texts) -> dict:
             "alignment": {"note": "run `bisent explain SRC TGT --divergence DIR` for the word alignment"}}
 
 
+def documents_calibration(a: np.ndarray, b: np.ndarray, *, src_ok: np.ndarray | None = None,
+                          tgt_ok: np.ndarray | None = None, score: str = "ratio", k: int = 4):
+    """Calibration of a ``docs mine`` run, as for sentence mining: its own candidates, orphan negatives.
+
+    ``a`` (n, d), ``b`` (m, d): the unit document embeddings; ``*_ok`` (n,)/(m,):
+    documents taking part (the empty ones do not). Repeats the run's kNN on
+    the documents taking part (documents are few, so it is cheap) and scores
+    each confident pair's orphans against their best free competitor
+    (:func:`bisent.report.calibration.mining_negatives`). None: too few pairs
+    or negatives (``k`` < 2, or fewer than 10 orphans found a competitor).
+    """
+    from ..scoring import Scorer
+
+    src_ok = np.ones(len(a), bool) if src_ok is None else np.asarray(src_ok, bool)
+    tgt_ok = np.ones(len(b), bool) if tgt_ok is None else np.asarray(tgt_ok, bool)
+    if k < 2 or src_ok.sum() < 2 or tgt_ok.sum() < 2:
+        return None
+    cands = Scorer(score, min(k, int(src_ok.sum()), int(tgt_ok.sum()))).fit(b[tgt_ok]).score(a[src_ok])
+    ps, pt, sc = _mined_pairs(cands, "max")
+    if len(sc) < 2:
+        return None
+    neg = mining_negatives(cands, score, ps, pt, sc)
+    return calibrate(sc, neg) if len(neg) >= 10 else None
+
+
 def _keep_prefix(path, n: int) -> None:
     """Keep the first ``n`` lines of ``path`` (atomically)."""
     from ..io import iter_raw_lines
@@ -218,13 +243,28 @@ def finish_filter(pairs_path, kept_path, rejected_path, summary: dict, config, s
                     f.write("\n")
     record = rec_mod.filter_record(summary, rejected, score_step=step.name, kept_scores=kept_scores,
                                    kept_texts=kept_pairs, threshold=threshold, calibration=cal, params=params,
-                                   precision_target=precision)
+                                   precision_target=precision, explain=lambda a, b: _decision(pipe, a, b, threshold))
     out = {"kept": summary["kept"], "rejected": summary["rejected"], "rejected_by": summary["rejected_by"],
            "threshold": threshold,
            "estimated_precision": None if cal is None or threshold is None else round(cal.precision_at(threshold), 4)}
     out["record"] = str(rec_mod.write_record(record, f"{kept_path}{rec_mod.SUFFIX}"))
     if report:
         out["report"] = str(render([(Path(kept_path).name, record)], report, title=f"bisent filter: {Path(pairs_path).name}"))
+    return out
+
+
+def _decision(pipe, src: str, tgt: str, threshold: float | None) -> str:
+    """Each step's value for the pair, the step that decided and, past them all, the run's threshold.
+
+    The pair is put through the pipeline alone, so a step that remembers earlier pairs (duplicates)
+    sees it as new.
+    """
+    from .explain import filter_decision
+
+    d = filter_decision(pipe, src, tgt)
+    out = ", ".join(d["steps"])
+    if d["kept"] and threshold is not None and isinstance(d["score"], (int, float)) and d["score"] < threshold:
+        out += f"; below the threshold {threshold:.4g} (rejects)"
     return out
 
 
@@ -261,3 +301,32 @@ def write_report(record: dict, record_path, report=None, *, title: str) -> dict:
     if report:
         out["report"] = str(render([(title.split(": ")[-1], record)], report, title=title))
     return out
+
+
+def report_run(config_path, run_dir, out_path) -> str:
+    """The HTML report of a ``bisent run`` folder: its documents, alignment and filter stages on one page.
+
+    The filter stage is scored and calibrated as ``bisent filter --report`` does
+    (its record ``filter/kept.tsv.report.json`` is written); the documents
+    stage shows scores and counts only (its document embeddings are not kept,
+    so it has no calibration here: ``bisent docs mine --report`` has one).
+    """
+    from ..run import RunContext, _filter_config, load_run_config
+
+    config, base = load_run_config(config_path)
+    run_dir = Path(run_dir) if run_dir is not None else base / config["run_dir"]   # as run_pipeline resolves it
+    ctx = RunContext(config, run_dir, base, progress=False)
+    records = []
+    matches = run_dir / "documents" / "matches.tsv"
+    if matches.is_file() and matches.stat().st_size:
+        records.append(("documents", rec_mod.docs_record(matches, params=dict(ctx.section("documents")))))
+    aligned = sorted((run_dir / "align").glob("*.tsv")) if (run_dir / "align").is_dir() else []
+    if aligned:
+        records.append(("align", rec_mod.align_record(aligned, params=dict(ctx.section("align")))))
+    summary_path = run_dir / "filter" / "summary.json"
+    if summary_path.is_file():
+        summary = json.loads(summary_path.read_text(encoding="utf-8"))
+        out = finish_filter(run_dir / "candidates.tsv", run_dir / "filter" / "kept.tsv", run_dir / "filter" / "rejected.tsv",
+                            summary, _filter_config(ctx), ctx.src_lang, ctx.tgt_lang)
+        records.append(("filter", json.loads(Path(out["record"]).read_text(encoding="utf-8"))))
+    return str(render(records, out_path, title=f"bisent run: {run_dir.name}"))
