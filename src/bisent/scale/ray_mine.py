@@ -115,4 +115,17 @@ class RayExecutor:
                 return
             [ready], _ = ray.wait(list(pending), num_returns=1)
             key = pending.pop(ready)
-            yield key, ray.get(ready)
+            yield key, _result(ray, ready, key, self.max_retries)
+
+
+def _result(ray, ref, key, retries: int):
+    """A finished task's value; its failure as a one-line error (a BisentError raised in the task as itself)."""
+    try:
+        return ray.get(ref)
+    except ray.exceptions.RayTaskError as e:
+        if isinstance(getattr(e, "cause", None), BisentError):
+            raise e.cause from None
+        raise BisentError(f"kNN block {key} failed on a Ray worker: {str(e).strip().splitlines()[-1]}") from None
+    except ray.exceptions.RayError as e:
+        raise BisentError(f"kNN block {key}: {type(e).__name__} after {retries} retries "
+                          f"(finished blocks are kept: rerun to resume)") from None
