@@ -104,6 +104,28 @@ def test_state_folder_resumes_only_the_missing_blocks(tmp_path):
     assert knn_blocks(x, y2, 3, block=128, state=state, progress=False)[1]["resumed"] == 0
 
 
+def test_state_folder_folds_blocks_into_merged_lists(tmp_path):
+    """Block files are folded into merged.npz as they pile up; a crash after that resumes from both."""
+    rng = np.random.default_rng(6)
+    x, y = unit_rows(rng, 600, 32, np.float16), unit_rows(rng, 500, 32, np.float16)
+    calls = []
+
+    def crashing(*args):
+        if len(calls) == 7:
+            raise Crash
+        calls.append(1)
+        return knn_block(*args)
+
+    state = tmp_path / "state"
+    with pytest.raises(Crash):
+        knn_blocks(x, y, 4, block=128, state=state, compact_blocks=3, executor=LocalExecutor(crashing),
+                   progress=False)
+    assert (state / "merged.npz").is_file() and len(list(state.glob("block-*.npz"))) < 3
+    got, counts = knn_blocks(x, y, 4, block=128, state=state, compact_blocks=3, progress=False)
+    assert counts == {"blocks": 20, "resumed": 7, "computed": 13}
+    assert same_knn(got, one_pass(x, y, 4, 128))
+
+
 def test_blocks_read_only_their_rows_of_a_vectors_folder(tmp_path, monkeypatch):
     rng = np.random.default_rng(3)
     texts = [f"sentence {i} {rng.integers(1e9)}" for i in range(700)]

@@ -44,7 +44,8 @@ def child(kind: str, n: int, d: int, block: int, workers: int) -> None:
         pairs = mine(x, y, Scorer("ratio", 4), progress=False)
         out["seconds"] = time.perf_counter() - t
     else:
-        from ..scale.ray_mine import RayExecutor, ray_session
+        from ..scale.ray_mine import RayExecutor
+        from ..scale.ray_session import ray_session
 
         t0 = time.perf_counter()
         with ray_session("local", threads=1, workers=workers) as ray:

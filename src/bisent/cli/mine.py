@@ -15,9 +15,10 @@ from ..io import check_paths, is_stdio, readable_file
 from ..mining import RETRIEVALS, mine_files
 from ..index import BLOCK_ROWS
 from ..scale.blocks import BLOCK, BlockScorer
-from ..scale.ray_mine import RayExecutor, ray_session
+from ..scale.ray_mine import RayExecutor
+from ..scale.ray_session import ray_session
 from ..scoring import KINDS, MARGINS, Scorer
-from .options import FINITE
+from .options import FINITE, ray_options
 
 
 @click.command()
@@ -45,13 +46,7 @@ from .options import FINITE
 @click.option("--index", "--knn", "knn_method", type=click.Choice(["auto", "exact", "ivf", "hnsw"]), default="auto",
               show_default=True, help="kNN search: exact, an approximate FAISS index, or auto: exact up to "
               "50k × 50k sentences, IVF above (bisent.index.choose_index).")
-@click.option("--ray", "ray_address", default=None, metavar="ADDRESS|auto|local",
-              help="Run the exact kNN as Ray tasks: `local` starts Ray here, `auto` or an address joins a cluster "
-                   "(pip install bisent[ray]). Same output as without.")
-@click.option("--threads", type=click.IntRange(1), default=1, show_default=True,
-              help="With --ray: BLAS threads of each Ray worker (and CPUs each task asks for).")
-@click.option("--workers", type=click.IntRange(1), default=None,
-              help="With --ray local: workers to start (default: CPUs / --threads).")
+@ray_options("the exact kNN")
 @click.option("--state", "state_dir", type=click.Path(file_okay=False), default=None,
               help="Folder of finished kNN blocks, so a killed run resumes (default with --ray: OUTPUT.blocks); "
                    "removed once OUTPUT is written. Without --ray the blocks run in this process.")

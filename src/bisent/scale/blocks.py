@@ -18,8 +18,8 @@ computed by the same sgemm of the same shapes as in the one pass: the same bits.
 
 Resuming: each finished block's lists are written atomically to a state folder
 (``block-IIIII-JJJJJ.npz`` beside ``plan.json``, which fingerprints the inputs
-and settings); a rerun with the same inputs loads them and runs only the missing
-blocks. Jobs run through an executor: :class:`LocalExecutor` (this process, in
+and settings), and folded now and then into ``merged.npz``; a rerun with the
+same inputs loads them and runs only the missing blocks. Jobs run through an executor: :class:`LocalExecutor` (this process, in
 order) or :class:`bisent.scale.ray_mine.RayExecutor` (Ray tasks).
 """
 
@@ -43,6 +43,8 @@ from ..vectors import RowView, Shards
 #: rows a side of one job (8 kernel tiles): about 10 s of work at d = 512 on one core
 BLOCK = 8 * BLOCK_ROWS
 PLAN = "plan.json"
+MERGED = "merged.npz"
+FIELDS = ("fwd_sim", "fwd_idx", "bwd_sim", "bwd_idx")
 _BLOCK_FILE = re.compile(r"block-(\d{5})-(\d{5})\.npz")
 _VERSION = "bisent-blocks/1"
 
@@ -161,18 +163,40 @@ class Merged:
         self.fwd_sim[r], self.fwd_idx[r] = merge_topk(self.fwd_sim[r], self.fwd_idx[r], fs, fi, self.kf)
         self.bwd_sim[c], self.bwd_idx[c] = merge_topk(self.bwd_sim[c], self.bwd_idx[c], bs, bi, self.kb)
 
+    def arrays(self) -> tuple[np.ndarray, ...]:
+        return self.fwd_sim, self.fwd_idx, self.bwd_sim, self.bwd_idx
+
+    @property
+    def nbytes(self) -> int:
+        return sum(a.nbytes for a in self.arrays())
+
+    def restore(self, arrays) -> None:
+        """Take the lists saved by :meth:`BlockState.compact` (shapes checked)."""
+        if any(a.shape != b.shape or a.dtype != b.dtype for a, b in zip(self.arrays(), arrays)):
+            raise ValueError("saved lists do not fit this run")
+        for mine, saved in zip(self.arrays(), arrays):
+            mine[...] = saved
+
     def knn(self) -> KNN:
-        return KNN(self.fwd_sim, self.fwd_idx, self.bwd_sim, self.bwd_idx)
+        return KNN(*self.arrays())
 
 
 # --- the state folder --------------------------------------------------------------------------
 
 class BlockState:
-    """Finished blocks of one run in ``folder``: written atomically, reloaded by a rerun of the same run."""
+    """Finished blocks of one run in ``folder``: written atomically, reloaded by a rerun of the same run.
 
-    def __init__(self, folder, fingerprint: str):
+    Block files are folded into ``merged.npz`` (the merged lists and which
+    blocks they hold) once they outweigh it and number at least
+    ``compact_blocks``, then removed: the folder stays near the size of the
+    lists (2 × rows × k × 12 bytes), however many blocks the grid has.
+    """
+
+    def __init__(self, folder, fingerprint: str, compact_blocks: int = 64):
         self.folder = Path(folder)
         self.folder.mkdir(parents=True, exist_ok=True)
+        self.compact_blocks = compact_blocks
+        self.pending: list[Path] = []                                # block files not yet in merged.npz
         plan = self.folder / PLAN
         old = None
         if plan.is_file():
@@ -181,8 +205,8 @@ class BlockState:
             except (UnicodeDecodeError, json.JSONDecodeError):
                 old = None
         if old != fingerprint:                                       # another run's blocks: not ours to reuse
-            for f in self.folder.glob("block-*.npz"):
-                f.unlink()
+            for f in [*self.folder.glob("block-*.npz"), self.folder / MERGED]:
+                f.unlink(missing_ok=True)
             with atomic_write(plan) as f:
                 json.dump({"format": _VERSION, "fingerprint": fingerprint}, f)
                 f.write("\n")
@@ -190,24 +214,51 @@ class BlockState:
     def _path(self, i: int, j: int) -> Path:
         return self.folder / f"block-{i:05d}-{j:05d}.npz"
 
-    def finished(self) -> Iterator[tuple[tuple[int, int], tuple[np.ndarray, ...]]]:
-        """``((i, j), result)`` of every readable finished block (an unreadable one is dropped and rerun)."""
+    def load(self, merged: "Merged", grid: set) -> set[tuple[int, int]]:
+        """Fold every finished block of ``grid`` into ``merged``; return their keys. Unreadable files are dropped."""
+        done: set[tuple[int, int]] = set()
+        path = self.folder / MERGED
+        if path.is_file():
+            try:
+                with np.load(path, allow_pickle=False) as z:
+                    arrays, keys = [z[f] for f in FIELDS], z["done"]
+                merged.restore(arrays)
+                done = {(int(i), int(j)) for i, j in keys}
+            except (OSError, ValueError, KeyError):
+                path.unlink()
         for f in sorted(self.folder.glob("block-*.npz")):
             m = _BLOCK_FILE.fullmatch(f.name)
-            if not m:
+            key = (int(m.group(1)), int(m.group(2))) if m else None
+            if key is None or key not in grid or key in done:       # stray, or already in merged.npz
+                f.unlink()
                 continue
             try:
                 with np.load(f, allow_pickle=False) as z:
-                    result = (z["fwd_sim"], z["fwd_idx"], z["bwd_sim"], z["bwd_idx"])
+                    result = tuple(z[name] for name in FIELDS)
             except (OSError, ValueError, KeyError):
                 f.unlink()
                 continue
-            yield (int(m.group(1)), int(m.group(2))), result
+            merged.add(*key, result)
+            done.add(key)
+            self.pending.append(f)
+        return done
 
     def save(self, i: int, j: int, result) -> None:
-        fs, fi, bs, bi = result
         with atomic_write(self._path(i, j), "wb") as f:
-            np.savez(f, fwd_sim=fs, fwd_idx=fi, bwd_sim=bs, bwd_idx=bi)
+            np.savez(f, **dict(zip(FIELDS, result)))
+        self.pending.append(self._path(i, j))
+
+    def compact(self, merged: "Merged", done: set, *, force: bool = False) -> bool:
+        """Write ``merged.npz`` and remove the block files it holds, when they outweigh it (or ``force``)."""
+        size = sum(f.stat().st_size for f in self.pending)
+        if not force and (len(self.pending) < self.compact_blocks or size < merged.nbytes):
+            return False
+        with atomic_write(self.folder / MERGED, "wb") as f:
+            np.savez(f, **dict(zip(FIELDS, merged.arrays())), done=np.array(sorted(done), dtype=np.int64))
+        for f in self.pending:
+            f.unlink(missing_ok=True)
+        self.pending = []
+        return True
 
 
 # --- running the grid --------------------------------------------------------------------------
@@ -227,14 +278,14 @@ class LocalExecutor:
             yield key, self.block_fn(*args)
 
 
-def knn_blocks(x, y, k: int = 4, *, block: int = BLOCK, executor=None, state=None,
+def knn_blocks(x, y, k: int = 4, *, block: int = BLOCK, executor=None, state=None, compact_blocks: int = 64,
                progress: bool | None = None) -> tuple[KNN, dict]:
     """Exact top-``k`` both ways, computed as a grid of blocks: the same lists as :func:`knn_both` in one pass.
 
     ``x``, ``y``: arrays, Shards or RowViews. ``block``: rows a side of a job, a
     multiple of the kernel's tile (or smaller than one tile). ``executor``:
     :class:`LocalExecutor` (default) or a Ray one. ``state``: a folder for
-    finished blocks (resumable), or None. Returns the lists and counts
+    finished blocks (resumable; ``compact_blocks``: see :class:`BlockState`), or None. Returns the lists and counts
     ``{"blocks", "resumed", "computed"}``.
     """
     if block < 1 or (block > BLOCK_ROWS and block % BLOCK_ROWS) or (block > BLOCK_COLS and block % BLOCK_COLS):
@@ -250,21 +301,20 @@ def knn_blocks(x, y, k: int = 4, *, block: int = BLOCK, executor=None, state=Non
     if state is not None and grid:
         fp = hashlib.sha256(json.dumps([_VERSION, k, block, tile, sx.n, sy.n, sx.dim,
                                         sx.fingerprint(), sy.fingerprint()]).encode()).hexdigest()
-        store = BlockState(state, fp)
-        for key, result in store.finished():
-            if key in set(grid) and key not in done:
-                merged.add(*key, result)
-                done.add(key)
+        store = BlockState(state, fp, compact_blocks)
+        done = store.load(merged, set(grid))
     todo = [key for key in grid if key not in done]
     jobs = ((key, (sx.spec(key[0]), sy.spec(key[1]), sx.start(key[0]), sy.start(key[1]), k, tile)) for key in todo)
     executor = executor or LocalExecutor()
     with progress_bar(progress, total=len(grid), initial=len(done), desc="kNN blocks", unit="block") as bar:
         for key, result in executor.run(jobs):
+            merged.add(*key, result)
+            done.add(key)
             if store is not None:
                 store.save(*key, result)
-            merged.add(*key, result)
+                store.compact(merged, done)
             bar.update(1)
-    return merged.knn(), {"blocks": len(grid), "resumed": len(done), "computed": len(todo)}
+    return merged.knn(), {"blocks": len(grid), "resumed": len(grid) - len(todo), "computed": len(todo)}
 
 
 class BlockScorer(Scorer):

@@ -1,4 +1,5 @@
-"""`bisent mine --ray`: the same bytes as one machine, through a killed worker and a killed driver.
+"""`bisent mine --ray` and `bisent embed --ray`: the same bytes as one machine, through a killed worker and a
+killed driver.
 
 Ray runs locally with 2 CPUs, one session for the module (starting Ray takes seconds).
 Blocks are 4096 rows, the kernel's tile (as by default), on a corpus of 8500 × 4500
@@ -26,7 +27,8 @@ pytestmark = pytest.mark.ray
 
 from bisent.mining import mine_files  # noqa: E402
 from bisent.scale.blocks import BlockScorer, knn_block  # noqa: E402
-from bisent.scale.ray_mine import RayExecutor, thread_env  # noqa: E402
+from bisent.scale.ray_mine import RayExecutor
+from bisent.scale.ray_session import thread_env  # noqa: E402
 
 BLOCK = 4096
 
@@ -161,3 +163,15 @@ def test_killed_driver_resumes_from_finished_blocks(corpus, tmp_path):
     assert summary["blocks"]["resumed"] == done
     assert summary["blocks"]["computed"] == 6 - done
     assert out.read_bytes() == want
+
+
+def test_ray_embed_writes_the_same_shards(ray_local, corpus, tmp_path):
+    d, _, _ = corpus
+    for name in ("ray", "one"):                                   # the actors compute, then the cache serves
+        extra = ["--ray", "local"] if name == "ray" else []
+        assert main(["embed", d / "tgt.txt", "-l", "en", "-e", "char-ngram", "-o", tmp_path / name,
+                     "--shard-rows", 1000, *extra]) == 0
+    files = sorted(p.name for p in (tmp_path / "one").iterdir())
+    assert len(files) == 6 and files == sorted(p.name for p in (tmp_path / "ray").iterdir())
+    for f in files:
+        assert (tmp_path / "one" / f).read_bytes() == (tmp_path / "ray" / f).read_bytes(), f
