@@ -22,7 +22,7 @@ import numpy as np
 
 from .progress import progress_bar
 from .threads import default_threads
-from .vectors import iter_blocks
+from .vectors import RowView, iter_blocks
 
 BLOCK_ROWS = 4096
 BLOCK_COLS = 4096
@@ -159,25 +159,30 @@ def _add_columns(heap, heap_val: np.ndarray, tile: np.ndarray, i0: int, j0: int,
                                         faiss.swig_ptr(ids), 0)
 
 
-#: rows converted to float32 at a time when an approximate index is built or searched
+def _to_float32(v) -> np.ndarray:
+    """All rows as one float32 array (the approximate indexes need them whole)."""
+    if isinstance(v, np.ndarray):
+        return np.ascontiguousarray(v, dtype=np.float32)
+    out = np.empty(v.shape, dtype=np.float32)
+    for s, b in iter_blocks(v, 65536):
+        out[s:s + len(b)] = b
+    return out
+
+
+#: rows converted to float32 at a time when an approximate index is filled or searched
 APPROX_BLOCK = 65536
 #: FAISS scalar quantisers of the approximate indexes: 2 bytes a dimension, or 1 (per-dimension 8-bit ranges)
 QUANTIZERS = {"fp16": faiss.ScalarQuantizer.QT_fp16, "sq8": faiss.ScalarQuantizer.QT_8bit}
 
 
 def _sample_rows(v, rows: np.ndarray) -> np.ndarray:
-    """Rows ``rows`` (any order) of an array, Shards or RowView as float32, in that order; one streamed pass."""
+    """Rows ``rows`` (distinct, any order) of an array, Shards or RowView as float32, in that order."""
     if isinstance(v, np.ndarray):
-        return np.ascontiguousarray(v[rows], dtype=np.float32)
+        return _to_float32(v[rows])
     order = np.argsort(rows, kind="stable")
-    wanted = rows[order]                                              # ascending
-    out = np.empty((len(rows), v.shape[1]), dtype=np.float32)
-    pos = 0
-    for s, b in iter_blocks(v, APPROX_BLOCK):
-        stop = int(np.searchsorted(wanted, s + len(b)))
-        out[order[pos:stop]] = b[wanted[pos:stop] - s]
-        pos = stop
-    return out
+    back = np.empty_like(order)
+    back[order] = np.arange(len(order))
+    return _to_float32(RowView(v, rows[order]))[back]                 # streamed in row order, then reordered
 
 
 def build_index(vectors, method: str, *, nlist: int | None = None, hnsw_m: int = 32,
