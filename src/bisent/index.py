@@ -22,7 +22,7 @@ import numpy as np
 
 from .progress import progress_bar
 from .threads import default_threads
-from .vectors import RowView, iter_blocks
+from .vectors import iter_blocks
 
 BLOCK_ROWS = 4096
 BLOCK_COLS = 4096
@@ -177,6 +177,8 @@ QUANTIZERS = {"fp16": faiss.ScalarQuantizer.QT_fp16, "sq8": faiss.ScalarQuantize
 
 def _sample_rows(v, rows: np.ndarray) -> np.ndarray:
     """Rows ``rows`` (distinct, any order) of an array, Shards or RowView as float32, in that order."""
+    from .vectors import RowView
+
     if isinstance(v, np.ndarray):
         return _to_float32(v[rows])
     order = np.argsort(rows, kind="stable")
