@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .index import KNN, knn_both
+from .index import KNN, knn_both, resolve_method
 
 MARGINS = ("absolute", "distance", "ratio")
 KINDS = ("cosine", "euclidean", "csls") + MARGINS
@@ -118,9 +118,17 @@ class Scorer:
         self.sources_ = sources
         return self
 
+    def _knn(self, x, y, **kw) -> KNN:
+        """kNN both ways with this scorer's method (``auto``: chosen by size) and options."""
+        method, chosen = resolve_method(self.knn_method, x, y)
+        return knn_both(x, y, self.k, method=method, **{**chosen, **self.knn_options}, **kw)
+
     def score(self, sources, *, progress: bool | None = None) -> Candidates:
         """kNN of ``sources`` among the fitted targets and back; score every candidate pair."""
-        knn = knn_both(sources, self.targets_, self.k, method=self.knn_method, progress=progress, **self.knn_options)
+        return self.candidates(self._knn(sources, self.targets_, progress=progress))
+
+    def candidates(self, knn: KNN) -> Candidates:
+        """Score the neighbours found both ways (however they were found: one pass, or merged blocks)."""
         r_x = knn.fwd_sim.mean(axis=1) if knn.fwd_sim.size else np.zeros(len(knn.fwd_sim), np.float32)
         r_y = knn.bwd_sim.mean(axis=1) if knn.bwd_sim.size else np.zeros(len(knn.bwd_sim), np.float32)
         fwd = combine(self.kind, knn.fwd_sim, r_x[:, None], r_y[knn.fwd_idx])
@@ -133,8 +141,8 @@ class Scorer:
             return np.zeros(len(x), np.float32), np.zeros(len(y), np.float32)
         if self.sources_ is None:
             raise ValueError(f"score '{self.kind}' on given pairs needs fit(targets, sources=...) background collections")
-        r_x = knn_both(x, self.targets_, self.k, method=self.knn_method, **self.knn_options).fwd_sim.mean(axis=1)
-        r_y = knn_both(y, self.sources_, self.k, method=self.knn_method, **self.knn_options).fwd_sim.mean(axis=1)
+        r_x = self._knn(x, self.targets_).fwd_sim.mean(axis=1)
+        r_y = self._knn(y, self.sources_).fwd_sim.mean(axis=1)
         return r_x, r_y
 
     def score_pairs(self, x, y) -> np.ndarray:

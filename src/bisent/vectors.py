@@ -167,13 +167,33 @@ def _same_run(path: Path, header: dict) -> dict | None:
     return old if all(old.get(k) == v for k, v in header.items()) else None
 
 
+def encode_in_order(encoder: Encoder, lang: str, items: Iterator[tuple[object, list[str]]]):
+    """``(item, vectors (len(texts), dim) float32)`` for each ``(item, texts)``, here, one after another.
+
+    :func:`embed_file` encodes its shards through this or an equivalent (``encode_map``), e.g.
+    :meth:`bisent.scale.ray_embed.EncoderPool.encode_in_order` on Ray workers.
+    """
+    for item, texts in items:
+        yield item, encode_texts(encoder, texts, lang)
+
+
+def encode_texts(encoder: Encoder, texts: list[str], lang: str) -> np.ndarray:
+    """``encoder.encode(texts)`` (n, dim) float32, and (0, dim) for no texts without calling the encoder."""
+    if not texts:
+        return np.zeros((0, encoder.dim), dtype=np.float32)
+    return encoder.encode(texts, lang, progress=False)
+
+
 def embed_file(input_path, lang: str, encoder: Encoder, out_dir, *, shard_rows: int = SHARD_ROWS,
                on_bad: str = "error", max_bytes: int = MAX_LINE_BYTES, force: bool = False,
-               progress: bool | None = None) -> Shards:
+               progress: bool | None = None, encode_map=None) -> Shards:
     """Stream a one-sentence-per-line file (plain/.gz/.xz) into fp16 shards in ``out_dir``; resumable.
 
     Returns the :class:`Shards` of the finished folder. See the module docstring
-    for what empty and bad lines become.
+    for what empty and bad lines become. ``encode_map(lang, items)``: how the
+    shards' sentences are encoded, in order (default :func:`encode_in_order` with
+    ``encoder``); each shard is one call of ``encoder.encode``, wherever it runs,
+    so the shard files are the same bytes.
     """
     input_path = check_readable(input_path)
     lang = encoder.check_lang(lang)
@@ -212,16 +232,18 @@ def embed_file(input_path, lang: str, encoder: Encoder, out_dir, *, shard_rows: 
     lines = read_lines(input_path, on_bad=on_bad, max_bytes=max_bytes)
     lines = itertools.islice(lines, skip, None)
     rows_done = skip
+
+    def chunks():
+        while chunk := list(itertools.islice(lines, shard_rows)):
+            yield chunk, [ln.text for ln in chunk if ln.problem is None]
+
+    encode_map = encode_map or (lambda lang, items: encode_in_order(encoder, lang, items))
     with progress_bar(progress, desc=f"embed {input_path.name}", unit="line", initial=skip) as bar:
-        while True:
-            chunk = list(itertools.islice(lines, shard_rows))
-            if not chunk:
-                break
+        for chunk, vecs in encode_map(lang, chunks()):
             ok = [i for i, ln in enumerate(chunk) if ln.problem is None]
             block = np.zeros((len(chunk), encoder.dim), dtype=np.float16)
             problems = {i: ln.problem for i, ln in enumerate(chunk) if ln.problem}
             if ok:
-                vecs = encoder.encode([chunk[i].text for i in ok], lang, progress=False)
                 for j in np.flatnonzero(~np.isfinite(vecs).all(axis=1)):  # never a NaN row, silently or not
                     lineno = chunk[ok[j]].lineno
                     if on_bad == "error":

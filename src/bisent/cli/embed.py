@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
 
 import click
 
 from ..encoders import DEFAULT_ENCODER, REGISTRY, get_encoder
 from ..io import MAX_LINE_BYTES, check_writable_dir, readable_file
+from ..scale.ray_embed import EncoderPool
+from ..scale.ray_session import ray_session
 from ..vectors import SHARD_ROWS, embed_file
+from .options import ray_options
 
 
 @click.command()
@@ -25,7 +29,8 @@ from ..vectors import SHARD_ROWS, embed_file
 @click.option("--max-bytes", default=MAX_LINE_BYTES, show_default=True, type=click.IntRange(1),
               help="Longest line accepted.")
 @click.option("--force", is_flag=True, help="Replace vectors already in the folder.")
-def embed(input_path, lang, encoder, out_dir, shard_rows, skip_bad, max_bytes, force):
+@ray_options("the encoding, one encoder per worker,")
+def embed(input_path, lang, encoder, out_dir, shard_rows, skip_bad, max_bytes, force, ray_address, threads, workers):
     """Embed a one-sentence-per-line file (plain, .gz, .xz; `-` for standard input) into fp16 shards; resumable.
 
     Every line gets a row (row i = line i+1). Empty lines get an all-zero row
@@ -35,9 +40,11 @@ def embed(input_path, lang, encoder, out_dir, shard_rows, skip_bad, max_bytes, f
     t0 = time.perf_counter()
     check_writable_dir(out_dir)
     enc = get_encoder(encoder)
-    with readable_file(input_path, folder=out_dir) as path:  # `-`, /dev/stdin or a pipe: copied once
-        shards = embed_file(path, lang, enc, out_dir, shard_rows=shard_rows,
-                            on_bad="keep" if skip_bad else "error", max_bytes=max_bytes, force=force, progress=None)
+    session = ray_session(ray_address, threads=threads, workers=workers) if ray_address else contextlib.nullcontext()
+    with readable_file(input_path, folder=out_dir) as path, session:  # `-`, /dev/stdin or a pipe: copied once
+        encode_map = EncoderPool(encoder, workers=workers, threads=threads).encode_in_order if ray_address else None
+        shards = embed_file(path, lang, enc, out_dir, shard_rows=shard_rows, on_bad="keep" if skip_bad else "error",
+                            max_bytes=max_bytes, force=force, progress=None, encode_map=encode_map)
     dt = time.perf_counter() - t0
     rej = len(shards.manifest.get("rejected", []))
     click.echo(f"{len(shards)} rows ({rej} rejected lines with zero rows) x {shards.dim} dims "

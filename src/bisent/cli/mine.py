@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import shutil
 import time
 
 import click
@@ -11,8 +13,12 @@ from ..encoders import DEFAULT_ENCODER, get_encoder
 from ..errors import BisentError
 from ..io import check_paths, is_stdio, readable_file
 from ..mining import RETRIEVALS, mine_files
+from ..index import BLOCK_ROWS
+from ..scale.blocks import BLOCK, BlockScorer
+from ..scale.ray_mine import RayExecutor
+from ..scale.ray_session import ray_session
 from ..scoring import KINDS, MARGINS, Scorer
-from .options import FINITE
+from .options import FINITE, ray_options
 
 
 @click.command()
@@ -37,14 +43,23 @@ from .options import FINITE
 @click.option("--src-vectors", type=click.Path(file_okay=False), default=None,
               help="Vectors of SRC made by `bisent embed` (skips embedding).")
 @click.option("--tgt-vectors", type=click.Path(file_okay=False), default=None, help="Vectors of TGT.")
-@click.option("--knn", "knn_method", type=click.Choice(["exact", "ivf", "hnsw"]), default="exact",
-              show_default=True, help="Exact blocked search or an approximate FAISS index.")
+@click.option("--index", "--knn", "knn_method", type=click.Choice(["auto", "exact", "ivf", "hnsw"]), default="auto",
+              show_default=True, help="kNN search: exact, an approximate FAISS index, or auto: exact up to "
+              "50k × 50k sentences, IVF above (bisent.index.choose_index).")
+@ray_options("the exact kNN")
+@click.option("--state", "state_dir", type=click.Path(file_okay=False), default=None,
+              help="Folder of finished kNN blocks, so a killed run resumes (default with --ray: OUTPUT.blocks); "
+                   "removed once OUTPUT is written. Without --ray the blocks run in this process.")
+@click.option("--block-rows", type=click.IntRange(1), default=None,
+              help=f"Rows a side of one kNN block with --ray / --state (default {BLOCK}; a multiple of {BLOCK_ROWS}, "
+                   "so every score is the same sgemm as without blocks).")
 @click.option("--report", "report", type=click.Path(dir_okay=False), default=None,
               help="Also write this HTML report (and OUTPUT.report.json: binned scores, samples, calibration).")
 @click.option("--precision", type=click.FloatRange(0, 1), default=None,
               help="Instead of --threshold: the lowest threshold whose precision, estimated without gold, is this.")
 def mine(src, tgt, src_lang, tgt_lang, encoder, margin, score, retrieval, k, threshold, output, fmt,
-         with_ids, src_vectors, tgt_vectors, knn_method, report, precision):
+         with_ids, src_vectors, tgt_vectors, knn_method, ray_address, threads, workers, state_dir, block_rows,
+         report, precision):
     """Mine SRC against TGT (either may be `-`, standard input); write `score<TAB>src<TAB>tgt` best first,
     duplicates removed."""
     t0 = time.perf_counter()
@@ -52,7 +67,19 @@ def mine(src, tgt, src_lang, tgt_lang, encoder, margin, score, retrieval, k, thr
         raise BisentError("SRC and TGT cannot both be `-` (standard input)")
     check_paths({"SRC": src, "TGT": tgt}, {"--output": output})
     enc = None if src_vectors else get_encoder(encoder)
-    scorer = rec = Scorer(score or margin, k, knn_method=knn_method)
+    blocks = ray_address is not None or state_dir is not None or block_rows is not None
+    if blocks:
+        if knn_method not in ("auto", "exact"):
+            raise BisentError(f"--ray / --state / --block-rows run the exact search in blocks; drop --index {knn_method}")
+        if block_rows is not None and block_rows % BLOCK_ROWS:   # whole tiles: the one pass's sgemm shapes
+            raise BisentError(f"--block-rows {block_rows}: must be a multiple of {BLOCK_ROWS} (the kNN tile)")
+        if state_dir is None and not is_stdio(output):
+            state_dir = f"{output}.blocks"
+        rec = BlockScorer(score or margin, k, block=block_rows or BLOCK, state=state_dir,
+                          executor=RayExecutor(threads=threads) if ray_address else None)
+    else:
+        rec = Scorer(score or margin, k, knn_method=knn_method)
+    scorer = rec
     if report or precision is not None:
         from ..report import RecordingScorer, choose_threshold
         if is_stdio(output):
@@ -60,7 +87,8 @@ def mine(src, tgt, src_lang, tgt_lang, encoder, margin, score, retrieval, k, thr
         if threshold is not None:
             choose_threshold(None, threshold, precision)   # both given: a one-line error before any work
         scorer = RecordingScorer(rec)
-    with readable_file(src) as src_file, readable_file(tgt) as tgt_file:  # `-` and pipes: copied once
+    session = ray_session(ray_address, threads=threads, workers=workers) if ray_address else contextlib.nullcontext()
+    with readable_file(src) as src_file, readable_file(tgt) as tgt_file, session:  # `-` and pipes: copied once
         summary = mine_files(src_file, tgt_file, src_lang, tgt_lang, enc, output, scorer=scorer,
                              retrieval=retrieval, threshold=threshold if scorer is rec else None, fmt=fmt,
                              with_ids=with_ids, src_vectors=src_vectors, tgt_vectors=tgt_vectors, progress=None)
@@ -70,6 +98,10 @@ def mine(src, tgt, src_lang, tgt_lang, encoder, margin, score, retrieval, k, thr
                                          threshold=threshold, precision=precision, report=report, params={
                                              "encoder": encoder, "score": score or margin, "k": k,
                                              "retrieval": retrieval}))
+    if blocks:
+        summary["blocks"] = rec.counts_
+        if state_dir is not None:
+            shutil.rmtree(state_dir, ignore_errors=True)   # OUTPUT is written: nothing left to resume
     summary["src_file"], summary["tgt_file"] = src, tgt
     summary["seconds"] = round(time.perf_counter() - t0, 2)
     click.echo(json.dumps(summary), err=True)

@@ -30,3 +30,23 @@ class FiniteFloat(click.ParamType):
 
 
 FINITE = FiniteFloat()
+
+
+def ray_options(what: str):
+    """``--ray``, ``--threads``, ``--workers`` of a command that can run its ``what`` on Ray."""
+    options = [
+        click.option("--ray", "ray_address", default=None, metavar="ADDRESS|auto|local",
+                     help=f"Run {what} on Ray: `local` starts Ray here, `auto` or an address joins a cluster "
+                          "(pip install bisent[ray]). Same output as without."),
+        click.option("--threads", type=click.IntRange(1), default=1, show_default=True,
+                     help="With --ray: BLAS threads of each Ray worker (and CPUs each task asks for)."),
+        click.option("--workers", type=click.IntRange(1), default=None,
+                     help="With --ray: workers (default: CPUs / --threads; `local` starts that many CPUs)."),
+    ]
+
+    def decorate(f):
+        for option in reversed(options):
+            f = option(f)
+        return f
+
+    return decorate
