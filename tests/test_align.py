@@ -369,3 +369,26 @@ def test_pairs_from_docs_mine_output(tmp_path, capsys):
     write(tmp_path / "c.jsonl", ['{"id": "d0", "text": "x"}'])
     assert main(["align", "--pairs", str(mined), "-l", "en", "-L", "de", "-o", str(tmp_path / "e")]) == 2
     assert "mined.tsv:2: no such file: c.jsonl:1 (a line of a JSONL collection" in capsys.readouterr().err
+
+
+def test_gnome_gold_pairs_blocks_by_position(tmp_path, monkeypatch):
+    """GNOME pages: block k <-> block k; identical blocks and pages of unequal block count left out."""
+    from bisent.datasets import docsets
+    from bisent.datasets.align_gold import load_align_task
+
+    rows = {"src": [{"id": "a", "text": ["Open the window.", "ls -l", "Close it. Then stop."], "split": "test"},
+                    {"id": "b", "text": ["One.", "Two."], "split": "test"},
+                    {"id": "c", "text": ["Skip.", "Me."], "split": "dev"}],
+            "tgt": [{"id": "a", "text": ["Öffne das Fenster.", "ls -l", "Schließe es und halte an."],
+                     "split": "test"},
+                    {"id": "b", "text": ["Eins."], "split": "test"}, {"id": "c", "text": ["A.", "B."], "split": "dev"}]}
+    for side, docs in rows.items():
+        (tmp_path / f"{side}.jsonl").write_text("".join(json.dumps(d) + "\n" for d in docs), encoding="utf-8")
+    (tmp_path / "gold.tsv").write_text("a\ta\ttest\nb\tb\ttest\nc\tc\tdev\n", encoding="utf-8")
+    monkeypatch.setattr(docsets, "build_docset", lambda source, src, tgt: tmp_path)
+    docs, stats = load_align_task("en", "de", "test", source="gnome", min_paragraphs=1)
+    assert [d.name for d in docs] == ["a"] and stats["pages_unequal_blocks"] == 1 and stats["identical"] == 1
+    assert docs[0].src == ["Open the window.", "Close it.", "Then stop."]
+    assert docs[0].gold == [((0,), (0,)), ((1, 2), (1,))]
+    with pytest.raises(BisentError, match="unknown alignment gold source 'nope'"):
+        load_align_task("en", "de", "test", source="nope")

@@ -1,8 +1,15 @@
-"""A sentence-alignment task with exact gold: LibreOffice help pages re-split into sentences.
+"""A sentence-alignment task with exact gold: translated help pages re-split into sentences.
 
-How gold is derived. A help page exists in both languages and each paragraph
-carries the same ``par_id``/``hd_id`` key in both (:mod:`.libreoffice`). For
-one page:
+How gold is derived. A help page exists in both languages and its
+paragraphs are paired by its structure: in LibreOffice help (``source =
+"libreoffice"``) each paragraph carries the same ``par_id``/``hd_id`` key in
+both (:mod:`.libreoffice`); in GNOME help (``"gnome"``, Mallard pages of
+``gnome-user-docs``, :mod:`.docsets`) the translation is made by itstool from
+PO files, which writes each translated block in place of the English one, so
+block ``k`` of the English page is block ``k`` of the translated page (pages
+with another block count are left out; every en-de and en-fr page has the
+same count) and the key is the position. A block left identical in both
+languages (a command, a name, an untranslated string) is left out. For one page:
 
 1. take the paragraphs whose key is on both sides, in source page order;
    a paragraph whose target position comes before that of the previous kept
@@ -59,7 +66,8 @@ from typing import NamedTuple
 from sentencex import segment
 
 from ..io import atomic_write
-from .libreoffice import Document, load_documents, normalise_lang
+from ..errors import BisentError
+from .libreoffice import Document, Paragraph, load_documents, normalise_lang
 
 
 class AlignDoc(NamedTuple):
@@ -148,14 +156,45 @@ def page_task(doc: Document, src_lang: str, tgt_lang: str, drop: float = 0.0,
     return AlignDoc(doc.doc, src, tgt, gold), counts
 
 
+#: page sources whose structure gives paragraph-level gold
+SOURCES = ("libreoffice", "gnome")
+
+
+def gnome_documents(src: str, tgt: str, split: str) -> tuple[list[Document], dict]:
+    """GNOME help pages of one split as :class:`Document` s keyed by block position (see above), with
+    counts of the pages of unequal block count and of the identical blocks left out."""
+    from .docsets import build_docset, load_docset
+
+    ds = load_docset(build_docset("gnome", src, tgt), splits=(split,))
+    text = {side: {d["id"]: d["text"] for d in ds[side]} for side in ("src", "tgt")}
+    docs, unequal, identical = [], 0, 0
+    for s_id, t_id, sp in sorted(ds["gold"]):
+        a, b = text["src"][s_id], text["tgt"][t_id]
+        if len(a) != len(b):
+            unequal += 1
+            continue
+        keep = [k for k in range(len(a)) if a[k].strip() != b[k].strip()]
+        identical += len(a) - len(keep)
+        docs.append(Document(s_id, sp, [Paragraph(f"p{k}", a[k]) for k in keep],
+                             [Paragraph(f"p{k}", b[k]) for k in keep]))
+    return docs, {"pages_unequal_blocks": unequal, "identical": identical}
+
+
 def load_align_task(src: str = "en", tgt: str = "de", split: str = "test", *, min_paragraphs: int = 2,
-                    limit: int | None = None, drop: float = 0.0, merge: float = 0.0
-                    ) -> tuple[list[AlignDoc], dict]:
+                    limit: int | None = None, drop: float = 0.0, merge: float = 0.0,
+                    source: str = "libreoffice") -> tuple[list[AlignDoc], dict]:
     """The gold documents of one split (path order) and stats (pages, sentences, block shapes)."""
     src, tgt = normalise_lang(src), normalise_lang(tgt)
-    docs, stats = [], {"pages_kept": 0, "pages_short": 0, "out_of_order": 0, "one_side": 0,
-                         "many_many": 0, "merged": 0}
-    for d in load_documents(src, tgt, split=split):
+    stats = {"pages_kept": 0, "pages_short": 0, "out_of_order": 0, "one_side": 0, "many_many": 0, "merged": 0}
+    if source == "libreoffice":
+        pages = load_documents(src, tgt, split=split)
+    elif source == "gnome":
+        pages, extra = gnome_documents(src, tgt, split)
+        stats.update(extra)
+    else:
+        raise BisentError(f"unknown alignment gold source '{source}' (one of {', '.join(SOURCES)})")
+    docs = []
+    for d in pages:
         task, counts = page_task(d, src, tgt, drop, merge)
         for k, v in counts.items():
             stats[k] += v
