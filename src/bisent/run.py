@@ -177,6 +177,9 @@ def stage_align(ctx: RunContext) -> dict:
     from .align.batch import align_many
 
     sec = dict(ctx.section("align"))
+    if not (ctx.dir / "documents" / "pairs.tsv").read_text(encoding="utf-8").strip():
+        raise BisentError(f"{ctx.dir / 'documents' / 'pairs.tsv'}: no document pairs to align (every document "
+                          f"is unmatched: see {ctx.dir / 'documents' / 'unmatched.tsv'})")
     return align_many(ctx.dir / "documents" / "pairs.tsv", ctx.dir / "align", ctx.src_lang, ctx.tgt_lang,
                       encoder=sec.pop("encoder", "use-m3"), jobs=int(sec.pop("jobs", 1)),
                       split=bool(sec.pop("split", False)), progress=ctx.progress, **sec)

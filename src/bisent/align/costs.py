@@ -64,8 +64,12 @@ def _pool_pairs(x: np.ndarray) -> np.ndarray:
 
 
 def _take(g, idx: np.ndarray) -> np.ndarray:
-    """Rows ``idx`` of an array or a :class:`DiskVectors`."""
-    return g.take(idx) if isinstance(g, DiskVectors) else g[idx]
+    """Rows ``idx`` of an array, a :class:`DiskVectors` or any :class:`LazyGroups`."""
+    if isinstance(g, DiskVectors):
+        return g.take(idx)
+    if isinstance(g, LazyGroups):
+        return np.stack([g.make(int(k), int(k) + 1)[0] for k in idx])
+    return g[idx]
 
 
 def group_sums(units: np.ndarray, sizes) -> dict[int, np.ndarray]:
