@@ -55,10 +55,10 @@ class SentenceAligner:
     ``width``: band half-width (sentences) of the fine pass; ``exact_cells``:
     lattice size up to which the exact DP runs; beyond it the vectors of the
     document are written to temporary files in ``spill_dir`` (the system's
-    temporary folder by default) and read back window by window. The defaults (skip_quantile 0.05,
-    merge_penalty 0.2) were chosen on 80 dev pages of LibreOffice help en-de and
-    en-fr, the four views of ``bisent bench align`` (clean, a tenth of the
-    paragraphs untranslated, a tenth merged on one side, both): best mean strict F1.
+    temporary folder by default) and read back window by window. The defaults (skip_quantile 0.1,
+    merge_penalty 0.3) were chosen on dev pages of LibreOffice help en-de, clean
+    and with a tenth of the paragraphs untranslated; 0.05 / 0.2 align more merges
+    right and more untranslated sentences wrong (``costs.SKIP_QUANTILE``).
     """
 
     def __init__(self, encoder="use-m3", *, max_size: int = 4, skip_quantile: float = SKIP_QUANTILE, samples: int = 20,
