@@ -10,7 +10,8 @@ import pytest
 
 from bisent.align import (Band, EmbeddingCosts, GaleChurchCosts, SentenceAligner, align_costs, alignment_types,
                           dp_band, project_band, read_alignment, score_alignments)
-from bisent.align.costs import LazyGroups, group_sums
+from bisent.align.costs import group_sums
+from bisent.align.store import DiskVectors, LazyGroups
 from bisent.cli import main
 from bisent.errors import BisentError
 
@@ -106,6 +107,54 @@ def test_lazy_groups_window_by_window_give_the_same_alignment():
     assert len(costs._chunks) <= 2 * 4                      # never more than `keep` chunks per side and size
 
 
+def test_disk_vectors_read_windows_and_rows():
+    from bisent.align.store import DiskVectors
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(37, 8)).astype(np.float16)
+    v = DiskVectors.write([x[:10], x[10:11], x[11:]])
+    assert len(v) == 37 and v.dim == 8
+    assert np.array_equal(v[5:20], x[5:20]) and np.array_equal(v.make(30, 99), x[30:])
+    idx = np.array([36, 0, 5, 5, 12])
+    assert np.array_equal(v.take(idx), x[idx]) and np.array_equal(v[idx], x[idx])
+    assert v[40:50].shape == (0, 8)
+    with pytest.raises(IndexError):
+        v.take([37])
+    with pytest.raises(ValueError):
+        DiskVectors.write([x, x[:, :4]])
+
+
+def test_sentences_on_disk_give_the_same_alignment_as_arrays():
+    """Sentences as DiskVectors (read by chunk, coarse levels written to disk): same path and cost as arrays."""
+    from bisent.align.costs import lazy_pooled_groups
+    from bisent.align.store import DiskVectors
+
+    src, tgt, _ = noisy_parallel(400, seed=2)
+    types = alignment_types(4)
+    arrays = EmbeddingCosts(group_sums(src, [1, 2, 3]), group_sums(tgt, [1, 2, 3]))
+    on_disk = {}
+    for side, units in (("s", src), ("t", tgt)):
+        groups = group_sums(units, [1, 2, 3])
+        on_disk[side] = {1: DiskVectors.write([groups[1][k:k + 50] for k in range(0, len(groups[1]), 50)]),
+                         2: groups[2], 3: groups[3]}
+    costs = EmbeddingCosts(on_disk["s"], on_disk["t"], chunk=32, keep=2)
+    # norms per chunk of 32 rows: float32 products summed in another order than the whole array's
+    assert costs.skip == pytest.approx(arrays.skip, rel=1e-6)
+    assert costs.cost(1, 1, 5, np.arange(3, 9)) == pytest.approx(arrays.cost(1, 1, 5, np.arange(3, 9)), rel=1e-6)
+    path, cost, _ = align_costs(costs, types, width=10, exact_cells=2_000)
+    assert path == align_costs(arrays, types, exact_cells=10 ** 9)[0]
+    assert cost == pytest.approx(align_costs(arrays, types, exact_cells=10 ** 9)[1])
+    assert len(costs._chunks) <= 2 * 2                      # keep x the one lazy size per side
+    coarse = lazy_pooled_groups(on_disk["s"][1], [1, 2], block=16)
+    assert isinstance(coarse[1], DiskVectors) and np.array_equal(coarse[1][:], group_sums(
+        _pool(on_disk["s"][1][:]), [1])[1])
+
+
+def _pool(x):
+    from bisent.align.costs import _pool_pairs
+    return _pool_pairs(x)
+
+
 def test_aligner_embeds_windows_through_the_encoder_on_long_documents():
     """SentenceAligner above exact_cells embeds the 2- and 3-sentence groups lazily: same blocks as the full DP."""
     rng = np.random.default_rng(0)
@@ -117,8 +166,26 @@ def test_aligner_embeds_windows_through_the_encoder_on_long_documents():
     lazy = SentenceAligner("char-ngram", exact_cells=2_000)
     costs = lazy.costs(src, tgt, "en", "de")
     assert isinstance(costs.src[2], LazyGroups) and isinstance(costs.tgt[3], LazyGroups)
+    assert isinstance(costs.src[1], DiskVectors) and np.array_equal(
+        costs.src[1][:], exact.group_embeddings(src, "en", sizes=[1])[1])
     assert [b[:2] for b in lazy.align_costs(costs).blocks] == \
         [b[:2] for b in exact.align(src, tgt, "en", "de").blocks]
+
+
+@pytest.mark.parametrize("n_src,n_tgt", [(1, 120), (3, 200), (150, 2), (90, 90)])
+def test_disk_path_accounts_for_every_sentence_at_any_lengths(n_src, n_tgt):
+    """Documents past exact_cells take the on-disk path; one-sentence and very unequal documents too."""
+    words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel"]
+    rng = np.random.default_rng(n_src)
+    src = [" ".join(rng.choice(words, 4)) + f" {k}" for k in range(n_src)]
+    tgt = [" ".join(rng.choice(words, 4)) + f" {k}" for k in range(n_tgt)]
+    al = SentenceAligner("char-ngram", exact_cells=100)
+    assert isinstance(al.costs(src, tgt, "en", "de").src[1], DiskVectors)
+    blocks = al.align(src, tgt, "en", "de").blocks
+    assert sorted(i for b in blocks for i in b.src) == list(range(n_src))
+    assert sorted(j for b in blocks for j in b.tgt) == list(range(n_tgt))
+    with pytest.raises(BisentError, match="target document has no sentences"):
+        al.align(src, [], "en", "de")
 
 
 def test_wide_band_is_the_full_dp():
@@ -248,11 +315,34 @@ def test_gold_from_paragraph_ids():
     task, counts = page_task(doc, "en", "de")
     assert task.src == ["One.", "Two.", "Three.", "Six."] and task.tgt == ["Eins und zwei.", "Drei.", "Sechs."]
     assert task.gold == [((0, 1), (0,)), ((2,), (1,)), ((3,), (2,))]
-    assert counts == {"out_of_order": 0, "one_side": 1, "many_many": 1}
+    assert counts == {"out_of_order": 0, "one_side": 1, "many_many": 1, "merged": 0}
     long = concatenate([task], 10)
     assert len(long.src) == 12 and long.gold[3] == ((4, 5), (3,))
     dropped, _ = page_task(doc, "en", "de", drop=0.99)
     assert all(not s or not t for s, t in dropped.gold)
+
+
+def test_merged_paragraphs_give_n_1_gold_and_keep_every_sentence():
+    """merge ~ 1: neighbouring translated paragraphs joined into one line on one side; the words all stay."""
+    from bisent.datasets.align_gold import page_task
+    from bisent.datasets.libreoffice import Document, Paragraph
+
+    en = [Paragraph(f"p{k}", f"Sentence number {k}.") for k in range(12)] + [Paragraph("q", "One. Two. Three.")]
+    de = [Paragraph(f"p{k}", f"Satz Nummer {k}.") for k in range(12)] + [Paragraph("q", "Eins zwei drei.")]
+    doc = Document("m.html", "test", en, de)
+    plain, _ = page_task(doc, "en", "de")
+    task, counts = page_task(doc, "en", "de", merge=0.99)
+    assert counts["merged"] >= 4 and len(task.gold) == len(plain.gold) - counts["merged"]
+    assert " ".join(task.src).split() == " ".join(plain.src).split()          # nothing lost, order kept
+    assert " ".join(task.tgt).split() == " ".join(plain.tgt).split()
+    shapes = {(len(s), len(t)) for s, t in task.gold}
+    assert shapes <= {(1, 1), (2, 1), (1, 2), (3, 1), (1, 3)} and {(2, 1), (1, 2)} & shapes
+    for s, t in task.gold:                                  # a merged side is one line holding both sentences
+        if len(s) == 1 and len(t) == 2:
+            assert task.src[s[0]].count("Sentence number") == 2
+    assert page_task(doc, "en", "de", merge=0.99) == (task, counts)             # deterministic
+    both, _ = page_task(doc, "en", "de", drop=0.3, merge=0.5)
+    assert sum(map(len, (s for s, _ in both.gold))) == len(both.src)
 
 
 def test_pairs_from_docs_mine_output(tmp_path, capsys):
@@ -279,3 +369,26 @@ def test_pairs_from_docs_mine_output(tmp_path, capsys):
     write(tmp_path / "c.jsonl", ['{"id": "d0", "text": "x"}'])
     assert main(["align", "--pairs", str(mined), "-l", "en", "-L", "de", "-o", str(tmp_path / "e")]) == 2
     assert "mined.tsv:2: no such file: c.jsonl:1 (a line of a JSONL collection" in capsys.readouterr().err
+
+
+def test_gnome_gold_pairs_blocks_by_position(tmp_path, monkeypatch):
+    """GNOME pages: block k <-> block k; identical blocks and pages of unequal block count left out."""
+    from bisent.datasets import docsets
+    from bisent.datasets.align_gold import load_align_task
+
+    rows = {"src": [{"id": "a", "text": ["Open the window.", "ls -l", "Close it. Then stop."], "split": "test"},
+                    {"id": "b", "text": ["One.", "Two."], "split": "test"},
+                    {"id": "c", "text": ["Skip.", "Me."], "split": "dev"}],
+            "tgt": [{"id": "a", "text": ["Öffne das Fenster.", "ls -l", "Schließe es und halte an."],
+                     "split": "test"},
+                    {"id": "b", "text": ["Eins."], "split": "test"}, {"id": "c", "text": ["A.", "B."], "split": "dev"}]}
+    for side, docs in rows.items():
+        (tmp_path / f"{side}.jsonl").write_text("".join(json.dumps(d) + "\n" for d in docs), encoding="utf-8")
+    (tmp_path / "gold.tsv").write_text("a\ta\ttest\nb\tb\ttest\nc\tc\tdev\n", encoding="utf-8")
+    monkeypatch.setattr(docsets, "build_docset", lambda source, src, tgt: tmp_path)
+    docs, stats = load_align_task("en", "de", "test", source="gnome", min_paragraphs=1)
+    assert [d.name for d in docs] == ["a"] and stats["pages_unequal_blocks"] == 1 and stats["identical"] == 1
+    assert docs[0].src == ["Open the window.", "Close it.", "Then stop."]
+    assert docs[0].gold == [((0,), (0,)), ((1, 2), (1,))]
+    with pytest.raises(BisentError, match="unknown alignment gold source 'nope'"):
+        load_align_task("en", "de", "test", source="nope")

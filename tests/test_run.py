@@ -106,6 +106,15 @@ def test_collections_every_document_accounted_for_and_bad_config(tmp_path, capsy
     assert main(["run", str(cfg), "-o", str(tmp_path / "r"), "--quiet"]) == 0
     again = json.loads(capsys.readouterr().out.strip().splitlines()[-1])["documents"]
     assert again["pairs"] == docs["pairs"] and again["unmatched_tgt"] == docs["unmatched_tgt"]
+    assert docs["threshold"] == 0.0
+    # a threshold no pair reaches: every document unmatched, with its reason; a clear error, not a traceback
+    cfg.write_text(cfg.read_text().replace("threshold: 0.0", "threshold: 100.0"))
+    assert main(["run", str(cfg), "-o", str(tmp_path / "r3"), "--quiet"]) == 2
+    assert "no document pairs to align (every document is unmatched: see" in capsys.readouterr().err
+    high = json.loads((tmp_path / "r3" / "manifest.json").read_text())["stages"]["documents"]["summary"]
+    assert (high["pairs"], high["unmatched_src"], high["unmatched_tgt"]) == (0, 4, 3)
+    reasons = [u.split("\t")[-1] for u in (tmp_path / "r3" / "documents" / "unmatched.tsv").read_text().splitlines()]
+    assert len(reasons) == 7 and sum(r == "score below threshold 100" for r in reasons) == docs["pairs"]
     cfg.write_text("src_lang: en\ntgt_lang: de\ndocuments: {collections: {src: nowhere, tgt: de}}\n")
     assert main(["run", str(cfg), "-o", str(tmp_path / "r2")]) == 2
     assert "nowhere: no such file or folder" in capsys.readouterr().err

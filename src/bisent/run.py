@@ -49,6 +49,9 @@ from .errors import BisentError
 from .io import atomic_write, file_sha256
 
 MANIFEST = "manifest.json"
+#: the documents stage's default threshold on the ratio margin of a mined document pair, chosen on dev
+#: pages (benchmarks/road.py --sweep; benchmarks/README.md, "The road")
+DOC_THRESHOLD = 1.05
 FORMAT = 1
 
 
@@ -139,7 +142,7 @@ def _mine_collections(ctx: RunContext, sec: dict, coll) -> dict:
     a = enc.encode_documents([d.sentences for d in src], ctx.src_lang, progress=ctx.progress)   # (n, d)
     b = enc.encode_documents([d.sentences for d in tgt], ctx.tgt_lang, progress=ctx.progress)   # (m, d)
     matches = mine_documents(src, tgt, a, b, k=int(sec.get("k", 4)), score=str(sec.get("score", "ratio")),
-                             threshold=float(sec.get("threshold", 1.0)))
+                             threshold=float(sec.get("threshold", DOC_THRESHOLD)))
     counts = write_matches(matches, ctx.dir / "documents" / "matches.tsv")
     tgt_by_id = {d.id: d for d in tgt}
     matched = [(d, tgt_by_id[m.tgt_id]) for d, m in zip(src, matches) if m.reason is None]
@@ -160,7 +163,7 @@ def _mine_collections(ctx: RunContext, sec: dict, coll) -> dict:
         f.write("".join("\t".join(u) + "\n" for u in unmatched))
     return {"src_documents": len(src), "tgt_documents": len(tgt), "pairs": len(matched),
             "unmatched_src": counts.get("unmatched", 0), "unmatched_tgt": len(tgt) - len(matched),
-            "encoder": enc.name}
+            "encoder": enc.name, "threshold": float(sec.get("threshold", DOC_THRESHOLD))}
 
 
 def _documents(ctx: RunContext) -> list[Path]:
@@ -174,6 +177,9 @@ def stage_align(ctx: RunContext) -> dict:
     from .align.batch import align_many
 
     sec = dict(ctx.section("align"))
+    if not (ctx.dir / "documents" / "pairs.tsv").read_text(encoding="utf-8").strip():
+        raise BisentError(f"{ctx.dir / 'documents' / 'pairs.tsv'}: no document pairs to align (every document "
+                          f"is unmatched: see {ctx.dir / 'documents' / 'unmatched.tsv'})")
     return align_many(ctx.dir / "documents" / "pairs.tsv", ctx.dir / "align", ctx.src_lang, ctx.tgt_lang,
                       encoder=sec.pop("encoder", "use-m3"), jobs=int(sec.pop("jobs", 1)),
                       split=bool(sec.pop("split", False)), progress=ctx.progress, **sec)

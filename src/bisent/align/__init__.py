@@ -3,6 +3,7 @@ coarse to fine for long documents, with Gale & Church's length model as the floo
 
 - :mod:`.dp`: the DP engine (exact, banded, coarse to fine);
 - :mod:`.costs`: vecalign's normalised embedding cost, Gale-Church's length cost;
+- :mod:`.store`: vectors of long documents made or read window by window (a temporary file, not memory);
 - :mod:`.aligner`: :class:`SentenceAligner` (sentences in, blocks out);
 - :mod:`.files`: documents and alignment files, strict / lax P/R/F1.
 """

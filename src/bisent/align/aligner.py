@@ -19,7 +19,8 @@ from typing import NamedTuple
 import numpy as np
 
 from ..errors import BisentError
-from .costs import EmbeddingCosts, GaleChurchCosts, LazyGroups
+from .costs import MERGE_PENALTY, SKIP_QUANTILE, EmbeddingCosts, GaleChurchCosts
+from .store import DiskVectors, LazyGroups
 from .dp import align_costs, alignment_types
 
 #: method name of the length-based floor (no encoder)
@@ -52,14 +53,18 @@ class SentenceAligner:
     ``max_size``: the largest group a + b (4: 1-1, 1-2, 2-1, 1-3, 3-1, 2-2);
     ``skip_quantile``, ``samples``, ``size_factor``, ``merge_penalty``: see :class:`EmbeddingCosts`;
     ``width``: band half-width (sentences) of the fine pass; ``exact_cells``:
-    lattice size up to which the exact DP runs. The defaults (skip_quantile 0.1,
-    merge_penalty 0.3) were chosen on 100 dev pages of LibreOffice help en-de,
-    clean and with a tenth of the paragraphs untranslated (``bisent bench align``).
+    lattice size up to which the exact DP runs; beyond it the vectors of the
+    document are written to temporary files in ``spill_dir`` (the system's
+    temporary folder by default) and read back window by window. The defaults (skip_quantile 0.1,
+    merge_penalty 0.3) were chosen on dev pages of LibreOffice help en-de, clean
+    and with a tenth of the paragraphs untranslated; 0.05 / 0.2 align more merges
+    right and more untranslated sentences wrong (``costs.SKIP_QUANTILE``).
     """
 
-    def __init__(self, encoder="use-m3", *, max_size: int = 4, skip_quantile: float = 0.1, samples: int = 20,
-                 size_factor: bool = True, merge_penalty: float = 0.3, width: int = 10,
-                 exact_cells: int = 250_000, seed: int = 0, embed_chunk: int = 4096, progress: bool | None = None):
+    def __init__(self, encoder="use-m3", *, max_size: int = 4, skip_quantile: float = SKIP_QUANTILE, samples: int = 20,
+                 size_factor: bool = True, merge_penalty: float = MERGE_PENALTY, width: int = 10,
+                 exact_cells: int = 250_000, seed: int = 0, embed_chunk: int = 4096, progress: bool | None = None,
+                 spill_dir=None):
         if isinstance(encoder, str) and encoder == GALE_CHURCH:
             self.encoder = None
         elif isinstance(encoder, str):
@@ -75,26 +80,28 @@ class SentenceAligner:
         self.max_size, self.skip_quantile, self.samples = max_size, skip_quantile, samples
         self.size_factor, self.width, self.exact_cells, self.seed = size_factor, width, exact_cells, seed
         self.merge_penalty = merge_penalty
-        self.embed_chunk, self.progress = embed_chunk, progress
+        self.embed_chunk, self.progress, self.spill_dir = embed_chunk, progress, spill_dir
 
     @property
     def name(self) -> str:
         return GALE_CHURCH if self.encoder is None else self.encoder.name
 
+    def _embed_chunks(self, texts: list[str], lang: str):
+        """float16 embeddings of ``texts``, ``embed_chunk`` at a time: ``(k, d)`` arrays in order."""
+        for k in range(0, len(texts), self.embed_chunk):
+            yield self.encoder.encode(texts[k:k + self.embed_chunk], lang, progress=self.progress).astype(np.float16)
+
     def group_embeddings(self, sentences: list[str], lang: str, sizes=None) -> dict[int, np.ndarray]:
         """{size: (n - size + 1, d) float16}: embeddings of the concatenated groups of 1..max_size-1 sentences."""
-        out = {}
-        for a in sizes or range(1, min(self.max_size - 1, len(sentences)) + 1):
-            texts = group_texts(sentences, a)
-            parts = [self.encoder.encode(texts[k:k + self.embed_chunk], lang, progress=self.progress)
-                     .astype(np.float16) for k in range(0, len(texts), self.embed_chunk)]
-            out[a] = np.concatenate(parts)
-        return out
+        return {a: np.concatenate(list(self._embed_chunks(group_texts(sentences, a), lang)))
+                for a in sizes or range(1, min(self.max_size - 1, len(sentences)) + 1)}
 
     def lazy_group_embeddings(self, sentences: list[str], lang: str) -> dict:
-        """As :meth:`group_embeddings`, but groups of 2 or more sentences as :class:`LazyGroups`: embedded
-        (through the encoder and its cache) window by window as the fine band reaches them."""
-        out = self.group_embeddings(sentences, lang, sizes=[1])
+        """As :meth:`group_embeddings`, for long documents in bounded memory: the sentences embedded chunk by
+        chunk into a :class:`DiskVectors` (a temporary file), the groups of 2 or more sentences as
+        :class:`LazyGroups`, embedded (through the encoder and its cache) window by window as the fine band
+        reaches them."""
+        out = {1: DiskVectors.write(self._embed_chunks(sentences, lang), spill_dir=self.spill_dir)}
         for a in range(2, min(self.max_size - 1, len(sentences)) + 1):
             def make(k0, k1, a=a):
                 return self.encoder.encode(group_texts(sentences[k0:k1 + a - 1], a), lang,
@@ -111,7 +118,8 @@ class SentenceAligner:
             embed = self.lazy_group_embeddings
         return EmbeddingCosts(embed(src, src_lang), embed(tgt, tgt_lang),
                               samples=self.samples, skip_quantile=self.skip_quantile,
-                              size_factor=self.size_factor, merge_penalty=self.merge_penalty, seed=self.seed)
+                              size_factor=self.size_factor, merge_penalty=self.merge_penalty, seed=self.seed,
+                              spill_dir=self.spill_dir)
 
     def align_costs(self, costs) -> AlignResult:
         """Align under a ready cost model (``EmbeddingCosts`` / ``GaleChurchCosts``)."""

@@ -43,7 +43,14 @@ from collections import OrderedDict
 import numpy as np
 
 from ..encoders.base import l2_normalise
+from .store import DiskVectors, LazyGroups
 
+
+
+#: defaults of the embedding cost, chosen on dev pages of LibreOffice help (clean and drop10). On dev pages
+#: with merges (merge10) 0.05 / 0.2 recovers 1.7-2.1 points more merges, but merges untranslated sentences
+#: too (drop10 -0.1 / -0.4, the road's kept pairs 0.8 point less precise): precision first
+SKIP_QUANTILE, MERGE_PENALTY = 0.1, 0.3
 
 
 def log_erfc(x: np.ndarray) -> np.ndarray:
@@ -62,6 +69,15 @@ def _pool_pairs(x: np.ndarray) -> np.ndarray:
     return l2_normalise(out)
 
 
+def _take(g, idx: np.ndarray) -> np.ndarray:
+    """Rows ``idx`` of an array, a :class:`DiskVectors` or any :class:`LazyGroups`."""
+    if isinstance(g, DiskVectors):
+        return g.take(idx)
+    if isinstance(g, LazyGroups):
+        return np.stack([g.make(int(k), int(k) + 1)[0] for k in idx])
+    return g[idx]
+
+
 def group_sums(units: np.ndarray, sizes) -> dict[int, np.ndarray]:
     """{size: (n - size + 1, d) float16}: unit sum of each run of ``size`` consecutive rows."""
     units = units.astype(np.float32)
@@ -74,66 +90,59 @@ def group_sums(units: np.ndarray, sizes) -> dict[int, np.ndarray]:
     return out
 
 
-class LazyGroups:
-    """Group embeddings of one size made window by window: ``make(k0, k1) -> (k1 - k0, d) float16`` for the
-    groups ``k0..k1-1`` of ``count``. Stands in for a whole array in :class:`EmbeddingCosts`, which
-    keeps only the few chunks the band of the current DP rows needs (long documents: bounded memory)."""
-
-    def __init__(self, make, count: int):
-        self.make, self.count = make, count
-
-    def __len__(self) -> int:
-        return self.count
-
-
-def lazy_pooled_groups(sentences: np.ndarray, sizes, block: int = 8192) -> dict:
-    """The coarse level of float16 ``sentences``: as ``group_sums(_pool_pairs(sentences), sizes)``, but pooled
-    block by block (no float32 copy of the whole level) and sizes above 1 as :class:`LazyGroups`, summed
-    when asked from the float16 pooled vectors (the coarse levels only place the band)."""
-    ones = [group_sums(_pool_pairs(sentences[k:k + 2 * block]), [1])[1] for k in range(0, len(sentences), 2 * block)]
-    out = {1: np.concatenate(ones)}
+def lazy_pooled_groups(sentences, sizes, block: int = 2048, spill_dir=None) -> dict:
+    """The coarse level of float16 ``sentences`` (an array or :class:`DiskVectors`): as
+    ``group_sums(_pool_pairs(sentences), sizes)``, but pooled block by block into a :class:`DiskVectors`
+    (neither level is ever whole in memory), and sizes above 1 as :class:`LazyGroups`, summed when asked
+    from the float16 pooled vectors (the coarse levels only place the band)."""
+    ones = DiskVectors.write((group_sums(_pool_pairs(sentences[k:k + 2 * block]), [1])[1]
+                              for k in range(0, len(sentences), 2 * block)), spill_dir=spill_dir)
+    out = {1: ones}
     for a in sizes:
         if a > 1:
-            def make(k0, k1, a=a, ones=out[1]):
+            def make(k0, k1, a=a):
                 return group_sums(ones[k0:k1 + a - 1], [a])[a]
-            out[a] = LazyGroups(make, len(out[1]) - a + 1)
+            out[a] = LazyGroups(make, len(ones) - a + 1)
     return out
 
 
 class EmbeddingCosts:
     """vecalign's cost over group embeddings ``{size: (n - size + 1, d)}`` of both documents.
 
-    Size 1 (the sentences) is an array; a larger size may be a :class:`LazyGroups`, made in chunks of
-    ``chunk`` groups as the band reaches them and evicted beyond ``keep`` chunks per side and size (the
-    DP walks the band monotonically, so each chunk is made about once). Its vectors and costs are
-    those of the whole array.
+    Any size may be an array or a :class:`LazyGroups` (the sentences of a long document: a
+    :class:`DiskVectors`), made or read in chunks of ``chunk`` groups as the band reaches them and
+    evicted beyond ``keep`` chunks per side and size (the DP walks the band monotonically, so each chunk
+    is made about once). Its vectors and costs are those of the whole array. ``spill_dir``: where the
+    coarse levels of lazy sentences are written (the system's temporary folder by default).
     """
 
-    def __init__(self, src_groups: dict[int, np.ndarray], tgt_groups: dict[int, np.ndarray], *,
-                 samples: int = 20, skip_quantile: float = 0.1, size_factor: bool = True,
-                 merge_penalty: float = 0.3, skip_floor: float = 0.5, seed: int = 0,
-                 chunk: int = 2048, keep: int = 3):
+    def __init__(self, src_groups: dict, tgt_groups: dict, *,
+                 samples: int = 20, skip_quantile: float = SKIP_QUANTILE, size_factor: bool = True,
+                 merge_penalty: float = MERGE_PENALTY, skip_floor: float = 0.5, seed: int = 0,
+                 chunk: int = 2048, keep: int = 3, spill_dir=None):
         self.src, self.tgt = src_groups, tgt_groups
         self.n, self.m = len(src_groups[1]), len(tgt_groups[1])
         self.samples, self.skip_quantile, self.size_factor, self.seed = samples, skip_quantile, size_factor, seed
         self.merge_penalty, self.skip_floor = merge_penalty, skip_floor
-        self.chunk, self.keep = chunk, keep
+        self.chunk, self.keep, self.spill_dir = chunk, keep, spill_dir
         self._chunks: OrderedDict = OrderedDict()   # (side, size, chunk index) -> (vectors, norms)
         self._lazy_sizes = sum(isinstance(g, LazyGroups) for g in (*self.src.values(), *self.tgt.values()))
         rng = np.random.default_rng(seed)
-        self._ys = ys = self.tgt[1][rng.integers(0, self.m, samples)].astype(np.float32)   # (S, d)
-        self._xs = xs = self.src[1][rng.integers(0, self.n, samples)].astype(np.float32)
+        self._ys = ys = _take(self.tgt[1], rng.integers(0, self.m, samples)).astype(np.float32)   # (S, d)
+        self._xs = xs = _take(self.src[1], rng.integers(0, self.n, samples)).astype(np.float32)
         # mean (1 - cos) of each group with the other side's sample: (n - a + 1,) per size (lazy sizes per chunk)
         self.norm_src = {a: 1.0 - self._dot(g, ys).mean(axis=1) for a, g in self.src.items()
                          if not isinstance(g, LazyGroups)}
         self.norm_tgt = {b: 1.0 - self._dot(g, xs).mean(axis=1) for b, g in self.tgt.items()
                          if not isinstance(g, LazyGroups)}
         ri, rj = self._unrelated_pairs(rng)
-        cos = np.einsum("kd,kd->k", self.src[1][ri].astype(np.float32), self.tgt[1][rj].astype(np.float32))
-        rand = np.maximum(1.0 - cos, 0.0) / (self.norm_src[1][ri] + self.norm_tgt[1][rj])
+        (x, nx), (y, ny) = self._rows(0, ri), self._rows(1, rj)
+        cos = np.einsum("kd,kd->k", x.astype(np.float32), y.astype(np.float32))
+        rand = np.maximum(1.0 - cos, 0.0) / (nx + ny)
         # a page that repeats its strings ("Event", "Event", ...) has translations off the diagonal
         # too, which pull the quantile to zero: never below half the median
         self.skip = float(max(np.quantile(rand, skip_quantile), skip_floor * np.median(rand)))
+        self._chunks.clear()
 
     def _unrelated_pairs(self, rng, k: int = 2000) -> tuple[np.ndarray, np.ndarray]:
         """Up to ``k`` sentence pairs off the diagonal (``|i - j n / m| >= 1.5``): pairs that are not
@@ -151,6 +160,20 @@ class EmbeddingCosts:
         return np.concatenate([g[k:k + block].astype(np.float32) @ s.T for k in range(0, len(g), block)] or
                               [np.zeros((0, len(s)), np.float32)]).astype(np.float64)
 
+    def _chunk(self, side: int, a: int, c: int) -> tuple[np.ndarray, np.ndarray]:
+        """Vectors and norms of chunk ``c`` of the lazy groups of size ``a`` of one side (kept LRU)."""
+        key = (side, a, c)
+        hit = self._chunks.get(key)
+        if hit is not None:
+            self._chunks.move_to_end(key)
+            return hit
+        g = (self.src if side == 0 else self.tgt)[a]
+        v = g.make(c * self.chunk, min((c + 1) * self.chunk, len(g)))
+        hit = self._chunks[key] = (v, 1.0 - self._dot(v, self._ys if side == 0 else self._xs).mean(axis=1))
+        if len(self._chunks) > self.keep * self._lazy_sizes:
+            self._chunks.popitem(last=False)
+        return hit
+
     def _groups(self, side: int, a: int, k0: int, k1: int) -> tuple[np.ndarray, np.ndarray]:
         """Vectors (k1 - k0, d) and norms (k1 - k0,) of groups ``k0..k1-1`` of size ``a`` of one side."""
         g = (self.src if side == 0 else self.tgt)[a]
@@ -158,20 +181,24 @@ class EmbeddingCosts:
             return g[k0:k1], (self.norm_src if side == 0 else self.norm_tgt)[a][k0:k1]
         vecs, norms = [], []
         for c in range(k0 // self.chunk, (k1 - 1) // self.chunk + 1):
-            key = (side, a, c)
-            hit = self._chunks.get(key)
-            if hit is None:
-                v = g.make(c * self.chunk, min((c + 1) * self.chunk, len(g)))
-                hit = self._chunks[key] = (v, 1.0 - self._dot(v, self._ys if side == 0 else self._xs).mean(axis=1))
-                if len(self._chunks) > self.keep * self._lazy_sizes:
-                    self._chunks.popitem(last=False)
-            else:
-                self._chunks.move_to_end(key)
-            lo = max(k0 - c * self.chunk, 0)
-            hi = min(k1 - c * self.chunk, self.chunk)
-            vecs.append(hit[0][lo:hi])
-            norms.append(hit[1][lo:hi])
+            v, nv = self._chunk(side, a, c)
+            lo, hi = max(k0 - c * self.chunk, 0), min(k1 - c * self.chunk, self.chunk)
+            vecs.append(v[lo:hi])
+            norms.append(nv[lo:hi])
         return (vecs[0], norms[0]) if len(vecs) == 1 else (np.concatenate(vecs), np.concatenate(norms))
+
+    def _rows(self, side: int, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Vectors and norms of sentences ``idx`` (any order) of one side; lazy sentences chunk by chunk."""
+        g = (self.src if side == 0 else self.tgt)[1]
+        if not isinstance(g, LazyGroups):
+            return g[idx], (self.norm_src if side == 0 else self.norm_tgt)[1][idx]
+        vecs = np.zeros((len(idx), len(self._ys[0])), np.float16)
+        norms = np.zeros(len(idx))
+        for c in np.unique(idx // self.chunk):
+            at = np.flatnonzero(idx // self.chunk == c)
+            v, nv = self._chunk(side, 1, int(c))
+            vecs[at], norms[at] = v[idx[at] - c * self.chunk], nv[idx[at] - c * self.chunk]
+        return vecs, norms
 
     def _pair(self, a: int, b: int, i: int, js: np.ndarray):
         """(source group vector (d,), its norm, target vectors (len(js), d), their norms)."""
@@ -198,13 +225,18 @@ class EmbeddingCosts:
 
     def coarsen(self) -> "EmbeddingCosts":
         """Neighbouring sentences pooled in pairs; lazy group sizes stay lazy at the coarse level."""
-        sums = lazy_pooled_groups if self._lazy_sizes else lambda x, sizes: group_sums(_pool_pairs(x), sizes)
+        def sums(x, sizes):
+            if self._lazy_sizes:
+                return lazy_pooled_groups(x, sizes, spill_dir=self.spill_dir)
+            return group_sums(_pool_pairs(x), sizes)
+        self._chunks.clear()                             # this level waits while the coarser ones run
         sizes_s, sizes_t = sorted(self.src), sorted(self.tgt)
         src = sums(self.src[1], [a for a in sizes_s if a <= (self.n + 1) // 2])
         tgt = sums(self.tgt[1], [b for b in sizes_t if b <= (self.m + 1) // 2])
         return EmbeddingCosts(src, tgt, samples=self.samples, skip_quantile=self.skip_quantile,
                               size_factor=self.size_factor, merge_penalty=self.merge_penalty,
-                              skip_floor=self.skip_floor, seed=self.seed, chunk=self.chunk, keep=self.keep)
+                              skip_floor=self.skip_floor, seed=self.seed, chunk=self.chunk, keep=self.keep,
+                              spill_dir=self.spill_dir)
 
 
 #: Gale & Church's priors (1993, table 5), with a small one for 1-3 / 3-1.

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from ..align.costs import MERGE_PENALTY, SKIP_QUANTILE
 from ..errors import BisentError
 
 
@@ -26,9 +27,9 @@ from ..errors import BisentError
               help="Also write the alignment as [i]:[j]:score lines (0-based line indices).")
 @click.option("--max-size", type=click.IntRange(2, 8), default=4, show_default=True,
               help="Largest group a+b (4: 1-1, 1-2, 2-1, 1-3, 3-1, 2-2).")
-@click.option("--skip-quantile", type=float, default=0.1, show_default=True,
+@click.option("--skip-quantile", type=float, default=SKIP_QUANTILE, show_default=True,
               help="Skip cost = this quantile of the costs of random sentence pairs.")
-@click.option("--merge-penalty", type=float, default=0.3, show_default=True,
+@click.option("--merge-penalty", type=float, default=MERGE_PENALTY, show_default=True,
               help="Added per extra sentence of a merged group (a 2-1 step pays it once).")
 @click.option("--width", type=click.IntRange(1), default=10, show_default=True,
               help="Band half-width of the fine pass for long documents (sentences).")

@@ -57,20 +57,22 @@ def bucc(src: str, tgt: str, split: str, gold_share: float, max_gold: int | None
               help="Pages to draw from.")
 @click.option("--drop", default=0.0, show_default=True, type=click.FloatRange(0.0, 0.9),
               help="Share of paragraphs that lose their translation on one side (deterministic).")
+@click.option("--merge", default=0.0, show_default=True, type=click.FloatRange(0.0, 0.9),
+              help="Share of neighbouring paragraph pairs merged into one line on one side (n-1 / 1-n gold).")
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="Cap on pages.")
 @click.option("-o", "--out", "out_dir", required=True, type=click.Path(file_okay=False),
               help="Output folder (NNNN.src, NNNN.tgt, NNNN.gold, pairs.tsv).")
-def align_task(src: str, tgt: str, split: str, drop: float, limit: int | None, out_dir: str):
+def align_task(src: str, tgt: str, split: str, drop: float, merge: float, limit: int | None, out_dir: str):
     """A sentence-alignment task with exact gold: help pages re-split into sentences by sentencex."""
     from ..datasets.align_gold import load_align_task, write_task
     from ..datasets.libreoffice import normalise_lang
 
     src, tgt = normalise_lang(src), normalise_lang(tgt)
-    docs, stats = load_align_task(src, tgt, split, limit=limit, drop=drop)
+    docs, stats = load_align_task(src, tgt, split, limit=limit, drop=drop, merge=merge)
     write_task(docs, out_dir, src, tgt)
     click.echo(f"{src}-{tgt} {split}: {stats['pages_kept']} pages, {stats['src_sentences']} {src} and "
                f"{stats['tgt_sentences']} {tgt} sentences, {stats['blocks']} gold blocks "
-               f"({stats['blocks_1_1']} 1-1); left out: {stats['many_many']} many-many paragraphs, "
+               f"({stats['blocks_1_1']} 1-1, {stats['merged']} merged); left out: {stats['many_many']} many-many paragraphs, "
                f"{stats['out_of_order']} out of order, {stats['pages_short']} short pages")
     click.echo(f"wrote {out_dir}")
 

@@ -1,8 +1,15 @@
-"""A sentence-alignment task with exact gold: LibreOffice help pages re-split into sentences.
+"""A sentence-alignment task with exact gold: translated help pages re-split into sentences.
 
-How gold is derived. A help page exists in both languages and each paragraph
-carries the same ``par_id``/``hd_id`` key in both (:mod:`.libreoffice`). For
-one page:
+How gold is derived. A help page exists in both languages and its
+paragraphs are paired by its structure: in LibreOffice help (``source =
+"libreoffice"``) each paragraph carries the same ``par_id``/``hd_id`` key in
+both (:mod:`.libreoffice`); in GNOME help (``"gnome"``, Mallard pages of
+``gnome-user-docs``, :mod:`.docsets`) the translation is made by itstool from
+PO files, which writes each translated block in place of the English one, so
+block ``k`` of the English page is block ``k`` of the translated page (pages
+with another block count are left out; every en-de and en-fr page has the
+same count) and the key is the position. A block left identical in both
+languages (a command, a name, an untranslated string) is left out. For one page:
 
 1. take the paragraphs whose key is on both sides, in source page order;
    a paragraph whose target position comes before that of the previous kept
@@ -33,7 +40,20 @@ paragraphs on one side. With ``drop = 0.1`` a tenth of the paragraphs (chosen
 by a hash of page and id, so the same every run) lose their translation: half
 of them from the target side, half from the source. Their sentences stay in
 the document as gold 1-0 / 0-1 blocks (left out of P/R/F1 like every skip,
-but an aligner that matches them makes its neighbours wrong). Splits are the dataset's (by page): tune on ``dev``, report on ``test``.
+but an aligner that matches them makes its neighbours wrong).
+
+Merges and splits (``merge`` > 0, step 4): the help's paragraphs are mostly
+one sentence on both sides, so the re-split pages are nearly all 1-1. With
+``merge = 0.1`` a tenth of the neighbouring pairs of translated paragraphs
+(chosen by a hash of page and id) are merged into one paragraph on one side
+(hash-chosen): that side's sentences of both are joined into one line, the
+other side keeps its sentences. The gold block is exact (one side is one line):
+``k``-1 or 1-``k`` with ``k`` the kept side's sentences, at most 3 (the largest
+group the aligner considers; a longer pair is not merged). A 2-1 is a merge
+seen from the source and a split seen from the target. With ``drop`` as well,
+the task has merges, splits and untranslated paragraphs at once.
+
+Splits are the dataset's (by page): tune on ``dev``, report on ``test``.
 Deterministic: page order is path order, no sampling.
 """
 
@@ -46,7 +66,8 @@ from typing import NamedTuple
 from sentencex import segment
 
 from ..io import atomic_write
-from .libreoffice import Document, load_documents, normalise_lang
+from ..errors import BisentError
+from .libreoffice import Document, Paragraph, load_documents, normalise_lang
 
 
 class AlignDoc(NamedTuple):
@@ -63,22 +84,26 @@ def split_sentences(text: str, lang: str) -> list[str]:
     return [s.strip() for s in segment(lang, text) if s.strip()] or [text]
 
 
+def _hash01(doc: str, pid: str, salt: str = "") -> tuple[float, int]:
+    """A deterministic number in [0, 1) and a bit for one paragraph of one page."""
+    h = int.from_bytes(hashlib.blake2b(f"{doc}\t{pid}{salt}".encode(), digest_size=8).digest(), "little")
+    return (h >> 1) / 2 ** 63, h & 1
+
+
 def _drop_side(doc: str, pid: str, drop: float) -> int:
     """0: keep both sides; 1: drop the target side; 2: drop the source side (deterministic hash)."""
     if drop <= 0:
         return 0
-    h = int.from_bytes(hashlib.blake2b(f"{doc}\t{pid}".encode(), digest_size=8).digest(), "little")
-    if (h >> 1) / 2 ** 63 >= drop:
-        return 0
-    return 1 + (h & 1)
+    u, bit = _hash01(doc, pid)
+    return 0 if u >= drop else 1 + bit
 
 
-def page_task(doc: Document, src_lang: str, tgt_lang: str, drop: float = 0.0) -> tuple[AlignDoc, dict]:
-    """The gold document of one page and counts of the paragraphs dropped (steps 1-3 above)."""
+def _paragraphs(doc: Document, src_lang: str, tgt_lang: str, drop: float) -> tuple[list, dict]:
+    """Steps 1-2: ``[(pid, source sentences, target sentences)]`` of the kept paragraphs (a dropped side
+    empty) and counts of the paragraphs left out."""
     tpos = {p.pid: k for k, p in enumerate(doc.tgt)}
     ttext = {p.pid: p.text for p in doc.tgt}
-    src, tgt, gold = [], [], []
-    last, dropped_order, one_side, many = -1, 0, 0, 0
+    paras, last, dropped_order, one_side, many = [], -1, 0, 0, 0
     for p in doc.src:
         if p.pid not in tpos:
             one_side += 1
@@ -92,26 +117,85 @@ def page_task(doc: Document, src_lang: str, tgt_lang: str, drop: float = 0.0) ->
             many += 1
             continue
         side = _drop_side(doc.doc, p.pid, drop)
-        if side == 1:
-            t = []
-        elif side == 2:
-            s = []
+        paras.append((p.pid, [] if side == 2 else s, [] if side == 1 else t))
+    one_side += len(doc.tgt) - len(paras) - dropped_order - many
+    return paras, {"out_of_order": dropped_order, "one_side": one_side, "many_many": many}
+
+
+def _merge(doc: str, paras: list, merge: float, max_group: int = 3) -> tuple[list, int]:
+    """Step 4: a share ``merge`` of neighbouring paragraph pairs (both translated) becomes one paragraph
+    whose sentences on one side (hash-chosen) are joined into one line: an n-1 or 1-n gold block
+    (n <= ``max_group``, the largest group the aligner considers)."""
+    out, k, merged = [], 0, 0
+    while k < len(paras):
+        pid, s, t = paras[k]
+        u, bit = _hash01(doc, pid, "\tmerge")
+        if merge > 0 and u < merge and k + 1 < len(paras):
+            _, s2, t2 = paras[k + 1]
+            keep = t + t2 if bit else s + s2              # the side left as it is
+            if s and t and s2 and t2 and len(keep) <= max_group:
+                joined = [" ".join(s + s2)] if bit else [" ".join(t + t2)]
+                out.append((pid, joined, keep) if bit else (pid, keep, joined))
+                merged, k = merged + 1, k + 2
+                continue
+        out.append((pid, s, t))
+        k += 1
+    return out, merged
+
+
+def page_task(doc: Document, src_lang: str, tgt_lang: str, drop: float = 0.0,
+              merge: float = 0.0) -> tuple[AlignDoc, dict]:
+    """The gold document of one page and counts of the paragraphs dropped or merged (steps 1-4 above)."""
+    paras, counts = _paragraphs(doc, src_lang, tgt_lang, drop)
+    paras, counts["merged"] = _merge(doc.doc, paras, merge)
+    src, tgt, gold = [], [], []
+    for _, s, t in paras:
         gold.append((tuple(range(len(src), len(src) + len(s))), tuple(range(len(tgt), len(tgt) + len(t)))))
         src += s
         tgt += t
-    one_side += len(doc.tgt) - len(gold) - dropped_order - many
-    return AlignDoc(doc.doc, src, tgt, gold), {"out_of_order": dropped_order, "one_side": one_side,
-                                               "many_many": many}
+    return AlignDoc(doc.doc, src, tgt, gold), counts
+
+
+#: page sources whose structure gives paragraph-level gold
+SOURCES = ("libreoffice", "gnome")
+
+
+def gnome_documents(src: str, tgt: str, split: str) -> tuple[list[Document], dict]:
+    """GNOME help pages of one split as :class:`Document` s keyed by block position (see above), with
+    counts of the pages of unequal block count and of the identical blocks left out."""
+    from .docsets import build_docset, load_docset
+
+    ds = load_docset(build_docset("gnome", src, tgt), splits=(split,))
+    text = {side: {d["id"]: d["text"] for d in ds[side]} for side in ("src", "tgt")}
+    docs, unequal, identical = [], 0, 0
+    for s_id, t_id, sp in sorted(ds["gold"]):
+        a, b = text["src"][s_id], text["tgt"][t_id]
+        if len(a) != len(b):
+            unequal += 1
+            continue
+        keep = [k for k in range(len(a)) if a[k].strip() != b[k].strip()]
+        identical += len(a) - len(keep)
+        docs.append(Document(s_id, sp, [Paragraph(f"p{k}", a[k]) for k in keep],
+                             [Paragraph(f"p{k}", b[k]) for k in keep]))
+    return docs, {"pages_unequal_blocks": unequal, "identical": identical}
 
 
 def load_align_task(src: str = "en", tgt: str = "de", split: str = "test", *, min_paragraphs: int = 2,
-                    limit: int | None = None, drop: float = 0.0) -> tuple[list[AlignDoc], dict]:
+                    limit: int | None = None, drop: float = 0.0, merge: float = 0.0,
+                    source: str = "libreoffice") -> tuple[list[AlignDoc], dict]:
     """The gold documents of one split (path order) and stats (pages, sentences, block shapes)."""
     src, tgt = normalise_lang(src), normalise_lang(tgt)
-    docs, stats = [], {"pages_kept": 0, "pages_short": 0, "out_of_order": 0, "one_side": 0,
-                         "many_many": 0}
-    for d in load_documents(src, tgt, split=split):
-        task, counts = page_task(d, src, tgt, drop)
+    stats = {"pages_kept": 0, "pages_short": 0, "out_of_order": 0, "one_side": 0, "many_many": 0, "merged": 0}
+    if source == "libreoffice":
+        pages = load_documents(src, tgt, split=split)
+    elif source == "gnome":
+        pages, extra = gnome_documents(src, tgt, split)
+        stats.update(extra)
+    else:
+        raise BisentError(f"unknown alignment gold source '{source}' (one of {', '.join(SOURCES)})")
+    docs = []
+    for d in pages:
+        task, counts = page_task(d, src, tgt, drop, merge)
         for k, v in counts.items():
             stats[k] += v
         if len(task.gold) < min_paragraphs or not task.src or not task.tgt:
