@@ -363,10 +363,22 @@ def test_manual_sections_gold_by_structure(tmp_path, monkeypatch):
     assert "toy:b.html#en000" in en and "toy:b.html#de001" in de and "toy:b.html#000" not in en   # levels differ
     assert sorted(en.keys() & de.keys()) == ["toy:a.html#000", "toy:a.html#001"]
     assert en["toy:only-en.html#en000"] == ["z"]                                        # a distractor
+    monkeypatch.setitem(docsets.MANUALS, "toy", docsets.Manual(lambda l: f"pkg-{l}", lambda l: "doc",
+                                                                lambda l: "*.html", skip=("b.",)))
+    assert "toy:b.html#en000" not in docsets.manual_pages("toy", "en", "de")[0]           # a one-page copy left out
+    assert docsets.same_structure([(1, ["2.1. A"]), (2, ["2.1.1 B"])], [(1, ["2.1. A-de"]), (2, ["2.1.1 B-de"])])
+    assert not docsets.same_structure([(1, ["10.2.5. Import"])], [(1, ["10.1.5. Allgemein"])])   # another edition
     monkeypatch.setitem(docsets.MANUALS, "toy", docsets.Manual(lambda l: f"pkg-{l}", lambda l: "missing",
                                                                 lambda l: "*.html"))
     with pytest.raises(BisentError, match="pkg-en: no missing folder"):
         docsets.manual_pages("toy", "en", "de")
+
+
+def test_identical_documents_kept_once():
+    from bisent.datasets.docsets import drop_duplicates
+
+    pages = {"b": ["same", "text"], "a": ["same", "text"], "c": ["other"], "d": [], "e": []}
+    assert drop_duplicates(pages) == 1 and sorted(pages) == ["a", "c", "d", "e"]       # empty pages stay (reasons)
 
 
 @pytest.mark.network

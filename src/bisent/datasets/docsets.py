@@ -27,7 +27,14 @@ distractor. How each source derives gold:
   heading joins the next), and the k-th section of a page pairs with the k-th section
   of the same page in the other language when the two pages have the same sequence
   of heading levels; otherwise the page's sections stay unpaired (distractors).
-  ``lilypond`` (``lilypond-doc-html[-*]``): whole pages, the same path.
+  Also ``debian-faq`` and ``ubuntu-packaging-guide`` (``…-html-*``); one-page copies of a
+  book are left out; two pages whose section numbers differ somewhere ("10.2.5" against
+  "10.1.5": a translation of another edition) do not pair either. ``lilypond``
+  (``lilypond-doc-html[-*]``): whole pages, the same path. ``gosa`` (``gosa-help-*``): whole
+  pages, distractors only (latex2html numbers its ``nodeN.html`` differently in each language).
+
+Within one language, documents with identical text (the same page under two
+names) are kept once, so no query's translation appears twice in the pool.
 
 A built set is a folder (cached under ``datasets/docsets/<source>-<src>-<tgt>``):
 ``src.jsonl`` and ``tgt.jsonl`` (``{"id", "text": [paragraphs], "split"}``,
@@ -53,8 +60,8 @@ from .debian import atomic_dir, fetch_package, package_info
 from .libreoffice import _SKIP, _Node, _TreeBuilder, normalise_lang, normalise_text, split_of
 
 SOURCES = ("libreoffice", "gimp", "gnome", "manpages", "gnome-apps", "kicad", "debian-installer", "debian-reference", "debian-handbook", "debian-edu",
-           "developers-reference", "maint-guide", "gnucash", "lilypond")
-FORMAT_VERSION = 1
+           "developers-reference", "maint-guide", "debian-faq", "ubuntu-packaging-guide", "gnucash", "gosa", "lilypond")
+FORMAT_VERSION = 3
 FILES = frozenset({"src.jsonl", "tgt.jsonl", "gold.tsv", "stats.json"})
 
 
@@ -66,7 +73,8 @@ _HTML_NAV = frozenset({"navheader", "navfooter"})
 _HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 #: Navigation and tables of contents in DocBook, Publican, AsciiDoc and Texinfo HTML (not the pages' own text).
 _MANUAL_NAV = _HTML_NAV | {"toc", "docnav", "list-of-tables", "list-of-figures", "list-of-examples", "nav_table",
-                           "footer_version", "footer_report", "toc_uplink", "contents", "tocframe", "navigation"}
+                           "footer_version", "footer_report", "toc_uplink", "contents", "tocframe", "navigation",
+                           "sphinxsidebar", "related", "headerlink"}
 
 
 def html_paragraphs(html: str, *, skip: frozenset[str] = _HTML_NAV) -> list[str]:
@@ -172,7 +180,8 @@ def mallard_paragraphs(xml: str) -> list[str]:
 GNOME_APPS = ("evolution-common", "gnome-devel-docs", "evince-common", "orca", "seahorse", "gedit-common",
               "shotwell-common", "gnome-terminal-data", "gnome-system-monitor", "totem-common", "file-roller",
               "brasero-common", "eog", "gnome-calculator", "zenity-common", "cheese-common", "simple-scan", "baobab",
-              "gnome-clocks")
+              "gnome-clocks", "gnote", "pitivi", "gnome-boxes", "gnome-sudoku", "gnome-chess", "accerciser",
+              "gnome-mines", "polari", "gnome-logs")
 
 
 def gnome_pages(lang: str, packages: tuple[str, ...] = ("gnome-user-docs",), prefix: str = "gnome") -> dict[str, list[str]]:
@@ -253,8 +262,8 @@ def man_pages(lang: str) -> dict[str, list[str]]:
     pages = {}
     for root in roots:
         for p in sorted(root.glob("man*/*.gz")):
-            if not p.is_file():
-                continue
+            if not p.is_file() or p.is_symlink():
+                continue                                                 # aliases: the same page under another name
             text = gzip.decompress(p.read_bytes()).decode("utf-8", errors="replace")
             paras = roff_paragraphs(text)
             if paras is not None:
@@ -272,6 +281,8 @@ class Manual(NamedTuple):
     pattern: Callable[[str], str]          # l -> glob of its pages (recursive)
     sections: bool = True                  # cut pages at headings (else one document per page)
     key: Callable[[str, str], str] | None = None   # (path in folder, l) -> the same key in every language
+    skip: tuple[str, ...] = ()             # paths containing one of these are left out (one-page copies of the book)
+    paired: bool = True                    # False: file names do not identify a page across languages (distractors)
 
 
 def _other(en: str, other: str) -> Callable[[str], str]:
@@ -295,7 +306,13 @@ MANUALS = {
                          lambda l: "debian-edu-bookworm-manual.html"),
     "developers-reference": Manual(_other("developers-reference", "developers-reference-{l}"),
                                    _other("usr/share/developers-reference", "usr/share/developers-reference/{l}"),
-                                   lambda l: "*.html"),
+                                   lambda l: "*.html", skip=("developers-reference.html",)),
+    "debian-faq": Manual(_other("debian-faq", "debian-faq-{l}"),
+                         _other("usr/share/doc/debian/FAQ", "usr/share/doc/debian/FAQ/{l}"), lambda l: f"*.{l}.html"),
+    "ubuntu-packaging-guide": Manual(_other("ubuntu-packaging-guide-html", "ubuntu-packaging-guide-html-{l}"),
+                                     _other("usr/share/doc/ubuntu-packaging-guide-html",
+                                            "usr/share/doc/ubuntu-packaging-guide-html-{l}"),
+                                     lambda l: "*.html", skip=("singlehtml/",)),
     "maint-guide": Manual(_other("maint-guide", "maint-guide-{l}"),
                           _other("usr/share/doc/maint-guide/html", "usr/share/doc/maint-guide-{l}/html"),
                           lambda l: f"*.{l}.html"),
@@ -303,9 +320,11 @@ MANUALS = {
                                lambda l: f"usr/share/doc/installation-guide-amd64/{l}", lambda l: "*.html"),
     "gnucash": Manual(lambda l: "gnucash-docs", lambda l: "usr/share/doc/gnucash-docs", lambda l: f"gnucash-*-{l}/*.html",
                       key=lambda rel, l: rel.replace(f"-{l}/", "/", 1)),
+    "gosa": Manual(lambda l: f"gosa-help-{l}", lambda l: f"usr/share/gosa/doc/core/{l}/html", lambda l: "*.html",
+                   sections=False, paired=False),           # latex2html's nodeN.html: N differs between languages
     "lilypond": Manual(_other("lilypond-doc-html", "lilypond-doc-html-{l}"),
                        lambda l: "usr/share/doc/lilypond/html/Documentation", lambda l: f"*.{l}.html" if l != "en"
-                       else "*.html", sections=False),
+                       else "*.html", sections=False, skip=("-big-page",)),
 }
 _LANG_SUFFIX = re.compile(r"\.[a-z]{2}(-[a-z]{2})?\.html$", re.I)
 
@@ -319,8 +338,9 @@ def manual_files(name: str, lang: str) -> dict[str, Path]:
     out = {}
     for p in sorted(root.rglob(spec.pattern(lang))):
         rel = p.relative_to(root).as_posix()
-        if "-big-page" in rel or (lang == "en" and _LANG_SUFFIX.search(rel) and not rel.endswith(".en.html")):
-            continue                            # LilyPond's one-page copies; other languages beside English
+        if not p.is_file() or any(k in rel for k in spec.skip) or (lang == "en" and _LANG_SUFFIX.search(rel)
+                                                 and not rel.endswith(".en.html")):
+            continue                            # dangling links; one-page copies; other languages beside English
         out[spec.key(rel, lang) if spec.key else _LANG_SUFFIX.sub(".html", rel)] = p
     return out
 
@@ -341,13 +361,36 @@ def merge_heading_only(sections: list[tuple[int, list[str]]]) -> list[tuple[int,
     return out
 
 
+_SECTION_NUMBER = re.compile(r"\b\d+(?:\.\d+)*\b")
+
+
+def heading_number(heading: str) -> str | None:
+    """The section number of a heading ("10.2.5. Import" -> "10.2.5", "Kapitel 3. …" -> "3"), or None."""
+    m = _SECTION_NUMBER.search(" ".join(heading.split()[:2]))
+    return m.group(0) if m else None
+
+
+def same_structure(a: list[tuple[int, list[str]]], b: list[tuple[int, list[str]]]) -> bool:
+    """Two languages of a page have the same sections: the same heading levels, and the same section
+    numbers wherever both headings carry one (a translation of an older edition differs there)."""
+    if [v for v, _ in a] != [v for v, _ in b]:
+        return False
+    for (la, pa), (_, pb) in zip(a, b):
+        na, nb = (heading_number(pa[0]), heading_number(pb[0])) if la and pa and pb else (None, None)
+        if na and nb and na != nb:
+            return False
+    return True
+
+
 def manual_pages(name: str, src: str, tgt: str) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
     """Both languages' documents of a manual: pages, or sections (a page cut at its headings).
 
     Gold by structure: a page of the same path in both languages; for sections, the k-th
     section of a page in both languages, when the page's two section sequences have the
-    same heading levels (else the page's sections keep language-marked ids: distractors only).
+    same structure (:func:`same_structure`); otherwise, and for a manual whose file names do
+    not identify pages (``paired=False``), ids are marked with the language: distractors only.
     """
+    spec = MANUALS[name]
     files = {l: manual_files(name, l) for l in (src, tgt)}
     out: dict[str, dict[str, list[str]]] = {src: {}, tgt: {}}
     for key in sorted(files[src].keys() | files[tgt].keys()):
@@ -355,12 +398,12 @@ def manual_pages(name: str, src: str, tgt: str) -> tuple[dict[str, list[str]], d
         for l in (src, tgt):
             if key in files[l]:
                 html = files[l][key].read_text(encoding="utf-8", errors="replace")
-                secs[l] = (merge_heading_only(html_sections(html, skip=_MANUAL_NAV)) if MANUALS[name].sections
+                secs[l] = (merge_heading_only(html_sections(html, skip=_MANUAL_NAV)) if spec.sections
                            else [(0, html_paragraphs(html, skip=_MANUAL_NAV))])
-        same = len(secs) == 2 and [v for v, _ in secs[src]] == [v for v, _ in secs[tgt]]
+        same = spec.paired and len(secs) == 2 and same_structure(secs[src], secs[tgt])
         for l, sec in secs.items():
             for k, (_, paras) in enumerate(sec):
-                tag = "" if not MANUALS[name].sections else f"#{k:03d}" if same else f"#{l}{k:03d}"
+                tag = "" if same and not spec.sections else f"#{k:03d}" if same else f"#{l}{k:03d}"
                 out[l][f"{name}:{key}{tag}"] = paras
     return out[src], out[tgt]
 
@@ -384,6 +427,23 @@ _PACKAGES = {"gimp": lambda l: [f"gimp-help-{l}"], "gnome": lambda l: ["gnome-us
              "libreoffice": lambda l: [], **{m: (lambda l, m=m: [MANUALS[m].package(l)]) for m in MANUALS}}
 
 
+def drop_duplicates(pages: dict[str, list[str]]) -> int:
+    """Keep one document of each text (the first id in sorted order); return how many were dropped.
+
+    The same page under two names (a copy, an alias) would make gold ambiguous:
+    a query's translation would exist twice in the pool.
+    """
+    seen: set[tuple[str, ...]] = set()
+    dropped = 0
+    for i in sorted(pages):
+        key = tuple(pages[i])
+        if key and key in seen:
+            del pages[i]
+            dropped += 1
+        seen.add(key)
+    return dropped
+
+
 # --- build and load ------------------------------------------------------------------------------------
 
 def _folder(source: str, src: str, tgt: str) -> Path:
@@ -398,7 +458,8 @@ def build_docset(source: str, src: str = "en", tgt: str = "de", *, force: bool =
     if src == tgt:
         raise BisentError(f"source and target language are both {src!r}")
     folder = _folder(source, src, tgt)
-    if (folder / "stats.json").is_file() and not force:
+    if (folder / "stats.json").is_file() and not force and \
+            json.loads((folder / "stats.json").read_text(encoding="utf-8")).get("format") == FORMAT_VERSION:
         return folder
     lang = lambda l: "en" if l == "en-us" else l                          # noqa: E731  Debian's names
     if source == "libreoffice":
@@ -407,6 +468,7 @@ def build_docset(source: str, src: str = "en", tgt: str = "de", *, force: bool =
         s_pages, t_pages = manual_pages(source, lang(src), lang(tgt))
     else:
         s_pages, t_pages = _READERS[source](lang(src)), _READERS[source](lang(tgt))
+    dup_src, dup_tgt = drop_duplicates(s_pages), drop_duplicates(t_pages)
     gold = sorted(i for i in s_pages.keys() & t_pages.keys() if s_pages[i] and t_pages[i])
     stats = {"format": FORMAT_VERSION, "source": source, "src": src, "tgt": tgt,
              "packages": {n: package_info(fetch_package(n))["version"]
@@ -414,6 +476,7 @@ def build_docset(source: str, src: str = "en", tgt: str = "de", *, force: bool =
              "split_rule": "blake2b(page id, 8 bytes) % 100: <80 train, <90 dev, else test",
              "documents_src": len(s_pages), "documents_tgt": len(t_pages),
              "empty_src": sum(not v for v in s_pages.values()), "empty_tgt": sum(not v for v in t_pages.values()),
+             "duplicates_dropped_src": dup_src, "duplicates_dropped_tgt": dup_tgt,
              "gold": {s: sum(split_of(i) == s for i in gold) for s in ("train", "dev", "test")}}
     with atomic_dir(folder, replace_names=FILES) as tmp:
         for name, pages in (("src.jsonl", s_pages), ("tgt.jsonl", t_pages)):
