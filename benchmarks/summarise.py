@@ -142,19 +142,27 @@ def by_domain(res: Path) -> None:
 
 
 def docmine_tables(res: Path) -> None:
-    """Document mining P@1/3/10 (bench docmine): latest full-pool record per encoder, view and query source."""
+    """Document mining (bench docmine): P@1/3/10 over all queries, then P@1 per query source and view."""
     path, dm = res / "docmine.jsonl", {}
     for line in (path.read_text(encoding="utf-8").splitlines() if path.is_file() else []):
         r = json.loads(line) if line.strip() else None
         if r and not r.get("options", {}).get("limit"):
             dm[(r["pair"], r["queries"], r["encoder"], r["view"])] = r
-    for queries in sorted({k[1] for k in dm}, key=lambda q: (q != "all", q)):
-        print(f"\n### Document mining, queries from {queries} (P@1 / P@3 / P@10 %, src→tgt | tgt→src)\n")
-        rows = [[p, e, v, f"{r['pool_src']} / {r['pool_tgt']}", r["n_queries"],
-                 " / ".join(f"{r[f'p@{n}_src_tgt']:.1f}" for n in (1, 3, 10)),
-                 " / ".join(f"{r[f'p@{n}_tgt_src']:.1f}" for n in (1, 3, 10))]
-                for (p, q, e, v), r in sorted(dm.items()) if q == queries]
-        print(table(["pair", "document encoder", "view", "pool src / tgt", "queries", "src→tgt", "tgt→src"], rows))
+    print("\n### Document mining, all queries (P@1 / P@3 / P@10 %, src→tgt | tgt→src)\n")
+    rows = [[p, e, v, f"{r['pool_src']} / {r['pool_tgt']}", r["n_queries"],
+             " / ".join(f"{r[f'p@{n}_src_tgt']:.1f}" for n in (1, 3, 10)),
+             " / ".join(f"{r[f'p@{n}_tgt_src']:.1f}" for n in (1, 3, 10))]
+            for (p, q, e, v), r in sorted(dm.items()) if q == "all"]
+    print(table(["pair", "document encoder", "view", "pool src / tgt", "queries", "src→tgt", "tgt→src"], rows))
+    for pair, view in sorted({(k[0], k[3]) for k in dm}):
+        keys = [k for k in dm if k[0] == pair and k[3] == view and k[1] != "all"]
+        encs = sorted({k[2] for k in keys})
+        sources = list(dict.fromkeys(k[1] for k in keys))
+        print(f"\n### Document mining {pair}, {view}: P@1 % src→tgt / tgt→src per query source (queries)\n")
+        rows = [[f"{q} ({next(dm[k]['n_queries'] for k in keys if k[1] == q)})"]
+                + [f"{dm[pair, q, e, view]['p@1_src_tgt']:.1f} / {dm[pair, q, e, view]['p@1_tgt_src']:.1f}"
+                   if (pair, q, e, view) in dm else "" for e in encs] for q in sources]
+        print(table(["queries", *encs], rows))
 
 
 if __name__ == "__main__":

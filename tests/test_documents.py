@@ -324,3 +324,70 @@ def test_gnome_docset_from_debian(tmp_path):
     assert st["documents_src"] > 100 and len(ds["gold"]) == sum(st["gold"].values()) > 100
     ids = {d["id"] for d in ds["tgt"]}
     assert all(t in ids for _, t, _ in ds["gold"])
+
+
+def test_html_sections_and_heading_only_merge():
+    from bisent.datasets.docsets import _MANUAL_NAV, html_sections, merge_heading_only
+
+    html = ('<html><body><div class="toc"><p>1. Intro 2. Use</p></div><p>Preface text.</p>'
+            '<h1><a id="a"></a>1. Intro</h1><h2 id="b">1.1. Why</h2><p>Because.</p>'
+            '<div class="navfooter"><p>Next</p></div><h2>1.2. How</h2><p>Like this.</p><li>Step</li></body></html>')
+    secs = html_sections(html, skip=_MANUAL_NAV)
+    assert secs == [(0, ["Preface text."]), (1, ["1. Intro"]), (2, ["1.1. Why", "Because."]),
+                    (2, ["1.2. How", "Like this.", "Step"])]
+    assert merge_heading_only(secs) == [(0, ["Preface text."]), (2, ["1. Intro", "1.1. Why", "Because."]),
+                                        (2, ["1.2. How", "Like this.", "Step"])]
+    assert merge_heading_only([(0, []), (1, ["Title only"])]) == [(0, ["Title only"])]
+
+
+def _fake_manual(root, lang, pages):
+    folder = root / f"pkg-{lang}" / "doc"
+    folder.mkdir(parents=True)
+    for name, body in pages.items():
+        (folder / name).write_text(f"<html><body>{body}</body></html>", encoding="utf-8")
+
+
+def test_manual_sections_gold_by_structure(tmp_path, monkeypatch):
+    """The k-th section of the same page pairs only when both pages have the same heading levels."""
+    from bisent.datasets import docsets
+
+    _fake_manual(tmp_path, "en", {"a.html": "<h1>A</h1><p>one</p><h2>A.1</h2><p>two</p>",
+                                  "b.html": "<h1>B</h1><p>x</p><h2>B.1</h2><p>y</p>", "only-en.html": "<p>z</p>"})
+    _fake_manual(tmp_path, "de", {"a.html": "<h1>A-de</h1><p>eins</p><h2>A.1-de</h2><p>zwei</p>",
+                                  "b.html": "<h1>B-de</h1><p>x</p><h3>B.1-de</h3><p>y</p>"})
+    monkeypatch.setattr(docsets, "fetch_package", lambda name: tmp_path / name)
+    monkeypatch.setitem(docsets.MANUALS, "toy", docsets.Manual(lambda l: f"pkg-{l}", lambda l: "doc",
+                                                                lambda l: "*.html"))
+    en, de = docsets.manual_pages("toy", "en", "de")
+    assert en["toy:a.html#000"] == ["A", "one"] and de["toy:a.html#001"] == ["A.1-de", "zwei"]
+    assert "toy:b.html#en000" in en and "toy:b.html#de001" in de and "toy:b.html#000" not in en   # levels differ
+    assert sorted(en.keys() & de.keys()) == ["toy:a.html#000", "toy:a.html#001"]
+    assert en["toy:only-en.html#en000"] == ["z"]                                        # a distractor
+    monkeypatch.setitem(docsets.MANUALS, "toy", docsets.Manual(lambda l: f"pkg-{l}", lambda l: "doc",
+                                                                lambda l: "*.html", skip=("b.",)))
+    assert "toy:b.html#en000" not in docsets.manual_pages("toy", "en", "de")[0]           # a one-page copy left out
+    assert docsets.same_structure([(1, ["2.1. A"]), (2, ["2.1.1 B"])], [(1, ["2.1. A-de"]), (2, ["2.1.1 B-de"])])
+    assert not docsets.same_structure([(1, ["10.2.5. Import"])], [(1, ["10.1.5. Allgemein"])])   # another edition
+    monkeypatch.setitem(docsets.MANUALS, "toy", docsets.Manual(lambda l: f"pkg-{l}", lambda l: "missing",
+                                                                lambda l: "*.html"))
+    with pytest.raises(BisentError, match="pkg-en: no missing folder"):
+        docsets.manual_pages("toy", "en", "de")
+
+
+def test_identical_documents_kept_once():
+    from bisent.datasets.docsets import drop_duplicates
+
+    pages = {"b": ["same", "text"], "a": ["same", "text"], "c": ["other"], "d": [], "e": []}
+    assert drop_duplicates(pages) == 1 and sorted(pages) == ["a", "c", "d", "e"]       # empty pages stay (reasons)
+
+
+@pytest.mark.network
+def test_maint_guide_docset_from_debian(tmp_path):
+    """maint-guide / maint-guide-de (cached): sections paired by page and position, the rest distractors."""
+    from bisent.datasets.docsets import load_docset, write_docset
+
+    st = write_docset("maint-guide", "en", "de", tmp_path / "m")
+    ds = load_docset(tmp_path / "m")
+    assert st["documents_src"] > 50 and len(ds["gold"]) == sum(st["gold"].values()) > 50
+    text = {d["id"]: d["text"] for d in ds["tgt"]}
+    assert all(text[t] for _, t, _ in ds["gold"])

@@ -1,9 +1,9 @@
 """Parallel document mining at pool scale (Guo et al. 2019, Tables 2, 3 and 5): P@1/3/10 both ways.
 
-The candidate pool of each side is EVERY page of four documentation sources
-in that language (LibreOffice help, the GIMP manual, GNOME help, manual
-pages: :mod:`bisent.datasets.docsets`), all splits; the queries are the gold
-pairs of the test split. A query must find its translation among all pages of
+The candidate pool of each side is EVERY document of the documentation sources
+of :mod:`bisent.datasets.docsets` in that language (LibreOffice help, the GIMP
+manual, GNOME help and applications, manual pages, LilyPond, and HTML manuals
+cut into sections), all splits; the queries are the gold pairs of the test split. A query must find its translation among all pages of
 the other language (distractors from the other packages included).
 
 Views: ``given`` (the pages' own paragraphs) and ``resplit`` (paragraphs cut

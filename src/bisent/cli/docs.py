@@ -10,6 +10,7 @@ import json
 
 import click
 
+from ..datasets.docsets import SOURCES as DOC_SOURCES
 from ..errors import BisentError
 
 _SEG_HELP = "Units of a document: 'sentencex' splits each paragraph into sentences; 'given' keeps the paragraphs/lines."
@@ -128,8 +129,9 @@ def eval_docs(src_docs, tgt_docs, gold, src_lang, tgt_lang, encoder, segmentatio
 
 
 @click.command("docs")
-@click.option("--source", type=click.Choice(["libreoffice", "gimp", "gnome", "manpages"]), required=True,
-              help="Which documentation: LibreOffice help, the GIMP manual, GNOME help, manual pages.")
+@click.option("--source", type=click.Choice(DOC_SOURCES), required=True,
+              help="Which documentation (see bisent.datasets.docsets: LibreOffice help, the GIMP manual, GNOME help, "
+                   "manual pages, HTML manuals cut into sections, ...).")
 @click.option("--src", default="en", show_default=True, help="Source language.")
 @click.option("--tgt", default="de", show_default=True, help="Target language.")
 @click.option("-o", "--out", "out_dir", required=True, type=click.Path(file_okay=False),

@@ -15,7 +15,26 @@ distractor. How each source derives gold:
 - ``manpages``: manual pages; English from ``manpages`` + ``manpages-dev``
   (``usr/share/man/manN/``), a translation from ``manpages-<lang>``
   (``usr/share/man/<lang>/manN/``); the same ``manN/name.N`` is the same page.
-  ``.so`` aliases are skipped.
+  ``.so`` aliases are skipped. The packages of :data:`MAN_PACKAGES` (apt, dpkg,
+  coreutils, …) add their own pages in both languages.
+- ``gnome-apps``: the Mallard help of the GNOME applications in :data:`GNOME_APPS`
+  (evolution, gnome-devel-docs, evince, …), paired as ``gnome``.
+- HTML manuals (:data:`MANUALS`): ``kicad`` (``kicad-doc-*``), ``debian-installer``
+  (``installation-guide-amd64``), ``debian-reference`` (``debian-reference-*``),
+  ``debian-handbook``, ``debian-edu`` (the bookworm manual of ``debian-edu-doc-*``),
+  ``developers-reference``, ``maint-guide``, ``gnucash`` (``gnucash-docs``, guide and
+  help): each page is cut into sections at its headings (a section holding only its
+  heading joins the next), and the k-th section of a page pairs with the k-th section
+  of the same page in the other language when the two pages have the same sequence
+  of heading levels; otherwise the page's sections stay unpaired (distractors).
+  Also ``debian-faq`` and ``ubuntu-packaging-guide`` (``…-html-*``); one-page copies of a
+  book are left out; two pages whose section numbers differ somewhere ("10.2.5" against
+  "10.1.5": a translation of another edition) do not pair either. ``lilypond``
+  (``lilypond-doc-html[-*]``): whole pages, the same path. ``gosa`` (``gosa-help-*``): whole
+  pages, distractors only (latex2html numbers its ``nodeN.html`` differently in each language).
+
+Within one language, documents with identical text (the same page under two
+names) are kept once, so no query's translation appears twice in the pool.
 
 A built set is a folder (cached under ``datasets/docsets/<source>-<src>-<tgt>``):
 ``src.jsonl`` and ``tgt.jsonl`` (``{"id", "text": [paragraphs], "split"}``,
@@ -32,6 +51,7 @@ import json
 import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from typing import Callable, NamedTuple
 
 from ..cache import cache_dir
 from ..errors import BisentError
@@ -39,8 +59,9 @@ from ..io import atomic_write
 from .debian import atomic_dir, fetch_package, package_info
 from .libreoffice import _SKIP, _Node, _TreeBuilder, normalise_lang, normalise_text, split_of
 
-SOURCES = ("libreoffice", "gimp", "gnome", "manpages")
-FORMAT_VERSION = 1
+SOURCES = ("libreoffice", "gimp", "gnome", "manpages", "gnome-apps", "kicad", "debian-installer", "debian-reference", "debian-handbook", "debian-edu",
+           "developers-reference", "maint-guide", "debian-faq", "ubuntu-packaging-guide", "gnucash", "gosa", "lilypond")
+FORMAT_VERSION = 3
 FILES = frozenset({"src.jsonl", "tgt.jsonl", "gold.tsv", "stats.json"})
 
 
@@ -49,38 +70,58 @@ FILES = frozenset({"src.jsonl", "tgt.jsonl", "gold.tsv", "stats.json"})
 _HTML_BLOCKS = frozenset({"p", "h1", "h2", "h3", "h4", "h5", "h6", "dt", "dd", "td", "th", "pre", "caption",
                           "title", "li", "blockquote"})
 _HTML_NAV = frozenset({"navheader", "navfooter"})
+_HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
+#: Navigation and tables of contents in DocBook, Publican, AsciiDoc and Texinfo HTML (not the pages' own text).
+_MANUAL_NAV = _HTML_NAV | {"toc", "docnav", "list-of-tables", "list-of-figures", "list-of-examples", "nav_table",
+                           "footer_version", "footer_report", "toc_uplink", "contents", "tocframe", "navigation",
+                           "sphinxsidebar", "related", "headerlink"}
 
 
-def html_paragraphs(html: str) -> list[str]:
+def html_paragraphs(html: str, *, skip: frozenset[str] = _HTML_NAV) -> list[str]:
     """The visible text of an HTML page's block elements (paragraphs, headings, items, cells), in order.
 
-    Navigation header/footer blocks (DocBook's ``navheader``/``navfooter``) are left out.
+    Blocks whose class or id is in ``skip`` (by default DocBook's ``navheader``/``navfooter``) are left out.
+    """
+    return [p for _, sec in html_sections(html, skip=skip) for p in sec]
+
+
+def html_sections(html: str, *, skip: frozenset[str] = _HTML_NAV) -> list[tuple[int, list[str]]]:
+    """An HTML page cut at its headings: ``[(level, [heading, paragraphs...]), ...]``.
+
+    Level 0 holds the text before the first heading (possibly empty); a heading
+    ``hN`` opens a section of level N. Blocks as in :func:`html_paragraphs`.
     """
     builder = _TreeBuilder()
     builder.feed(html)
     builder.close()
-    out: list[str] = []
+    sections: list[tuple[int, list[str]]] = [(0, [])]
+
+    def skipped(node: _Node) -> bool:
+        return (node.tag in _SKIP or node.attrs.get("id") in skip
+                or not skip.isdisjoint((node.attrs.get("class") or "").split()))
 
     def walk(node: _Node, cur: list[str]) -> None:
         for child in node.children:
             if isinstance(child, str):
                 cur.append(child)
-            elif child.tag in _SKIP or child.attrs.get("class") in _HTML_NAV:
+            elif skipped(child):
                 continue
             elif child.tag == "br":
                 cur.append(" ")
             elif child.tag in _HTML_BLOCKS:
-                _flush(cur, out)
+                _flush(cur, sections[-1][1])
+                if child.tag in _HEADINGS:
+                    sections.append((int(child.tag[1]), []))
                 sub: list[str] = []
                 walk(child, sub)
-                _flush(sub, out)
+                _flush(sub, sections[-1][1])
             else:
                 walk(child, cur)
 
     root: list[str] = []
     walk(builder.root, root)
-    _flush(root, out)
-    return out
+    _flush(root, sections[-1][1])
+    return sections
 
 
 def _flush(parts: list[str], out: list[str]) -> None:
@@ -135,17 +176,25 @@ def mallard_paragraphs(xml: str) -> list[str]:
     return out
 
 
-def gnome_pages(lang: str) -> dict[str, list[str]]:
-    folder = fetch_package("gnome-user-docs")
-    root = folder / "usr/share/help" / ("C" if lang == "en" else lang)
-    if not root.is_dir():
-        raise BisentError(f"gnome-user-docs: no help in language '{lang}'")
+#: GNOME applications whose Mallard help (``usr/share/help/<lang>/<app>/``) has the same layout as gnome-user-docs
+GNOME_APPS = ("evolution-common", "gnome-devel-docs", "evince-common", "orca", "seahorse", "gedit-common",
+              "shotwell-common", "gnome-terminal-data", "gnome-system-monitor", "totem-common", "file-roller",
+              "brasero-common", "eog", "gnome-calculator", "zenity-common", "cheese-common", "simple-scan", "baobab",
+              "gnome-clocks", "gnote", "pitivi", "gnome-boxes", "gnome-sudoku", "gnome-chess", "accerciser",
+              "gnome-mines", "polari", "gnome-logs")
+
+
+def gnome_pages(lang: str, packages: tuple[str, ...] = ("gnome-user-docs",), prefix: str = "gnome") -> dict[str, list[str]]:
     pages = {}
-    for p in sorted(root.rglob("*.page")):
-        try:
-            pages[f"gnome:{p.relative_to(root).as_posix()}"] = mallard_paragraphs(p.read_text(encoding="utf-8"))
-        except (ET.ParseError, UnicodeDecodeError):
-            continue                                                     # counted as a missing page
+    for package in packages:
+        root = fetch_package(package) / "usr/share/help" / ("C" if lang == "en" else lang)
+        if not root.is_dir():
+            raise BisentError(f"{package}: no help in language '{lang}'")
+        for p in sorted(root.rglob("*.page")):
+            try:
+                pages[f"{prefix}:{p.relative_to(root).as_posix()}"] = mallard_paragraphs(p.read_text(encoding="utf-8"))
+            except (ET.ParseError, UnicodeDecodeError):
+                continue                                                 # counted as a missing page
     return pages
 
 
@@ -199,21 +248,164 @@ def roff_paragraphs(source: str) -> list[str] | None:
     return out
 
 
+#: Packages that ship their own manual pages in English and translated (beside ``manpages-<lang>``); coreutils,
+#: util-linux, … hold the English originals of many pages of ``manpages-de`` / ``manpages-fr``.
+MAN_PACKAGES = ("apt", "dpkg", "passwd", "procps", "coreutils", "util-linux", "e2fsprogs", "findutils", "grep", "sed",
+                "tar", "debconf-i18n")
+
+
 def man_pages(lang: str) -> dict[str, list[str]]:
     if lang == "en":
-        roots = [fetch_package(p) / "usr/share/man" for p in ("manpages", "manpages-dev")]
+        roots = [fetch_package(p) / "usr/share/man" for p in ("manpages", "manpages-dev", *MAN_PACKAGES)]
     else:
-        roots = [fetch_package(f"manpages-{lang}") / "usr/share/man" / lang]
+        roots = [fetch_package(p) / "usr/share/man" / lang for p in (f"manpages-{lang}", *MAN_PACKAGES)]
     pages = {}
     for root in roots:
         for p in sorted(root.glob("man*/*.gz")):
-            if not p.is_file():
-                continue
+            if not p.is_file() or p.is_symlink():
+                continue                                                 # aliases: the same page under another name
             text = gzip.decompress(p.read_bytes()).decode("utf-8", errors="replace")
             paras = roff_paragraphs(text)
             if paras is not None:
                 pages[f"man:{p.parent.name}/{p.name[:-3]}"] = paras
     return pages
+
+
+# --- manuals: HTML books cut into sections, and LilyPond's pages ----------------------------------------
+
+class Manual(NamedTuple):
+    """Where a translated HTML manual lies in Debian's packages, for a Debian language code ``l``."""
+
+    package: Callable[[str], str]          # l -> package name
+    folder: Callable[[str], str]           # l -> folder inside it
+    pattern: Callable[[str], str]          # l -> glob of its pages (recursive)
+    sections: bool = True                  # cut pages at headings (else one document per page)
+    key: Callable[[str, str], str] | None = None   # (path in folder, l) -> the same key in every language
+    skip: tuple[str, ...] = ()             # paths containing one of these are left out (one-page copies of the book)
+    paired: bool = True                    # False: file names do not identify a page across languages (distractors)
+
+
+def _other(en: str, other: str) -> Callable[[str], str]:
+    return lambda l: en if l == "en" else other.format(l=l)
+
+
+def _handbook_folder(l: str) -> str:
+    root = fetch_package("debian-handbook") / "usr/share/doc/debian-handbook/html"
+    found = sorted(p.name for p in root.glob(f"{l}-*") if p.is_dir())
+    if not found:
+        raise BisentError(f"debian-handbook: no HTML in language '{l}'")
+    return f"usr/share/doc/debian-handbook/html/{found[0]}"
+
+
+MANUALS = {
+    "kicad": Manual(lambda l: f"kicad-doc-{l}", lambda l: f"usr/share/doc/kicad/help/{l}", lambda l: "*.html"),
+    "debian-reference": Manual(lambda l: f"debian-reference-{l}", lambda l: "usr/share/debian-reference",
+                               lambda l: f"*.{l}.html"),
+    "debian-handbook": Manual(lambda l: "debian-handbook", _handbook_folder, lambda l: "*.html"),
+    "debian-edu": Manual(lambda l: f"debian-edu-doc-{l}", lambda l: f"usr/share/doc/debian-edu-doc-{l}",
+                         lambda l: "debian-edu-bookworm-manual.html"),
+    "developers-reference": Manual(_other("developers-reference", "developers-reference-{l}"),
+                                   _other("usr/share/developers-reference", "usr/share/developers-reference/{l}"),
+                                   lambda l: "*.html", skip=("developers-reference.html",)),
+    "debian-faq": Manual(_other("debian-faq", "debian-faq-{l}"),
+                         _other("usr/share/doc/debian/FAQ", "usr/share/doc/debian/FAQ/{l}"), lambda l: f"*.{l}.html"),
+    "ubuntu-packaging-guide": Manual(_other("ubuntu-packaging-guide-html", "ubuntu-packaging-guide-html-{l}"),
+                                     _other("usr/share/doc/ubuntu-packaging-guide-html",
+                                            "usr/share/doc/ubuntu-packaging-guide-html-{l}"),
+                                     lambda l: "*.html", skip=("singlehtml/",)),
+    "maint-guide": Manual(_other("maint-guide", "maint-guide-{l}"),
+                          _other("usr/share/doc/maint-guide/html", "usr/share/doc/maint-guide-{l}/html"),
+                          lambda l: f"*.{l}.html"),
+    "debian-installer": Manual(lambda l: "installation-guide-amd64",
+                               lambda l: f"usr/share/doc/installation-guide-amd64/{l}", lambda l: "*.html"),
+    "gnucash": Manual(lambda l: "gnucash-docs", lambda l: "usr/share/doc/gnucash-docs", lambda l: f"gnucash-*-{l}/*.html",
+                      key=lambda rel, l: rel.replace(f"-{l}/", "/", 1)),
+    "gosa": Manual(lambda l: f"gosa-help-{l}", lambda l: f"usr/share/gosa/doc/core/{l}/html", lambda l: "*.html",
+                   sections=False, paired=False),           # latex2html's nodeN.html: N differs between languages
+    "lilypond": Manual(_other("lilypond-doc-html", "lilypond-doc-html-{l}"),
+                       lambda l: "usr/share/doc/lilypond/html/Documentation", lambda l: f"*.{l}.html" if l != "en"
+                       else "*.html", sections=False, skip=("-big-page",)),
+}
+_LANG_SUFFIX = re.compile(r"\.[a-z]{2}(-[a-z]{2})?\.html$", re.I)
+
+
+def manual_files(name: str, lang: str) -> dict[str, Path]:
+    """The pages of one manual in one language, keyed by path inside its folder without the language suffix."""
+    spec = MANUALS[name]
+    root = fetch_package(spec.package(lang)) / spec.folder(lang)
+    if not root.is_dir():
+        raise BisentError(f"{spec.package(lang)}: no {spec.folder(lang)} folder")
+    out = {}
+    for p in sorted(root.rglob(spec.pattern(lang))):
+        rel = p.relative_to(root).as_posix()
+        if not p.is_file() or any(k in rel for k in spec.skip) or (lang == "en" and _LANG_SUFFIX.search(rel)
+                                                 and not rel.endswith(".en.html")):
+            continue                            # dangling links; one-page copies; other languages beside English
+        out[spec.key(rel, lang) if spec.key else _LANG_SUFFIX.sub(".html", rel)] = p
+    return out
+
+
+def merge_heading_only(sections: list[tuple[int, list[str]]]) -> list[tuple[int, list[str]]]:
+    """Empty leading text dropped; a section that holds only its heading is joined to the one after it."""
+    out: list[tuple[int, list[str]]] = []
+    carry: list[str] = []
+    for level, paras in sections:
+        if level and len(paras) <= 1 and paras:
+            carry += paras
+            continue
+        if paras or carry:
+            out.append((level, carry + paras))
+        carry = []
+    if carry:
+        out.append((0, carry))
+    return out
+
+
+_SECTION_NUMBER = re.compile(r"\b\d+(?:\.\d+)*\b")
+
+
+def heading_number(heading: str) -> str | None:
+    """The section number of a heading ("10.2.5. Import" -> "10.2.5", "Kapitel 3. …" -> "3"), or None."""
+    m = _SECTION_NUMBER.search(" ".join(heading.split()[:2]))
+    return m.group(0) if m else None
+
+
+def same_structure(a: list[tuple[int, list[str]]], b: list[tuple[int, list[str]]]) -> bool:
+    """Two languages of a page have the same sections: the same heading levels, and the same section
+    numbers wherever both headings carry one (a translation of an older edition differs there)."""
+    if [v for v, _ in a] != [v for v, _ in b]:
+        return False
+    for (la, pa), (_, pb) in zip(a, b):
+        na, nb = (heading_number(pa[0]), heading_number(pb[0])) if la and pa and pb else (None, None)
+        if na and nb and na != nb:
+            return False
+    return True
+
+
+def manual_pages(name: str, src: str, tgt: str) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """Both languages' documents of a manual: pages, or sections (a page cut at its headings).
+
+    Gold by structure: a page of the same path in both languages; for sections, the k-th
+    section of a page in both languages, when the page's two section sequences have the
+    same structure (:func:`same_structure`); otherwise, and for a manual whose file names do
+    not identify pages (``paired=False``), ids are marked with the language: distractors only.
+    """
+    spec = MANUALS[name]
+    files = {l: manual_files(name, l) for l in (src, tgt)}
+    out: dict[str, dict[str, list[str]]] = {src: {}, tgt: {}}
+    for key in sorted(files[src].keys() | files[tgt].keys()):
+        secs = {}
+        for l in (src, tgt):
+            if key in files[l]:
+                html = files[l][key].read_text(encoding="utf-8", errors="replace")
+                secs[l] = (merge_heading_only(html_sections(html, skip=_MANUAL_NAV)) if spec.sections
+                           else [(0, html_paragraphs(html, skip=_MANUAL_NAV))])
+        same = spec.paired and len(secs) == 2 and same_structure(secs[src], secs[tgt])
+        for l, sec in secs.items():
+            for k, (_, paras) in enumerate(sec):
+                tag = "" if same and not spec.sections else f"#{k:03d}" if same else f"#{l}{k:03d}"
+                out[l][f"{name}:{key}{tag}"] = paras
+    return out[src], out[tgt]
 
 
 # --- LibreOffice -----------------------------------------------------------------------------------------
@@ -226,10 +418,30 @@ def _libreoffice(src: str, tgt: str) -> tuple[dict[str, list[str]], dict[str, li
             {f"lo:{d.doc}": [p.text for p in d.tgt if p.text] for d in docs})
 
 
-_READERS = {"gimp": gimp_pages, "gnome": gnome_pages, "manpages": man_pages}
+_READERS = {"gimp": gimp_pages, "gnome": gnome_pages, "manpages": man_pages,
+            "gnome-apps": lambda l: gnome_pages(l, GNOME_APPS, "gnome-apps")}
 _PACKAGES = {"gimp": lambda l: [f"gimp-help-{l}"], "gnome": lambda l: ["gnome-user-docs"],
-             "manpages": lambda l: ["manpages", "manpages-dev"] if l == "en" else [f"manpages-{l}"],
-             "libreoffice": lambda l: []}
+             "gnome-apps": lambda l: list(GNOME_APPS),
+             "manpages": lambda l: ["manpages", "manpages-dev", *MAN_PACKAGES] if l == "en"
+             else [f"manpages-{l}", *MAN_PACKAGES],
+             "libreoffice": lambda l: [], **{m: (lambda l, m=m: [MANUALS[m].package(l)]) for m in MANUALS}}
+
+
+def drop_duplicates(pages: dict[str, list[str]]) -> int:
+    """Keep one document of each text (the first id in sorted order); return how many were dropped.
+
+    The same page under two names (a copy, an alias) would make gold ambiguous:
+    a query's translation would exist twice in the pool.
+    """
+    seen: set[tuple[str, ...]] = set()
+    dropped = 0
+    for i in sorted(pages):
+        key = tuple(pages[i])
+        if key and key in seen:
+            del pages[i]
+            dropped += 1
+        seen.add(key)
+    return dropped
 
 
 # --- build and load ------------------------------------------------------------------------------------
@@ -246,13 +458,17 @@ def build_docset(source: str, src: str = "en", tgt: str = "de", *, force: bool =
     if src == tgt:
         raise BisentError(f"source and target language are both {src!r}")
     folder = _folder(source, src, tgt)
-    if (folder / "stats.json").is_file() and not force:
+    if (folder / "stats.json").is_file() and not force and \
+            json.loads((folder / "stats.json").read_text(encoding="utf-8")).get("format") == FORMAT_VERSION:
         return folder
     lang = lambda l: "en" if l == "en-us" else l                          # noqa: E731  Debian's names
     if source == "libreoffice":
         s_pages, t_pages = _libreoffice(src, tgt)
+    elif source in MANUALS:
+        s_pages, t_pages = manual_pages(source, lang(src), lang(tgt))
     else:
         s_pages, t_pages = _READERS[source](lang(src)), _READERS[source](lang(tgt))
+    dup_src, dup_tgt = drop_duplicates(s_pages), drop_duplicates(t_pages)
     gold = sorted(i for i in s_pages.keys() & t_pages.keys() if s_pages[i] and t_pages[i])
     stats = {"format": FORMAT_VERSION, "source": source, "src": src, "tgt": tgt,
              "packages": {n: package_info(fetch_package(n))["version"]
@@ -260,6 +476,7 @@ def build_docset(source: str, src: str = "en", tgt: str = "de", *, force: bool =
              "split_rule": "blake2b(page id, 8 bytes) % 100: <80 train, <90 dev, else test",
              "documents_src": len(s_pages), "documents_tgt": len(t_pages),
              "empty_src": sum(not v for v in s_pages.values()), "empty_tgt": sum(not v for v in t_pages.values()),
+             "duplicates_dropped_src": dup_src, "duplicates_dropped_tgt": dup_tgt,
              "gold": {s: sum(split_of(i) == s for i in gold) for s in ("train", "dev", "test")}}
     with atomic_dir(folder, replace_names=FILES) as tmp:
         for name, pages in (("src.jsonl", s_pages), ("tgt.jsonl", t_pages)):
