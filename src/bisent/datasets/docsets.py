@@ -55,7 +55,6 @@ from typing import Callable, NamedTuple
 
 from ..cache import cache_dir
 from ..errors import BisentError
-from ..io import atomic_write
 from .debian import atomic_dir, fetch_package, package_info
 from .libreoffice import _SKIP, _Node, _TreeBuilder, normalise_lang, normalise_text, split_of
 
