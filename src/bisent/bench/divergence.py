@@ -42,7 +42,7 @@ from ..divergence import MIN_WORD_GAIN, aggregate, parallel_share, repair_pair, 
 from .common import Recorder
 
 #: (rerank, min_gain, min_word_gain) settings of the repair figures; the first is the default of `bisent repair`
-REPAIR_SETTINGS = (("align", 0.0, MIN_WORD_GAIN), ("align", 0.0, 0.0), ("align", 2.0, 0.0), ("align", 0.0, 3.5))
+REPAIR_SETTINGS = (("align", 0.0, MIN_WORD_GAIN), ("align", 0.0, 0.0), ("align", 2.0, 0.0), ("align", 0.0, 2.0))
 
 
 def _is_divergence(enc) -> bool:
