@@ -11,7 +11,7 @@ by page and paragraph id (exact, not estimated; :mod:`bisent.datasets.libreoffic
 Unannotated translations are kept out, so that precision on the gold pairs
 means something: every translated unit goes to ONE side only, decided by a
 hash — a LibreOffice paragraph (grouped by its English text) is gold, source
-only, or target only (in one language); a page of the other sets (its id with
+only, or target only (then in every language built); a page of the other sets (its id with
 the language taken out) is either English on the source side or one
 translation on the target side. Within a side, sentences (``sentencex``) are
 deduplicated by exact text and filtered as the LibreOffice pairs are (letters,
@@ -181,8 +181,8 @@ def _libreoffice_units(langs: tuple[str, ...]):
             gold.append((en, choice[lang], lang))
         elif h % 2:
             src.append(("libreoffice", "en", en))
-        else:
-            tgt.append(("libreoffice", lang, choice[lang]))
+        else:                                      # every translation: they are not of any source sentence
+            tgt += [("libreoffice", l, t) for l, t in sorted(choice.items()) if l != "en"]
     return gold, src, tgt
 
 
