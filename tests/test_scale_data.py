@@ -10,6 +10,8 @@ from bisent.datasets.libreoffice import Document, Paragraph
 from bisent.errors import BisentError
 
 LANGS = ("de", "fr")
+#: left in English in a translated manual: language identification keeps it off the target side
+UNTRANSLATED = "This paragraph of the manual was never translated into German by anyone."
 WORDS = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet"]
 
 
@@ -36,7 +38,7 @@ def fake_sources(tmp_path, monkeypatch):
                          [Paragraph(f"par{k}", _tr(lang, p * 5 + k)) for k in range(5)]) for p in range(60)]
 
     pages = {"en": {f"m{p}": [f"Manual {_words(p)} page. It has {_words(p + 7)} words."] for p in range(80)},
-             "de": {f"m{p}": [f"Handbuch {_words(p)} Seite."] for p in range(80)}}
+             "de": {f"m{p}": [f"Handbuch {_words(p)} Seite.", UNTRANSLATED] for p in range(80)}}
     monkeypatch.setattr(scale, "load_documents", load_documents)
     monkeypatch.setitem(scale.PAGE_SOURCES, "manual", lambda: pages)
     monkeypatch.setattr(scale, "SOURCES", ("libreoffice", "manual"))
@@ -70,6 +72,7 @@ def test_gold_hidden_and_no_other_translation(fake_sources, tmp_path):
     assert not {m.split(" ", 1)[1].rsplit(" ", 1)[0] for m in manual_en} & \
         {t.split(" ", 1)[1].rsplit(" ", 1)[0] for t in manual_de}  # ... but never a page on both
     assert stats["tgt_by_language"].keys() <= {"de", "fr"} and sum(stats["tgt_by_source"].values()) == 150
+    assert UNTRANSLATED not in tgt and stats["removed"]["tgt"]["language"] >= 1
 
 
 def test_deterministic_and_capped_by_the_sources(fake_sources, tmp_path):

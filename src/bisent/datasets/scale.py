@@ -16,7 +16,10 @@ the language taken out) is either English on the source side or one
 translation on the target side. Within a side, sentences (``sentencex``) are
 deduplicated by exact text and filtered as the LibreOffice pairs are (letters,
 at least :data:`~bisent.datasets.libreoffice.MIN_CHARS` characters and
-:data:`~bisent.datasets.libreoffice.MIN_WORDS` words, at most :data:`MAX_CHARS`).
+:data:`~bisent.datasets.libreoffice.MIN_WORDS` words, at most :data:`MAX_CHARS`), and
+language-identified (fastText, :mod:`bisent.filtering.langid`): English on the source side,
+not English on the target side (translated manuals keep untranslated strings and code),
+and no target text equal to a source text.
 
 ``size`` sentences a side are drawn deterministically: the gold pairs first,
 then paragraphs in blake2b order of their text, so a small build is a sample of
@@ -45,7 +48,9 @@ from .debian import atomic_dir, fetch_package
 from .docsets import gimp_pages, gnome_pages, html_paragraphs, man_pages
 from .libreoffice import _too_short, load_documents
 
-FORMAT_VERSION = 1
+#: Bump when the selection rules change (the output's stats say which); PAGES_VERSION for the parsed-page cache.
+FORMAT_VERSION = 2
+PAGES_VERSION = 1
 FILES = frozenset({"src.txt", "tgt.txt", "tgt.lang", "gold.tsv", "stats.json"})
 #: LibreOffice help languages paired with English (each a cached ``bisent data libreoffice`` build).
 LIBREOFFICE_LANGS = ("de", "fr", "es", "it")
@@ -148,7 +153,7 @@ SOURCES = ("libreoffice", *PAGE_SOURCES)
 
 def _cached_pages(source: str) -> dict[str, dict[str, list[str]]]:
     """{lang: {page: paragraphs}} of a page source, parsed once and cached as JSON."""
-    path = cache_dir("datasets", "scale") / f"pages-{source}-v{FORMAT_VERSION}.json"
+    path = cache_dir("datasets", "scale") / f"pages-{source}-v{PAGES_VERSION}.json"
     if path.is_file():
         return json.loads(path.read_text(encoding="utf-8"))
     pages = PAGE_SOURCES[source]()
@@ -220,8 +225,20 @@ def _good_gold(sentence: str) -> bool:
             and sum(c.isalpha() for c in visible) >= 0.7 * len(visible))
 
 
-def _fill(units, size: int, seen: set[str], out: list[tuple[str, str, str]], counts: dict, desc: str) -> None:
-    """Append sentences of ``units`` (source, lang, paragraph) in blake2b order until ``out`` holds ``size``."""
+def _is_english(sentence: str) -> bool:
+    """fastText's language identification (:mod:`bisent.filtering.langid`) says English."""
+    from ..filtering.langid import identify
+
+    return next(identify([sentence]))[0] == "en"
+
+
+def _fill(units, size: int, seen: set[str], out: list[tuple[str, str, str]], counts: dict, desc: str, *,
+          english: bool, other_side: frozenset[str] = frozenset()) -> None:
+    """Append sentences of ``units`` (source, lang, paragraph) in blake2b order until ``out`` holds ``size``.
+
+    Kept only when identified as English (``english``) or as not English (the target side: untranslated
+    strings of translated manuals stay out), and when the other side does not hold the same text.
+    """
     bar = tqdm(total=size, initial=len(out), desc=desc, unit="sentence", leave=False)
     for source, lang, text in sorted(units, key=lambda u: (_hash(u[2]), u)):
         if len(out) >= size:
@@ -231,6 +248,10 @@ def _fill(units, size: int, seen: set[str], out: list[tuple[str, str, str]], cou
                 counts["duplicate"] += 1
             elif not _keep(s):
                 counts["filtered"] += 1
+            elif s.casefold() in other_side:
+                counts["on_other_side"] += 1
+            elif _is_english(s) != english:
+                counts["language"] += 1
             elif len(out) < size:
                 seen.add(s)
                 out.append((s, lang, source))
@@ -258,7 +279,7 @@ def build_scale(out_dir, *, size: int = 1_000_000, gold: int | None = None,
             s, t = _page_units(source)
             src_units += s
             tgt_units += t
-    counts = {"src": {"duplicate": 0, "filtered": 0}, "tgt": {"duplicate": 0, "filtered": 0}}
+    counts = {side: dict.fromkeys(("duplicate", "filtered", "on_other_side", "language"), 0) for side in ("src", "tgt")}
     src: list[tuple[str, str, str]] = []
     tgt: list[tuple[str, str, str]] = []
     seen_src, seen_tgt = set(), set()
@@ -267,14 +288,16 @@ def build_scale(out_dir, *, size: int = 1_000_000, gold: int | None = None,
         if len(pairs) >= n_gold:
             break
         a, b = _sentences(en, "en"), _sentences(tr, lang)
-        if len(a) == 1 == len(b) and _good_gold(a[0]) and _good_gold(b[0]) and a[0] not in seen_src and b[0] not in seen_tgt:
+        if (len(a) == 1 == len(b) and _good_gold(a[0]) and _good_gold(b[0]) and a[0] not in seen_src
+                and b[0] not in seen_tgt and _is_english(a[0]) and not _is_english(b[0])):
             seen_src.add(a[0])
             seen_tgt.add(b[0])
             src.append((a[0], "en", "libreoffice"))
             tgt.append((b[0], lang, "libreoffice"))
             pairs.append((a[0], b[0]))
-    _fill(src_units, size, seen_src, src, counts["src"], "source sentences")
-    _fill(tgt_units, size, seen_tgt, tgt, counts["tgt"], "target sentences")
+    _fill(src_units, size, seen_src, src, counts["src"], "source sentences", english=True)
+    _fill(tgt_units, size, seen_tgt, tgt, counts["tgt"], "target sentences", english=False,
+          other_side=frozenset(x.casefold() for x in seen_src))
     src.sort(key=lambda r: (_hash(r[0]), r[0]))
     tgt.sort(key=lambda r: (_hash(r[0]), r[0]))
     src_line = {r[0]: i for i, r in enumerate(src)}
