@@ -8,6 +8,11 @@ import pytest
 from bisent.datasets import scale
 from bisent.datasets.libreoffice import Document, Paragraph
 from bisent.errors import BisentError
+from bisent.filtering.langid import identify
+
+
+def english(sentence):
+    return next(identify([sentence]))[0] == "en"
 
 LANGS = ("de", "fr")
 #: left in English in a translated manual: language identification keeps it off the target side
@@ -52,7 +57,7 @@ def _read(folder):
 
 
 def test_gold_hidden_and_no_other_translation(fake_sources, tmp_path):
-    stats = scale.build_scale(tmp_path / "out", size=150, gold=20, sources=("libreoffice", "manual"),
+    stats = scale.build_scale(tmp_path / "out", is_english=english, size=150, gold=20, sources=("libreoffice", "manual"),
                               libreoffice_langs=LANGS)
     src, tgt, langs, gold = _read(tmp_path / "out")
     assert len(src) == len(tgt) == len(langs) == 150 == stats["src_sentences"] == stats["tgt_sentences"]
@@ -76,9 +81,9 @@ def test_gold_hidden_and_no_other_translation(fake_sources, tmp_path):
 
 
 def test_deterministic_and_capped_by_the_sources(fake_sources, tmp_path):
-    a = scale.build_scale(tmp_path / "a", size=10_000, gold=10, sources=("libreoffice", "manual"),
+    a = scale.build_scale(tmp_path / "a", is_english=english, size=10_000, gold=10, sources=("libreoffice", "manual"),
                           libreoffice_langs=LANGS)
-    b = scale.build_scale(tmp_path / "b", size=10_000, gold=10, sources=("libreoffice", "manual"),
+    b = scale.build_scale(tmp_path / "b", is_english=english, size=10_000, gold=10, sources=("libreoffice", "manual"),
                           libreoffice_langs=LANGS)
     assert a == b
     for name in scale.FILES:
@@ -90,9 +95,9 @@ def test_deterministic_and_capped_by_the_sources(fake_sources, tmp_path):
 
 def test_bad_sources_and_gold_file(fake_sources, tmp_path):
     with pytest.raises(BisentError, match="unknown scale source 'web'"):
-        scale.build_scale(tmp_path / "x", size=10, sources=("libreoffice", "web"))
+        scale.build_scale(tmp_path / "x", is_english=english, size=10, sources=("libreoffice", "web"))
     with pytest.raises(BisentError, match="needs the 'libreoffice' source"):
-        scale.build_scale(tmp_path / "x", size=10, sources=("manual",))
+        scale.build_scale(tmp_path / "x", is_english=english, size=10, sources=("manual",))
     (tmp_path / "g").mkdir()
     (tmp_path / "g" / "gold.tsv").write_text("1\t2\nthree\t4\n")
     with pytest.raises(BisentError, match=r"gold.tsv:2: expected two line numbers"):
@@ -105,7 +110,7 @@ def test_real_small_build_from_cached_libreoffice(tmp_path):
     if shutil.which("apt-get") is None or shutil.which("dpkg-deb") is None:
         pytest.skip("apt-get/dpkg-deb not available: not a Debian-based system")
     try:
-        stats = scale.build_scale(tmp_path / "s", size=400, gold=40, sources=("libreoffice",),
+        stats = scale.build_scale(tmp_path / "s", is_english=english, size=400, gold=40, sources=("libreoffice",),
                                   libreoffice_langs=("de",))
     except BisentError as e:
         pytest.skip(f"cannot fetch LibreOffice help from Debian's archive: {e}")

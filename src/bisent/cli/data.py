@@ -91,12 +91,16 @@ def align_task(src: str, tgt: str, split: str, drop: float, limit: int | None, o
 def scale(size: int, gold: int | None, sources: str | None, libreoffice_langs: str | None, out_dir: str):
     """English against a mix of languages from Debian's documentation, with gold pairs hidden inside."""
     from ..datasets.scale import LIBREOFFICE_LANGS, SOURCES, build_scale
+    from ..filtering.langid import identify
+
+    def english(sentence: str) -> bool:
+        return next(identify([sentence]))[0] == "en"
 
     def listed(option, default):
         return tuple(x.strip() for x in option.split(",") if x.strip()) if option else default
 
     chosen, langs = listed(sources, SOURCES), listed(libreoffice_langs, LIBREOFFICE_LANGS)
-    s = build_scale(out_dir, size=size, gold=gold, sources=chosen, libreoffice_langs=langs)
+    s = build_scale(out_dir, is_english=english, size=size, gold=gold, sources=chosen, libreoffice_langs=langs)
     langs = ", ".join(f"{k} {v}" for k, v in list(s["tgt_by_language"].items())[:8])
     click.echo(f"{s['src_sentences']} source (en) and {s['tgt_sentences']} target sentences "
                f"({len(s['tgt_by_language'])} languages: {langs}, ...), {s['gold_pairs']} gold pairs")

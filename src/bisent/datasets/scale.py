@@ -17,7 +17,7 @@ translation on the target side. Within a side, sentences (``sentencex``) are
 deduplicated by exact text and filtered as the LibreOffice pairs are (letters,
 at least :data:`~bisent.datasets.libreoffice.MIN_CHARS` characters and
 :data:`~bisent.datasets.libreoffice.MIN_WORDS` words, at most :data:`MAX_CHARS`), and
-language-identified (fastText, :mod:`bisent.filtering.langid`): English on the source side,
+language-identified (``is_english``; the command uses fastText's): English on the source side,
 not English on the target side (translated manuals keep untranslated strings and code),
 and no target text equal to a source text.
 
@@ -225,15 +225,8 @@ def _good_gold(sentence: str) -> bool:
             and sum(c.isalpha() for c in visible) >= 0.7 * len(visible))
 
 
-def _is_english(sentence: str) -> bool:
-    """fastText's language identification (:mod:`bisent.filtering.langid`) says English."""
-    from ..filtering.langid import identify
-
-    return next(identify([sentence]))[0] == "en"
-
-
 def _fill(units, size: int, seen: set[str], out: list[tuple[str, str, str]], counts: dict, desc: str, *,
-          english: bool, other_side: frozenset[str] = frozenset()) -> None:
+          is_english: Callable[[str], bool], english: bool, other_side: frozenset[str] = frozenset()) -> None:
     """Append sentences of ``units`` (source, lang, paragraph) in blake2b order until ``out`` holds ``size``.
 
     Kept only when identified as English (``english``) or as not English (the target side: untranslated
@@ -250,7 +243,7 @@ def _fill(units, size: int, seen: set[str], out: list[tuple[str, str, str]], cou
                 counts["filtered"] += 1
             elif s.casefold() in other_side:
                 counts["on_other_side"] += 1
-            elif _is_english(s) != english:
+            elif is_english(s) != english:
                 counts["language"] += 1
             elif len(out) < size:
                 seen.add(s)
@@ -259,9 +252,12 @@ def _fill(units, size: int, seen: set[str], out: list[tuple[str, str, str]], cou
     bar.close()
 
 
-def build_scale(out_dir, *, size: int = 1_000_000, gold: int | None = None,
+def build_scale(out_dir, *, is_english: Callable[[str], bool], size: int = 1_000_000, gold: int | None = None,
                 sources: tuple[str, ...] = SOURCES, libreoffice_langs: tuple[str, ...] = LIBREOFFICE_LANGS) -> dict:
     """Write the benchmark (files in the module docstring) to ``out_dir``; return its stats.
+
+    ``is_english(sentence)`` is the language identifier (``bisent data scale`` passes one on fastText
+    through :func:`bisent.filtering.langid.identify`; data builders sit below the filters, so it is passed in).
 
     ``gold`` pairs (default ``size // 200``, at least 50) are drawn first; the
     sides are then filled up to ``size`` sentences each, or to what the sources hold.
@@ -289,14 +285,14 @@ def build_scale(out_dir, *, size: int = 1_000_000, gold: int | None = None,
             break
         a, b = _sentences(en, "en"), _sentences(tr, lang)
         if (len(a) == 1 == len(b) and _good_gold(a[0]) and _good_gold(b[0]) and a[0] not in seen_src
-                and b[0] not in seen_tgt and _is_english(a[0]) and not _is_english(b[0])):
+                and b[0] not in seen_tgt and is_english(a[0]) and not is_english(b[0])):
             seen_src.add(a[0])
             seen_tgt.add(b[0])
             src.append((a[0], "en", "libreoffice"))
             tgt.append((b[0], lang, "libreoffice"))
             pairs.append((a[0], b[0]))
-    _fill(src_units, size, seen_src, src, counts["src"], "source sentences", english=True)
-    _fill(tgt_units, size, seen_tgt, tgt, counts["tgt"], "target sentences", english=False,
+    _fill(src_units, size, seen_src, src, counts["src"], "source sentences", is_english=is_english, english=True)
+    _fill(tgt_units, size, seen_tgt, tgt, counts["tgt"], "target sentences", is_english=is_english, english=False,
           other_side=frozenset(x.casefold() for x in seen_src))
     src.sort(key=lambda r: (_hash(r[0]), r[0]))
     tgt.sort(key=lambda r: (_hash(r[0]), r[0]))
