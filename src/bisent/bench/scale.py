@@ -93,7 +93,8 @@ def run(args, work: Path, record) -> None:
         rc, peak = run_measured(_bisent(argv), env, log)
         seconds[name] = time.perf_counter() - t
         record({"bench": "scale_stage", **base, "stage": name, "exit": rc, "seconds": round(seconds[name], 1),
-                "peak_rss_mb": round(peak / 2**20, 1), "command": "bisent " + " ".join(argv)})
+                "peak_rss_mb": round(peak / 2**20, 1), "load_average": round(os.getloadavg()[0], 1),
+                "command": "bisent " + " ".join(argv)})
         if rc:
             raise SystemExit(f"stage {name} failed (exit {rc}); its stderr is above")
 
@@ -102,7 +103,8 @@ def run(args, work: Path, record) -> None:
         stage("data", ["data", "scale", "--size", str(args.size), "-o", str(data)])
     stats = json.loads((data / "stats.json").read_text(encoding="utf-8"))
     n, m = stats["src_sentences"], stats["tgt_sentences"]
-    base.update(size=stats["size"], src=n, tgt=m, gold_pairs=stats["gold_pairs"], tgt_languages=len(stats["tgt_by_language"]))
+    base.update(data_format=stats["format"], size=stats["size"], src=n, tgt=m, gold_pairs=stats["gold_pairs"],
+                tgt_languages=len(stats["tgt_by_language"]))
     vec = {side: work / f"{side}.{args.encoder.replace('/', '_')}.vec" for side in ("src", "tgt")}
     for side, lang in (("src", "en"), ("tgt", "de")):
         stage(f"embed_{side}", ["embed", str(data / f"{side}.txt"), "-l", lang, "-e", args.encoder,
