@@ -45,6 +45,11 @@ def _bisent(argv: list[str]) -> str:
     return f"from bisent.cli import main\nsys.exit(main({argv!r}))\n"
 
 
+def _placeholders(command: str, work: Path, data: Path) -> str:
+    """``command`` with the work and data folders written WORK and DATA (no machine's paths in the records)."""
+    return command.replace(str(data), "DATA").replace(str(work), "WORK")
+
+
 def _mined(path: Path) -> list[tuple[float, int, int]]:
     """``(score, src line, tgt line)`` of a ``bisent mine --line-numbers`` output (0-based lines)."""
     out = []
@@ -87,6 +92,7 @@ def run(args, work: Path, record) -> None:
     log = work / "stderr.txt"
     base = {"encoder": args.encoder, "cache": bool(args.cache)}
     seconds: dict[str, float] = {}
+    data = Path(args.data) if args.data else work / "data"
 
     def stage(name: str, argv: list[str]) -> None:
         t = time.perf_counter()
@@ -94,11 +100,10 @@ def run(args, work: Path, record) -> None:
         seconds[name] = time.perf_counter() - t
         record({"bench": "scale_stage", **base, "stage": name, "exit": rc, "seconds": round(seconds[name], 1),
                 "peak_rss_mb": round(peak / 2**20, 1), "load_average": round(os.getloadavg()[0], 1),
-                "command": "bisent " + " ".join(argv)})
+                "stage_command": _placeholders("bisent " + " ".join(argv), work, data)})
         if rc:
             raise SystemExit(f"stage {name} failed (exit {rc}); its stderr is above")
 
-    data = Path(args.data) if args.data else work / "data"
     if not (data / "stats.json").is_file():
         stage("data", ["data", "scale", "--size", str(args.size), "-o", str(data)])
     stats = json.loads((data / "stats.json").read_text(encoding="utf-8"))
