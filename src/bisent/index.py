@@ -3,9 +3,9 @@
 :func:`knn_both` makes ONE pass over the score matrix ``S = X Yᵀ`` in tiles of
 ``block_rows × block_cols``: each tile is computed once (fp16 upcast to fp32
 per block, one sgemm) and feeds both the forward top-k (each row of X among Y)
-and the backward top-k (each row of Y among X). FAISS's heap arrays do the
-top-k selection. Memory is bounded by the fp16 vectors, one tile and its
-transpose, and the (n + m) × k results; never by n × m.
+and the backward top-k (each row of Y among X) in one compiled pass over the
+tile (:mod:`bisent.topk`). Memory is bounded by the fp16 vectors, one tile and
+the (n + m) × k results; never by n × m.
 
 Approximate search (``method="ivf"`` or ``"hnsw"``) builds a FAISS index on
 each side instead; it is measured against the exact search in
@@ -14,20 +14,17 @@ each side instead; it is measured against the exact search in
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import faiss
 import numpy as np
 
 from .progress import progress_bar
-from .threads import default_threads
+from .topk import empty_heaps, sort_heaps, update_tile
 from .vectors import iter_blocks
 
 BLOCK_ROWS = 4096
 BLOCK_COLS = 4096
-#: columns of a tile transposed at a time for the backward heaps (scratch: BLOCK_ROWS × this)
-TRANSPOSE_COLS = 512
 
 
 @dataclass
@@ -42,17 +39,6 @@ class KNN:
     fwd_idx: np.ndarray
     bwd_sim: np.ndarray
     bwd_idx: np.ndarray
-
-
-def _heap(n: int, k: int):
-    """A FAISS min-heap array keeping the k largest values per row; returns (heap, sims, ids)."""
-    sims = np.empty((n, k), dtype=np.float32)
-    ids = np.empty((n, k), dtype=np.int64)
-    h = faiss.float_minheap_array_t()
-    h.nh, h.k = n, k
-    h.val, h.ids = faiss.swig_ptr(sims), faiss.swig_ptr(ids)
-    h.heapify()
-    return h, sims, ids
 
 
 def knn_both(x, y, k: int = 4, *, method: str = "exact", block_rows: int = BLOCK_ROWS,
@@ -72,16 +58,16 @@ def knn_both(x, y, k: int = 4, *, method: str = "exact", block_rows: int = BLOCK
     if d != dy:
         raise ValueError(f"dimension mismatch: {d} vs {dy}")
     kf, kb = min(k, m), min(k, n)
-    fwd, fsim, fidx = _heap(n, kf)
-    bwd, bsim, bidx = _heap(m, kb)
-    if n == 0 or m == 0:
+    fsim, fidx = empty_heaps(n, kf)
+    bsim, bidx = empty_heaps(m, kb)
+    if n == 0 or m == 0 or k < 1:
         return KNN(fsim, fidx, bsim, bidx)
     tiles = -(-n // block_rows) * -(-m // block_cols)
     # every working buffer is allocated once: memory stays at the vectors + these, however large n and m
-    buf = np.empty(block_rows * min(block_cols, TRANSPOSE_COLS), dtype=np.float32)  # transposed columns
     tbuf = np.empty(block_rows * block_cols, dtype=np.float32)            # the score tile
     xbuf = np.empty((min(block_rows, n), d), dtype=np.float32)            # fp32 upcasts of one block each
     ybuf = np.empty((min(block_cols, m), d), dtype=np.float32)
+    bthr = np.empty(block_cols, dtype=np.float32)                         # column thresholds of one tile
     with progress_bar(progress, total=tiles, desc="kNN", unit="tile", leave=False) as bar:
         for i0, xb in iter_blocks(x, block_rows):
             xb = _as_float32(xb, xbuf)                                # (bx, d)
@@ -89,13 +75,11 @@ def knn_both(x, y, k: int = 4, *, method: str = "exact", block_rows: int = BLOCK
                 yb = _as_float32(yb, ybuf)                            # (by, d)
                 bx, by = len(xb), len(yb)
                 tile = np.matmul(xb, yb.T, out=tbuf[:bx * by].reshape(bx, by))  # (bx, by) one sgemm
-                # forward: rows i0..i0+bx of X get candidates j0..j0+by
-                fwd.addn(by, faiss.swig_ptr(tile), j0, i0, bx)
-                # backward: only columns whose best value beats their heap's current k-th best
-                _add_columns(bwd, bsim, tile, i0, j0, buf)
+                # one pass: rows i0.. get candidates j0.., columns j0.. get candidates i0..
+                update_tile(tile, i0, j0, fsim, fidx, bsim, bidx, bthr)
                 bar.update(1)
-    fwd.reorder()
-    bwd.reorder()
+    sort_heaps(fsim, fidx)
+    sort_heaps(bsim, bidx)
     return KNN(fsim, fidx, bsim, bidx)
 
 
@@ -106,57 +90,6 @@ def _as_float32(block: np.ndarray, buf: np.ndarray) -> np.ndarray:
     out = buf[:len(block)]
     out[...] = block
     return out
-
-
-_POOL = ThreadPoolExecutor(max_workers=max(1, min(4, default_threads())))  # BISENT_THREADS, OMP_NUM_THREADS, ...
-_SUB = 256  # transpose in 256×256 sub-blocks: each fits in L2 cache
-
-
-def _transpose(a: np.ndarray, out: np.ndarray) -> np.ndarray:
-    """``out[:] = a.T`` for a (r, c) C-order array, cache-blocked and split across threads."""
-    r, c = a.shape
-
-    def part(c0, c1):
-        for j in range(c0, c1, _SUB):
-            for i in range(0, r, _SUB):
-                out[j:j + _SUB, i:i + _SUB] = a[i:i + _SUB, j:j + _SUB].T
-
-    step = -(-c // _POOL._max_workers)
-    step = -(-step // _SUB) * _SUB
-    list(_POOL.map(lambda c0: part(c0, min(c, c0 + step)), range(0, c, step)))
-    return out
-
-
-def _add_columns(heap, heap_val: np.ndarray, tile: np.ndarray, i0: int, j0: int, buf: np.ndarray) -> None:
-    """Push the columns of ``tile`` (bx, by) into the heaps of rows j0..j0+by (ids i0..i0+bx).
-
-    A column whose maximum does not beat its heap's smallest kept value cannot
-    change that heap, so only the other columns are transposed and pushed: after
-    the first row blocks, few columns qualify and the backward direction costs
-    a column-max instead of a transpose. Columns are transposed ``len(buf) // bx``
-    at a time, so the scratch stays a fraction of a tile.
-    """
-    bx, by = tile.shape
-    kth = heap_val[j0:j0 + by, 0]                                     # (by,) heap roots = k-th best so far
-    cols = np.flatnonzero(tile.max(axis=0) > kth)
-    if len(cols) == 0:
-        return
-    chunk = len(buf) // bx
-    if len(cols) > by // 2:
-        for c0 in range(0, by, chunk):
-            part = tile[:, c0:c0 + chunk]                             # (bx, nc) view
-            nc = part.shape[1]
-            t = _transpose(part, buf[: bx * nc].reshape(nc, bx))      # (nc, bx)
-            heap.addn(bx, faiss.swig_ptr(t), i0, j0 + c0, nc)
-        return
-    ids = np.arange(i0, i0 + bx, dtype=np.int64)
-    for c0 in range(0, len(cols), chunk):
-        cc = cols[c0:c0 + chunk]
-        sub = np.take(tile, cc, axis=1)                               # (bx, nc)
-        t = _transpose(sub, buf[: bx * len(cc)].reshape(len(cc), bx))  # (nc, bx)
-        rows = (cc + j0).astype(np.int64)
-        heap.addn_query_subset_with_ids(len(cc), faiss.swig_ptr(rows), bx, faiss.swig_ptr(t),
-                                        faiss.swig_ptr(ids), 0)
 
 
 def _to_float32(v) -> np.ndarray:

@@ -77,6 +77,38 @@ def align_task(src: str, tgt: str, split: str, drop: float, merge: float, limit:
     click.echo(f"wrote {out_dir}")
 
 
+@data_group.command("scale")
+@click.option("--size", default=1_000_000, show_default=True, type=click.IntRange(min=1),
+              help="Sentences a side (fewer when the sources hold fewer).")
+@click.option("--gold", type=click.IntRange(min=0), default=None,
+              help="Gold translation pairs hidden inside (default: size/200, at least 50).")
+@click.option("--sources", default=None,
+              help="Comma-separated subset of the sources (default: all; libreoffice is required, the gold pairs "
+                   "come from it).")
+@click.option("--libreoffice-langs", default=None,
+              help="Comma-separated LibreOffice help languages paired with English (default: de, fr, es, it; "
+                   "each fetched and built once).")
+@click.option("-o", "--out", "out_dir", required=True, type=click.Path(file_okay=False),
+              help="Output folder (src.txt, tgt.txt, tgt.lang, gold.tsv, stats.json).")
+def scale(size: int, gold: int | None, sources: str | None, libreoffice_langs: str | None, out_dir: str):
+    """English against a mix of languages from Debian's documentation, with gold pairs hidden inside."""
+    from ..datasets.scale import LIBREOFFICE_LANGS, SOURCES, build_scale
+    from ..filtering.langid import identify
+
+    def english(sentence: str) -> bool:
+        return next(identify([sentence]))[0] == "en"
+
+    def listed(option, default):
+        return tuple(x.strip() for x in option.split(",") if x.strip()) if option else default
+
+    chosen, langs = listed(sources, SOURCES), listed(libreoffice_langs, LIBREOFFICE_LANGS)
+    s = build_scale(out_dir, is_english=english, size=size, gold=gold, sources=chosen, libreoffice_langs=langs)
+    langs = ", ".join(f"{k} {v}" for k, v in list(s["tgt_by_language"].items())[:8])
+    click.echo(f"{s['src_sentences']} source (en) and {s['tgt_sentences']} target sentences "
+               f"({len(s['tgt_by_language'])} languages: {langs}, ...), {s['gold_pairs']} gold pairs")
+    click.echo(f"wrote {out_dir}")
+
+
 from .docs import data_docs  # noqa: E402  GIMP, GNOME, manual pages, LibreOffice as document pairs
 
 data_group.add_command(data_docs)

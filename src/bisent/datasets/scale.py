@@ -1,0 +1,344 @@
+"""A mining benchmark of up to about a million sentences a side from Debian's documentation.
+
+The source side is English; the target side mixes every other language the
+packages carry (German, French, Spanish, Italian LibreOffice help; GNOME help
+in ~40 languages; the Debian Administrator's Handbook in ~25; manual pages,
+GIMP help, LilyPond, the Debian Reference, KiCad), as a language-identified
+crawl does. Hidden inside are gold translation pairs: LibreOffice help
+paragraphs that are one sentence in English and in one target language, paired
+by page and paragraph id (exact, not estimated; :mod:`bisent.datasets.libreoffice`).
+
+Unannotated translations are kept out, so that precision on the gold pairs
+means something: every translated unit goes to ONE side only, decided by a
+hash — a LibreOffice paragraph (grouped by its English text) is gold, source
+only, or target only (then in every language built); a page of the other sets (its id with
+the language taken out) is either English on the source side or one
+translation on the target side. Within a side, sentences (``sentencex``) are
+deduplicated by exact text and filtered as the LibreOffice pairs are (letters,
+at least :data:`~bisent.datasets.libreoffice.MIN_CHARS` characters and
+:data:`~bisent.datasets.libreoffice.MIN_WORDS` words, at most :data:`MAX_CHARS`), and
+language-identified (``is_english``; the command uses fastText's): English on the source side,
+not English on the target side (translated manuals keep untranslated strings and code),
+and no target text equal to a source text.
+
+``size`` sentences a side are drawn deterministically: the gold pairs first,
+then paragraphs in blake2b order of their text, so a small build is a sample of
+every source, and a larger one contains most of it. Written files:
+``src.txt`` / ``tgt.txt`` (one sentence per line, in blake2b order of the text),
+``tgt.lang`` (the language of each target line), ``gold.tsv`` (0-based
+source line, target line), ``stats.json`` (sources, languages, counts, gold).
+
+Parsed pages are cached per (source, language) under ``cache_dir("datasets", "scale")``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from pathlib import Path
+from typing import Callable, Iterator
+
+from tqdm import tqdm
+
+from ..cache import cache_dir
+from ..errors import BisentError
+from ..io import atomic_write
+from .debian import atomic_dir, fetch_package
+from .docsets import gimp_pages, gnome_pages, html_paragraphs, man_pages
+from .libreoffice import _too_short, load_documents
+
+#: Bump when the selection rules change (the output's stats say which); PAGES_VERSION for the parsed-page cache.
+FORMAT_VERSION = 2
+PAGES_VERSION = 1
+FILES = frozenset({"src.txt", "tgt.txt", "tgt.lang", "gold.tsv", "stats.json"})
+#: LibreOffice help languages paired with English (each a cached ``bisent data libreoffice`` build).
+LIBREOFFICE_LANGS = ("de", "fr", "es", "it")
+#: Longest sentence kept (characters): longer "sentences" are tables, code or lists run together.
+MAX_CHARS = 400
+#: Share (percent) of LibreOffice English texts whose paragraphs are gold candidates.
+GOLD_PERCENT = 20
+#: Fewest words on a side of a gold pair (lists of function names and menu paths are not gold).
+GOLD_MIN_WORDS = 5
+
+
+def _hash(*parts: str) -> int:
+    return int.from_bytes(hashlib.blake2b("\x1f".join(parts).encode("utf-8"), digest_size=8).digest(), "big")
+
+
+# --- page sources: {page id: paragraphs} per language ------------------------------------------------------
+
+def _html_tree(package: str, base: str, lang_of: Callable[[Path], str | None]) -> dict[str, dict[str, list[str]]]:
+    """HTML pages of ``package`` under ``base``, grouped {lang: {page id with the language taken out: paragraphs}}."""
+    root = fetch_package(package) / base
+    out: dict[str, dict[str, list[str]]] = {}
+    for p in sorted(root.rglob("*.html")):
+        lang = lang_of(p.relative_to(root))
+        if lang is None:
+            continue
+        rel = p.relative_to(root).as_posix()
+        page = re.sub(rf"(^|/){re.escape(lang)}(-[A-Za-z]+)?/|\.{re.escape(lang)}(?=\.html$)", r"\1", rel)
+        out.setdefault(_short_lang(lang), {})[page] = html_paragraphs(p.read_text(encoding="utf-8", errors="replace"))
+    return out
+
+
+def _short_lang(tag: str) -> str:
+    """``de-DE`` -> ``de``, ``pt-BR`` -> ``pt-br``, ``zh_CN`` -> ``zh-cn``, ``en-US`` / ``C`` -> ``en``."""
+    tag = tag.replace("_", "-").lower()
+    if tag in ("c", "en-us"):
+        return "en"
+    head, _, tail = tag.partition("-")
+    return tag if head in ("pt", "zh", "sr") and tail and not tail.startswith(head) else head
+
+
+_INFIX = re.compile(r"\.([a-z]{2}(?:[-_][A-Za-z]{2})?)\.html$")
+
+
+def _infix_lang(default: str) -> Callable[[Path], str | None]:
+    def lang_of(rel: Path) -> str | None:
+        m = _INFIX.search(rel.name)
+        return m.group(1) if m else default
+    return lang_of
+
+
+def _handbook() -> dict[str, dict[str, list[str]]]:
+    return _html_tree("debian-handbook", "usr/share/doc/debian-handbook/html", lambda rel: rel.parts[0])
+
+
+def _lilypond() -> dict[str, dict[str, list[str]]]:
+    out = _html_tree("lilypond-doc-html", "usr/share/doc/lilypond/html", _infix_lang("en"))
+    de = _html_tree("lilypond-doc-html-de", "usr/share/doc/lilypond/html", _infix_lang(None))
+    return {**out, **de}
+
+
+def _per_language(packages: dict[str, str], base: str, lang_of) -> dict[str, dict[str, list[str]]]:
+    out = {}
+    for lang, package in packages.items():
+        out.update(_html_tree(package, base.format(lang=lang), lang_of))
+    return out
+
+
+def _reference() -> dict[str, dict[str, list[str]]]:
+    return _per_language({l: f"debian-reference-{l}" for l in ("en", "de", "fr")}, "usr/share/debian-reference",
+                         _infix_lang(None))
+
+
+def _kicad() -> dict[str, dict[str, list[str]]]:
+    return _per_language({l: f"kicad-doc-{l}" for l in ("en", "de", "fr")}, "usr/share/doc/kicad/help",
+                         lambda rel: rel.parts[0])
+
+
+def _readers(reader, langs) -> Callable[[], dict[str, dict[str, list[str]]]]:
+    return lambda: {lang: reader(lang) for lang in langs}
+
+
+def _gnome() -> dict[str, dict[str, list[str]]]:
+    root = fetch_package("gnome-user-docs") / "usr/share/help"
+    return {_short_lang(p.name): gnome_pages("en" if p.name == "C" else p.name) for p in sorted(root.iterdir())
+            if p.is_dir() and "@" not in p.name}
+
+
+#: Page sources beside LibreOffice: name -> a function giving {language: {page id: paragraphs}}.
+PAGE_SOURCES = {
+    "manpages": _readers(man_pages, ("en", "de", "fr")),
+    "gimp": _readers(gimp_pages, ("en", "de", "fr")),
+    "gnome": _gnome,
+    "handbook": _handbook,
+    "lilypond": _lilypond,
+    "reference": _reference,
+    "kicad": _kicad,
+}
+SOURCES = ("libreoffice", *PAGE_SOURCES)
+
+
+def _cached_pages(source: str) -> dict[str, dict[str, list[str]]]:
+    """{lang: {page: paragraphs}} of a page source, parsed once and cached as JSON."""
+    path = cache_dir("datasets", "scale") / f"pages-{source}-v{PAGES_VERSION}.json"
+    if path.is_file():
+        return json.loads(path.read_text(encoding="utf-8"))
+    pages = PAGE_SOURCES[source]()
+    with atomic_write(path, "w", encoding="utf-8") as f:
+        json.dump(pages, f, ensure_ascii=False)
+    return pages
+
+
+# --- units: paragraphs assigned to a side -----------------------------------------------------------------
+
+def _libreoffice_units(langs: tuple[str, ...]):
+    """(gold candidates [(en, tgt, lang)], source paragraphs [(source, 'en', text)], target paragraphs [...])."""
+    by_key: dict[tuple[str, str], dict[str, str]] = {}
+    for lang in langs:
+        for doc in load_documents("en", lang):
+            tgt = {p.pid: p.text for p in doc.tgt}
+            for p in doc.src:
+                if p.text and tgt.get(p.pid):
+                    by_key.setdefault((doc.doc, p.pid), {"en": p.text})[lang] = tgt[p.pid]
+    groups: dict[str, list[dict[str, str]]] = {}
+    for key in sorted(by_key):
+        groups.setdefault(by_key[key]["en"], []).append(by_key[key])
+    gold, src, tgt = [], [], []
+    for en in sorted(groups):
+        h = _hash("lo", en)
+        versions = groups[en]
+        choice = versions[h % len(versions)]
+        lang = sorted(l for l in choice if l != "en")[(h >> 8) % (len(choice) - 1)]
+        if h % 100 < GOLD_PERCENT:
+            gold.append((en, choice[lang], lang))
+        elif h % 2:
+            src.append(("libreoffice", "en", en))
+        else:                                      # every translation: they are not of any source sentence
+            tgt += [("libreoffice", l, t) for l, t in sorted(choice.items()) if l != "en"]
+    return gold, src, tgt
+
+
+def _page_units(source: str):
+    """(source paragraphs, target paragraphs) of a page source: each page on one side only."""
+    pages = _cached_pages(source)
+    ids = sorted({page for by_page in pages.values() for page in by_page})
+    src, tgt = [], []
+    for page in ids:
+        langs = sorted(l for l in pages if l != "en" and pages[l].get(page))
+        h = _hash(source, page)
+        if langs and (h % 2 or not pages.get("en", {}).get(page)):
+            lang = langs[(h >> 8) % len(langs)]
+            tgt += [(source, lang, t) for t in pages[lang][page]]
+        elif pages.get("en", {}).get(page):
+            src += [(source, "en", t) for t in pages["en"][page]]
+    return src, tgt
+
+
+def _sentences(text: str, lang: str) -> list[str]:
+    from sentencex import segment
+
+    text = " ".join(text.split())
+    return [s.strip() for s in segment(lang, text) if s.strip()] if text else []
+
+
+def _keep(sentence: str) -> bool:
+    return len(sentence) <= MAX_CHARS and any(c.isalpha() for c in sentence) and not _too_short(sentence)
+
+
+def _good_gold(sentence: str) -> bool:
+    """Gold sides are prose: kept, at least :data:`GOLD_MIN_WORDS` words, mostly letters."""
+    visible = [c for c in sentence if not c.isspace()]
+    return (_keep(sentence) and len(sentence.split()) >= GOLD_MIN_WORDS
+            and sum(c.isalpha() for c in visible) >= 0.7 * len(visible))
+
+
+def _fill(units, size: int, seen: set[str], out: list[tuple[str, str, str]], counts: dict, desc: str, *,
+          is_english: Callable[[str], bool], english: bool, other_side: frozenset[str] = frozenset()) -> None:
+    """Append sentences of ``units`` (source, lang, paragraph) in blake2b order until ``out`` holds ``size``.
+
+    Kept only when identified as English (``english``) or as not English (the target side: untranslated
+    strings of translated manuals stay out), and when the other side does not hold the same text.
+    """
+    bar = tqdm(total=size, initial=len(out), desc=desc, unit="sentence", leave=False)
+    for source, lang, text in sorted(units, key=lambda u: (_hash(u[2]), u)):
+        if len(out) >= size:
+            break
+        for s in _sentences(text, lang):
+            if s in seen:
+                counts["duplicate"] += 1
+            elif not _keep(s):
+                counts["filtered"] += 1
+            elif s.casefold() in other_side:
+                counts["on_other_side"] += 1
+            elif is_english(s) != english:
+                counts["language"] += 1
+            elif len(out) < size:
+                seen.add(s)
+                out.append((s, lang, source))
+                bar.update(1)
+    bar.close()
+
+
+def build_scale(out_dir, *, is_english: Callable[[str], bool], size: int = 1_000_000, gold: int | None = None,
+                sources: tuple[str, ...] = SOURCES, libreoffice_langs: tuple[str, ...] = LIBREOFFICE_LANGS) -> dict:
+    """Write the benchmark (files in the module docstring) to ``out_dir``; return its stats.
+
+    ``is_english(sentence)`` is the language identifier (``bisent data scale`` passes one on fastText
+    through :func:`bisent.filtering.langid.identify`; data builders sit below the filters, so it is passed in).
+
+    ``gold`` pairs (default ``size // 200``, at least 50) are drawn first; the
+    sides are then filled up to ``size`` sentences each, or to what the sources hold.
+    """
+    unknown = [s for s in sources if s not in SOURCES]
+    if unknown:
+        raise BisentError(f"unknown scale source '{unknown[0]}' (one of {', '.join(SOURCES)})")
+    if "libreoffice" not in sources:
+        raise BisentError("the scale benchmark needs the 'libreoffice' source: its gold pairs come from there")
+    n_gold = min(size, gold if gold is not None else max(50, size // 200))
+    candidates, lo_src, lo_tgt = _libreoffice_units(tuple(libreoffice_langs))
+    src_units, tgt_units = list(lo_src), list(lo_tgt)
+    for source in sources:
+        if source != "libreoffice":
+            s, t = _page_units(source)
+            src_units += s
+            tgt_units += t
+    counts = {side: dict.fromkeys(("duplicate", "filtered", "on_other_side", "language"), 0) for side in ("src", "tgt")}
+    src: list[tuple[str, str, str]] = []
+    tgt: list[tuple[str, str, str]] = []
+    seen_src, seen_tgt = set(), set()
+    pairs = []
+    for en, tr, lang in sorted(candidates, key=lambda c: (_hash("gold", *c), c)):
+        if len(pairs) >= n_gold:
+            break
+        a, b = _sentences(en, "en"), _sentences(tr, lang)
+        if (len(a) == 1 == len(b) and _good_gold(a[0]) and _good_gold(b[0]) and a[0] not in seen_src
+                and b[0] not in seen_tgt and is_english(a[0]) and not is_english(b[0])):
+            seen_src.add(a[0])
+            seen_tgt.add(b[0])
+            src.append((a[0], "en", "libreoffice"))
+            tgt.append((b[0], lang, "libreoffice"))
+            pairs.append((a[0], b[0]))
+    _fill(src_units, size, seen_src, src, counts["src"], "source sentences", is_english=is_english, english=True)
+    _fill(tgt_units, size, seen_tgt, tgt, counts["tgt"], "target sentences", is_english=is_english, english=False,
+          other_side=frozenset(x.casefold() for x in seen_src))
+    src.sort(key=lambda r: (_hash(r[0]), r[0]))
+    tgt.sort(key=lambda r: (_hash(r[0]), r[0]))
+    src_line = {r[0]: i for i, r in enumerate(src)}
+    tgt_line = {r[0]: i for i, r in enumerate(tgt)}
+    gold_lines = sorted((src_line[a], tgt_line[b]) for a, b in pairs)
+    stats = {"format": FORMAT_VERSION, "size": size, "src_sentences": len(src), "tgt_sentences": len(tgt),
+             "gold_pairs": len(gold_lines), "gold_languages": _count(tgt[j][1] for _, j in gold_lines),
+             "src_by_source": _count(r[2] for r in src), "tgt_by_source": _count(r[2] for r in tgt),
+             "tgt_by_language": _count(r[1] for r in tgt), "removed": counts,
+             "available_paragraphs": {"src": len(src_units) + len(candidates), "tgt": len(tgt_units) + len(candidates)},
+             "libreoffice_languages": list(libreoffice_langs), "sources": list(sources),
+             "rule": "each LibreOffice English text is gold, source only or target only (blake2b); each page of "
+                     "the other sources is English on the source side or one translation on the target side"}
+    with atomic_dir(Path(out_dir), replace_names=FILES) as tmp:
+        _write_lines(tmp / "src.txt", (r[0] for r in src))
+        _write_lines(tmp / "tgt.txt", (r[0] for r in tgt))
+        _write_lines(tmp / "tgt.lang", (r[1] for r in tgt))
+        _write_lines(tmp / "gold.tsv", (f"{i}\t{j}" for i, j in gold_lines))
+        (tmp / "stats.json").write_text(json.dumps(stats, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return stats
+
+
+def _count(items: Iterator[str]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for x in items:
+        out[x] = out.get(x, 0) + 1
+    return dict(sorted(out.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def _write_lines(path: Path, lines) -> None:
+    with open(path, "w", encoding="utf-8", newline="\n") as f:
+        for line in lines:
+            f.write(line + "\n")
+
+
+def read_gold(folder) -> list[tuple[int, int]]:
+    """The (source line, target line) gold pairs of a built benchmark (0-based)."""
+    path = Path(folder) / "gold.tsv"
+    if not path.is_file():
+        raise BisentError(f"{path}: missing (build the benchmark with `bisent data scale`)")
+    out = []
+    with open(path, encoding="utf-8") as f:
+        for no, line in enumerate(f, 1):
+            parts = line.rstrip("\n").split("\t")
+            if len(parts) != 2 or not all(p.isdigit() for p in parts):
+                raise BisentError(f"{path}:{no}: expected two line numbers separated by a tab")
+            out.append((int(parts[0]), int(parts[1])))
+    return out

@@ -1,0 +1,122 @@
+"""Fused top-k of both directions over one score tile: one compiled pass updates row and column heaps.
+
+:func:`bisent.index.knn_both` computes the score matrix ``S = X Yᵀ`` tile by tile
+(one sgemm each) and needs, from every tile, the k best columns of each row
+(forward) and the k best rows of each column (backward). :func:`update_tile`
+reads the tile once, in memory order, and updates both: a row heap when a value
+beats the row's k-th best so far, a column heap when it beats that column's
+k-th best (kept in a small contiguous array while the tile is read). After the
+first tiles almost no value beats either threshold, so the pass costs about one
+read of the tile with two comparisons per value: no transpose, no column gather.
+
+Order is the brute-force order: larger score first, and among equal scores the
+smaller index first (``np.argsort(-s, kind="stable")``). Each heap keeps its
+worst entry (smallest score, then largest index) at its root, so ties at the
+k-th place are resolved exactly as a full sort would, whatever the tile order.
+
+Heaps are plain arrays: ``val`` (rows, k) float32 and ``ids`` (rows, k) int64,
+filled with ``-inf`` / ``-1`` by :func:`empty_heaps`, sorted best first by
+:func:`sort_heaps`.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+
+#: values of a row checked at once, without branches, before the rare per-value updates
+CHUNK = 64
+
+
+def empty_heaps(rows: int, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Heaps for ``rows`` queries keeping ``k`` each: val (rows, k) float32 = -inf, ids (rows, k) int64 = -1."""
+    return np.full((rows, k), -np.inf, dtype=np.float32), np.full((rows, k), -1, dtype=np.int64)
+
+
+@numba.njit(inline="always")
+def _worse(va, ia, vb, ib) -> bool:
+    """(va, ia) ranks below (vb, ib): smaller score, or the same score and a larger index."""
+    return va < vb or (va == vb and ia > ib)
+
+
+@numba.njit(inline="always")
+def _replace_root(val, ids, v, i) -> None:
+    """Put (v, i) in place of the root of the heap ``val``/``ids`` (k,) and sift it down."""
+    k = val.shape[0]
+    pos = 0
+    while True:
+        c = 2 * pos + 1
+        if c >= k:
+            break
+        if c + 1 < k and _worse(val[c + 1], ids[c + 1], val[c], ids[c]):
+            c += 1
+        if not _worse(val[c], ids[c], v, i):
+            break
+        val[pos] = val[c]
+        ids[pos] = ids[c]
+        pos = c
+    val[pos] = v
+    ids[pos] = i
+
+
+@numba.njit(inline="always")
+def _push(row, c0, c1, gi, j0, thr, fv, fi, bval, bids, bthr):
+    """Offer values c0..c1 of one tile row to its row heap (fv, fi) and to their column heaps; return the
+    row's new threshold."""
+    for c in range(c0, c1):
+        v = row[c]
+        if v >= thr and _worse(fv[0], fi[0], v, j0 + c):
+            _replace_root(fv, fi, v, j0 + c)
+            thr = fv[0]
+        if v >= bthr[c]:
+            gj = j0 + c
+            if _worse(bval[gj, 0], bids[gj, 0], v, gi):
+                _replace_root(bval[gj], bids[gj], v, gi)
+                bthr[c] = bval[gj, 0]
+    return thr
+
+
+@numba.njit(nogil=True, cache=True)
+def update_tile(tile, i0, j0, fval, fids, bval, bids, bthr):
+    """Feed the tile ``tile`` (bx, by) = S[i0:i0+bx, j0:j0+by] to both heaps.
+
+    fval/fids (n, kf): heaps of the rows of X (candidates: column indices);
+    bval/bids (m, kb): heaps of the rows of Y (candidates: row indices);
+    bthr (≥ by,) float32 scratch for the column thresholds.
+    """
+    bx, by = tile.shape
+    full = by - by % CHUNK
+    for c in range(by):
+        bthr[c] = bval[j0 + c, 0]
+    for r in range(bx):
+        row = tile[r]
+        gi = i0 + r
+        fv = fval[gi]
+        fi = fids[gi]
+        thr = fv[0]
+        for c0 in range(0, full, CHUNK):
+            hit = False
+            for c in range(c0, c0 + CHUNK):        # a constant trip count: vectorised, branch-free
+                hit |= (row[c] >= thr) | (row[c] >= bthr[c])
+            if hit:
+                thr = _push(row, c0, c0 + CHUNK, gi, j0, thr, fv, fi, bval, bids, bthr)
+        thr = _push(row, full, by, gi, j0, thr, fv, fi, bval, bids, bthr)
+
+
+@numba.njit(nogil=True, cache=True)
+def sort_heaps(val, ids) -> None:
+    """Sort every heap row in place, best first (score descending, then index ascending)."""
+    rows, k = val.shape
+    for r in range(rows):
+        v = val[r]
+        d = ids[r]
+        for a in range(1, k):                      # insertion sort: k is small
+            x, y = v[a], d[a]
+            b = a - 1
+            while b >= 0 and _worse(v[b], d[b], x, y):
+                v[b + 1] = v[b]
+                d[b + 1] = d[b]
+                b -= 1
+            v[b + 1] = x
+            d[b + 1] = y
