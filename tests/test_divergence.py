@@ -270,7 +270,8 @@ def test_repair_step_in_a_pipeline_rewrites_the_pair(toy_model):
     from bisent.filtering import FilterPipeline
 
     _, model_dir = toy_model
-    pipe = FilterPipeline.from_config([{"type": "repair", "model": str(model_dir), "tau": 2},
+    # the toy model's glued words are divergent with odds below the default's 20:1: the plain arg max here
+    pipe = FilterPipeline.from_config([{"type": "repair", "model": str(model_dir), "tau": 2, "min_word_gain": 0},
                                        {"type": "length", "min_length": 1, "max_length": 200}])
     glued = ("a1 a2 a3 a4 a5", "b5 b4 b3 b2 b1 b30 b31 b32 b33 b34")
     res = pipe.process([glued, ("a1 a2", "b2 b1")])
@@ -327,3 +328,11 @@ def test_repair_cuts_only_words_divergent_on_average(junk, cut_at_default):
     default = repair_pair(model, src, tgt)
     assert (default.status == "cut") is cut_at_default
     assert default.src == (plain.src if cut_at_default else src)
+
+
+def test_repair_leaves_a_pair_without_parallel_core_whole():
+    """A misaligned pair: every word divergent, so cutting it down cannot leave a parallel core."""
+    S = -4.0 * np.ones((8, 6))
+    S[6, 5] = 3.0                                                           # one stray match
+    r = repair_pair(_FixedScores(S), "a b c d e f g h", "t u v w x y", min_word_gain=0.0)
+    assert r.status == "kept"

@@ -557,7 +557,9 @@ def repair_pair(model, src: str, tgt: str, *, n_best: int = 20, tau: int = 3, re
     ``min_gain`` and by more than ``min_word_gain`` per word it removes: the
     cut words must be divergent on average, not one doubtful edge word of a
     clean pair (with 'align', a removed word's share of the gain is about its
-    negated Eq. 2 score). ``before``/``after`` are the ranking scores of the full pair
+    negated Eq. 2 score), and the kept core must be parallel by the model's own
+    rule (its words' mean Eq. 2 score above 0), so a pair with no parallel core
+    (a misalignment) is left whole for the filters to reject. ``before``/``after`` are the ranking scores of the full pair
     and of the result. Pairs with a side of ``tau`` words or fewer are kept as they are.
     """
     ws, wt, reason = check_pair(src, tgt, model.max_words)
@@ -580,9 +582,11 @@ def repair_pair(model, src: str, tgt: str, *, n_best: int = 20, tau: int = 3, re
         raise ValueError(f"rerank must be 'align' or 'sim', not {rerank!r}")
     base = next(c for c in ranked if (c.p, c.q, c.a, c.b) == (0, I, 0, J))
     best = max(ranked, key=lambda c: c.score)
-    removed = I - (best.q - best.p) + J - (best.b - best.a)
+    kept = (best.q - best.p) + (best.b - best.a)
+    removed = I + J - kept
     gain = best.score - base.score
-    if removed == 0 or gain <= min_gain or gain <= min_word_gain * removed:
+    core = cut_score(S, model.r, best.p, best.q, best.a, best.b) / kept      # mean Eq. 2 score of the kept words
+    if removed == 0 or gain <= min_gain or gain <= min_word_gain * removed or core <= 0:
         return Repair("kept", src, tgt, (1, I), (1, J), I, J, base.score, base.score)
     return Repair("cut", cut_text(src, ws, best.p, best.q), cut_text(tgt, wt, best.a, best.b),
                   (best.p + 1, best.q), (best.a + 1, best.b), I, J, base.score, best.score)
