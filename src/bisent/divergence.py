@@ -554,12 +554,13 @@ def repair_pair(model, src: str, tgt: str, *, n_best: int = 20, tau: int = 3, re
     ranked again by ``rerank``: 'align' keeps the aligned score of the arg
     max, 'sim' the Eq. 1 cosine of each candidate re-encoded (the paper's
     choice). A cut replaces the pair when it beats the full pair by more than
-    ``min_gain`` and by more than ``min_word_gain`` per word it removes: the
-    cut words must be divergent on average, not one doubtful edge word of a
-    clean pair (with 'align', a removed word's share of the gain is about its
-    negated Eq. 2 score), and the kept core must be parallel by the model's own
-    rule (its words' mean Eq. 2 score above 0), so a pair with no parallel core
-    (a misalignment) is left whole for the filters to reject. ``before``/``after`` are the ranking scores of the full pair
+    ``min_gain`` (ranking score) and its aligned score gains more than
+    ``min_word_gain`` per word it removes (a removed word adds about its
+    negated Eq. 2 score, a logit): the cut words must be divergent on average,
+    not one doubtful edge word of a clean pair. The kept core must also be
+    parallel by the model's own rule (its words' mean Eq. 2 score above 0), so
+    a pair with no parallel core (a misalignment) is left whole for the filters
+    to reject. ``before``/``after`` are the ranking scores of the full pair
     and of the result. Pairs with a side of ``tau`` words or fewer are kept as they are.
     """
     ws, wt, reason = check_pair(src, tgt, model.max_words)
@@ -584,9 +585,10 @@ def repair_pair(model, src: str, tgt: str, *, n_best: int = 20, tau: int = 3, re
     best = max(ranked, key=lambda c: c.score)
     kept = (best.q - best.p) + (best.b - best.a)
     removed = I + J - kept
-    gain = best.score - base.score
-    core = cut_score(S, model.r, best.p, best.q, best.a, best.b) / kept      # mean Eq. 2 score of the kept words
-    if removed == 0 or gain <= min_gain or gain <= min_word_gain * removed or core <= 0:
+    aligned = cut_score(S, model.r, best.p, best.q, best.a, best.b)         # the arg max's own score, any rerank
+    word_gain_ok = aligned - full.score > min_word_gain * removed
+    core = aligned / kept                                                     # mean Eq. 2 score of the kept words
+    if removed == 0 or best.score - base.score <= min_gain or not word_gain_ok or core <= 0:
         return Repair("kept", src, tgt, (1, I), (1, J), I, J, base.score, base.score)
     return Repair("cut", cut_text(src, ws, best.p, best.q), cut_text(tgt, wt, best.a, best.b),
                   (best.p + 1, best.q), (best.a + 1, best.b), I, J, base.score, best.score)
