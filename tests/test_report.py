@@ -509,7 +509,7 @@ def test_explain_with_a_pair_the_model_cannot_align_is_one_line_error(toy_diverg
 
 def test_run_report_covers_align_and_filter_stages(tmp_path, capsys):
     """``bisent run --report``: one page with the align and filter stages; the filter samples say which step decided."""
-    from test_run import make_run
+    from test_run import make_run, use_collections
 
     cfg = make_run(tmp_path)
     assert main(["run", str(cfg), "-o", str(tmp_path / "r"), "--quiet", "--report", str(tmp_path / "run.html")]) == 0
@@ -523,12 +523,7 @@ def test_run_report_covers_align_and_filter_stages(tmp_path, capsys):
     assert rows and all(r["steps"].startswith("duplicate=") for r in rows)
     assert (tmp_path / "r" / "bitext.tsv").read_text() == (tmp_path / "r" / "filter" / "kept.tsv").read_text()
     # documents mined across two collections: the page shows the documents stage too
-    for side in ("en", "de"):
-        (tmp_path / side).mkdir()
-        for f in (tmp_path / "docs").glob(f"*.{side}"):
-            (tmp_path / side / f.name).write_bytes(f.read_bytes())
-    cfg.write_text(cfg.read_text().replace("{pairs: docs/pairs.tsv}", "{collections: {src: en, tgt: de}, "
-                                           "encoder: char-ngram, threshold: 0.0}"))
+    use_collections(tmp_path, cfg)
     assert main(["run", str(cfg), "-o", str(tmp_path / "r2"), "--quiet", "--report", str(tmp_path / "run2.html")]) == 0
     html = (tmp_path / "run2.html").read_text()
     assert "unmatched: empty document" in html and "<th>steps</th>" in html and no_fetch(html)

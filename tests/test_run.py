@@ -81,14 +81,19 @@ def test_run_accounts_for_everything(tmp_path, capsys):
     assert after != before and sum(1 for x in after.splitlines() if x.split("\t")[1] == "") == 2
 
 
-def test_collections_every_document_accounted_for_and_bad_config(tmp_path, capsys):
-    cfg = make_run(tmp_path)
+def use_collections(tmp_path, cfg) -> None:
+    """Turn make_run's given document pairs into two collections (folders en/ and de/) mined by the run."""
     for side in ("en", "de"):
         (tmp_path / side).mkdir()
         for f in (tmp_path / "docs").glob(f"*.{side}"):
             (tmp_path / side / f.name).write_bytes(f.read_bytes())
     cfg.write_text(cfg.read_text().replace("{pairs: docs/pairs.tsv}", "{collections: {src: en, tgt: de}, "
                                            "encoder: char-ngram, threshold: 0.0}"))
+
+
+def test_collections_every_document_accounted_for_and_bad_config(tmp_path, capsys):
+    cfg = make_run(tmp_path)
+    use_collections(tmp_path, cfg)
     assert main(["run", str(cfg), "-o", str(tmp_path / "r"), "--quiet"]) == 0
     docs = json.loads(capsys.readouterr().out.strip().splitlines()[-1])["documents"]
     unmatched = (tmp_path / "r" / "documents" / "unmatched.tsv").read_text().splitlines()

@@ -37,7 +37,6 @@ import time
 import numpy as np
 
 from ..datasets.domains import load_domain_pairs
-from ..datasets.libreoffice import load_pairs
 from ..divergence import MIN_WORD_GAIN, aggregate, parallel_share, repair_pair, tokenize, word_accuracy, word_test_set
 from .common import Recorder
 
@@ -83,7 +82,7 @@ def run(src_lang: str, tgt_lang: str, encoders: list, record: Recorder, *, limit
     filtering = domain == "libreoffice"                                    # the filter set is LibreOffice help
     items, _ = build_set(src_lang, tgt_lang, limit=limit or 2000) if filtering else ([], None)
     kinds = [it.kind for it in items]
-    original = {(p.doc, p.pid): p.tgt for p in load_pairs(src_lang, tgt_lang, split="test")} if filtering else {}
+    original = {(doc, pid): tgt for doc, pid, _, tgt in rows}              # the LibreOffice test pairs when filtering
     for enc in encoders:
         who = {**base, "encoder": enc.name, "encoder_id": enc.id}
         if filtering:

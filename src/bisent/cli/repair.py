@@ -45,6 +45,7 @@ def repair(pairs, model_dir, output, n_best, tau, rerank, min_gain, min_word_gai
     from ..models.divergence import load_model
 
     model = load_model(model_dir)
+    min_word_gain = MIN_WORD_GAIN if min_word_gain is None else min_word_gain
     counts: Counter = Counter()
     with atomic_write(output) as f:
         for n, pair, reason in read_pairs(pairs):
@@ -53,7 +54,7 @@ def repair(pairs, model_dir, output, n_best, tau, rerank, min_gain, min_word_gai
                 f.write(f"{n}\tskipped: {reason}\t-\t-\t-\t-\t\t\n")
                 continue
             r = repair_pair(model, *pair, n_best=n_best, tau=tau, rerank=rerank, min_gain=min_gain,
-                            min_word_gain=MIN_WORD_GAIN if min_word_gain is None else min_word_gain)
+                            min_word_gain=min_word_gain)
             counts[r.status.split(":")[0]] += 1
             src, tgt = (r.src, r.tgt) if not r.status.startswith("skipped") else ("", "")
             f.write(f"{n}\t{r.status}\t{_span(r.src_span)}\t{_span(r.tgt_span)}\t{_num(r.before)}\t{_num(r.after)}"
