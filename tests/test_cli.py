@@ -95,7 +95,6 @@ def test_bad_input_gives_one_line_error(tmp_path, case, command):
 ])
 def test_unknown_encoder_or_language(tmp_path, args, pattern):
     f = write_bytes(tmp_path / "in.txt", b"hello\n")
-    base = {"-l": "en"}
     if "-l" not in args:
         args = args + ["-l", "en"]
     code, _, err = run("embed", f, *args, "-o", tmp_path / "v")

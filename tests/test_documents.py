@@ -176,6 +176,10 @@ def test_cli_docs_mine_and_eval(tmp_path, capsys):
     assert main(["eval", "docs", tmp_path / "en.jsonl", tmp_path / "de.jsonl", tmp_path / "gold2.tsv", "-l", "en",
                  "-L", "de", "-e", "char-ngram"]) == 2
     assert "1 gold pair(s) name documents not in the collections, e.g. e0 -> nope" in capsys.readouterr().err
+    # the gold ids are checked before any encoder is loaded: a model folder that does not exist is never reached
+    assert main(["eval", "docs", tmp_path / "en.jsonl", tmp_path / "de.jsonl", tmp_path / "gold2.tsv", "-l", "en",
+                 "-L", "de", "-e", tmp_path / "no-such-model"]) == 2
+    assert "name documents not in the collections" in capsys.readouterr().err
 
 
 # --- trained document encoders ----------------------------------------------------------------------------

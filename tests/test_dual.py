@@ -15,9 +15,8 @@ torch = pytest.importorskip("torch")
 from bisent.encoders import get_encoder  # noqa: E402
 from bisent.encoders.trained import load_model_dir  # noqa: E402
 from bisent.errors import BisentError  # noqa: E402
-from bisent.models.dual import Adapter, BiLSTM, DAN, HashTransformer, TorchDualEncoder, load_dual, save_dual  # noqa: E402
+from bisent.models.dual import Adapter, DAN, HashTransformer, TorchDualEncoder, load_dual, save_dual  # noqa: E402
 from bisent.models.hashing import HashFeaturizer  # noqa: E402
-from bisent.training.data import Bitext  # noqa: E402
 from bisent.training import checkpoint  # noqa: E402
 from bisent.training.loop import train  # noqa: E402
 from bisent.training.objectives.distill import distill_loss  # noqa: E402

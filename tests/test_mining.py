@@ -1,7 +1,6 @@
 """Retrieval modes on hand-built cases, including max-score's greedy one-to-one rule."""
 
 import numpy as np
-import pytest
 
 from bisent.index import KNN
 from bisent.mining import mine, mine_texts, retrieve

@@ -39,7 +39,7 @@ def make_run(tmp_path: Path) -> Path:
         (docs / f"{k}.de").write_text("\n".join(DE[k:] + DE[:k]) + "\n", encoding="utf-8")
         rows.append(f"{k}.en\t{k}.de")
     (docs / "empty.en").write_text("\n", encoding="utf-8")
-    rows.append(f"empty.en\t0.de")
+    rows.append("empty.en\t0.de")
     (docs / "pairs.tsv").write_text("\n".join(rows) + "\n", encoding="utf-8")
     (tmp_path / "filter.yaml").write_text(FILTER, encoding="utf-8")
     cfg = tmp_path / "run.yaml"

@@ -202,6 +202,8 @@ def pairs_accuracy(enc, test_pairs, score="cosine"):
                                        ("bbowae", {})])
 def test_toy_training_beats_chance(tmp_path, toy, arch, over):
     train_pairs, test_pairs = toy
+    if arch == "zhang2016":   # 3 skip-gram epochs leave the toy vectors unconverged: accuracy then varies by CPU
+        over = {**over, "objectives__w2v_epochs": 10}
     res = train(toy_recipe(arch, train__max_steps=60, **over), [Bitext("en", "de", train_pairs)], [], [], tmp_path / "m", progress=False)
     losses = [r["loss"] for r in res.log if "loss" in r]
     assert losses[-1] < losses[0]

@@ -34,12 +34,17 @@ def _collections(fn):
     return fn
 
 
-def _embed(src_docs, tgt_docs, src_lang, tgt_lang, encoder, segmentation, *, centred=True, progress=None):
-    """Read both collections and embed them: ``(src docs, tgt docs, encoder, a (n, d), b (m, d))``."""
+def _embed(src_docs, tgt_docs, src_lang, tgt_lang, encoder, segmentation, *, centred=True, progress=None, check=None):
+    """Read both collections and embed them: ``(src docs, tgt docs, encoder, a (n, d), b (m, d))``.
+
+    ``check(src, tgt)``, when given, runs after reading and before the (slow) embedding, so a bad gold
+    file or mined file fails in seconds, not after an hour of encoding."""
     from ..documents import get_document_encoder, read_documents
 
     src = read_documents(src_docs, src_lang, segmentation=segmentation)
     tgt = read_documents(tgt_docs, tgt_lang, segmentation=segmentation)
+    if check is not None:
+        check(src, tgt)
     enc = get_document_encoder(encoder, centred=centred)
     a = enc.encode_documents([d.sentences for d in src], src_lang, progress=progress)
     b = enc.encode_documents([d.sentences for d in tgt], tgt_lang, progress=progress)
@@ -108,20 +113,26 @@ def eval_docs(src_docs, tgt_docs, gold, src_lang, tgt_lang, encoder, segmentatio
     from ..datasets.docsets import read_gold
     from ..evaluate import retrieval_p_at_n
 
-    src, tgt, enc, a, b = _embed(src_docs, tgt_docs, src_lang, tgt_lang, encoder, segmentation)
-    s_row = {d.id: i for i, d in enumerate(src)}
-    t_row = {d.id: i for i, d in enumerate(tgt)}
     pairs = [(s, t) for s, t, sp in read_gold(gold) if split is None or sp == split]
-    missing = [(s, t) for s, t in pairs if s not in s_row or t not in t_row]
-    if missing:
-        s, t = missing[0]
-        raise BisentError(f"{gold}: {len(missing)} gold pair(s) name documents not in the collections, e.g. {s} -> {t}")
     if not pairs:
         raise BisentError(f"{gold}: no gold pairs{' in split ' + split if split else ''}")
+    got = set(read_doc_matches(mined)) if mined else None
+
+    def check(src, tgt):
+        s_ids, t_ids = {d.id for d in src}, {d.id for d in tgt}
+        missing = [(s, t) for s, t in pairs if s not in s_ids or t not in t_ids]
+        if missing:
+            s, t = missing[0]
+            raise BisentError(f"{gold}: {len(missing)} gold pair(s) name documents not in the collections, "
+                              f"e.g. {s} -> {t}")
+
+    src, tgt, enc, a, b = _embed(src_docs, tgt_docs, src_lang, tgt_lang, encoder, segmentation, check=check)
+    s_row = {d.id: i for i, d in enumerate(src)}
+    t_row = {d.id: i for i, d in enumerate(tgt)}
     out = {"encoder": enc.name, "gold": len(pairs), "src_documents": len(src), "tgt_documents": len(tgt),
            **retrieval_p_at_n(a, b, np.array([s_row[s] for s, _ in pairs]), np.array([t_row[t] for _, t in pairs]))}
     if mined:
-        got, want = set(read_doc_matches(mined)), set(pairs)
+        want = set(pairs)
         out.update(mined_matched=len(got), mined_correct=len(got & want),
                    mined_precision=round(100 * len(got & want) / max(len(got), 1), 2),
                    mined_recall=round(100 * len(got & want) / len(want), 2))
