@@ -25,7 +25,7 @@ LAYERS: list[set[str]] = [
     {"encoders", "models", "divergence"},                         # sentence -> vector; word divergence
     {"scoring", "index", "topk", "vectors", "datasets"},          # vectors -> neighbours; data builders
     {"mining", "filtering", "documents", "evaluate", "align",     # what a user does with them
-     "divergence", "repair", "calibration", "explain", "scale"},
+     "divergence", "repair", "calibration", "explain", "scale", "rerank"},
     {"training"},                                                 # learning encoders
     {"bench", "demo", "report", "run", "pipeline"},               # measuring, showing, whole jobs
     {"cli", "__main__", "__init__"},                              # the command line; the package root

@@ -191,13 +191,16 @@ class DocMatch:
 
 
 def mine_documents(src: list[Document], tgt: list[Document], a: np.ndarray, b: np.ndarray, *, k: int = 4,
-                   score: str = "ratio", threshold: float | None = None) -> list[DocMatch]:
+                   score: str = "ratio", threshold: float | None = None, rerank=None) -> list[DocMatch]:
     """Match source documents to target documents one-to-one; one :class:`DocMatch` per source, in input order.
 
     ``a (n, d)``, ``b (m, d)``: their unit embeddings. Candidates come from
     kNN both ways with the ``score`` (a margin, CSLS or cosine); retrieval is
     max-score one-to-one. Unmatched sources say why: empty document, its
     candidates all went to better-scoring sources, or below the threshold.
+    ``rerank``: ``(src_table, tgt_table, depth, weight)`` (:mod:`bisent.rerank`)
+    re-scores the ``depth`` nearest candidates each way by sentence alignment
+    before the margin (the margin's neighbourhoods are then the best k re-scored).
     """
     from .mining import mine
     from .scoring import Scorer
@@ -207,7 +210,9 @@ def mine_documents(src: list[Document], tgt: list[Document], a: np.ndarray, b: n
     src_ok = np.array([d.reason is None for d in src], dtype=bool)
     tgt_ok = np.array([d.reason is None for d in tgt], dtype=bool)
     pairs = []
-    if src_ok.any() and tgt_ok.any():
+    if src_ok.any() and tgt_ok.any() and rerank is not None:
+        pairs = _mine_reranked(a, b, src_ok, tgt_ok, Scorer(score, k), *rerank)
+    elif src_ok.any() and tgt_ok.any():
         pairs = mine(a, b, Scorer(score, k), retrieval="max", src_valid=src_ok, tgt_valid=tgt_ok)
     by_src = {p.src: p for p in pairs}
     out = []
@@ -227,6 +232,21 @@ def mine_documents(src: list[Document], tgt: list[Document], a: np.ndarray, b: n
             out.append(DocMatch(d.id, t.id, p.score, cos, f"score below threshold {threshold:g}" if below else None,
                                 d.origin, t.origin))
     return out
+
+
+def _mine_reranked(a, b, src_ok, tgt_ok, scorer, src_table, tgt_table, depth: int, weight: float):
+    """:func:`bisent.mining.mine` (max retrieval) with the candidates re-scored by :func:`bisent.rerank.rerank_knn`."""
+    from .index import knn_both
+    from .mining import MinedPair, retrieve
+    from .rerank import rerank_knn
+
+    rs, rt = np.flatnonzero(src_ok), np.flatnonzero(tgt_ok)
+    knn = knn_both(a[rs], b[rt], max(depth, scorer.k))
+    knn = rerank_knn(knn, src_table.select(rs), tgt_table.select(rt), k=min(scorer.k, len(rs), len(rt)),
+                     weight=weight)
+    pairs = retrieve(scorer.candidates(knn), "max")
+    pairs.sort(key=lambda p: (-p.score, p.src, p.tgt))
+    return [MinedPair(p.score, int(rs[p.src]), int(rt[p.tgt])) for p in pairs]
 
 
 #: columns of ``bisent docs mine`` output

@@ -268,17 +268,27 @@ def precision_at(ranked: np.ndarray, gold: np.ndarray, ns: Sequence[int] = (1, 3
 
 
 def retrieval_p_at_n(a: np.ndarray, b: np.ndarray, a_gold: np.ndarray, b_gold: np.ndarray,
-                     ns: Sequence[int] = (1, 3, 10)) -> dict[str, float]:
+                     ns: Sequence[int] = (1, 3, 10), *, rerank=None) -> dict[str, float]:
     """Document retrieval both ways by cosine among ALL rows of the other side (gold rows plus distractors).
 
     ``a (n, d)``, ``b (m, d)`` unit rows; ``a_gold[i]`` and ``b_gold[i]`` are
     the rows of the i-th gold pair. Returns ``p@N_src_tgt`` and ``p@N_tgt_src`` in percent.
+    ``rerank``: ``(a_table, b_table, depth, weight)`` re-scores the ``depth``
+    nearest by sentence alignment first (:func:`bisent.rerank.rerank`).
     """
     from .index import knn_both
 
     k = max(ns)
-    fwd = knn_both(a[a_gold], b, k).fwd_idx                                        # (g, k) targets of each gold source
-    bwd = knn_both(b[b_gold], a, k).fwd_idx                                        # (g, k) sources of each gold target
+    depth = max(k, rerank[2]) if rerank else k
+    f = knn_both(a[a_gold], b, depth)                                              # targets of each gold source
+    g = knn_both(b[b_gold], a, depth)                                              # sources of each gold target
+    fwd, bwd = f.fwd_idx[:, :k], g.fwd_idx[:, :k]                                  # (g, k) each
+    if rerank:
+        from .rerank import rerank as rescore
+
+        a_t, b_t, _, weight = rerank
+        fwd = rescore(f.fwd_sim, f.fwd_idx, a_t, b_t, rows=a_gold, k=k, weight=weight)[1]
+        bwd = rescore(g.fwd_sim, g.fwd_idx, b_t, a_t, rows=b_gold, k=k, weight=weight)[1]
     out = {}
     for name, ranked, gold in (("src_tgt", fwd, b_gold), ("tgt_src", bwd, a_gold)):
         for n, p in precision_at(ranked, gold, ns).items():

@@ -72,16 +72,28 @@ def load_pool(src_lang: str, tgt_lang: str, view: str, *, sources=SOURCES, max_u
     return docs["src"], docs["tgt"], gold_rows, gsrc
 
 
-def evaluate(enc, src_docs, tgt_docs, gold_rows, gold_sources, src_lang, tgt_lang, progress=None) -> list[dict]:
-    """P@N overall and per query source, for one document encoder on one pool."""
+def evaluate(enc, src_docs, tgt_docs, gold_rows, gold_sources, src_lang, tgt_lang, progress=None,
+             rerank: int = 0) -> list[dict]:
+    """P@N overall and per query source, for one document encoder on one pool; with ``rerank`` > 0 also
+    with that many candidates re-scored by sentence alignment (records with ``rerank``: depth)."""
     a = enc.encode_documents([d.sentences for d in src_docs], src_lang, progress=progress)
     b = enc.encode_documents([d.sentences for d in tgt_docs], tgt_lang, progress=progress)
+    settings = [None]
+    sent = getattr(enc, "encoder", None) or getattr(enc, "base", None)
+    if rerank and sent is not None:
+        from ..rerank import WEIGHT, SentenceTable
+
+        settings.append((SentenceTable.encode([d.sentences for d in src_docs], sent, src_lang, progress=progress),
+                         SentenceTable.encode([d.sentences for d in tgt_docs], sent, tgt_lang, progress=progress),
+                         rerank, WEIGHT))
     out = []
-    for name in ["all", *dict.fromkeys(gold_sources.tolist())]:
-        sel = np.ones(len(gold_rows), bool) if name == "all" else gold_sources == name
-        if sel.any():
-            out.append({"queries": name, "n_queries": int(sel.sum()),
-                        **retrieval_p_at_n(a, b, gold_rows[sel, 0], gold_rows[sel, 1])})
+    for rr in settings:
+        for name in ["all", *dict.fromkeys(gold_sources.tolist())]:
+            sel = np.ones(len(gold_rows), bool) if name == "all" else gold_sources == name
+            if sel.any():
+                out.append({"queries": name, "n_queries": int(sel.sum()),
+                            **({"rerank": rr[2], "rerank_weight": rr[3]} if rr else {}),
+                            **retrieval_p_at_n(a, b, gold_rows[sel, 0], gold_rows[sel, 1], rerank=rr)})
     return out
 
 
@@ -104,23 +116,25 @@ SMALL_POOL = {"me5-small": {"sources": ("libreoffice",), "limit_distractors": 0}
 
 def run(src_lang: str, tgt_lang: str, encoders: list, record: Recorder, *, limit: int | None = None,
         doc_models: tuple[str, ...] = (), views=tuple(VIEWS), progress: bool | None = None,
-        max_units: int = MAX_UNITS, max_queries: int | None = None) -> list[dict]:
-    """Sentence-Avg of every encoder and every document model, in every view; ``limit`` caps distractors per side."""
+        max_units: int = MAX_UNITS, max_queries: int | None = None, rerank: int = 0,
+        split: str = "test") -> list[dict]:
+    """Sentence-Avg of every encoder and every document model, in every view; ``limit`` caps distractors per side;
+    ``rerank`` > 0: each also with that many candidates re-scored by sentence alignment (:mod:`bisent.rerank`)."""
     from .common import ANCHORS
 
     out = []
     for view in views:
         pools: dict = {}
         for name in [e.name for e in encoders] + list(doc_models):
-            opts = {**SMALL_POOL.get(name, {"limit_distractors": limit}), "max_queries": max_queries}
+            opts = {**SMALL_POOL.get(name, {"limit_distractors": limit}), "max_queries": max_queries, "split": split}
             key = repr(opts)
             if key not in pools:
                 pools[key] = load_pool(src_lang, tgt_lang, view, max_units=max_units, **opts)
             pool = pools[key]
             denc = get_document_encoder(name)
-            for r in evaluate(denc, *pool, src_lang, tgt_lang, progress):
+            for r in evaluate(denc, *pool, src_lang, tgt_lang, progress, rerank=rerank):
                 out.append(record({"pair": f"{src_lang}-{tgt_lang}", "encoder": denc.name, "encoder_id": denc.id,
-                                   "anchor": name in ANCHORS, "view": view, "max_units": max_units,
+                                   "anchor": name in ANCHORS, "view": view, "max_units": max_units, "gold_split": split,
                                    "pool": "libreoffice test pages" if name in SMALL_POOL else "all sources",
                                    "pool_src": len(pool[0]), "pool_tgt": len(pool[1]), **r}))
     return out

@@ -20,9 +20,14 @@ from ..errors import BisentError
 @click.option("--domain", default="libreoffice", show_default=True, type=click.Choice(DOMAINS),
               help="Text the mining and recover tasks run on: LibreOffice help, gettext UI messages, "
                    "FreeDict dictionary phrases.")
+@click.option("--rerank", type=click.IntRange(0), default=0, show_default=True,
+              help="docmine: also measure each encoder with the DEPTH nearest documents re-scored by sentence "
+                   "alignment (bisent.rerank; e.g. 10).")
+@click.option("--gold-split", type=click.Choice(["dev", "test"]), default="test", show_default=True,
+              help="docmine: the gold pairs queried (choose settings on dev, report test).")
 @click.option("--results", default="benchmarks/results", show_default=True,
               help="Folder whose TASK.jsonl each result is appended to ('' to not record).")
-def bench(task, pair, encoders, no_anchors, limit, domain, results):
+def bench(task, pair, encoders, no_anchors, limit, domain, rerank, gold_split, results):
     """Run benchmark TASK (mining, recover, filter, docs, speed, pairs, ...): one JSON object per result line."""
     try:
         src, tgt = pair.split("-", 1)
@@ -32,6 +37,12 @@ def bench(task, pair, encoders, no_anchors, limit, domain, results):
     if task == "docmine":  # trained document models (HiDE, Document BoW) go to the task by path
         from ..bench.docmine import split_models
         encoders, kwargs["doc_models"] = split_models(encoders)
+        if rerank:
+            kwargs["rerank"] = rerank
+        if gold_split != "test":
+            kwargs["split"] = gold_split
+    elif rerank or gold_split != "test":
+        raise BisentError("--rerank and --gold-split belong to the docmine task")
     encs = run_encoders(encoders, anchors=not no_anchors)
     if not encs:
         raise BisentError("no encoder to benchmark: give -e NAME or keep the anchors")

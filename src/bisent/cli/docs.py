@@ -34,6 +34,38 @@ def _collections(fn):
     return fn
 
 
+def _rerank_options(fn):
+    """``--rerank DEPTH`` and its weight and sentence encoder (:mod:`bisent.rerank`)."""
+    from ..rerank import DEPTH, WEIGHT
+
+    for opt in reversed([
+        click.option("--rerank", "rerank_depth", type=click.IntRange(0), default=0, show_default=True,
+                     help=f"Re-score the DEPTH nearest documents each way by how well their sentences align "
+                          f"(e.g. {DEPTH}; 0: off). Separates near-identical pages a document vector cannot."),
+        click.option("--rerank-weight", type=click.FloatRange(0), default=WEIGHT, show_default=True,
+                     help="Weight of the sentence-alignment coverage added to the document cosine."),
+        click.option("--rerank-encoder", default=None,
+                     help="Sentence encoder of the re-ranking (default: the document encoder's own, e.g. use-m3 "
+                          "for Sentence-Avg or a HiDE's base; Document BoW has none, so give one).")]):
+        fn = opt(fn)
+    return fn
+
+
+def _rerank_tables(src, tgt, enc, src_lang, tgt_lang, depth, weight, name, progress=None):
+    """``(src_table, tgt_table, depth, weight)`` for :func:`bisent.documents.mine_documents`, or None (off)."""
+    if not depth:
+        return None
+    from ..encoders import get_encoder
+    from ..rerank import SentenceTable
+
+    sent = get_encoder(name) if name else getattr(enc, "encoder", None) or getattr(enc, "base", None)
+    if sent is None:
+        raise BisentError(f"--rerank: the document model {enc.name} has no sentence encoder of its own; "
+                          "give one with --rerank-encoder (e.g. use-m3)")
+    return (SentenceTable.encode([d.sentences for d in src], sent, src_lang, progress=progress),
+            SentenceTable.encode([d.sentences for d in tgt], sent, tgt_lang, progress=progress), depth, weight)
+
+
 def _embed(src_docs, tgt_docs, src_lang, tgt_lang, encoder, segmentation, *, centred=True, progress=None, check=None):
     """Read both collections and embed them: ``(src docs, tgt docs, encoder, a (n, d), b (m, d))``.
 
@@ -65,21 +97,26 @@ def _embed(src_docs, tgt_docs, src_lang, tgt_lang, encoder, segmentation, *, cen
 @click.option("--progress/--no-progress", default=None, help="Show progress bars (default: on a terminal).")
 @click.option("--report", type=click.Path(dir_okay=False), default=None,
               help="Also write this HTML report (and OUTPUT.report.json): scores, counts per status, samples.")
+@_rerank_options
 def mine(src_docs, tgt_docs, src_lang, tgt_lang, encoder, segmentation, plain_mean, score, k, threshold, out_path,
-         progress, report):
+         progress, report, rerank_depth, rerank_weight, rerank_encoder):
     """Match each document of SRC_DOCS to one of TGT_DOCS (JSONL of {"id", "text"} or folders of text files)."""
     from ..documents import mine_documents, write_matches
 
     src, tgt, enc, a, b = _embed(src_docs, tgt_docs, src_lang, tgt_lang, encoder, segmentation,
                                  centred=not plain_mean, progress=progress)
-    counts = write_matches(mine_documents(src, tgt, a, b, k=k, score=score, threshold=threshold), out_path)
+    rr = _rerank_tables(src, tgt, enc, src_lang, tgt_lang, rerank_depth, rerank_weight, rerank_encoder, progress)
+    counts = write_matches(mine_documents(src, tgt, a, b, k=k, score=score, threshold=threshold, rerank=rr), out_path)
     summary = {"src_documents": len(src), "tgt_documents": len(tgt), **counts, "encoder": enc.name,
                "output": str(out_path)}
+    if rr:
+        summary["rerank"] = {"depth": rerank_depth, "weight": rerank_weight}
     if report:
         from ..report.record import SUFFIX, docs_record
         from ..report.runs import documents_calibration, write_report
-        cal = documents_calibration(a, b, src_ok=[d.reason is None for d in src], tgt_ok=[d.reason is None for d in tgt],
-                                    score=score, k=k)
+        # the calibration models the plain document score; re-ranked scores are another scale: none then
+        cal = None if rr else documents_calibration(a, b, src_ok=[d.reason is None for d in src],
+                                                    tgt_ok=[d.reason is None for d in tgt], score=score, k=k)
         rec = docs_record(out_path, src_text={d.id: " ".join(d.sentences) for d in src},
                           tgt_text={d.id: " ".join(d.sentences) for d in tgt}, threshold=threshold,
                           params={"encoder": enc.name, "score": score, "k": k}, summary=summary, calibration=cal)
@@ -106,7 +143,9 @@ def read_doc_matches(path) -> list[tuple[str, str]]:
 @click.option("--split", default=None, help="Only gold rows whose third column is this split (e.g. test).")
 @click.option("--mined", type=click.Path(dir_okay=False), default=None,
               help="Also score this 'bisent docs mine' output: precision and recall of its matched pairs.")
-def eval_docs(src_docs, tgt_docs, gold, src_lang, tgt_lang, encoder, segmentation, split, mined):
+@_rerank_options
+def eval_docs(src_docs, tgt_docs, gold, src_lang, tgt_lang, encoder, segmentation, split, mined, rerank_depth,
+              rerank_weight, rerank_encoder):
     """P@1/3/10 of document retrieval both ways: each gold document among ALL documents of the other side."""
     import numpy as np
 
@@ -129,8 +168,11 @@ def eval_docs(src_docs, tgt_docs, gold, src_lang, tgt_lang, encoder, segmentatio
     src, tgt, enc, a, b = _embed(src_docs, tgt_docs, src_lang, tgt_lang, encoder, segmentation, check=check)
     s_row = {d.id: i for i, d in enumerate(src)}
     t_row = {d.id: i for i, d in enumerate(tgt)}
+    rr = _rerank_tables(src, tgt, enc, src_lang, tgt_lang, rerank_depth, rerank_weight, rerank_encoder)
     out = {"encoder": enc.name, "gold": len(pairs), "src_documents": len(src), "tgt_documents": len(tgt),
-           **retrieval_p_at_n(a, b, np.array([s_row[s] for s, _ in pairs]), np.array([t_row[t] for _, t in pairs]))}
+           **({"rerank": {"depth": rerank_depth, "weight": rerank_weight}} if rr else {}),
+           **retrieval_p_at_n(a, b, np.array([s_row[s] for s, _ in pairs]), np.array([t_row[t] for _, t in pairs]),
+                              rerank=rr)}
     if mined:
         want = set(pairs)
         out.update(mined_matched=len(got), mined_correct=len(got & want),
