@@ -146,8 +146,9 @@ def docmine_tables(res: Path) -> None:
     path, dm = res / "docmine.jsonl", {}
     for line in (path.read_text(encoding="utf-8").splitlines() if path.is_file() else []):
         r = json.loads(line) if line.strip() else None
-        if r and not r.get("options", {}).get("limit"):
-            dm[(r["pair"], r["queries"], r["encoder"], r["view"])] = r
+        if r and not r.get("options", {}).get("limit") and r.get("gold_split", "test") == "test":
+            enc = r["encoder"] + (f" + rerank {r['rerank']}" if r.get("rerank") else "")
+            dm[(r["pair"], r["queries"], enc, r["view"])] = r
     print("\n### Document mining, all queries (P@1 / P@3 / P@10 %, src→tgt | tgt→src)\n")
     rows = [[p, e, v, f"{r['pool_src']} / {r['pool_tgt']}", r["n_queries"],
              " / ".join(f"{r[f'p@{n}_src_tgt']:.1f}" for n in (1, 3, 10)),

@@ -44,7 +44,7 @@ def bench(task, pair, encoders, no_anchors, limit, domain, rerank, gold_split, r
     elif rerank or gold_split != "test":
         raise BisentError("--rerank and --gold-split belong to the docmine task")
     encs = run_encoders(encoders, anchors=not no_anchors)
-    if not encs:
+    if not encs and not kwargs.get("doc_models"):
         raise BisentError("no encoder to benchmark: give -e NAME or keep the anchors")
     kwargs.update({} if limit is None else {"max_gold" if task == "mining" else "limit": limit})
     if domain != "libreoffice":
