@@ -392,8 +392,8 @@ def test_pseudo_bilingual_pairs_hold_both_sides():
 def test_unseen_language_refused_when_asked():
     model = _tiny_zhang("mm2as")
     vocab = {"en": ["<unk>"] + [f"e{i}" for i in range(1, 6)], "de": ["<unk>"] + [f"d{i}" for i in range(1, 5)]}
-    hp = {"languages": LANGS, "hidden": 4, "word_dim": 3, "variant": "mm2as", "lowercase": True, "max_len": 100,
-          "unseen_language": None}
+    hp = {"languages": LANGS, "hidden": 4, "word_dim": 3, "variant": "mm2as", "descriptor_norm": "none",
+          "target_weight": 1.0, "lowercase": True, "max_len": 100, "unseen_language": None}
     enc = Zhang2016Encoder(hp, {k: v.detach().numpy() for k, v in model.state_dict().items()}, vocab,
                            name="tiny", digest="0" * 64)
     with pytest.raises(BisentError, match="unknown language 'fr'"):
