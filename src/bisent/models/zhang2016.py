@@ -7,7 +7,10 @@ Paper: ../shared/papers/zhang2016-bilingual-autoencoder-global-descriptors.txt.
 four descriptors per row (Eq. 5): ``min``, ``max``, ``avg`` and ``std``
 (population standard deviation). Two of them are the input, the other two
 the target: MM2AS reads ``[min; max]`` and reconstructs ``[avg; std]``,
-AS2MM the reverse (``variant``). One encoder per language, ONE decoder:
+AS2MM the reverse (``variant``). ``descriptor_norm: standard`` first centres
+each descriptor dimension on its training mean and maps its training standard
+deviation to 0.5 (``norm.<lang>.shift`` / ``.scale``, fixed before training;
+``none``: the raw descriptors, as in the paper). One encoder per language, ONE decoder:
 
     hid = tanh(W_enc,l [g_in] + b_enc,l) / ||.||            (Eq. 6, unit length)
     out = tanh(W_dec hid + b_dec)                            (Eq. 7, W_dec shared by the languages)
@@ -15,7 +18,13 @@ AS2MM the reverse (``variant``). One encoder per language, ONE decoder:
 and the sentence embedding (Eq. 11-12) lets both views into the hidden layer,
 the target descriptors through the transposed decoder:
 
-    hid* = tanh(W_enc,l [g_in] + W_dec^T [g_tgt] + b_enc,l) / ||.||
+    hid* = tanh(W_enc,l [g_in] + gamma W_dec^T [g_tgt] + b_enc,l) / ||.||
+
+with ``gamma`` = ``target_weight`` (1 in the paper). W_dec must be large to map
+a unit hidden vector onto the targets, so at gamma = 1 the target term
+outweighs the encoder's several times over and the embedding becomes a
+projection of the target descriptors that training never aligned across
+the languages (README, recipes/zhang2016.yaml: the dev figures).
 
 (the paper normalises every hidden output; on unit vectors its Euclidean
 similarity of Eq. 13, 1/2 ||hid_x - hid_y||^2 = 1 - cos, ranks exactly as cosine).
@@ -59,9 +68,14 @@ from . import modeldir
 VOCAB_FILE = "vocab.json"
 UNK = "<unk>"
 #: the ``model`` section of config.json, per architecture (the model-directory contract, models/modeldir.py)
-CONFIG_KEYS = {"zhang2016": ("languages", "hidden", "word_dim", "variant", "lowercase", "max_len", "unseen_language"),
+CONFIG_KEYS = {"zhang2016": ("languages", "hidden", "word_dim", "variant", "descriptor_norm", "target_weight",
+                              "lowercase", "max_len", "unseen_language"),
                "bbowae": ("languages", "hidden", "beta", "lowercase", "max_len", "unseen_language")}
 VARIANTS = {"mm2as": (("min", "max"), ("avg", "std")), "as2mm": (("avg", "std"), ("min", "max"))}
+DESCRIPTORS = ("min", "max", "avg", "std")          #: the rows of the ``norm.<lang>.shift`` / ``.scale`` tensors (4, d)
+#: ``descriptor_norm: standard``: a descriptor dimension's training standard deviation maps to this many units,
+#: so that about 95 % of the standardised targets lie inside tanh's (-1, 1)
+STANDARD_UNIT = 0.5
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 
 
@@ -97,6 +111,25 @@ def descriptors_np(table: np.ndarray, ids: np.ndarray, mask: np.ndarray) -> dict
     var = (np.where(m, E - avg[:, None, :], 0) ** 2).sum(1) / n             # (B, d) population variance
     return {"min": np.where(m, E, np.inf).min(1), "max": np.where(m, E, -np.inf).max(1),
             "avg": avg, "std": np.sqrt(var)}
+
+
+def normalised(g: dict, shift, scale) -> dict:
+    """``(g_k - shift_k) * scale_k`` for each descriptor ``k`` (rows of ``shift``, ``scale`` (4, d) in
+    :data:`DESCRIPTORS` order); NumPy or torch. Identity rows (0, 1) for ``descriptor_norm: none``."""
+    return {k: (g[k] - shift[i]) * scale[i] for i, k in enumerate(DESCRIPTORS)}
+
+
+def norm_stats(g: dict, mode: str) -> tuple[np.ndarray, np.ndarray]:
+    """``(shift, scale)`` (4, d) float32 from the descriptors ``g`` (each (N, d)) of a language's training
+    sentences: ``none`` the identity; ``standard`` each dimension centred on its mean and its standard
+    deviation mapped to :data:`STANDARD_UNIT` (why: README, recipes/zhang2016.yaml)."""
+    d = g["min"].shape[1]
+    if mode == "none":
+        return np.zeros((4, d), np.float32), np.ones((4, d), np.float32)
+    stack = np.stack([np.asarray(g[k], dtype=np.float64) for k in DESCRIPTORS])           # (4, N, d)
+    sd = stack.std(1)
+    scale = np.where(sd > 1e-8, STANDARD_UNIT / np.maximum(sd, 1e-8), 1.0)                 # a constant dimension: centred only
+    return stack.mean(1).astype(np.float32), scale.astype(np.float32)
 
 
 def views(g: dict, variant: str) -> tuple:
@@ -159,7 +192,8 @@ class _WordEncoder(Encoder):
 
 
 class Zhang2016Encoder(_WordEncoder):
-    """Eq. 11-12: ``tanh(W_enc,l g_in + W_dec^T g_tgt + b_enc,l)``, unit length (the base class normalises)."""
+    """Eq. 11-12: ``tanh(W_enc,l g_in + gamma W_dec^T g_tgt + b_enc,l)``, unit length (the base class normalises);
+    ``gamma`` is ``target_weight`` (1: the paper), the descriptors normalised as in training."""
 
     def __init__(self, hp: dict, tensors: dict[str, np.ndarray], vocab: dict, *, name: str, digest: str):
         super().__init__("zhang2016", hp, vocab, name=name, digest=digest)
@@ -168,12 +202,14 @@ class Zhang2016Encoder(_WordEncoder):
         self.tables = {lang: tensors[f"embed.{lang}"] for lang in self.langs}                      # (V_l, d)
         self.w_in = {lang: np.ascontiguousarray(tensors[f"enc.{lang}.weight"].T) for lang in self.langs}  # (2d, m)
         self.b_in = {lang: tensors[f"enc.{lang}.bias"] for lang in self.langs}                     # (m,)
-        self.w_tgt = np.ascontiguousarray(tensors["dec.weight"])                                   # (2d, m): W_dec^T acts on rows
+        self.w_tgt = np.ascontiguousarray(tensors["dec.weight"]) * np.float32(hp["target_weight"])  # (2d, m): W_dec^T acts on rows
+        self.norm = {lang: (tensors[f"norm.{lang}.shift"], tensors[f"norm.{lang}.scale"]) for lang in self.langs}  # (4, d) each
 
     def embed_batch(self, sentences: list[str], lang: str) -> np.ndarray:
         lang = self.side(lang)
         ids, mask = pad_ids(self.ids(sentences, lang))
-        g_in, g_tgt = views(descriptors_np(self.tables[lang], ids, mask), self.variant)          # (B, 2d) each
+        g = normalised(descriptors_np(self.tables[lang], ids, mask), *self.norm[lang])
+        g_in, g_tgt = views(g, self.variant)                                                     # (B, 2d) each
         return np.tanh(g_in @ self.w_in[lang] + g_tgt @ self.w_tgt + self.b_in[lang])          # (B, m)
 
 
@@ -230,7 +266,8 @@ def expected_shapes(architecture: str, hp: dict, vocab_sizes: dict[str, int]) ->
         d = int(hp["word_dim"])
         shapes = {"dec.weight": (2 * d, m), "dec.bias": (2 * d,)}
         for lang, v in vocab_sizes.items():
-            shapes.update({f"embed.{lang}": (v, d), f"enc.{lang}.weight": (m, 2 * d), f"enc.{lang}.bias": (m,)})
+            shapes.update({f"embed.{lang}": (v, d), f"enc.{lang}.weight": (m, 2 * d), f"enc.{lang}.bias": (m,),
+                           f"norm.{lang}.shift": (4, d), f"norm.{lang}.scale": (4, d)})
         return shapes
     shapes = {"c": (m,)}
     for lang, v in vocab_sizes.items():
@@ -290,14 +327,24 @@ if torch is not None:
         return {"min": E.masked_fill(~m, float("inf")).amin(1), "max": E.masked_fill(~m, float("-inf")).amax(1),
                 "avg": avg, "std": (var + 1e-12).sqrt()}                        # +1e-12: finite gradient at std 0
 
+    class _Norm(nn.Module):
+        """The fixed descriptor normalisation of one language: buffers ``shift``, ``scale`` (4, d), not trained."""
+
+        def __init__(self, d: int):
+            super().__init__()
+            self.register_buffer("shift", torch.zeros(4, d))
+            self.register_buffer("scale", torch.ones(4, d))
+
     class Zhang2016(nn.Module):
-        """Word tables ``embed.<lang>`` (V_l, d), encoders ``enc.<lang>`` (2d -> m), ONE decoder ``dec`` (m -> 2d)."""
+        """Word tables ``embed.<lang>`` (V_l, d), encoders ``enc.<lang>`` (2d -> m), ONE decoder ``dec`` (m -> 2d),
+        the descriptor normalisation ``norm.<lang>`` (fixed before training; the identity until set)."""
 
         def __init__(self, languages: list[str], vocab_sizes: dict[str, int], word_dim: int, hidden: int,
-                     variant: str = "mm2as"):
+                     variant: str = "mm2as", target_weight: float = 1.0):
             super().__init__()
             d, m = word_dim, hidden
-            self.variant = variant
+            self.variant, self.target_weight = variant, target_weight
+            self.norm = nn.ModuleDict({lang: _Norm(d) for lang in languages})
             self.embed = nn.ParameterDict({lang: nn.Parameter(torch.zeros(vocab_sizes[lang], d)) for lang in languages})
             self.enc = nn.ModuleDict({lang: nn.Linear(2 * d, m) for lang in languages})
             self.dec = nn.Linear(m, 2 * d)
@@ -305,8 +352,9 @@ if torch is not None:
                 nn.init.normal_(p, 0.0, 0.01)
 
         def views(self, ids: "torch.Tensor", mask: "torch.Tensor", lang: str):
-            """``(g_in, g_tgt)`` each ``(B, 2d)`` from padded ids ``(B, T)``."""
-            return views(descriptors_torch(self.embed[lang][ids], mask), self.variant)
+            """``(g_in, g_tgt)`` each ``(B, 2d)`` from padded ids ``(B, T)``, normalised (``norm.<lang>``)."""
+            g = descriptors_torch(self.embed[lang][ids], mask)
+            return views(normalised(g, self.norm[lang].shift, self.norm[lang].scale), self.variant)
 
         def hidden(self, g_in: "torch.Tensor", lang: str) -> "torch.Tensor":
             """Eq. 6: ``(B, 2d) -> (B, m)``, unit rows."""
@@ -317,8 +365,9 @@ if torch is not None:
             return torch.tanh(self.dec(hid))
 
         def final(self, g_in: "torch.Tensor", g_tgt: "torch.Tensor", lang: str) -> "torch.Tensor":
-            """Eq. 11-12: ``tanh(W_enc g_in + W_dec^T g_tgt + b_enc)``, unit rows ``(B, m)``."""
-            return nn.functional.normalize(torch.tanh(self.enc[lang](g_in) + g_tgt @ self.dec.weight), dim=-1)
+            """Eq. 11-12: ``tanh(W_enc g_in + gamma W_dec^T g_tgt + b_enc)``, unit rows ``(B, m)``."""
+            pre = self.enc[lang](g_in) + self.target_weight * (g_tgt @ self.dec.weight)
+            return nn.functional.normalize(torch.tanh(pre), dim=-1)
 
     class BBoWAE(nn.Module):
         """Word rows ``W.<lang>`` (V_l, k) used to encode and (tied) to decode, biases ``b.<lang>``, shared ``c``."""

@@ -189,6 +189,8 @@ ARCH["zhang2016"] = {**_WORD_AE, "model": {
     "variant": Field("mm2as", str, ("mm2as", "as2mm")),            # input [min; max] -> target [avg; std], or the reverse
     "word_dim": Field(64, int, minimum=1),                         # d
     "hidden": Field(None, int, nullable=True, minimum=1),          # m (null: 2d, as in the paper)
+    "descriptor_norm": Field("none", str, ("none", "standard")),   # standard: each descriptor dimension centred, sd -> 0.5
+    "target_weight": Field(1.0, _NUM, minimum=0),                  # gamma on W_dec^T g_tgt in Eq. 11-12 (1: the paper)
     "finetune_words": Field(False, bool),                          # train the word tables L (Eq. 10) or keep word2vec's
     "word_vectors": Field(None, (str, dict), nullable=True),       # path, or {lang: path}; null: word2vec on the pairs
     "unseen_language": Field("auto", str)},                        # auto: read other languages as the 2nd; refuse

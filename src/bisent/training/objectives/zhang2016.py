@@ -50,8 +50,8 @@ from ...errors import BisentError
 from ...evaluate import evaluate_dev
 from ...io import atomic_write
 from ...models.modeldir import WEIGHTS_FILE
-from ...models.zhang2016 import (VOCAB_FILE, BBoWAE, BBoWAEEncoder, UNK, Zhang2016, Zhang2016Encoder, pad_ids,
-                                 parse_vocab, save_model_dir, to_ids, tokenize, vocab_bytes)
+from ...models.zhang2016 import (VOCAB_FILE, BBoWAE, BBoWAEEncoder, UNK, Zhang2016, Zhang2016Encoder, descriptors_np,
+                                 norm_stats, pad_ids, parse_vocab, save_model_dir, to_ids, tokenize, vocab_bytes)
 from .. import checkpoint
 from ..data import Bitext
 from ..runlog import RunLog
@@ -261,8 +261,20 @@ def build(recipe: dict, prep: Prepared):
     mc = recipe["model"]
     sizes = {lang: len(prep.vocab[lang]) for lang in prep.langs}
     if recipe["architecture"] == "zhang2016":
-        return Zhang2016(prep.langs, sizes, mc["word_dim"], hidden_dim(recipe), mc["variant"])
+        return Zhang2016(prep.langs, sizes, mc["word_dim"], hidden_dim(recipe), mc["variant"], mc["target_weight"])
     return BBoWAE(prep.langs, sizes, mc["hidden"])
+
+
+def set_norm(model: "Zhang2016", prep: Prepared, mode: str, chunk: int = 2000) -> None:
+    """Fix ``model.norm`` from the descriptors of every training sentence under the initial word tables
+    (:func:`bisent.models.zhang2016.norm_stats`); with ``finetune_words`` they stay as set here."""
+    for lang in prep.langs:
+        table = model.embed[lang].detach().numpy()
+        parts = [descriptors_np(table, *pad_ids(prep.ids[lang][s:s + chunk])) for s in range(0, len(prep.ids[lang]), chunk)]
+        g = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}                # each (N, d)
+        shift, scale = norm_stats(g, mode)
+        model.norm[lang].shift.copy_(torch.from_numpy(shift))
+        model.norm[lang].scale.copy_(torch.from_numpy(scale))
 
 
 def hidden_dim(recipe: dict) -> int:
@@ -280,7 +292,8 @@ def model_hp(recipe: dict, langs: list[str]) -> dict:
     hp = {"languages": langs, "hidden": hidden_dim(recipe) if recipe["architecture"] == "zhang2016" else mc["hidden"],
           "lowercase": tc["lowercase"], "max_len": recipe["data"]["max_len"], "unseen_language": unseen}
     if recipe["architecture"] == "zhang2016":
-        hp.update({"word_dim": mc["word_dim"], "variant": mc["variant"]})
+        hp.update({"word_dim": mc["word_dim"], "variant": mc["variant"], "descriptor_norm": mc["descriptor_norm"],
+                   "target_weight": mc["target_weight"]})
     else:
         hp["beta"] = recipe["objectives"]["beta"]
     return hp
@@ -421,6 +434,8 @@ def setup(recipe: dict, bitexts: list[Bitext], monos, dev: list[Bitext], out_dir
             for lang, table in word_tables(prep, recipe, threads).items():
                 model.embed[lang].data.copy_(torch.from_numpy(table))
             info["word2vec_s"] = round(time.monotonic() - t, 1)
+    if arch == "zhang2016" and state is None:
+        set_norm(model, prep, recipe["model"]["descriptor_norm"])
     if arch == "zhang2016":
         for p in model.embed.values():
             p.requires_grad_(recipe["model"]["finetune_words"])
