@@ -11,8 +11,8 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from bisent.divergence import (ClassIndex, Cut, DiceAligner, WordClasses, aggregate, best_cuts, cut_score,  # noqa: E402
-                               insert, paired, ratio_ok, repair_pair, replace, tokenize, unpaired, word_accuracy)
-from bisent.models.divergence import DivergenceNet  # noqa: E402
+                               edge_costs, insert, paired, ratio_ok, repair_pair, replace, sentence_boundaries,
+                               tokenize, unpaired, word_accuracy)
 from bisent.models.divergence import aggregate as torch_aggregate  # noqa: E402
 from bisent.training.data import Bitext  # noqa: E402
 from bisent.training.loop import train  # noqa: E402
@@ -69,6 +69,51 @@ def test_best_cuts_match_brute_force(seed, shape, tau):
     for f, b in zip(fast, brute):
         assert f.score == pytest.approx(b.score, abs=1e-9)
     assert fast[0][1:] == brute[0][1:]
+
+
+@pytest.mark.parametrize("seed,shape,tau", [(3, (6, 7), 1), (4, (7, 5), 2)])
+def test_best_cuts_with_edge_costs_match_brute_force(seed, shape, tau):
+    """Each kept span pays the costs of its two edges; the arg max and the N-best follow."""
+    rng = np.random.default_rng(seed)
+    S = rng.normal(size=shape)
+    I, J = shape
+    cs, ct = rng.uniform(0, 2, size=I + 1), rng.uniform(0, 2, size=J + 1)
+
+    def paid(p, q, a, b):
+        return cut_score(S, 0.8, p, q, a, b) - cs[p] - cs[q] - ct[a] - ct[b]
+
+    brute = [Cut(paid(0, I, 0, J), 0, I, 0, J)]
+    for p, q in itertools.combinations(range(I + 1), 2):
+        for a, b in itertools.combinations(range(J + 1), 2):
+            if q - p > tau and b - a > tau and (p, q, a, b) != (0, I, 0, J):
+                brute.append(Cut(paid(p, q, a, b), p, q, a, b))
+    brute.sort(key=lambda c: -c.score)
+    fast = best_cuts(S, 0.8, n_best=20, tau=tau, src_cost=cs, tgt_cost=ct)
+    assert [f.score for f in fast] == pytest.approx([b.score for b in brute[:20]], abs=1e-9)
+    assert fast[0][1:] == brute[0][1:]
+
+
+def test_sentence_boundaries_after_final_punctuation():
+    w = tokenize('He left. " Then ( see below . ) she came : fine').words
+    # He left . " Then ( see below . ) she came : fine
+    b = sentence_boundaries(w)
+    assert b.shape == (len(w) + 1,) and b[0] and b[-1]
+    assert [k for k in range(1, len(w)) if b[k]] == [3, 4, 9, 10, 13]  # after '.', the '"' and ')' behind one, ':'
+    np.testing.assert_array_equal(edge_costs(w, 2.5), np.where(b, 0.0, 2.5))
+
+
+def test_boundary_cost_moves_a_cut_onto_the_sentence_end():
+    """A glued sentence whose first word the model half-aligns: the plain arg max keeps that word, the
+    boundary cost moves the cut to the sentence end (the '.' the segmenter missed)."""
+    S = -5.0 * np.ones((9, 6))                                            # src: 5 words + '.' + 3 glued words
+    for i in range(6):
+        S[i, i] = 4.0
+    S[6, 2] = 3.0                                                          # glued word 1 looks aligned
+    src, tgt = "s1 s2 s3 s4 s5 . x1 x2 x3", "t1 t2 t3 t4 t5 ."
+    plain = repair_pair(_FixedScores(S), src, tgt, min_word_gain=0.0, boundary_cost=0.0)
+    assert plain.status == "cut" and plain.src == "s1 s2 s3 s4 s5 . x1"
+    moved = repair_pair(_FixedScores(S), src, tgt, min_word_gain=0.0, boundary_cost=4.0)
+    assert moved.status == "cut" and moved.src == "s1 s2 s3 s4 s5 ." and moved.tgt == tgt
 
 
 def test_best_cuts_drop_a_glued_sentence():
@@ -317,15 +362,16 @@ class _FixedScores:
 @pytest.mark.parametrize("junk,cut_at_default", [(-6.0, True), (-2.5, False)])
 def test_repair_cuts_only_words_divergent_on_average(junk, cut_at_default):
     """min_word_gain: a glued sentence of confidently divergent words is cut; one doubtful enough to cost
-    little per word is cut only when the per-word rule is off (the paper's plain arg max)."""
+    little per word is cut only when the per-word rule is off (the paper's plain arg max). No sentence ends
+    here, so the boundary preference is off in both calls."""
     S = junk * np.ones((8, 5))                                             # source words 6-8 align to nothing
     for i in range(5):
         S[i, i] = 4.0
     model = _FixedScores(S)
     src, tgt = "s1 s2 s3 s4 s5 x1 x2 x3", "t1 t2 t3 t4 t5"
-    plain = repair_pair(model, src, tgt, min_word_gain=0.0)
+    plain = repair_pair(model, src, tgt, min_word_gain=0.0, boundary_cost=0.0)
     assert plain.status == "cut" and plain.src == "s1 s2 s3 s4 s5"
-    default = repair_pair(model, src, tgt)
+    default = repair_pair(model, src, tgt, boundary_cost=0.0)
     assert (default.status == "cut") is cut_at_default
     assert default.src == (plain.src if cut_at_default else src)
 

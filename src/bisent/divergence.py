@@ -424,6 +424,35 @@ def cut_score(S: np.ndarray, r: float, p: int, q: int, a: int, b: int) -> float:
     return float(a_s.sum() + a_t.sum())
 
 
+#: tokens that end a sentence; a cut right after one (and after the closing brackets/quotes that follow it)
+#: falls on a sentence boundary
+SENTENCE_END = frozenset(".!?:;…。！？")
+_CLOSERS = frozenset(")]}\"'»”’")
+
+
+def sentence_boundaries(words: Sequence[str]) -> np.ndarray:
+    """(n + 1,) bool: True at ``k`` when a cut before word ``k`` (0 <= k <= n) falls where a sentence ends: at
+    either end of the side, or right after sentence-final punctuation and any closing brackets/quotes."""
+    n = len(words)
+    out = np.zeros(n + 1, dtype=bool)
+    out[0] = out[n] = True
+    for k in range(1, n):
+        j = k - 1
+        while j > 0 and words[j] in _CLOSERS:
+            j -= 1
+        out[k] = words[j] in SENTENCE_END
+    return out
+
+
+def edge_costs(words: Sequence[str], cost: float) -> np.ndarray:
+    """(n + 1,) costs of the edges of a kept span for :func:`best_cuts`: ``cost`` where no sentence ends, else 0.
+
+    A second sentence glued on by a bad segmenter starts or ends at a sentence
+    boundary; a cut one word off that boundary then pays ``cost`` (logits).
+    """
+    return np.where(sentence_boundaries(words), 0.0, float(cost))
+
+
 class Cut(NamedTuple):
     """A candidate repair: source words ``p..q-1``, target words ``a..b-1`` (0-based) and its aligned score."""
 
@@ -434,15 +463,23 @@ class Cut(NamedTuple):
     b: int
 
 
-def best_cuts(S: np.ndarray, r: float, *, n_best: int = 20, tau: int = 3) -> list[Cut]:
+def best_cuts(S: np.ndarray, r: float, *, n_best: int = 20, tau: int = 3, src_cost: np.ndarray | None = None,
+              tgt_cost: np.ndarray | None = None) -> list[Cut]:
     """The ``n_best`` leading/trailing cuts of both sides with the highest :func:`cut_score`, best first.
 
     Candidates are the full pair and every sub-pair whose two spans are both
     longer than ``tau`` words. All I²J²/4 scores come from prefix sums of the
     span-wise log-sum-exps: ``O(I J (I + J))`` exponentials, then one
-    ``(q, a, b)`` array per source start ``p``.
+    ``(q, a, b)`` array per source start ``p``. ``src_cost`` (I + 1,) and
+    ``tgt_cost`` (J + 1,), when given, are subtracted for each edge of a
+    candidate: the source span ``p..q-1`` pays ``src_cost[p] + src_cost[q]``
+    (e.g. :func:`edge_costs`: cutting where no sentence ends costs more).
     """
     I, J = S.shape
+    cs = np.zeros(I + 1) if src_cost is None else np.asarray(src_cost, dtype=np.float64)
+    ct = np.zeros(J + 1) if tgt_cost is None else np.asarray(tgt_cost, dtype=np.float64)
+    if cs.shape != (I + 1,) or ct.shape != (J + 1,):
+        raise ValueError(f"edge costs of shapes {cs.shape}, {ct.shape} for a ({I}, {J}) score matrix")
     rS = r * S
     # src_part[a, b, i]: aggr_s(i) over targets a..b (inclusive); prefix over i -> Ps[a, b, q] = sum_{i<q}
     Ps = np.full((J, J, I + 1), np.nan)
@@ -461,9 +498,11 @@ def best_cuts(S: np.ndarray, r: float, *, n_best: int = 20, tau: int = 3) -> lis
                 acc = np.logaddexp(acc, rS[q, :])
             Pt[p, q, 0] = 0.0
             Pt[p, q, 1:] = np.cumsum(acc / r)
-    cands: list[Cut] = [Cut(cut_score(S, r, 0, I, 0, J), 0, I, 0, J)]
+    full_cost = cs[0] + cs[I] + ct[0] + ct[J]
+    cands: list[Cut] = [Cut(cut_score(S, r, 0, I, 0, J) - full_cost, 0, I, 0, J)]
     aa, bb = np.meshgrid(np.arange(J), np.arange(J), indexing="ij")         # (J, J)
     tgt_ok = (bb - aa + 1) > tau
+    tgt_pay = ct[:J][:, None] + ct[1:][None, :]                            # (a, b): start a, inclusive end b
     for p in range(I):
         qs = np.arange(p + tau, I)                                         # inclusive end q: length q-p+1 > tau
         if len(qs) == 0:
@@ -472,7 +511,7 @@ def best_cuts(S: np.ndarray, r: float, *, n_best: int = 20, tau: int = 3) -> lis
         src = np.moveaxis(src, 2, 0)                                       # (Q, J, J)
         pt = Pt[p, qs]                                                     # (Q, J+1)
         tgt = pt[:, None, 1:] - pt[:, :, None][:, :J, :]                   # (Q, a, b): sum_{a<=j<=b}
-        tot = src + tgt
+        tot = src + tgt - (cs[p] + cs[qs + 1])[:, None, None] - tgt_pay[None]
         tot = np.where(tgt_ok[None], tot, -np.inf)
         tot = np.nan_to_num(tot, nan=-np.inf)
         flat = tot.ravel()
@@ -539,15 +578,21 @@ class Repair(NamedTuple):
     after: float | None = None
 
 
-#: default of ``min_word_gain``, in logits: with the 'align' ranking a removed word adds about its negated Eq. 2
-#: score to the gain, and Eq. 3 trains that score as a logit (divergent < 0), so 3.0 asks the cut words to be
-#: divergent with odds of about 20:1 on average. Chosen on a word-labelled set of LibreOffice DEV documents
-#: (en-de) as the smallest value that cuts at most 1 % of clean pairs (README, issue 12 section)
-MIN_WORD_GAIN = 3.0
+#: defaults of ``boundary_cost`` and ``min_word_gain``, in logits. ``boundary_cost`` is what a cut pays per edge
+#: that does not fall on a sentence boundary (:func:`edge_costs`). With the 'align' ranking a removed word adds
+#: about its negated Eq. 2 score to the gain, and Eq. 3 trains that score as a logit (divergent < 0), so
+#: ``min_word_gain`` 1.5 asks the cut words to be divergent with odds of about 4:1 on average. Chosen together on
+#: a word-labelled set of LibreOffice DEV documents (en-de, a 6,000-step snapshot of the run that is measured):
+#: per cost 0-6 the smallest ``min_word_gain`` (steps of 0.25) that cut at most 1 % of clean pairs; cost 4 then
+#: restored 55 % of glued pairs cutting 0.5 % of clean ones (cost 6: 57 % at 0.94 %, too near the limit; no
+#: cost: 47 %) (README, issue 12 section)
+BOUNDARY_COST = 4.0
+MIN_WORD_GAIN = 1.5
 
 
 def repair_pair(model, src: str, tgt: str, *, n_best: int = 20, tau: int = 3, rerank: str = "align",
-                min_gain: float = 0.0, min_word_gain: float = MIN_WORD_GAIN) -> Repair:
+                min_gain: float = 0.0, min_word_gain: float = MIN_WORD_GAIN,
+                boundary_cost: float = BOUNDARY_COST) -> Repair:
     """Section 3.2: cut leading/trailing words of both sides to the pair's parallel core.
 
     The ``n_best`` cuts of :func:`best_cuts` (the full pair among them) are
@@ -560,8 +605,12 @@ def repair_pair(model, src: str, tgt: str, *, n_best: int = 20, tau: int = 3, re
     not one doubtful edge word of a clean pair. The kept core must also be
     parallel by the model's own rule (its words' mean Eq. 2 score above 0), so
     a pair with no parallel core (a misalignment) is left whole for the filters
-    to reject. ``before``/``after`` are the ranking scores of the full pair
-    and of the result. Pairs with a side of ``tau`` words or fewer are kept as they are.
+    to reject. ``boundary_cost`` is subtracted from a cut's aligned score for
+    each edge of it that does not fall on a sentence boundary of its side
+    (:func:`edge_costs`), in the arg max and in the per-word rule: a glued
+    sentence ends where a sentence ends. ``before``/``after`` are the ranking
+    scores of the full pair and of the result. Pairs with a side of ``tau``
+    words or fewer are kept as they are.
     """
     ws, wt, reason = check_pair(src, tgt, model.max_words)
     if reason:
@@ -570,7 +619,8 @@ def repair_pair(model, src: str, tgt: str, *, n_best: int = 20, tau: int = 3, re
     if I <= tau or J <= tau:
         return Repair("kept", src, tgt, (1, I), (1, J), I, J)
     S = model.pair_scores(ws.words, wt.words)
-    cands = best_cuts(S, model.r, n_best=n_best, tau=tau)
+    cs, ct = edge_costs(ws.words, boundary_cost), edge_costs(wt.words, boundary_cost)
+    cands = best_cuts(S, model.r, n_best=n_best, tau=tau, src_cost=cs, tgt_cost=ct)
     full = Cut(cut_score(S, model.r, 0, I, 0, J), 0, I, 0, J)
     if full not in cands:
         cands.append(full)
@@ -586,7 +636,8 @@ def repair_pair(model, src: str, tgt: str, *, n_best: int = 20, tau: int = 3, re
     kept = (best.q - best.p) + (best.b - best.a)
     removed = I + J - kept
     aligned = cut_score(S, model.r, best.p, best.q, best.a, best.b)         # the arg max's own score, any rerank
-    word_gain_ok = aligned - full.score > min_word_gain * removed
+    paid = cs[best.p] + cs[best.q] + ct[best.a] + ct[best.b]
+    word_gain_ok = aligned - paid - full.score > min_word_gain * removed
     core = aligned / kept                                                     # mean Eq. 2 score of the kept words
     if removed == 0 or best.score - base.score <= min_gain or not word_gain_ok or core <= 0:
         return Repair("kept", src, tgt, (1, I), (1, J), I, J, base.score, base.score)

@@ -29,7 +29,10 @@ def _num(v) -> str:
 @click.option("--min-word-gain", type=click.FloatRange(0), default=None,
               help="... and by more than this per word it removes (default: the value chosen on dev, "
                    "bisent.divergence.MIN_WORD_GAIN).")
-def repair(pairs, model_dir, output, n_best, tau, rerank, min_gain, min_word_gain):
+@click.option("--boundary-cost", type=click.FloatRange(0), default=None,
+              help="What a cut pays per edge that is not at a sentence end of its side (after . ! ? : ;); "
+                   "0 turns the preference off (default: the value chosen on dev, bisent.divergence.BOUNDARY_COST).")
+def repair(pairs, model_dir, output, n_best, tau, rerank, min_gain, min_word_gain, boundary_cost):
     """Cut leading/trailing words of both sides of each pair of PAIRS where the model finds them divergent.
 
     Output, one line per input line: line<TAB>status<TAB>src_span<TAB>tgt_span<TAB>before<TAB>after
@@ -40,12 +43,13 @@ def repair(pairs, model_dir, output, n_best, tau, rerank, min_gain, min_word_gai
     """
     from collections import Counter
 
-    from ..divergence import MIN_WORD_GAIN, read_pairs, repair_pair
+    from ..divergence import BOUNDARY_COST, MIN_WORD_GAIN, read_pairs, repair_pair
     from ..io import atomic_write
     from ..models.divergence import load_model
 
     model = load_model(model_dir)
     min_word_gain = MIN_WORD_GAIN if min_word_gain is None else min_word_gain
+    boundary_cost = BOUNDARY_COST if boundary_cost is None else boundary_cost
     counts: Counter = Counter()
     with atomic_write(output) as f:
         for n, pair, reason in read_pairs(pairs):
@@ -54,7 +58,7 @@ def repair(pairs, model_dir, output, n_best, tau, rerank, min_gain, min_word_gai
                 f.write(f"{n}\tskipped: {reason}\t-\t-\t-\t-\t\t\n")
                 continue
             r = repair_pair(model, *pair, n_best=n_best, tau=tau, rerank=rerank, min_gain=min_gain,
-                            min_word_gain=min_word_gain)
+                            min_word_gain=min_word_gain, boundary_cost=boundary_cost)
             counts[r.status.split(":")[0]] += 1
             src, tgt = (r.src, r.tgt) if not r.status.startswith("skipped") else ("", "")
             f.write(f"{n}\t{r.status}\t{_span(r.src_span)}\t{_span(r.tgt_span)}\t{_num(r.before)}\t{_num(r.after)}"

@@ -1,7 +1,8 @@
 """Pipeline steps of the divergence model: ``repair`` cuts pairs back to their parallel core before later
 steps score them; ``divergence`` scores a pair by the share of its words the model finds parallel.
 
-    - {type: repair, model: models/div-en-de}                  # section 3.2, N = 20, tau = 3
+    - {type: repair, model: models/div-en-de}                  # section 3.2, N = 20, tau = 3 (boundary_cost: 0
+                                                               # drops the sentence-end preference)
     - {type: divergence, model: models/div-en-de, accept: {min: 0.8}}
 
 A step that defines ``rewrite(pair)`` hands the pipeline a new pair for the
@@ -32,18 +33,21 @@ class RepairStep(Step):
     batch_size = 256
 
     def __init__(self, *, model: str, n_best: int = 20, tau: int = 3, rerank: str = "align", min_gain: float = 0.0,
-                 min_word_gain: float | None = None, name: str | None = None):
+                 min_word_gain: float | None = None, boundary_cost: float | None = None, name: str | None = None):
         super().__init__(name=name)
         self.n_best = int(check_number("n_best", n_best, low=1, integer=True))
         self.tau = int(check_number("tau", tau, low=0, integer=True))
         self.rerank = check_choice("rerank", rerank, ("align", "sim"))
-        from ..divergence import MIN_WORD_GAIN
+        from ..divergence import BOUNDARY_COST, MIN_WORD_GAIN
 
         self.min_gain = check_number("min_gain", min_gain, low=0)
         self.min_word_gain = check_number("min_word_gain", MIN_WORD_GAIN if min_word_gain is None else min_word_gain,
                                           low=0)
+        self.boundary_cost = check_number("boundary_cost", BOUNDARY_COST if boundary_cost is None else boundary_cost,
+                                          low=0)
         self.config = {"model": str(model), "n_best": self.n_best, "tau": self.tau, "rerank": self.rerank,
-                       "min_gain": self.min_gain, "min_word_gain": self.min_word_gain}
+                       "min_gain": self.min_gain, "min_word_gain": self.min_word_gain,
+                       "boundary_cost": self.boundary_cost}
         self.model = _model(model)
         self.fixed: dict[Pair, Pair] = {}
 
@@ -55,7 +59,8 @@ class RepairStep(Step):
         out = np.zeros(len(pairs))
         for k, (src, tgt) in enumerate(pairs):
             r = repair_pair(self.model, src, tgt, n_best=self.n_best, tau=self.tau, rerank=self.rerank,
-                            min_gain=self.min_gain, min_word_gain=self.min_word_gain)
+                            min_gain=self.min_gain, min_word_gain=self.min_word_gain,
+                            boundary_cost=self.boundary_cost)
             if r.status == "cut":
                 self.fixed[(src, tgt)] = (r.src, r.tgt)
                 out[k] = (r.src_words - (r.src_span[1] - r.src_span[0] + 1)) + (r.tgt_words - (r.tgt_span[1] - r.tgt_span[0] + 1))
