@@ -36,6 +36,8 @@ from .common import Recorder
 MINING_QUANTILES = (0.5, 0.6, 0.7, 0.75, 0.8)
 FILTER_QUANTILES = (0.1, 0.3, 0.5, 0.7, 0.9)
 DOCS_QUANTILES = (0.0, 0.1, 0.25, 0.5, 0.75)   # most matched documents are right: the low thresholds matter
+#: How :func:`calibrate` estimates the false share, as records name it (records without it: "em", the first version).
+ESTIMATOR = "storey-0.75"
 
 
 def compare(scores: np.ndarray, correct: np.ndarray, negatives: np.ndarray | None, quantiles, *, cal=None) -> dict:
@@ -55,7 +57,7 @@ def compare(scores: np.ndarray, correct: np.ndarray, negatives: np.ndarray | Non
         points.append({"quantile": q, "threshold": round(t, 4), "kept": int((scores >= t).sum()),
                        "measured": round(measured, 1), "estimated": round(estimated, 1),
                        "error": round(estimated - measured, 1)})
-    return {"points": points, "max_abs_error": max(abs(p["error"]) for p in points),
+    return {"estimator": ESTIMATOR, "points": points, "max_abs_error": max(abs(p["error"]) for p in points),
             "pi0": cal.pi0, "pi0_measured": round(1 - float(correct.mean()), 4), "negatives": cal.n_negatives}
 
 
@@ -78,19 +80,30 @@ def mining(src_lang: str, tgt_lang: str, enc, *, max_gold: int | None = None, k:
             "gold": len(gold), **compare(sc, ok, neg, MINING_QUANTILES)}
 
 
-def documents(src_lang: str, tgt_lang: str, enc_name: str, *, limit: int | None = None, progress=None) -> dict:
-    """The documents setting: ``docs mine`` over the ``bench docmine`` pool, checked against every gold page pair."""
-    from ..datasets.docsets import build_docset, load_docset
+def documents(src_lang: str, tgt_lang: str, enc_name: str, *, limit: int | None = None, progress=None,
+              split: str | None = "test") -> dict:
+    """The documents setting: ``docs mine`` over the ``bench docmine`` pool, checked against every gold page pair.
+
+    ``split``: only the pages of that split, every source (their pages' own
+    split: unpaired pages have one too); None: every page of every split (the
+    pool of ``bench docmine``).
+    """
+    from ..datasets.docsets import SOURCES, build_docset, load_docset
     from ..documents import get_document_encoder, mine_documents
     from ..report.runs import documents_calibration
     from .docmine import SMALL_POOL, load_pool
 
     opts = {**SMALL_POOL.get(enc_name, {"limit_distractors": limit}), "max_queries": limit}   # limit: quick checks
-    sources = opts.get("sources") or ("libreoffice", "gimp", "gnome", "manpages")
-    src, tgt, _, _ = load_pool(src_lang, tgt_lang, "given", **opts)
-    gold = set()
+    sources = opts.get("sources") or SOURCES
+    src, tgt, _, _ = load_pool(src_lang, tgt_lang, "given", split=split or "test", **opts)
+    gold, page_split = set(), {}
     for source in sources:
-        gold |= {(a, b) for a, b, _ in load_docset(build_docset(source, src_lang, tgt_lang))["gold"]}
+        ds = load_docset(build_docset(source, src_lang, tgt_lang))
+        gold |= {(a, b) for a, b, _ in ds["gold"]}
+        page_split.update({(side, d["id"]): d.get("split") for side in ("src", "tgt") for d in ds[side]})
+    if split is not None:
+        src = [d for d in src if page_split.get(("src", d.id)) == split]
+        tgt = [d for d in tgt if page_split.get(("tgt", d.id)) == split]
     denc = get_document_encoder(enc_name)
     a = denc.encode_documents([d.sentences for d in src], src_lang, progress=progress)   # (n, d)
     b = denc.encode_documents([d.sentences for d in tgt], tgt_lang, progress=progress)   # (m, d)
@@ -98,16 +111,17 @@ def documents(src_lang: str, tgt_lang: str, enc_name: str, *, limit: int | None 
     sc = np.array([m.score for m in matched], dtype=np.float64)
     ok = np.array([(m.src_id, m.tgt_id) in gold for m in matched], dtype=bool)
     cal = documents_calibration(a, b, src_ok=[d.reason is None for d in src], tgt_ok=[d.reason is None for d in tgt])
+    pool = "libreoffice test pages" if enc_name in SMALL_POOL else "all sources"
     return {"setting": "docs", "score": "ratio", "k": 4, "retrieval": "max", "pool_src": len(src), "pool_tgt": len(tgt),
-            "pool": "libreoffice test pages" if enc_name in SMALL_POOL else "all sources", "pairs": len(sc),
+            "pool": pool + ("" if split is None else f", {split} pages"), "pairs": len(sc),
             **compare(sc, ok, None, DOCS_QUANTILES, cal=cal)}
 
 
-def filtering(src_lang: str, tgt_lang: str, enc, *, limit: int | None = 4000) -> dict:
+def filtering(src_lang: str, tgt_lang: str, enc, *, limit: int | None = 4000, split: str = "test") -> dict:
     from ..filtering import FilterPipeline, edit_config, rank_scores
     from .filtering import build_set, default_config
 
-    items, _ = build_set(src_lang, tgt_lang, limit=limit)
+    items, _ = build_set(src_lang, tgt_lang, limit=limit, split=split)
     pairs = [(it.src, it.tgt) for it in items]
     pipe = FilterPipeline.from_config(edit_config(default_config(), encoder=enc.name), src_lang=src_lang,
                                       tgt_lang=tgt_lang)
@@ -121,12 +135,19 @@ def filtering(src_lang: str, tgt_lang: str, enc, *, limit: int | None = 4000) ->
 
 
 def run(src_lang: str, tgt_lang: str, encoders: list, record: Recorder, *, limit: int | None = None,
-        progress=None) -> list[dict]:
-    """``limit`` caps the mining task's gold pairs, the document pool's queries and distractors, the filter set's items."""
+        progress=None, split: str = "test", settings=("mining", "docs", "filter")) -> list[dict]:
+    """``limit`` caps the mining task's gold pairs, the document pool's queries and distractors, the filter set's
+    items; ``split``: the documents every setting is built from (``dev`` to choose a method, ``test`` to report);
+    ``settings``: which of mining, docs, filter to run."""
     out = []
     for enc in encoders:
-        who = {"pair": f"{src_lang}-{tgt_lang}", "encoder": enc.name, "encoder_id": enc.id}
-        out.append(record({**who, **mining(src_lang, tgt_lang, enc, max_gold=limit, progress=progress)}))
-        out.append(record({**who, **documents(src_lang, tgt_lang, enc.name, limit=limit, progress=progress)}))
-        out.append(record({**who, **filtering(src_lang, tgt_lang, enc, limit=limit or 4000)}))
+        who = {"pair": f"{src_lang}-{tgt_lang}", "split": split, "encoder": enc.name, "encoder_id": enc.id}
+        if "mining" in settings:
+            out.append(record({**who, **mining(src_lang, tgt_lang, enc, max_gold=limit, progress=progress,
+                                               split=split)}))
+        if "docs" in settings:
+            out.append(record({**who, **documents(src_lang, tgt_lang, enc.name, limit=limit, progress=progress,
+                                                  split=split)}))
+        if "filter" in settings:
+            out.append(record({**who, **filtering(src_lang, tgt_lang, enc, limit=limit or 4000, split=split)}))
     return out

@@ -20,9 +20,13 @@ from ..errors import BisentError
 @click.option("--domain", default="libreoffice", show_default=True, type=click.Choice(DOMAINS),
               help="Text the mining and recover tasks run on: LibreOffice help, gettext UI messages, "
                    "FreeDict dictionary phrases.")
+@click.option("--split", type=click.Choice(["test", "dev"]), default="test", show_default=True,
+              help="Documents the calibration task runs on (dev: where its method is chosen).")
+@click.option("--setting", "settings", multiple=True, type=click.Choice(["mining", "docs", "filter"]),
+              help="Calibration: run only these settings (repeatable; default all).")
 @click.option("--results", default="benchmarks/results", show_default=True,
               help="Folder whose TASK.jsonl each result is appended to ('' to not record).")
-def bench(task, pair, encoders, no_anchors, limit, domain, results):
+def bench(task, pair, encoders, no_anchors, limit, domain, split, settings, results):
     """Run benchmark TASK (mining, recover, filter, docs, speed, pairs, ...): one JSON object per result line."""
     try:
         src, tgt = pair.split("-", 1)
@@ -41,5 +45,13 @@ def bench(task, pair, encoders, no_anchors, limit, domain, results):
             raise BisentError(f"--domain {domain}: only the mining, recover and divergence tasks run outside "
                               "LibreOffice help")
         kwargs["domain"] = domain
+    if split != "test":
+        if task != "calibration":
+            raise BisentError(f"--split {split}: only the calibration task takes a split")
+        kwargs["split"] = split
+    if settings:
+        if task != "calibration":
+            raise BisentError("--setting: only the calibration task has settings")
+        kwargs["settings"] = list(settings)
     record = Recorder(task, results or None, echo=click.echo, options=kwargs)
     task_module(task).run(src, tgt, encs, record, **kwargs)
