@@ -130,8 +130,10 @@ def by_domain(res: Path) -> None:
                  if (res / "calibration.jsonl").is_file() else []):
         r = json.loads(line) if line.strip() else None
         if r and "limit" not in r.get("options", {}) and "max_gold" not in r.get("options", {}):
-            setting = r["setting"] + (f" ({r['pool']})" if r["setting"] == "docs" else "")
-            cb[(r["pair"], r.get("split", "test"), r["encoder"], setting, r.get("estimator", "em"))] = r
+            pages = f" ({r.get('pool', 'pool')}: {r.get('pool_src')} / {r.get('pool_tgt')} pages)"
+            setting = r["setting"] + (pages if r["setting"] == "docs" else "")
+            split = r.get("split", "all" if r["setting"] == "docs" and r.get("pool") == "all sources" else "test")
+            cb[(r["pair"], split, r["encoder"], setting, r.get("estimator", "em"))] = r   # first version: no split
     print("\n### Calibration without gold (precision %, measured with gold / estimated without)\n")
     print(table(["pair", "split", "encoder", "setting", "estimator"] + [f"thr. {i + 1}" for i in range(5)]
                 + ["max abs error"],

@@ -147,3 +147,7 @@ def test_calibration_takes_a_split_and_settings(capsys):
     assert "--split dev: only the calibration task takes a split" in capsys.readouterr().err
     assert main(["bench", "filter", "--setting", "docs", "--no-anchors", "-e", "random", "--results", ""]) == 2
     assert "--setting: only the calibration task has settings" in capsys.readouterr().err
+    assert main(["bench", "calibration", "--split", "all", "--no-anchors", "-e", "random", "--results", ""]) == 2
+    assert "--split all: only the docs setting" in capsys.readouterr().err
+    assert main(["bench", "mining", "--estimator", "em", "--no-anchors", "-e", "random", "--results", ""]) == 2
+    assert "--estimator: only the calibration task estimates" in capsys.readouterr().err

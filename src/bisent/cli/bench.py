@@ -20,13 +20,16 @@ from ..errors import BisentError
 @click.option("--domain", default="libreoffice", show_default=True, type=click.Choice(DOMAINS),
               help="Text the mining and recover tasks run on: LibreOffice help, gettext UI messages, "
                    "FreeDict dictionary phrases.")
-@click.option("--split", type=click.Choice(["test", "dev"]), default="test", show_default=True,
-              help="Documents the calibration task runs on (dev: where its method is chosen).")
+@click.option("--split", type=click.Choice(["test", "dev", "all"]), default="test", show_default=True,
+              help="Documents the calibration task runs on (dev: where its method is chosen; all: every page, "
+                   "the docs setting only).")
 @click.option("--setting", "settings", multiple=True, type=click.Choice(["mining", "docs", "filter"]),
               help="Calibration: run only these settings (repeatable; default all).")
+@click.option("--estimator", type=click.Choice(["storey", "em"]), default="storey", show_default=True,
+              help="Calibration: how the false share is estimated (em: the first version, for comparison).")
 @click.option("--results", default="benchmarks/results", show_default=True,
               help="Folder whose TASK.jsonl each result is appended to ('' to not record).")
-def bench(task, pair, encoders, no_anchors, limit, domain, split, settings, results):
+def bench(task, pair, encoders, no_anchors, limit, domain, split, settings, estimator, results):
     """Run benchmark TASK (mining, recover, filter, docs, speed, pairs, ...): one JSON object per result line."""
     try:
         src, tgt = pair.split("-", 1)
@@ -53,5 +56,9 @@ def bench(task, pair, encoders, no_anchors, limit, domain, split, settings, resu
         if task != "calibration":
             raise BisentError("--setting: only the calibration task has settings")
         kwargs["settings"] = list(settings)
+    if estimator != "storey":
+        if task != "calibration":
+            raise BisentError("--estimator: only the calibration task estimates")
+        kwargs["estimator"] = estimator
     record = Recorder(task, results or None, echo=click.echo, options=kwargs)
     task_module(task).run(src, tgt, encs, record, **kwargs)
