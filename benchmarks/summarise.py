@@ -125,12 +125,22 @@ def by_domain(res: Path) -> None:
                         [f"{m['f1']:.1f}" if m else "", m["sizes"]["test"]["gold"] if m else ""])
         print(table(["pair", "encoder", "n", "recovery cosine", "recovery CSLS", "mining F1", "g"], body))
 
-    cb = latest(res / "calibration.jsonl", lambda r: (r["pair"], r["encoder"], r["setting"]))
+    cb = {}   # split runs (--split dev) count as full-size; --limit runs do not
+    for line in ((res / "calibration.jsonl").read_text(encoding="utf-8").splitlines()
+                 if (res / "calibration.jsonl").is_file() else []):
+        r = json.loads(line) if line.strip() else None
+        if r and "limit" not in r.get("options", {}) and "max_gold" not in r.get("options", {}):
+            pages = f" ({r.get('pool', 'pool')}: {r.get('pool_src')} / {r.get('pool_tgt')} pages)"
+            setting = r["setting"] + (pages if r["setting"] == "docs" else "")
+            split = r.get("split", "all" if r["setting"] == "docs" and r.get("pool") == "all sources" else "test")
+            cb[(r["pair"], split, r["encoder"], setting, r.get("estimator", "em"))] = r   # first version: no split
     print("\n### Calibration without gold (precision %, measured with gold / estimated without)\n")
-    print(table(["pair", "encoder", "setting"] + [f"thr. {i + 1}" for i in range(5)] + ["max abs error"],
-                [[p, e, st] + ([f"{pt['measured']:.1f} / {pt['estimated']:.1f}" for pt in r["points"]] or [""] * 5)
+    print(table(["pair", "split", "encoder", "setting", "estimator"] + [f"thr. {i + 1}" for i in range(5)]
+                + ["max abs error"],
+                [[p, sp, e, st, est] + ([f"{pt['measured']:.1f} / {pt['estimated']:.1f}" for pt in r["points"]]
+                                        or [""] * 5)
                  + [f"{r['max_abs_error']:.1f}" if r["max_abs_error"] is not None else r.get("note", "")]
-                 for (p, e, st), r in sorted(cb.items())]))
+                 for (p, sp, e, st, est), r in sorted(cb.items())]))
     from align_tables import main as align_tables   # sentence alignment, its speed, the road
     align_tables(res)
     pa = latest(res / "pairs.jsonl", lambda r: (r["pair"], r["encoder"], r["score"]))

@@ -129,3 +129,25 @@ def test_benchmark_scripts_record_through_the_one_recorder(tmp_path, monkeypatch
     rec = json.loads(line)
     assert rec["task"] == "embed" and rec["bench"] == "embed_speed" and rec["sentences"] == 8
     assert rec["command"] == "python benchmarks/embed.py --n 8 --encoders random" and "machine" in rec
+
+
+def test_calibration_takes_a_split_and_settings(capsys):
+    """``bench calibration --split dev --setting ...``: the dev documents, only the settings asked for."""
+    from bisent.cli import main
+
+    rec = Recorder("calibration", None, echo=lambda s: None)
+    out = task_module("calibration").run("en", "de", run_encoders(["char-ngram"], anchors=False), rec, limit=60,
+                                         split="dev", settings=["mining", "docs"])
+    assert [r["setting"] for r in out] == ["mining", "docs"]
+    assert all(r["split"] == "dev" for r in out) and out[1]["pool"].endswith("dev pages")
+    test = task_module("calibration").run("en", "de", run_encoders(["char-ngram"], anchors=False), rec, limit=60,
+                                          settings=["mining"])
+    assert test[0]["split"] == "test"
+    assert main(["bench", "mining", "--split", "dev", "--no-anchors", "-e", "random", "--results", ""]) == 2
+    assert "--split dev: only the calibration task (test, dev, all) and the docmine task" in capsys.readouterr().err
+    assert main(["bench", "filter", "--setting", "docs", "--no-anchors", "-e", "random", "--results", ""]) == 2
+    assert "--setting: only the calibration task has settings" in capsys.readouterr().err
+    assert main(["bench", "calibration", "--split", "all", "--no-anchors", "-e", "random", "--results", ""]) == 2
+    assert "--split all: only the docs setting" in capsys.readouterr().err
+    assert main(["bench", "mining", "--estimator", "em", "--no-anchors", "-e", "random", "--results", ""]) == 2
+    assert "--estimator: only the calibration task estimates" in capsys.readouterr().err

@@ -27,6 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..datasets.comparable import make_mining_task
+from ..errors import BisentError
 from ..datasets.libreoffice import load_pairs
 from ..mining import retrieve
 from ..report.calibration import calibrate, filter_negatives, mining_negatives
@@ -36,9 +37,13 @@ from .common import Recorder
 MINING_QUANTILES = (0.5, 0.6, 0.7, 0.75, 0.8)
 FILTER_QUANTILES = (0.1, 0.3, 0.5, 0.7, 0.9)
 DOCS_QUANTILES = (0.0, 0.1, 0.25, 0.5, 0.75)   # most matched documents are right: the low thresholds matter
+#: How :func:`calibrate` estimates the false share (its ``pi0``), as records name it; records without the
+#: field were made with "em", the first version.
+ESTIMATORS = {"storey": "storey-0.75", "em": "em"}
 
 
-def compare(scores: np.ndarray, correct: np.ndarray, negatives: np.ndarray | None, quantiles, *, cal=None) -> dict:
+def compare(scores: np.ndarray, correct: np.ndarray, negatives: np.ndarray | None, quantiles, *, cal=None,
+            estimator: str = "storey") -> dict:
     """Estimated vs measured precision (points) at score quantiles, and the largest absolute error.
 
     The calibration is fitted to ``scores`` and ``negatives``, or given (``cal``).
@@ -46,7 +51,7 @@ def compare(scores: np.ndarray, correct: np.ndarray, negatives: np.ndarray | Non
     if cal is None and (negatives is None or len(negatives) < 10 or len(scores) < 2):
         return {"points": [], "max_abs_error": None, "negatives": 0 if negatives is None else len(negatives),
                 "note": "too few scores or synthetic negatives to calibrate"}
-    cal = cal or calibrate(scores, negatives)
+    cal = cal or calibrate(scores, negatives, pi0=estimator)
     points = []
     for q in quantiles:
         t = float(np.quantile(scores, q))
@@ -55,12 +60,12 @@ def compare(scores: np.ndarray, correct: np.ndarray, negatives: np.ndarray | Non
         points.append({"quantile": q, "threshold": round(t, 4), "kept": int((scores >= t).sum()),
                        "measured": round(measured, 1), "estimated": round(estimated, 1),
                        "error": round(estimated - measured, 1)})
-    return {"points": points, "max_abs_error": max(abs(p["error"]) for p in points),
+    return {"estimator": ESTIMATORS[estimator], "points": points, "max_abs_error": max(abs(p["error"]) for p in points),
             "pi0": cal.pi0, "pi0_measured": round(1 - float(correct.mean()), 4), "negatives": cal.n_negatives}
 
 
 def mining(src_lang: str, tgt_lang: str, enc, *, max_gold: int | None = None, k: int = 4, progress=None,
-           split: str = "test") -> dict:
+           split: str = "test", estimator: str = "storey") -> dict:
     """The mining setting on the ``split`` documents (``dev``: a check apart from the recorded test tasks)."""
     task = make_mining_task(load_pairs(src_lang, tgt_lang), split, max_gold=max_gold, src_lang=src_lang,
                             tgt_lang=tgt_lang)
@@ -75,39 +80,53 @@ def mining(src_lang: str, tgt_lang: str, enc, *, max_gold: int | None = None, k:
     ok = np.array([(task.src[p.src][0], task.tgt[p.tgt][0]) in gold for p in pairs])
     neg = mining_negatives(cands, "ratio", ps, pt, sc)
     return {"setting": "mining", "score": "ratio", "k": k, "retrieval": "max", "pairs": len(sc),
-            "gold": len(gold), **compare(sc, ok, neg, MINING_QUANTILES)}
+            "gold": len(gold), **compare(sc, ok, neg, MINING_QUANTILES, estimator=estimator)}
 
 
-def documents(src_lang: str, tgt_lang: str, enc_name: str, *, limit: int | None = None, progress=None) -> dict:
-    """The documents setting: ``docs mine`` over the ``bench docmine`` pool, checked against every gold page pair."""
-    from ..datasets.docsets import build_docset, load_docset
+def documents(src_lang: str, tgt_lang: str, enc_name: str, *, limit: int | None = None, progress=None,
+              split: str | None = "test", estimator: str = "storey") -> dict:
+    """The documents setting: ``docs mine`` over the ``bench docmine`` pool, checked against every gold page pair.
+
+    ``split``: only the pages of that split, every source (their pages' own
+    split: unpaired pages have one too); None: every page of every split (the
+    pool of ``bench docmine``).
+    """
+    from ..datasets.docsets import SOURCES, build_docset, load_docset
     from ..documents import get_document_encoder, mine_documents
     from ..report.runs import documents_calibration
     from .docmine import SMALL_POOL, load_pool
 
     opts = {**SMALL_POOL.get(enc_name, {"limit_distractors": limit}), "max_queries": limit}   # limit: quick checks
-    sources = opts.get("sources") or ("libreoffice", "gimp", "gnome", "manpages")
-    src, tgt, _, _ = load_pool(src_lang, tgt_lang, "given", **opts)
-    gold = set()
+    sources = opts.get("sources") or SOURCES
+    src, tgt, _, _ = load_pool(src_lang, tgt_lang, "given", split=split or "test", **opts)
+    gold, page_split = set(), {}
     for source in sources:
-        gold |= {(a, b) for a, b, _ in load_docset(build_docset(source, src_lang, tgt_lang))["gold"]}
+        ds = load_docset(build_docset(source, src_lang, tgt_lang))
+        gold |= {(a, b) for a, b, _ in ds["gold"]}
+        page_split.update({(side, d["id"]): d.get("split") for side in ("src", "tgt") for d in ds[side]})
+    if split is not None:
+        src = [d for d in src if page_split.get(("src", d.id)) == split]
+        tgt = [d for d in tgt if page_split.get(("tgt", d.id)) == split]
     denc = get_document_encoder(enc_name)
     a = denc.encode_documents([d.sentences for d in src], src_lang, progress=progress)   # (n, d)
     b = denc.encode_documents([d.sentences for d in tgt], tgt_lang, progress=progress)   # (m, d)
     matched = [m for m in mine_documents(src, tgt, a, b) if m.tgt_id is not None]
     sc = np.array([m.score for m in matched], dtype=np.float64)
     ok = np.array([(m.src_id, m.tgt_id) in gold for m in matched], dtype=bool)
-    cal = documents_calibration(a, b, src_ok=[d.reason is None for d in src], tgt_ok=[d.reason is None for d in tgt])
+    cal = documents_calibration(a, b, src_ok=[d.reason is None for d in src], tgt_ok=[d.reason is None for d in tgt],
+                                pi0=estimator)
+    pool = "libreoffice test pages" if enc_name in SMALL_POOL else "all sources"
     return {"setting": "docs", "score": "ratio", "k": 4, "retrieval": "max", "pool_src": len(src), "pool_tgt": len(tgt),
-            "pool": "libreoffice test pages" if enc_name in SMALL_POOL else "all sources", "pairs": len(sc),
-            **compare(sc, ok, None, DOCS_QUANTILES, cal=cal)}
+            "pool": pool + ("" if split is None else f", {split} pages"), "pairs": len(sc),
+            **compare(sc, ok, None, DOCS_QUANTILES, cal=cal, estimator=estimator)}
 
 
-def filtering(src_lang: str, tgt_lang: str, enc, *, limit: int | None = 4000) -> dict:
+def filtering(src_lang: str, tgt_lang: str, enc, *, limit: int | None = 4000, split: str = "test",
+              estimator: str = "storey") -> dict:
     from ..filtering import FilterPipeline, edit_config, rank_scores
     from .filtering import build_set, default_config
 
-    items, _ = build_set(src_lang, tgt_lang, limit=limit)
+    items, _ = build_set(src_lang, tgt_lang, limit=limit, split=split)
     pairs = [(it.src, it.tgt) for it in items]
     pipe = FilterPipeline.from_config(edit_config(default_config(), encoder=enc.name), src_lang=src_lang,
                                       tgt_lang=tgt_lang)
@@ -117,16 +136,29 @@ def filtering(src_lang: str, tgt_lang: str, enc, *, limit: int | None = 4000) ->
     ok = np.array([items[i].kind == "clean" for i in reached])
     neg, survived = filter_negatives(pipe, pairs)
     return {"setting": "filter", "score_step": pipe.score_step, "items": len(items), "reached_score_step": len(sc),
-            "negatives_survived": survived, **compare(sc, ok, neg, FILTER_QUANTILES)}
+            "negatives_survived": survived, **compare(sc, ok, neg, FILTER_QUANTILES, estimator=estimator)}
 
 
 def run(src_lang: str, tgt_lang: str, encoders: list, record: Recorder, *, limit: int | None = None,
-        progress=None) -> list[dict]:
-    """``limit`` caps the mining task's gold pairs, the document pool's queries and distractors, the filter set's items."""
+        progress=None, split: str = "test", settings=("mining", "docs", "filter"),
+        estimator: str = "storey") -> list[dict]:
+    """``limit`` caps the mining task's gold pairs, the document pool's queries and distractors, the filter set's
+    items; ``split``: the documents every setting is built from (``dev`` to choose a method, ``test`` to report);
+    ``settings``: which of mining, docs, filter to run; ``split="all"`` (every page of every split) is for the
+    docs setting alone, the pool of ``bench docmine``; ``estimator``: the false share's, as :func:`calibrate`'s ``pi0``
+    (``em`` to compare with the first version)."""
+    if split == "all" and set(settings) != {"docs"}:
+        raise BisentError("--split all: only the docs setting runs on every split (add --setting docs)")
     out = []
     for enc in encoders:
-        who = {"pair": f"{src_lang}-{tgt_lang}", "encoder": enc.name, "encoder_id": enc.id}
-        out.append(record({**who, **mining(src_lang, tgt_lang, enc, max_gold=limit, progress=progress)}))
-        out.append(record({**who, **documents(src_lang, tgt_lang, enc.name, limit=limit, progress=progress)}))
-        out.append(record({**who, **filtering(src_lang, tgt_lang, enc, limit=limit or 4000)}))
+        who = {"pair": f"{src_lang}-{tgt_lang}", "split": split, "encoder": enc.name, "encoder_id": enc.id}
+        if "mining" in settings:
+            out.append(record({**who, **mining(src_lang, tgt_lang, enc, max_gold=limit, progress=progress,
+                                               split=split, estimator=estimator)}))
+        if "docs" in settings:
+            out.append(record({**who, **documents(src_lang, tgt_lang, enc.name, limit=limit, progress=progress,
+                                                  split=None if split == "all" else split, estimator=estimator)}))
+        if "filter" in settings:
+            out.append(record({**who, **filtering(src_lang, tgt_lang, enc, limit=limit or 4000, split=split,
+                                                  estimator=estimator)}))
     return out

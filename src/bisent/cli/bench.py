@@ -23,11 +23,16 @@ from ..errors import BisentError
 @click.option("--rerank", type=click.IntRange(0), default=0, show_default=True,
               help="docmine: also measure each encoder with the DEPTH nearest documents re-scored by sentence "
                    "alignment (bisent.rerank; e.g. 10).")
-@click.option("--gold-split", type=click.Choice(["dev", "test"]), default="test", show_default=True,
-              help="docmine: the gold pairs queried (choose settings on dev, report test).")
+@click.option("--split", type=click.Choice(["test", "dev", "all"]), default="test", show_default=True,
+              help="Documents the calibration and docmine tasks query (dev: where their settings are chosen; "
+                   "all: every page, calibration's docs setting only).")
+@click.option("--setting", "settings", multiple=True, type=click.Choice(["mining", "docs", "filter"]),
+              help="Calibration: run only these settings (repeatable; default all).")
+@click.option("--estimator", type=click.Choice(["storey", "em"]), default="storey", show_default=True,
+              help="Calibration: how the false share is estimated (em: the first version, for comparison).")
 @click.option("--results", default="benchmarks/results", show_default=True,
               help="Folder whose TASK.jsonl each result is appended to ('' to not record).")
-def bench(task, pair, encoders, no_anchors, limit, domain, rerank, gold_split, results):
+def bench(task, pair, encoders, no_anchors, limit, domain, rerank, split, settings, estimator, results):
     """Run benchmark TASK (mining, recover, filter, docs, speed, pairs, ...): one JSON object per result line."""
     try:
         src, tgt = pair.split("-", 1)
@@ -39,10 +44,8 @@ def bench(task, pair, encoders, no_anchors, limit, domain, rerank, gold_split, r
         encoders, kwargs["doc_models"] = split_models(encoders)
         if rerank:
             kwargs["rerank"] = rerank
-        if gold_split != "test":
-            kwargs["split"] = gold_split
-    elif rerank or gold_split != "test":
-        raise BisentError("--rerank and --gold-split belong to the docmine task")
+    elif rerank:
+        raise BisentError("--rerank: only the docmine task re-ranks documents")
     encs = run_encoders(encoders, anchors=not no_anchors)
     if not encs and not kwargs.get("doc_models"):
         raise BisentError("no encoder to benchmark: give -e NAME or keep the anchors")
@@ -52,5 +55,18 @@ def bench(task, pair, encoders, no_anchors, limit, domain, rerank, gold_split, r
             raise BisentError(f"--domain {domain}: only the mining, recover and divergence tasks run outside "
                               "LibreOffice help")
         kwargs["domain"] = domain
+    if split != "test":
+        if task not in ("calibration", "docmine") or (task == "docmine" and split == "all"):
+            raise BisentError(f"--split {split}: only the calibration task (test, dev, all) and the docmine task "
+                              "(test, dev) take a split")
+        kwargs["split"] = split
+    if settings:
+        if task != "calibration":
+            raise BisentError("--setting: only the calibration task has settings")
+        kwargs["settings"] = list(settings)
+    if estimator != "storey":
+        if task != "calibration":
+            raise BisentError("--estimator: only the calibration task estimates")
+        kwargs["estimator"] = estimator
     record = Recorder(task, results or None, echo=click.echo, options=kwargs)
     task_module(task).run(src, tgt, encs, record, **kwargs)

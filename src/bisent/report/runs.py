@@ -156,7 +156,7 @@ def _explain_mined(cands, i: int, j: int, src_texts, tgt_texts) -> dict:
 
 
 def documents_calibration(a: np.ndarray, b: np.ndarray, *, src_ok: np.ndarray | None = None,
-                          tgt_ok: np.ndarray | None = None, score: str = "ratio", k: int = 4):
+                          tgt_ok: np.ndarray | None = None, score: str = "ratio", k: int = 4, pi0: str = "storey"):
     """Calibration of a ``docs mine`` run, as for sentence mining: its own candidates, orphan negatives.
 
     ``a`` (n, d), ``b`` (m, d): the unit document embeddings; ``*_ok`` (n,)/(m,):
@@ -164,7 +164,7 @@ def documents_calibration(a: np.ndarray, b: np.ndarray, *, src_ok: np.ndarray | 
     the documents taking part (documents are few, so it is cheap) and scores
     each confident pair's orphans against their best free competitor
     (:func:`bisent.report.calibration.mining_negatives`). None: too few pairs
-    or negatives (``k`` < 2, or fewer than 10 orphans found a competitor).
+    or negatives (``k`` < 2, or fewer than 10 orphans found a competitor). ``pi0``: as :func:`calibrate`.
     """
     from ..scoring import Scorer
 
@@ -177,7 +177,7 @@ def documents_calibration(a: np.ndarray, b: np.ndarray, *, src_ok: np.ndarray | 
     if len(sc) < 2:
         return None
     neg = mining_negatives(cands, score, ps, pt, sc)
-    return calibrate(sc, neg) if len(neg) >= 10 else None
+    return calibrate(sc, neg, pi0=pi0) if len(neg) >= 10 else None
 
 
 def _keep_prefix(path, n: int) -> None:
