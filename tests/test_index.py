@@ -106,8 +106,8 @@ def test_calibrated_probes_are_the_fewest_that_reach_the_target():
 def test_ivf_rule_grows_with_size():
     from bisent.index import choose_index, ivf_lists
 
-    assert choose_index(50_000, 512) == ("exact", {})
-    assert ivf_lists(1_000_000) == 4000 > ivf_lists(100_000)
-    method, opts = choose_index(1_000_000, 512)
-    assert method == "ivf" and opts["nlist"] == 4000 and opts["quantizer"] == "sq8"
-    assert choose_index(200_000, 512)[1]["quantizer"] == "fp16"
+    assert choose_index(1_000_000, 512) == ("exact", {})
+    assert ivf_lists(2_000_000) == 5656 > ivf_lists(100_000)
+    method, opts = choose_index(2_000_000, 512)
+    assert method == "ivf" and opts["nlist"] == 5656 and opts["quantizer"] == "sq8"   # fp16 codes: 2 GB a side
+    assert choose_index(2_000_000, 64)[1]["quantizer"] == "fp16"

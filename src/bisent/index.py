@@ -206,7 +206,7 @@ def calibrate_probes(index, queries, db, target: float = TARGET_AGREEMENT, *, sa
 
 
 #: ``auto`` searches exactly while sources × targets is at most this many pairs (see :func:`choose_index`)
-EXACT_MAX_PAIRS = 50_000 ** 2
+EXACT_MAX_PAIRS = 1_000_000 ** 2
 #: ``auto``'s IVF keeps fp16 codes while one side's codes take at most this many bytes, SQ8 codes above
 FP16_MAX_BYTES = 512 * 2**20
 #: IVF lists per √(indexed rows): the low end of FAISS's guideline of 4√n to 16√n
@@ -221,17 +221,19 @@ def ivf_lists(rows: int) -> int:
 def choose_index(n_target: int, dim: int, n_source: int | None = None) -> tuple[str, dict]:
     """The kNN method for ``--index auto``: ``(method, options)`` for :func:`knn_both`.
 
-    Rule, from ``benchmarks/index_choice.py`` and ``benchmarks/index_sweep.py`` on 2 cores
-    (benchmarks/README.md): exact while ``n_source × n_target ≤ EXACT_MAX_PAIRS`` (50k × 50k;
-    ``n_source`` defaults to ``n_target``). Below it IVF saves little CPU time and exact is exact
-    (on real sentence embeddings IVF at 98 % top-1 agreement costs more than exact search).
-    Above it: IVF with :func:`ivf_lists` (4√n lists) and as many probes as a sample of queries
-    shows are needed for 98.5 % top-1 agreement with exact search (:func:`calibrate_probes`); codes
-    in fp16 while one side's codes fit ``FP16_MAX_BYTES`` (rows × dim × 2; fp16 codes of fp16
-    vectors lose nothing measurable), 8-bit scalar quantised beyond (half the memory; the
-    calibration then probes more). Stopes' mining configs likewise move from flat indexes to IVF
-    and then to compressed codes as a language grows. Both directions are searched, each side
-    indexed in turn: the rule sizes for the larger side.
+    Rule, from ``benchmarks/index_sweep.py`` on real sentence embeddings (use-m3, 2 cores;
+    benchmarks/README.md): exact while ``n_source × n_target ≤ EXACT_MAX_PAIRS`` (1M × 1M;
+    ``n_source`` defaults to ``n_target``). IVF needs ~100-180 probes for 98 % top-1 agreement
+    whatever its 4√n lists, and scans a pair ~11× dearer than the exact kernel: at 98 % it was
+    2.1-3.5× slower than exact from 5k to 50k a side, and the trend (probes ∝ n^0.27, share probed
+    ∝ n^-0.5) projects it still ~1.7× slower at 1M × 1M — so exact, streamed and bounded in memory,
+    up to there. Above it: IVF with :func:`ivf_lists` (4√n lists) and as many probes as a sample of
+    queries shows are needed for 98.5 % top-1 agreement (:func:`calibrate_probes`); codes in fp16
+    while one side's codes fit ``FP16_MAX_BYTES`` (rows × dim × 2; fp16 codes of fp16 vectors lose
+    nothing measurable), 8-bit scalar quantised beyond (half the memory; the calibration then
+    probes more). Stopes' mining configs likewise move from flat indexes to IVF and then to
+    compressed codes as a language grows. Both directions are searched, each side indexed in turn:
+    the rule sizes for the larger side.
     """
     n_source = n_target if n_source is None else n_source
     if n_source * n_target <= EXACT_MAX_PAIRS:

@@ -1,10 +1,12 @@
 """A mining benchmark of up to about a million sentences a side from Debian's documentation.
 
 The source side is English; the target side mixes every other language the
-packages carry (German, French, Spanish, Italian LibreOffice help; GNOME help
-in ~40 languages; the Debian Administrator's Handbook in ~25; manual pages,
-GIMP help, LilyPond, the Debian Reference, KiCad), as a language-identified
-crawl does. Hidden inside are gold translation pairs: LibreOffice help
+packages carry (LibreOffice help in 23 languages; GNOME help in ~40; the Debian
+Administrator's Handbook in ~25; manual pages, GIMP help, LilyPond, the Debian
+Reference, KiCad; the kernel documentation's Chinese, Italian, Japanese and
+Korean translations), as a language-identified crawl does. English-only
+manuals (format 3: the kernel's, Python's, Perl's POD, PostgreSQL, Octave,
+SQLite, Node.js, git, Debian policy) grow the source side. Hidden inside are gold translation pairs: LibreOffice help
 paragraphs that are one sentence in English and in one target language, paired
 by page and paragraph id (exact, not estimated; :mod:`bisent.datasets.libreoffice`).
 
