@@ -58,3 +58,56 @@ def test_approximate_agrees_with_exact(method):
     top1 = np.mean(exact.fwd_idx[:, 0] == approx.fwd_idx[:, 0])
     assert top1 > 0.9, top1
     assert np.mean(exact.bwd_idx[:, 0] == approx.bwd_idx[:, 0]) > 0.9
+
+
+def test_auto_ivf_probes_enough_for_98_percent(monkeypatch):
+    """Above the exact threshold `auto` builds IVF and calibrates its probes: top-1 matches brute force on
+    ≥ 98 % of ALL queries both ways (clustered data, as sentence embeddings are); one probe does not."""
+    import bisent.index as index
+
+    rng = np.random.default_rng(4)
+    centres = unit_rows(rng, 200, 32)
+
+    def sample(n):
+        v = centres[rng.integers(0, 200, n)] + 0.25 * rng.standard_normal((n, 32)).astype(np.float32)
+        return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+    x, y = sample(3000), sample(2500)
+    monkeypatch.setattr(index, "EXACT_MAX_PAIRS", 0)
+    method, opts = index.resolve_method("auto", x, y)
+    assert method == "ivf" and opts == {"nlist": int(4 * np.sqrt(3000)), "quantizer": "fp16"}
+    s = x @ y.T
+    fi, bi = s.argmax(axis=1), s.argmax(axis=0)                       # brute-force nearest, both ways
+    got = knn_both(x, y, 4, method=method, **opts)
+    assert np.mean(got.fwd_idx[:, 0] == fi) >= 0.98
+    assert np.mean(got.bwd_idx[:, 0] == bi) >= 0.98
+    starved = knn_both(x, y, 4, method="ivf", nlist=opts["nlist"], nprobe=1)
+    assert np.mean(starved.fwd_idx[:, 0] == fi) < 0.95
+
+
+def test_calibrated_probes_are_the_fewest_that_reach_the_target():
+    from bisent.index import IVF_MIN_PROBES, build_index, calibrate_probes
+
+    rng = np.random.default_rng(5)
+    x, y = unit_rows(rng, 1500, 16), unit_rows(rng, 2000, 16)          # no clusters: IVF's hard case
+    index = build_index(y, "ivf", nlist=64)
+    truth = (x @ y.T).argmax(axis=1)
+
+    def agreement(p):
+        index.nprobe = p
+        return np.mean(index.search(x, 1)[1][:, 0] == truth)
+
+    p = calibrate_probes(index, x, y, 0.95, sample=1500)                # the sample is every query here
+    assert IVF_MIN_PROBES < p < 64 and agreement(p) >= 0.95
+    assert agreement(int(np.floor(p / np.sqrt(2)))) < 0.95                 # the step below falls short
+    assert calibrate_probes(index, x, y, 1.01, sample=200) == 64        # unreachable: every list
+
+
+def test_ivf_rule_grows_with_size():
+    from bisent.index import choose_index, ivf_lists
+
+    assert choose_index(1_000_000, 512) == ("exact", {})
+    assert ivf_lists(2_000_000) == 5656 > ivf_lists(100_000)
+    method, opts = choose_index(2_000_000, 512)
+    assert method == "ivf" and opts["nlist"] == 5656 and opts["quantizer"] == "sq8"   # fp16 codes: 2 GB a side
+    assert choose_index(2_000_000, 64)[1]["quantizer"] == "fp16"

@@ -167,7 +167,7 @@ def test_choose_index_rule():
     side = int(np.sqrt(EXACT_MAX_PAIRS))
     assert choose_index(side, 512) == ("exact", {})
     assert choose_index(10 * side, 512, n_source=side // 10) == ("exact", {})   # few sources: still cheap
-    method, opts = choose_index(side + 1, 512)
+    method, opts = choose_index(side + 1, 64)
     assert method == "ivf" and opts["quantizer"] == "fp16" and opts["nlist"] == int(4 * np.sqrt(side + 1))
     assert choose_index(10_000_000, 512)[1]["quantizer"] == "sq8"               # fp16 codes would be 10 GB
 

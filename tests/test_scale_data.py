@@ -119,3 +119,70 @@ def test_real_small_build_from_cached_libreoffice(tmp_path):
     assert set(langs) == {"de"}
     for i, j in gold:
         assert len(src[i].split()) >= scale.GOLD_MIN_WORDS and src[i] != tgt[j]
+
+
+POD = """=head1 NAME
+
+perlfoo - how to B<frobnicate> things
+
+=head1 DESCRIPTION
+
+This is an I<ordinary> paragraph that spans
+two lines and links to L<the manual|perlfunc/open> and L<perlre>.
+
+    my $code = "verbatim, left out";
+
+=over 4
+
+=item *
+
+=item The C<< $x->y >> method
+
+Returns E<lt>nothingE<gt>.X<index entry>
+
+=back
+
+=begin html
+
+<p>Raw HTML, left out.</p>
+
+=end html
+
+=cut
+"""
+
+
+def test_pod_paragraphs_keep_prose_and_drop_code():
+    assert scale.pod_paragraphs(POD) == [
+        "NAME", "perlfoo - how to frobnicate things", "DESCRIPTION",
+        "This is an ordinary paragraph that spans two lines and links to the manual and perlre.",
+        "The $x->y method", "Returns <nothing>."]
+
+
+def test_doc_pages_sort_translations_by_language(tmp_path):
+    """Sphinx-style pages: English at the root, translations/<lang>/ paired by path; nav and code left out."""
+    root = tmp_path / "html"
+    page = ('<html><div class="related">Navigation</div><div class="body"><h1>{h}</h1><p>{p}</p>'
+            '<div class="highlight"><pre>code()</pre></div></div></html>')
+    for rel, h, p in (("mm/a.html", "Memory", "Pages are mapped."), ("translations/zh_CN/mm/a.html", "内存", "页被映射。"),
+                      ("translations/index.html", "Translations", "A list."), ("_static/x.html", "Static", "No.")):
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(page.format(h=h, p=p), encoding="utf-8")
+
+    assert scale._doc_pages(root, scale.linux_lang) == {"en": {"mm/a.html": ["Memory", "Pages are mapped."]},
+                                               "zh-cn": {"mm/a.html": ["内存", "页被映射。"]}}
+
+
+@pytest.mark.network
+def test_real_perl_doc_pages():
+    """perl-doc from Debian's archive (fetched once): every POD file a page of English prose."""
+    if shutil.which("apt-get") is None or shutil.which("dpkg-deb") is None:
+        pytest.skip("apt-get/dpkg-deb not available: not a Debian-based system")
+    try:
+        pages = scale.PAGE_SOURCES["perl-doc"]()
+    except BisentError as e:
+        pytest.skip(f"cannot fetch perl-doc from Debian's archive: {e}")
+    assert list(pages) == ["en"] and len(pages["en"]) > 100
+    perlfunc = next(v for k, v in pages["en"].items() if k.endswith("pod/perlfunc.pod"))
+    assert any(p.startswith("Perl Functions by Category") for p in perlfunc)
+    assert not any("<" in p and p.count("<") == p.count(">") and "C<" in p for p in perlfunc)

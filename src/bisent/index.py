@@ -102,6 +102,12 @@ def _to_float32(v) -> np.ndarray:
     return out
 
 
+#: share of sampled queries whose IVF top-1 must be the exact top-1 (``calibrate_probes``): the issue's
+#: 98 % plus a margin for the sample's error (±0.3 points at 2,000 queries)
+TARGET_AGREEMENT = 0.985
+CALIBRATION_QUERIES = 2000
+#: fewest probes tried
+IVF_MIN_PROBES = 8
 #: rows converted to float32 at a time when an approximate index is filled or searched
 APPROX_BLOCK = 65536
 #: FAISS scalar quantisers of the approximate indexes: 2 bytes a dimension, or 1 (per-dimension 8-bit ranges)
@@ -146,19 +152,24 @@ def build_index(vectors, method: str, *, nlist: int | None = None, hnsw_m: int =
     return index
 
 
-def knn_approx(x, y, k: int = 4, *, method: str = "ivf", nlist: int | None = None, nprobe: int = 16,
-               hnsw_m: int = 32, ef_search: int = 64, quantizer: str = "fp16", seed: int = 0) -> KNN:
+def knn_approx(x, y, k: int = 4, *, method: str = "ivf", nlist: int | None = None, nprobe: int | None = None,
+               hnsw_m: int = 32, ef_search: int = 64, quantizer: str = "fp16", seed: int = 0,
+               target_agreement: float = TARGET_AGREEMENT) -> KNN:
     """Approximate top-``k`` both ways with an IVF or HNSW index per side (fp16 or SQ8 codes).
 
     ``x`` and ``y`` are arrays, Shards or RowViews: indexes are filled and
     queried a block at a time, so memory is the two indexes plus one float32 block.
+    IVF lists not given: :func:`ivf_lists` of the indexed side; probes not given: the fewest
+    whose top-1 neighbours match exact search's on ``target_agreement`` of a sample of queries
+    (:func:`calibrate_probes`).
     """
     out = []
     for q, db in ((x, y), (y, x)):
         kk = min(k, db.shape[0])
-        index = build_index(db, method, nlist=nlist, hnsw_m=hnsw_m, quantizer=quantizer, seed=seed)
+        index = build_index(db, method, nlist=nlist or ivf_lists(db.shape[0]), hnsw_m=hnsw_m, quantizer=quantizer,
+                            seed=seed)
         if method == "ivf":
-            index.nprobe = nprobe
+            index.nprobe = min(index.nlist, nprobe or calibrate_probes(index, q, db, target_agreement, seed=seed))
         else:
             index.hnsw.efSearch = max(ef_search, kk)
         sim = np.empty((q.shape[0], kk), dtype=np.float32)
@@ -170,33 +181,65 @@ def knn_approx(x, y, k: int = 4, *, method: str = "ivf", nlist: int | None = Non
     return KNN(*out)
 
 
+def calibrate_probes(index, queries, db, target: float = TARGET_AGREEMENT, *, sample: int = CALIBRATION_QUERIES,
+                     seed: int = 0) -> int:
+    """The fewest probes (from :data:`IVF_MIN_PROBES`, ×√2 a step) at which the IVF ``index`` over ``db``
+    finds the exact nearest row of ``db`` for at least ``target`` of ``sample`` queries drawn from ``queries``
+    (seed ``seed``); ``index.nlist`` (every list: exact up to the codes) when none does.
+
+    Why measured, not fixed: how many lists hold a query's true neighbour depends on the encoder
+    (use-m3 at 20k × 20k needs 23 % of 4√n lists for 98 %; benchmarks/README.md), and the sample's
+    exact search costs ``sample / len(queries)`` of the exact search's time.
+    """
+    n = queries.shape[0]
+    rng = np.random.default_rng([seed, 1])                 # not the stream of a seed-0 evaluation sample
+    rows = np.sort(rng.choice(n, size=min(sample, n), replace=False))
+    qs = _sample_rows(queries, rows)                                          # (s, d) float32
+    truth = knn_both(qs, db, 1, progress=False).fwd_idx[:, 0]                # (s,) exact nearest rows
+    probes = min(IVF_MIN_PROBES, index.nlist)
+    while probes < index.nlist:
+        index.nprobe = probes
+        if np.mean(index.search(qs, 1)[1][:, 0] == truth) >= target:
+            return probes
+        probes = min(index.nlist, int(np.ceil(probes * np.sqrt(2))))
+    return index.nlist
+
+
 #: ``auto`` searches exactly while sources × targets is at most this many pairs (see :func:`choose_index`)
-EXACT_MAX_PAIRS = 50_000 ** 2
+EXACT_MAX_PAIRS = 1_000_000 ** 2
 #: ``auto``'s IVF keeps fp16 codes while one side's codes take at most this many bytes, SQ8 codes above
 FP16_MAX_BYTES = 512 * 2**20
+#: IVF lists per √(indexed rows): the low end of FAISS's guideline of 4√n to 16√n
+IVF_LISTS_PER_SQRT = 4
+
+
+def ivf_lists(rows: int) -> int:
+    """Lists of an IVF index over ``rows`` vectors (``--index ivf`` and ``auto``): 4√rows."""
+    return max(1, min(65536, int(IVF_LISTS_PER_SQRT * np.sqrt(rows))))
 
 
 def choose_index(n_target: int, dim: int, n_source: int | None = None) -> tuple[str, dict]:
     """The kNN method for ``--index auto``: ``(method, options)`` for :func:`knn_both`.
 
-    Rule, from ``benchmarks/index_choice.py`` on 2 cores (d = 512; benchmarks/README.md):
-    exact while ``n_source × n_target ≤ EXACT_MAX_PAIRS`` (50k × 50k; ``n_source``
-    defaults to ``n_target``). Below it IVF saves at most 1.3× of the CPU time
-    (1.19× at 20k, 1.30× at 40k) and exact is exact; at 80k IVF takes 1.8× less.
-    Above it: IVF with 4√n lists (the low end of FAISS's guideline of 4√n to 16√n
-    lists; √n lists were slower than exact up to 80k) and 16 probed; codes in fp16
-    while one side's codes fit ``FP16_MAX_BYTES`` (rows × dim × 2), 8-bit scalar
-    quantised beyond (half the memory; top-pair agreement with exact 99.2-99.4 %
-    instead of 99.98 %). Stopes' mining configs likewise move from flat indexes to
-    IVF and then to compressed codes as a language grows. Both directions are
-    searched, so each side is indexed in turn: the rule sizes for the larger side.
+    Rule, from ``benchmarks/index_sweep.py`` on real sentence embeddings (use-m3, 2 cores;
+    benchmarks/README.md): exact while ``n_source × n_target ≤ EXACT_MAX_PAIRS`` (1M × 1M;
+    ``n_source`` defaults to ``n_target``). IVF needs ~100-180 probes for 98 % top-1 agreement
+    whatever its 4√n lists, and scans a pair ~11× dearer than the exact kernel: at 98 % it was
+    2.1-3.5× slower than exact from 5k to 50k a side, and the trend (probes ∝ n^0.27, share probed
+    ∝ n^-0.5) projects it still ~1.7× slower at 1M × 1M — so exact, streamed and bounded in memory,
+    up to there. Above it: IVF with :func:`ivf_lists` (4√n lists) and as many probes as a sample of
+    queries shows are needed for 98.5 % top-1 agreement (:func:`calibrate_probes`); codes in fp16
+    while one side's codes fit ``FP16_MAX_BYTES`` (rows × dim × 2; fp16 codes of fp16 vectors lose
+    nothing measurable), 8-bit scalar quantised beyond (half the memory; the calibration then
+    probes more). Stopes' mining configs likewise move from flat indexes to IVF and then to
+    compressed codes as a language grows. Both directions are searched, each side indexed in turn:
+    the rule sizes for the larger side.
     """
     n_source = n_target if n_source is None else n_source
     if n_source * n_target <= EXACT_MAX_PAIRS:
         return "exact", {}
     rows = max(n_source, n_target)
-    return "ivf", {"nlist": min(65536, int(4 * np.sqrt(rows))), "nprobe": 16,
-                   "quantizer": "fp16" if rows * dim * 2 <= FP16_MAX_BYTES else "sq8"}
+    return "ivf", {"nlist": ivf_lists(rows), "quantizer": "fp16" if rows * dim * 2 <= FP16_MAX_BYTES else "sq8"}
 
 
 def resolve_method(method: str, x, y) -> tuple[str, dict]:

@@ -32,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..index import _to_float32, build_index, knn_approx, knn_both
+from ..index import _to_float32, build_index, calibrate_probes, ivf_lists, knn_both
 from ..vectors import Shards, select_rows
 from .common import Recorder, add_results_option
 from .mine_memory import run_measured
@@ -137,14 +137,14 @@ def run(args, work: Path, record) -> None:
     exact = knn_both(q, ys, args.k, progress=False).fwd_idx            # (s, k) computed exactly
     t_exact = time.perf_counter() - t
     t = time.perf_counter()
-    index = build_index(_to_float32(ys), "ivf")                        # the index `mine --knn ivf` builds
-    index.nprobe = knn_approx.__kwdefaults__["nprobe"]
+    index = build_index(_to_float32(ys), "ivf", nlist=ivf_lists(m))   # the index `mine --index ivf` builds
+    index.nprobe = calibrate_probes(index, xs, ys)                     # and its probes, calibrated as there
     approx = index.search(_to_float32(q), args.k)[1]                   # (s, k)
     t_ivf = time.perf_counter() - t
     recall = np.mean([len(set(a) & set(b)) / args.k for a, b in zip(exact, approx)])
     row = {"bench": "scale_agreement", **base, "sample": len(sample), "k": args.k,
            "knn_top1_agreement": round(float(np.mean(exact[:, 0] == approx[:, 0])), 4),
-           "knn_recall_at_k": round(float(recall), 4),
+           "knn_recall_at_k": round(float(recall), 4), "nlist": index.nlist, "nprobe": index.nprobe,
            "sample_exact_seconds": round(t_exact, 1), "sample_ivf_seconds_with_build": round(t_ivf, 1)}
     if "exact" in mined and "ivf" in mined:
         e = {(i, j) for _, i, j in mined["exact"]}
