@@ -214,7 +214,7 @@ def _general_sources():
         if source != "gnome":
             return {}
         return {train_page: [f"a {lang} paragraph of three words {k}" for k in range(6)] + ["Heading"],
-                test_page: [f"held out {lang} paragraph {k}" for k in range(3)]}
+                test_page: [f"held out {lang} paragraph {k}" for k in range(3)] + [f"a {lang} paragraph of three words 0"]}
     return loader, pages
 
 
@@ -231,6 +231,7 @@ def test_general_collection_holds_out_benchmark_text_and_is_deterministic(tmp_pa
     assert {r.split("\t")[0].split(":")[0] for r in de[:3]} == {"ui", "help", "dict"}   # domains interleaved
     mono = (tmp_path / "g" / "mono.fr.txt").read_text(encoding="utf-8").splitlines()
     assert len(mono) == 4 and all(" fr paragraph" in t for t in mono)                # train pages only, capped
+    assert "a fr paragraph of three words 0" not in mono                               # also on a held-out page
     assert stats["languages"]["en"] == {"bitext": {}, "mono": {"gnome": 4, "man": 0}}
     first = {p.name: p.read_bytes() for p in (tmp_path / "g").iterdir()}
     write_general(tmp_path / "g", ("de", "fr"), {"ui": 10, "gnome": 4}, loader=loader, pages=pages)

@@ -12,7 +12,8 @@ What it holds (all from Debian packages the benchmark builders already fetch):
   paragraphs of GNOME's user help (``gnome``, ``gnome-user-docs``) and of
   manual pages (``man``, ``manpages-XX``) whose page falls in the train split
   of :mod:`.docsets` (``blake2b(page id) % 100 < 80``: the pages the document
-  benchmarks hold out are never read here).
+  benchmarks hold out are never read here, and a paragraph that also occurs
+  on a held-out page, such as shared boilerplate, is left out too).
 
 Held out, besides the split rules: every text (either side) of the dev and
 test splits of the ``libreoffice``, ``gettext`` and ``dict`` sets of every
@@ -113,10 +114,11 @@ def mono_rows(source: str, lang: str, cap: int, held: set[str], removed: dict, p
     """Up to ``cap`` distinct paragraphs of train-split pages of ``source`` in ``lang``."""
     from .libreoffice import split_of
 
-    cands = []
+    cands, held_pages = [], set()
     for pid, paras in pages(source, lang).items():
         if split_of(pid) != "train":
             removed["held_out_pages"] = removed.get("held_out_pages", 0) + 1
+            held_pages.update(" ".join(t.split()) for t in paras)         # boilerplate shared with a held-out page
             continue
         cands += [(pid, i, t) for i, t in enumerate(paras)]
     out, seen = [], set()
@@ -124,7 +126,7 @@ def mono_rows(source: str, lang: str, cap: int, held: set[str], removed: dict, p
         t = " ".join(t.split())
         if len(t) > MAX_CHARS or (len(t.split()) < MIN_WORDS and len(t) < MIN_CHARS_UNSPACED):
             continue
-        if t in held:
+        if t in held or t in held_pages:
             removed["held_out"] = removed.get("held_out", 0) + 1
             continue
         if t in seen:
