@@ -18,6 +18,7 @@ from bisent.errors import BisentError  # noqa: E402
 from bisent.models.dual import Adapter, DAN, HashTransformer, TorchDualEncoder, load_dual, save_dual  # noqa: E402
 from bisent.models.hashing import HashFeaturizer  # noqa: E402
 from bisent.training import checkpoint  # noqa: E402
+from bisent.training.data import Monotext  # noqa: E402
 from bisent.training.loop import train  # noqa: E402
 from bisent.training.objectives.distill import distill_loss  # noqa: E402
 from bisent.training.objectives.guo2019 import duplicate_mask, ranking_loss  # noqa: E402
@@ -133,10 +134,14 @@ def _texts():
     return ["Hello world", "", "Guten Tag, Welt!", "Bonjour le monde", "x"]
 
 
-@pytest.mark.parametrize("make", [
+#: tiny torch dual models that save and load (the round-trip tests run on each)
+TINY_MODELS = [
     lambda: DAN(dim=16, **TINY_DAN),
     lambda: HashTransformer(dim=16, buckets=4096, embed_dim=8, d_model=16, heads=2, ff_dim=32, layers=1),
-])
+]
+
+
+@pytest.mark.parametrize("make", TINY_MODELS)
 def test_save_load_round_trip(make, tmp_path):
     from safetensors.torch import load_file
 
@@ -162,6 +167,53 @@ def test_save_load_round_trip(make, tmp_path):
         next(model.parameters()).add_(1.0)
     save_dual(model, tmp_path / "m2")
     assert load_model_dir(tmp_path / "m2").id != loaded.id
+
+
+@pytest.mark.parametrize("make", TINY_MODELS)
+def test_half_weights_halve_the_directory_and_load_as_float32(make, tmp_path):
+    torch.manual_seed(0)
+    model = make().eval()
+    save_dual(model, tmp_path / "full")
+    save_dual(model, tmp_path / "half", half=True)
+    full, half = ((tmp_path / d / "model.safetensors").stat().st_size for d in ("full", "half"))
+    assert half < 0.55 * full
+    a = load_model_dir(tmp_path / "full").encode(_texts(), "en", cache=False)
+    b = load_model_dir(tmp_path / "half").encode(_texts(), "en", cache=False)
+    assert b.dtype == np.float32 and load_model_dir(tmp_path / "half").id != load_model_dir(tmp_path / "full").id
+    np.testing.assert_allclose(b, a, atol=2e-2)                                             # float16 rounding only
+    assert not np.array_equal(a, b)
+    model2, _ = load_dual(tmp_path / "half")                                                # torch path: float32 too
+    for k, v in model2.state_dict().items():
+        assert v.dtype == torch.float32
+        assert torch.equal(v, model.state_dict()[k].half().float())
+    if model.architecture == "dan":
+        enc = load_model_dir(tmp_path / "half")
+        assert enc.table.dtype == np.float32
+        enc._torch = None                                                                     # the NumPy path
+        np.testing.assert_allclose(enc.encode(_texts(), "en", cache=False), b, atol=1e-5)
+
+
+def test_a_folded_table_is_the_student_with_fewer_buckets(tmp_path):
+    """With buckets / 2^s buckets a feature lands in old_bucket >> s, so folding rows that are equal within
+    each group of 2^s gives exactly the original student; otherwise rows merge by their counts."""
+    from bisent.bench.student_size import bucket_counts, fold_table, folded_dir
+
+    texts = _texts() + ["Die aktuelle Datei speichern", "Enregistrer le fichier"]
+    big, small = HashFeaturizer(buckets=4096), HashFeaturizer(buckets=1024)
+    assert np.array_equal(small.bags(texts).ids, big.bags(texts).ids >> 2)
+    torch.manual_seed(0)
+    model = DAN(dim=8, **TINY_DAN).eval()
+    with torch.no_grad():
+        model.embed.weight.copy_(model.embed.weight[::4].repeat_interleave(4, dim=0))   # equal within groups of 4
+    save_dual(model, tmp_path / "d")
+    counts = bucket_counts(big.config, texts)
+    assert counts.sum() == len(big.bags(texts).ids)
+    folded = folded_dir(tmp_path / "d", tmp_path / "f", 1024, counts)
+    a = load_model_dir(tmp_path / "d").encode(texts, "en", cache=False)
+    b = load_model_dir(folded).encode(texts, "en", cache=False)
+    np.testing.assert_allclose(b, a, atol=1e-5)
+    t = np.arange(8, dtype=np.float32).reshape(4, 2)                                      # 4 rows -> 2
+    np.testing.assert_allclose(fold_table(t, np.array([3, 1, 0, 0]), 1), [[0.5, 1.5], [5.0, 6.0]])
 
 
 def test_dan_and_adapter_load_without_torch(tmp_path):
@@ -249,6 +301,42 @@ def test_distilled_student_moves_towards_its_teacher(corpus, tmp_path):
     # the second run read the teacher's vectors from its cache
     rep = [r for r in result.log if r.get("event") == "start"][0]["teacher"][0]
     assert rep["from_cache"] == rep["sentences"]
+
+
+def test_monolingual_distillation_alone_moves_the_student_towards_the_teacher_on_held_out_text(corpus, tmp_path):
+    """student(x) ~ teacher(x) from text alone (no pairs): held-out sentences of each language get closer."""
+    train_rows, held = corpus
+    monos = [Monotext("en", [r["en"] for r in train_rows]), Monotext("de", [r["de"] for r in train_rows])]
+    recipe = _recipe(architecture="dan", objective="distill", model=TINY_DAN, objectives={"teacher": "char-ngram"})
+    s0 = get_encoder(str(train(recipe, [], monos, [], tmp_path / "m0", max_steps=0, progress=False).model_dir))
+    result = train(recipe, [], monos, [], tmp_path / "m", max_steps=40, progress=False)
+    s1 = get_encoder(str(result.model_dir))
+    teacher = get_encoder("char-ngram")
+    for lang in ("en", "de"):
+        texts = [r[lang] for r in held]
+        assert not set(texts) & {r[lang] for r in train_rows}
+        t = teacher.encode(texts, lang)
+        c0, c1 = _mean_cos(s0.encode(texts, lang), t), _mean_cos(s1.encode(texts, lang), t)
+        assert c1 > c0 + 0.2, (lang, c0, c1)
+    start = [r for r in result.log if r.get("event") == "start"][0]
+    assert [r["lang"] for r in start["teacher"]] == ["en", "de"]
+    assert any("distill_mono de" in r for r in result.log)
+
+
+def test_monolingual_text_mixes_with_bitext_in_distillation_and_is_refused_without_a_teacher(corpus, tmp_path):
+    train_rows, _ = corpus
+    bt = bitext(train_rows[:120])
+    mono = Monotext("de", [r["de"] for r in train_rows[120:]])
+    recipe = _recipe(architecture="dan", objective="distill", model=TINY_DAN, data={"batch_size": 32, "mono_weight": 1},
+                     objectives={"teacher": "char-ngram", "ranking": 0.1})
+    result = train(recipe, [bt], [mono], [], tmp_path / "mix", max_steps=5, progress=False)
+    logged = {k for r in result.log for k in r}
+    assert {"distill_en-de", "distill_mono de", "rank_en-de"} <= logged and "rank_mono de" not in logged
+    start = [r for r in result.log if r.get("event") == "start"][0]
+    assert [(r["lang"], r["sentences"]) for r in start["teacher"]] == [("en", 120), ("de", 120)]
+    with pytest.raises(BisentError, match="parallel data only; drop --mono"):
+        train(_recipe(architecture="dan", objective="guo2019", model=TINY_DAN), [bt], [mono], [], tmp_path / "g",
+              max_steps=1, progress=False)
 
 
 @pytest.mark.parametrize("arch,model", [

@@ -192,3 +192,49 @@ def test_real_freedict_sample():
     assert all(p.split == freedict.split_of(p.doc) for p in pairs)
     assert len({p.src.casefold() for p in pairs}) == len(pairs) == len({p.tgt.casefold() for p in pairs})
     assert sum(p.split == "test" for p in pairs) > 300
+
+
+# --- the general training collection (bisent data general) --------------------------------------------
+
+def _general_sources():
+    from bisent.datasets.libreoffice import split_of
+
+    def loader(domain):
+        def load(src, tgt, split=None):
+            rows = [Pair(f"{domain}-doc{i % 5}", f"{i}", f"{domain} english text number {i}", f"{domain} {tgt} {i}",
+                         "test" if i % 5 == 0 else "dev" if i % 5 == 1 else "train") for i in range(40)]
+            rows.append(Pair("other", "x", "ui english text number 0", f"{domain} {tgt} leak", "train"))  # a test text
+            return [r for r in rows if split is None or r.split == split]
+        return load
+
+    train_page = next(f"gnome:p{i}.page" for i in range(100) if split_of(f"gnome:p{i}.page") == "train")
+    test_page = next(f"gnome:p{i}.page" for i in range(100) if split_of(f"gnome:p{i}.page") == "test")
+
+    def pages(source, lang):
+        if source != "gnome":
+            return {}
+        return {train_page: [f"a {lang} paragraph of three words {k}" for k in range(6)] + ["Heading"],
+                test_page: [f"held out {lang} paragraph {k}" for k in range(3)] + [f"a {lang} paragraph of three words 0"]}
+    return loader, pages
+
+
+def test_general_collection_holds_out_benchmark_text_and_is_deterministic(tmp_path):
+    from bisent.datasets.general import write_general
+
+    loader, pages = _general_sources()
+    stats = write_general(tmp_path / "g", ("de", "fr"), {"ui": 10, "gnome": 4}, loader=loader, pages=pages)
+    de = (tmp_path / "g" / "train.en-de.tsv").read_text(encoding="utf-8").splitlines()
+    texts = {c for row in de for c in row.split("\t")[2:]}
+    held = {t for d in ("ui", "help", "dict") for p in loader(d)("en", "de") if p.split != "train" for t in (p.src, p.tgt)}
+    assert texts and not texts & held                      # no dev/test text, not even through another source
+    assert stats["languages"]["de"]["bitext"] == {"ui": 10, "help": 24, "dict": 24}
+    assert {r.split("\t")[0].split(":")[0] for r in de[:3]} == {"ui", "help", "dict"}   # domains interleaved
+    mono = (tmp_path / "g" / "mono.fr.txt").read_text(encoding="utf-8").splitlines()
+    assert len(mono) == 4 and all(" fr paragraph" in t for t in mono)                # train pages only, capped
+    assert "a fr paragraph of three words 0" not in mono                               # also on a held-out page
+    assert stats["languages"]["en"] == {"bitext": {}, "mono": {"gnome": 4, "man": 0}}
+    first = {p.name: p.read_bytes() for p in (tmp_path / "g").iterdir()}
+    write_general(tmp_path / "g", ("de", "fr"), {"ui": 10, "gnome": 4}, loader=loader, pages=pages)
+    assert {p.name: p.read_bytes() for p in (tmp_path / "g").iterdir()} == first
+    with pytest.raises(BisentError, match="no sources for xx"):
+        write_general(tmp_path / "h", ("xx",), loader=loader, pages=pages)

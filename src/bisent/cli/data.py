@@ -143,3 +143,28 @@ _pair_set_command("gettext", "gettext", "Target language (gettext locale, e.g. d
                   "English -> TGT UI messages from the gettext catalogs of Debian packages, split by package.")
 _pair_set_command("dict", "freedict", "Target language (ISO 639-1, e.g. de, fr, es).", "headword, id, en, tgt",
                   "English -> TGT headwords and example phrases of a FreeDict dictionary, split by entry.")
+
+
+@data_group.command("general")
+@click.option("--langs", default=",".join(("de", "fr", "es", "it", "nl", "pt", "pl", "ru", "tr", "ja", "ko", "zh-cn", "ar")),
+              show_default=True, help="Comma-separated languages besides English.")
+@click.option("--cap", "caps", multiple=True, metavar="SOURCE=N",
+              help="Most pairs (ui, help, dict) or paragraphs (gnome, man) per language; repeatable.")
+@click.option("-o", "--out", "out_dir", required=True, type=click.Path(file_okay=False),
+              help="Output folder (train.en-XX.tsv: domain:source, id, en, XX; mono.XX.txt; stats.json).")
+def general(langs: str, caps: tuple[str, ...], out_dir: str):
+    """A multi-domain, multilingual training collection for students (benchmark dev/test text held out)."""
+    from ..datasets.general import CAPS, write_general
+    from ..errors import BisentError
+
+    cap = {}
+    for c in caps:
+        name, _, n = c.partition("=")
+        if name not in CAPS or not n.isdigit() or int(n) < 1:
+            raise BisentError(f"--cap {c}: expected SOURCE=N with SOURCE one of {', '.join(CAPS)} and N >= 1")
+        cap[name] = int(n)
+    stats = write_general(out_dir, tuple(x.strip() for x in langs.split(",") if x.strip()), cap)
+    for lang, e in stats["languages"].items():
+        parts = [f"{k} {v}" for k, v in {**e["bitext"], **e["mono"]}.items()]
+        click.echo(f"{lang}: {', '.join(parts)}")
+    click.echo(f"wrote {out_dir}")

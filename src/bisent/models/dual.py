@@ -308,8 +308,9 @@ class TorchDualEncoder(Encoder):
 
 # --- model directories -------------------------------------------------------------------------------
 
-def save_dual(model: nn.Module, out_dir, extra: dict | None = None) -> None:
-    """Write the model directory: weights, ``config.json`` (+ ``tokenizer.model``; the adapter names its base)."""
+def save_dual(model: nn.Module, out_dir, extra: dict | None = None, half: bool = False) -> None:
+    """Write the model directory: weights (float16 if ``half``), ``config.json`` (+ ``tokenizer.model``;
+    the adapter names its base)."""
     extra, files = dict(extra or {}), {}
     if isinstance(model, BiLSTM):
         files[TOKENIZER_FILE] = model.tokenizer.proto
@@ -317,7 +318,7 @@ def save_dual(model: nn.Module, out_dir, extra: dict | None = None) -> None:
     if isinstance(model, Adapter):
         extra["base"] = {"name": model.hp["base"], "id": model.base.id}
     tensors = {k: v.detach().float() for k, v in model.state_dict().items()}
-    modeldir.save(out_dir, model.architecture, model.hp, tensors, extra=extra, files=files)
+    modeldir.save(out_dir, model.architecture, model.hp, tensors, extra=extra, files=files, half=half)
 
 
 def load_dual(model_dir, config: dict | None = None) -> tuple[nn.Module, str]:

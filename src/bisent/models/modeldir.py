@@ -59,12 +59,14 @@ FORMAT_VERSION = 1
 
 
 def save(out_dir, architecture: str, hp: dict, tensors: dict, *, extra: dict | None = None,
-         files: dict[str, bytes] | None = None) -> Path:
+         files: dict[str, bytes] | None = None, half: bool = False) -> Path:
     """Write a model directory: ``files`` (name -> bytes), ``model.safetensors``, then ``config.json``.
 
     ``tensors`` are NumPy arrays or torch tensors (a ``state_dict()``); ``hp``
     is the ``model`` section (the architecture's ``config_keys``); ``extra``
-    are further top-level keys of ``config.json``.
+    are further top-level keys of ``config.json``. ``half``: floating-point
+    tensors are stored as float16 (half the file; :func:`read_safetensors`
+    reads them back as float32, so loaders and old directories are unchanged).
     """
     from safetensors.numpy import save as save_arrays
 
@@ -75,6 +77,8 @@ def save(out_dir, architecture: str, hp: dict, tensors: dict, *, extra: dict | N
             f.write(data)
     arrays = {k: np.ascontiguousarray(v.detach().cpu().numpy() if hasattr(v, "detach") else v)
               for k, v in tensors.items()}
+    if half:
+        arrays = {k: v.astype(np.float16) if v.dtype.kind == "f" else v for k, v in arrays.items()}
     with atomic_write(out_dir / WEIGHTS_FILE, "wb") as f:
         f.write(save_arrays(arrays, metadata={"architecture": architecture}))
     config = {"architecture": architecture, "format_version": FORMAT_VERSION, "model": hp, **(extra or {})}
@@ -181,7 +185,8 @@ def build(md: ModelDir, cls):
 
 
 def read_safetensors(path: Path, framework: str = "numpy") -> tuple[bytes, dict]:
-    """The bytes of a weights file and its tensors (``"numpy"`` arrays or ``"torch"`` tensors)."""
+    """The bytes of a weights file and its tensors (``"numpy"`` arrays or ``"torch"`` tensors); float16
+    tensors (a directory saved with ``half=True``) come back as float32, which every model computes in."""
     from safetensors import SafetensorError
 
     if framework == "torch":
@@ -193,9 +198,19 @@ def read_safetensors(path: Path, framework: str = "numpy") -> tuple[bytes, dict]
         raise BisentError(f"{path}: missing (the model directory needs its weights)")
     data = path.read_bytes()
     try:
-        return data, load_bytes(data)
+        tensors = load_bytes(data)
     except (SafetensorError, ValueError, RuntimeError, OSError) as e:
         raise BisentError(f"{path}: corrupt safetensors file ({' '.join(str(e).split())[:120]})") from None
+    return data, {k: _widen(v) for k, v in tensors.items()}
+
+
+def _widen(t):
+    """float16 / bfloat16 -> float32 (NumPy array or torch tensor); anything else unchanged."""
+    if hasattr(t, "detach"):
+        import torch
+
+        return t.float() if t.dtype in (torch.float16, torch.bfloat16) else t
+    return t.astype(np.float32) if t.dtype == np.float16 else t
 
 
 def content_hash(*parts: bytes | dict) -> str:

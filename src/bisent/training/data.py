@@ -350,9 +350,12 @@ class DualSubBatch:
     src_text_ids: torch.Tensor            # (K + H,) int64: equal ids = identical source texts
     tgt_text_ids: torch.Tensor            # (K + H,) int64: equal ids = identical target texts
     teacher: torch.Tensor | None = None   # (K, D_teacher) teacher embedding of each source
+    mono: bool = False                    # monolingual: K texts, no targets (``tgt is src``), teacher rows of them
 
     def to(self, device) -> "DualSubBatch":
         mv = lambda d: {k: v.to(device) for k, v in d.items()}  # noqa: E731
-        return DualSubBatch(self.name, self.src_lang, self.tgt_lang, self.idx, self.k, mv(self.src), mv(self.tgt),
-                            self.src_text_ids.to(device), self.tgt_text_ids.to(device),
-                            None if self.teacher is None else self.teacher.to(device))
+        src = mv(self.src)
+        return DualSubBatch(self.name, self.src_lang, self.tgt_lang, self.idx, self.k, src,
+                            src if self.mono else mv(self.tgt), self.src_text_ids.to(device),
+                            self.tgt_text_ids.to(device), None if self.teacher is None else self.teacher.to(device),
+                            self.mono)

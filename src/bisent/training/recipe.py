@@ -118,6 +118,7 @@ _DUAL_COMMON: dict[str, dict[str, Field]] = {
     "data": {
         "batch_size": Field(128, int, minimum=2),   # K pairs per step, split between the language pairs
         "max_pairs": Field(None, int, nullable=True, minimum=1),  # use the first N pairs of each language pair
+        "mono_weight": Field(1.0, _NUM, minimum=0),  # batch share of each --mono language vs one language pair (distill)
     },
     "optim": {
         "embed_lr_mult": Field(1.0, _NUM, minimum=0),  # learning-rate multiplier of hashed embedding tables
@@ -132,6 +133,9 @@ _DUAL_COMMON: dict[str, dict[str, Field]] = {
         "teacher": Field("me5-small", str),          # registered encoder or model directory
         "distill_loss": Field("mse", str, ("mse", "cosine")),
         "teacher_batch": Field(64, int, minimum=1),  # sentences per teacher call (its persistent cache is used)
+    },
+    "train": {
+        "half_weights": Field(False, bool),         # store the model's weights as float16 (half the directory)
     },
 }
 

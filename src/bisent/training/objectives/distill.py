@@ -13,6 +13,13 @@ on the source language and is pulled to put translations on the same
 point; its own architecture can be anything in :mod:`bisent.models.dual`,
 chosen for speed (a DAN runs at thousands of sentences/s on one core).
 
+Monolingual text (``--mono``, any language the teacher covers) adds one
+stream per language with the same loss on the text alone,
+``d(f(x), T(x))`` (Reimers & Gurevych's student(x) ~ teacher(x) for every
+language the teacher knows; batch share ``data.mono_weight`` per language
+against one language pair), so a student can learn a language or a domain
+it has no bitext for.
+
 The teacher rows are computed once per sentence by the teacher's
 ``encode`` (:mod:`bisent.training.teacher`), which uses the persistent
 embedding cache: a second run is free. ``objectives.ranking > 0`` adds the
@@ -64,11 +71,16 @@ def setup(recipe: dict, bitexts: list[Bitext], monos: list[Monotext], dev: list[
     """A dual-encoder student of the teacher's rows of every source sentence (persistent cache: computed
     once, across runs), plus the ranking loss when ``objectives.ranking > 0`` (:func:`.dual.setup`)."""
     oc = recipe["objectives"]
-    teachers, reports = [], []
+    teachers, mono_teachers, reports = [], [], []
     for spec in dual.pair_specs(bitexts, recipe) if bitexts else []:
         vecs, rep = teacher_embeddings(oc["teacher"], spec.src, spec.src_lang, batch_size=oc["teacher_batch"])
         teachers.append(torch.from_numpy(vecs))                              # (N, D_teacher)
         reports.append(rep)
+    for spec in dual.mono_specs(monos, recipe):                              # student(x) ~ teacher(x), any language
+        vecs, rep = teacher_embeddings(oc["teacher"], spec.src, spec.src_lang, batch_size=oc["teacher_batch"])
+        mono_teachers.append(torch.from_numpy(vecs))                         # (N, D_teacher)
+        reports.append(rep)
     terms = ([ranking_term(oc)] if oc["ranking"] > 0 else []) + [distill_term(oc)]
     return dual.setup(recipe, bitexts, monos, dev, out_dir, state=state, device=device, terms=terms,
-                      teachers=teachers or None, info={"teacher": reports})
+                      teachers=teachers or None, mono_teachers=mono_teachers if monos else None,
+                      info={"teacher": reports})

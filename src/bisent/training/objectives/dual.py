@@ -48,6 +48,15 @@ def pair_specs(bitexts: list[Bitext], recipe: dict) -> list[PairSpec]:
     return specs
 
 
+def mono_specs(monos: list[Monotext], recipe: dict) -> list[PairSpec]:
+    """One stream per language of monolingual text (files merged; ``tgt is src``), batch share ``data.mono_weight``."""
+    by_lang: dict[str, list[str]] = {}
+    for m in monos:
+        by_lang.setdefault(m.lang, []).extend(m.sentences)
+    w = float(recipe["data"].get("mono_weight", 1.0))
+    return [PairSpec(f"mono {lang}", lang, lang, sents, sents, w) for lang, sents in by_lang.items()]
+
+
 def _text_ids(texts: list[str]) -> np.ndarray:
     """``(n,)`` int64: equal ids for identical texts."""
     index: dict[str, int] = {}
@@ -113,7 +122,11 @@ class HardNegatives:
 # --- forward and loss ---------------------------------------------------------------------------------
 
 def encode_subbatch(model, sb: DualSubBatch) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Raw model outputs ``x (K, D), y (K, D), x_hard (H, D), y_hard (H, D)`` of one sub-batch."""
+    """Raw model outputs ``x (K, D), y (K, D), x_hard (H, D), y_hard (H, D)`` of one sub-batch
+    (monolingual: ``y`` is ``x``, no hard negatives)."""
+    if sb.mono:
+        xs = model(**sb.src)                                             # (K, D)
+        return xs, xs, xs[:0], xs[:0]
     xs = model(**sb.src)                                                 # (K + H, D)
     ys = model(**sb.tgt)                                                 # (K + H, D)
     return xs[: sb.k], ys[: sb.k], xs[sb.k:], ys[sb.k:]
@@ -172,27 +185,38 @@ def build_model(recipe: dict, bitexts: list[Bitext], specs: list[PairSpec], out_
 
 def setup(recipe: dict, bitexts: list[Bitext], monos: list[Monotext], dev: list[Bitext], out_dir: Path, *,
           state: dict | None, device: torch.device, terms: list[Callable],
-          teachers: list[torch.Tensor] | None = None, info: dict | None = None) -> Setup:
+          teachers: list[torch.Tensor] | None = None, mono_teachers: list[torch.Tensor] | None = None,
+          info: dict | None = None) -> Setup:
     """Everything a dual-encoder run needs (:class:`bisent.training.objectives.Setup`).
 
     ``terms``: the objective's loss terms; ``teachers``: per stream, ``(N, D_teacher)``
-    rows of the sources that each sub-batch carries (distillation), which also fix the model's ``dim``.
+    rows of the sources that each sub-batch carries (distillation), which also fix the model's ``dim``;
+    ``mono_teachers``: per language of ``monos`` (:func:`mono_specs`), ``(N, D_teacher)`` rows of its
+    sentences, without which monolingual text is refused (nothing to learn from it).
     """
     seed, oc = recipe["seed"], recipe["objectives"]
-    if monos:
+    if monos and mono_teachers is None:
         raise BisentError(f"{monos[0].source}: {recipe['objective']} trains on parallel data only; drop --mono")
-    langs = data_languages(bitexts, recipe)
-    specs = pair_specs(bitexts, recipe)
+    monos_ = mono_specs(monos, recipe) if monos else []
+    specs = pair_specs(bitexts, recipe) if bitexts or not monos_ else []
+    langs = data_languages(bitexts, recipe) if specs else list(dict.fromkeys(m.src_lang for m in monos_))
     info = {"languages": langs, **(info or {})}
-    teachers = teachers or [None] * len(specs)
+    teachers = (teachers or [None] * len(specs)) + list(mono_teachers or [])
     model, tok = build_model(recipe, bitexts, specs, out_dir, state, info,
                              None if teachers[0] is None else teachers[0].shape[1])
     model = model.to(device)
     encoder = TorchDualEncoder(model, name=f"{out_dir} (training)", content_hash="training")
-    hard = HardNegatives(specs, oc["hard_every"]) if oc["hard_negatives"] else None
-    text_ids = [(_text_ids(s.src), _text_ids(s.tgt)) for s in specs]
+    hard = HardNegatives(specs, oc["hard_every"]) if oc["hard_negatives"] and specs else None
+    streams_ = specs + monos_                                                # bitext streams, then one per language
+    text_ids = [(_text_ids(s.src), _text_ids(s.tgt)) for s in specs] + [(_text_ids(s.src),) * 2 for s in monos_]
 
     def collate(i: int, idx: np.ndarray) -> DualSubBatch:
+        if i >= len(specs):                                                  # monolingual: K texts, featurized once
+            spec = streams_[i]
+            src = model.featurize([spec.src[j] for j in idx], spec.src_lang)
+            ids = torch.from_numpy(text_ids[i][0][idx])
+            return DualSubBatch(spec.name, spec.src_lang, spec.src_lang, torch.from_numpy(idx), len(idx), src, src,
+                                ids, ids, teachers[i][torch.from_numpy(idx)], mono=True)
         spec, rows = specs[i], [idx]
         if hard is not None and hard.mined:
             rows.append(hard.hard_src[i][idx])                               # H = K mined sources / targets
@@ -204,7 +228,8 @@ def setup(recipe: dict, bitexts: list[Bitext], monos: list[Monotext], dev: list[
                             torch.from_numpy(text_ids[i][0][src_rows]), torch.from_numpy(text_ids[i][1][tgt_rows]),
                             None if teachers[i] is None else teachers[i][torch.from_numpy(idx)])
 
-    streams = [(s.name, np.array([len(a) * 10_000 + len(b) for a, b in zip(s.src, s.tgt)]), s.weight) for s in specs]
+    streams = [(s.name, np.array([len(a) * 10_000 + len(b) for a, b in zip(s.src, s.tgt)]), s.weight)
+               for s in streams_]
     batches = Batches(streams, collate, batch_size=recipe["data"]["batch_size"], seed=seed,
                       bucket_batches=recipe["data"]["bucket_batches"], full_only=True)
 
@@ -214,10 +239,11 @@ def setup(recipe: dict, bitexts: list[Bitext], monos: list[Monotext], dev: list[
         return {"event": "hard negatives mined", **hard.mine(encoder, specs)}
 
     def save(at_dir: Path, step: int) -> None:
-        save_dual(model, at_dir, extra={"training": {"step": step, "languages": langs, "recipe": recipe}})
+        save_dual(model, at_dir, extra={"training": {"step": step, "languages": langs, "recipe": recipe}},
+                  half=bool(recipe["train"].get("half_weights")))
 
     return Setup(model=model, batches=batches, loss=make_loss(terms), encoder=encoder, save_model=save,
-                 data_hash=fingerprint(specs), dev=list(dev), info=info, fingerprints=tokenizer_fingerprint(tok),
+                 data_hash=fingerprint(streams_), dev=list(dev), info=info, fingerprints=tokenizer_fingerprint(tok),
                  tokenizer=tok, on_step=on_step if hard is not None else None,
                  state=hard.state if hard is not None else None,
                  load_state=hard.load_state if hard is not None else None)

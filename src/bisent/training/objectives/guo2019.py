@@ -95,6 +95,8 @@ def ranking_term(oc: dict):
     w = float(oc["ranking"])
 
     def term(sb: DualSubBatch, x, y, x_hard, y_hard) -> tuple[torch.Tensor, dict[str, float]]:
+        if sb.mono:                                                      # no translations to rank
+            return x.new_zeros(()), {}
         j, p = ranking_loss(F.normalize(x, dim=-1), F.normalize(y, dim=-1), scale=oc["scale"], margin=oc["margin"],
                             x_hard=F.normalize(x_hard, dim=-1), y_hard=F.normalize(y_hard, dim=-1),
                             fwd_mask=duplicate_mask(sb.tgt_text_ids, sb.k),

@@ -1,0 +1,196 @@
+"""A general training collection for distilled students: many domains and languages, benchmarks held out.
+
+What it holds (all from Debian packages the benchmark builders already fetch):
+
+- **bitext** English -> each language, from the *train* split of every pair
+  builder: UI messages (``ui``, :mod:`.gettext`, split by package), help
+  paragraphs (``help``, :mod:`.libreoffice`, split by page) and dictionary
+  headwords and example phrases (``dict``, :mod:`.freedict`, split by
+  headword). Written ``train.en-XX.tsv`` (``domain:source``, id, en, XX), the
+  domains interleaved.
+- **monolingual text** in English and each language (``mono.XX.txt``): the
+  paragraphs of GNOME's user help (``gnome``, ``gnome-user-docs``) and of
+  manual pages (``man``, ``manpages-XX``) whose page falls in the train split
+  of :mod:`.docsets` (``blake2b(page id) % 100 < 80``: the pages the document
+  benchmarks hold out are never read here, and a paragraph that also occurs
+  on a held-out page, such as shared boilerplate, is left out too).
+
+Held out, besides the split rules: every text (either side) of the dev and
+test splits of the ``libreoffice``, ``gettext`` and ``dict`` sets of every
+language in the collection is removed wherever it occurs (a UI message that
+is also a help paragraph, a man page paragraph that is a test message), and
+counted. Caps per language and domain keep the teacher's work bounded
+(sentences chosen by a hash of their source and id, so the English side of
+the help and dictionary pairs is largely the same across languages and the
+teacher embeds it once). Deterministic: the same packages give the same bytes.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Callable
+
+from tqdm import tqdm
+
+from ..errors import BisentError
+from .debian import atomic_dir
+from .libreoffice import Pair
+from .pairset import hash_bucket
+
+#: use-m3's languages other than English (Thai has no help, catalogs or dictionary here)
+LANGS = ("de", "fr", "es", "it", "nl", "pt", "pl", "ru", "tr", "ja", "ko", "zh-cn", "ar")
+#: languages of each bitext domain (where Debian ships the source)
+DOMAIN_LANGS = {"ui": LANGS,
+                "help": ("de", "fr", "es", "it", "nl", "pt", "pl", "ru", "tr", "ja", "ko", "zh-cn"),
+                "dict": ("de", "fr", "es", "it", "nl", "pt", "pl", "ru", "tr", "ja", "ar")}
+#: per language: most pairs kept per bitext domain, most paragraphs per monolingual source
+CAPS = {"ui": 6000, "help": 4000, "dict": 3000, "gnome": 3000, "man": 2000}
+MAX_CHARS = 400                  # longer monolingual paragraphs are left out (the teacher's cost, not sentences)
+MIN_WORDS = 3                    # ... and shorter ones (headings), unless written without spaces (CJK):
+MIN_CHARS_UNSPACED = 12
+_OUTPUT_NAME = re.compile(r"train\.en-[\w-]+\.tsv|mono\.[\w-]+\.txt|stats\.json")
+
+
+def _loader(domain: str) -> Callable[..., list[Pair]]:
+    from . import domains
+
+    name = {"ui": "gettext", "help": "libreoffice", "dict": "dict"}[domain]
+    return lambda src, tgt, split=None: domains.load_domain_pairs(name, src, tgt, split)
+
+
+def held_out_texts(langs: tuple[str, ...], loader=_loader) -> set[str]:
+    """Every text of the dev and test splits of every bitext domain in ``langs`` (both sides)."""
+    out: set[str] = set()
+    for domain, dl in DOMAIN_LANGS.items():
+        for lang in (x for x in langs if x in dl):
+            for split in ("dev", "test"):
+                for p in loader(domain)("en", lang, split):
+                    out.update((p.src, p.tgt))
+    return out
+
+
+def _ranked(items: list, key: Callable) -> list:
+    """``items`` in a fixed pseudo-random order (a hash of ``key(item)``), ties by the key."""
+    return sorted(items, key=lambda x: (hash_bucket(key(x), 1 << 62), key(x)))
+
+
+def bitext_rows(domain: str, lang: str, cap: int, held: set[str], removed: dict, loader=_loader) -> list[tuple]:
+    """Up to ``cap`` train pairs of one domain and language as ``(domain:doc, id, en, lang)`` rows."""
+    rows, seen = [], set()
+    for p in _ranked(loader(domain)("en", lang, "train"), lambda p: f"{p.doc}\x00{p.pid}"):
+        if p.src in held or p.tgt in held:
+            removed["held_out"] = removed.get("held_out", 0) + 1
+            continue
+        if (p.src, p.tgt) in seen:
+            continue
+        seen.add((p.src, p.tgt))
+        rows.append((f"{domain}:{p.doc}", p.pid, p.src, p.tgt))
+        if len(rows) >= cap:
+            break
+    return rows
+
+
+#: languages whose manual pages Debian translates (manpages-l10n) and that the collection reads
+MAN_LANGS = ("en", "de", "fr", "es", "it", "nl", "pl", "ru")
+
+
+def mono_pages(source: str, lang: str) -> dict[str, list[str]]:
+    """Pages (id -> paragraphs) of a monolingual source in ``lang``; empty when Debian has none for it."""
+    from .docsets import gnome_pages, man_pages
+
+    try:
+        if source == "gnome":
+            return gnome_pages({"zh-cn": "zh_CN"}.get(lang, lang))
+        if source == "man":
+            return man_pages(lang) if lang in MAN_LANGS else {}
+    except BisentError:
+        return {}
+    raise BisentError(f"unknown monolingual source {source!r}")
+
+
+def mono_rows(source: str, lang: str, cap: int, held: set[str], removed: dict, pages=mono_pages) -> list[str]:
+    """Up to ``cap`` distinct paragraphs of train-split pages of ``source`` in ``lang``."""
+    from .libreoffice import split_of
+
+    cands, held_pages = [], set()
+    for pid, paras in pages(source, lang).items():
+        if split_of(pid) != "train":
+            removed["held_out_pages"] = removed.get("held_out_pages", 0) + 1
+            held_pages.update(" ".join(t.split()) for t in paras)         # boilerplate shared with a held-out page
+            continue
+        cands += [(pid, i, t) for i, t in enumerate(paras)]
+    out, seen = [], set()
+    for pid, i, t in _ranked(cands, lambda c: f"{c[0]}\x00{c[1]}"):
+        t = " ".join(t.split())
+        if len(t) > MAX_CHARS or (len(t.split()) < MIN_WORDS and len(t) < MIN_CHARS_UNSPACED):
+            continue
+        if t in held or t in held_pages:
+            removed["held_out"] = removed.get("held_out", 0) + 1
+            continue
+        if t in seen:
+            continue
+        seen.add(t)
+        out.append(t)
+        if len(out) >= cap:
+            break
+    return out
+
+
+def file_lang(lang: str) -> str:
+    """The language code in file names, one training reads from the name (``zh-cn`` -> ``zh``)."""
+    return {"zh-cn": "zh"}.get(lang, lang)
+
+
+def _interleave(groups: list[list]) -> list:
+    """Round-robin over ``groups`` (domains mixed in file order, so a capped read still sees all of them)."""
+    out, i = [], 0
+    while any(i < len(g) for g in groups):
+        out += [g[i] for g in groups if i < len(g)]
+        i += 1
+    return out
+
+
+def write_general(out_dir, langs: tuple[str, ...] = LANGS, caps: dict | None = None, *,
+                  loader=_loader, pages=mono_pages) -> dict:
+    """Write ``train.en-XX.tsv``, ``mono.XX.txt`` and ``stats.json`` to ``out_dir``; return the stats."""
+    caps = {**CAPS, **(caps or {})}
+    unknown = [x for x in langs if x not in LANGS]
+    if unknown:
+        raise BisentError(f"general collection: no sources for {', '.join(unknown)}; choose from {', '.join(LANGS)}")
+    held = held_out_texts(langs, loader)
+    stats = {"dataset": "general", "languages": {}, "held_out_texts": len(held), "caps": caps,
+             "split_rule": "train splits of gettext (by package), libreoffice (by page), dict (by headword); "
+                           "monolingual pages with docsets' split_of(page id) == train; every dev/test text "
+                           "of those sets removed wherever it occurs", "removed": {}}
+    files: dict[str, list[str]] = {}
+    mono_sources = ("gnome", "man")
+    for lang in tqdm(("en", *langs), desc="general collection", unit="lang"):
+        entry = {"bitext": {}, "mono": {}}
+        if lang != "en":
+            groups = []
+            for domain, dl in DOMAIN_LANGS.items():
+                if lang in dl:
+                    rows = bitext_rows(domain, lang, caps[domain], held, stats["removed"], loader)
+                    entry["bitext"][domain] = len(rows)
+                    groups.append(rows)
+            files[f"train.en-{file_lang(lang)}.tsv"] = ["\t".join(r) for r in _interleave(groups)]
+        mono = []
+        for source in mono_sources:
+            rows = mono_rows(source, lang, caps[source], held, stats["removed"], pages)
+            entry["mono"][source] = len(rows)
+            mono.append(rows)
+        texts = list(dict.fromkeys(_interleave(mono)))
+        if texts:
+            files[f"mono.{file_lang(lang)}.txt"] = texts
+        stats["languages"][lang] = entry
+    if not any(name.startswith("train.") and rows for name, rows in files.items()):
+        raise BisentError("general collection: no training pairs in any language")
+    out_dir = Path(out_dir)
+    previous = {p.name for p in out_dir.iterdir() if _OUTPUT_NAME.fullmatch(p.name)} if out_dir.is_dir() else set()
+    with atomic_dir(out_dir, replace_names=frozenset(previous | set(files) | {"stats.json"})) as tmp:
+        for name, rows in files.items():
+            (tmp / name).write_text("".join(r + "\n" for r in rows), encoding="utf-8", newline="\n")
+        (tmp / "stats.json").write_text(json.dumps(stats, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return stats
