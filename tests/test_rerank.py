@@ -106,3 +106,15 @@ def test_cli_rerank(tmp_path, capsys):
     assert main(["docs", "mine", tmp_path / "en.jsonl", tmp_path / "de.jsonl", "-l", "en", "-L", "de",
                  "-e", "char-ngram", "--rerank", "3", "--rerank-encoder", "no-such-encoder", "-o", out]) == 2
     assert "no-such-encoder" in capsys.readouterr().err
+
+
+def test_coverage_in_blocks_equals_one_product(monkeypatch):
+    """Long documents are compared a block of rows at a time (bounded memory); the result is the same."""
+    import bisent.rerank as rr
+
+    rng = np.random.default_rng(3)
+    s, t = l2_normalise(rng.normal(size=(37, 8)).astype(np.float32)), l2_normalise(rng.normal(size=(23, 8)).astype(np.float32))
+    c = s @ t.T
+    want = 0.5 * (c.max(axis=1).mean() + c.max(axis=0).mean())
+    monkeypatch.setattr(rr, "BLOCK_CELLS", 50)                 # 2 rows of s per block
+    assert rr.coverage(s, t) == pytest.approx(want, abs=1e-6)

@@ -27,6 +27,8 @@ import numpy as np
 
 from .index import KNN
 
+#: similarity cells computed at once by :func:`coverage` (bounds memory for documents of 100k sentences)
+BLOCK_CELLS = 1 << 22
 #: candidates re-scored per document (each way) and the weight of the coverage (chosen on dev, module docstring)
 DEPTH = 10
 WEIGHT = 1.0
@@ -87,8 +89,14 @@ def coverage(s: np.ndarray, t: np.ndarray) -> float:
     """
     if len(s) == 0 or len(t) == 0:
         return 0.0
-    c = s @ t.T                                                                       # (p, q)
-    return float(0.5 * (c.max(axis=1).mean() + c.max(axis=0).mean()))
+    step = max(1, BLOCK_CELLS // len(t))                 # rows of s per block: memory stays ~BLOCK_CELLS floats
+    row_max = np.empty(len(s), dtype=np.float32)
+    col_max = np.full(len(t), -np.inf, dtype=np.float32)
+    for i in range(0, len(s), step):
+        c = s[i:i + step] @ t.T                                                       # (step, q)
+        row_max[i:i + step] = c.max(axis=1)
+        np.maximum(col_max, c.max(axis=0), out=col_max)
+    return float(0.5 * (row_max.mean() + col_max.mean()))
 
 
 def rerank(sim: np.ndarray, idx: np.ndarray, queries: SentenceTable, candidates: SentenceTable, *,
