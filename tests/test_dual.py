@@ -417,3 +417,13 @@ def test_cli_trains_a_dual_encoder_from_the_dataset_tsv(corpus, tmp_path, monkey
     assert get_encoder(str(tmp_path / "out")).encode(["abc"], "de").shape == (1, 1024)
     assert main(args[:-2] + ["--resume", "--max-steps", "4", "--set", "data.batch_size=16"]) == 0
     assert checkpoint.read_state(tmp_path / "out")["step"] == 4
+
+
+def test_student_size_counts_text_of_collection_rows(tmp_path):
+    """The size bench counts the last two columns of a collection's TSV rows (which hold tabs) and every .txt line."""
+    from bisent.bench.student_size import _texts
+
+    (tmp_path / "train.en-de.tsv").write_text("ui:pkg\tpkg:1\tOpen file\tDatei öffnen\n", encoding="utf-8")
+    (tmp_path / "mono.de.txt").write_text("Ein Satz.\n", encoding="utf-8")
+    assert _texts([str(tmp_path / "train.en-de.tsv"), str(tmp_path / "mono.de.txt")]) == \
+        ["Open file", "Datei öffnen", "Ein Satz."]

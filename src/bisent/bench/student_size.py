@@ -27,7 +27,7 @@ import numpy as np
 from ..datasets.domains import load_domain_pairs
 from ..encoders import get_encoder
 from ..evaluate import recovery_error, sample_distinct_pairs
-from ..io import read_lines
+from ..io import iter_raw_lines, read_lines
 from ..models import modeldir
 from ..models.hashing import HashConfig, HashFeaturizer
 from .common import Recorder, add_results_option
@@ -83,11 +83,15 @@ def dir_mb(path: Path) -> float:
 
 
 def _texts(paths: list[str]) -> list[str]:
+    """Sentences to count features on: every line of a .txt, the last two columns of a .tsv (the collection's
+    ``doc, id, source, target`` rows or plain ``source, target`` pairs)."""
     out = []
     for p in paths:
-        for ln in read_lines(p):
-            if ln.problem is None:
-                out += ln.text.split("\t")[-2:] if p.endswith(".tsv") else [ln.text]
+        if p.endswith(".tsv"):
+            for _, raw in iter_raw_lines(p):
+                out += raw.decode("utf-8", errors="replace").split("\t")[-2:]
+        else:
+            out += [ln.text for ln in read_lines(p) if ln.problem is None]
     return out
 
 
