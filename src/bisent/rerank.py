@@ -81,6 +81,17 @@ class SentenceTable:
         return cls(out, offsets)
 
 
+def sentence_tables(src_docs: Sequence[Sequence[str]], tgt_docs: Sequence[Sequence[str]], doc_encoder,
+                    src_lang: str, tgt_lang: str, *, encoder=None, progress: bool | None = None):
+    """Both collections' :class:`SentenceTable`, embedded by ``encoder`` or else the document encoder's own
+    sentence encoder (Sentence-Avg's ``encoder``, HiDE's ``base``); None when there is neither (Document BoW)."""
+    sent = encoder or getattr(doc_encoder, "encoder", None) or getattr(doc_encoder, "base", None)
+    if sent is None:
+        return None
+    return (SentenceTable.encode(src_docs, sent, src_lang, progress=progress),
+            SentenceTable.encode(tgt_docs, sent, tgt_lang, progress=progress))
+
+
 def coverage(s: np.ndarray, t: np.ndarray) -> float:
     """Sentence-alignment coverage of two documents, ``s (p, d)`` and ``t (q, d)`` unit rows: in [-1, 1].
 

@@ -79,13 +79,13 @@ def evaluate(enc, src_docs, tgt_docs, gold_rows, gold_sources, src_lang, tgt_lan
     a = enc.encode_documents([d.sentences for d in src_docs], src_lang, progress=progress)
     b = enc.encode_documents([d.sentences for d in tgt_docs], tgt_lang, progress=progress)
     settings = [None]
-    sent = getattr(enc, "encoder", None) or getattr(enc, "base", None)
-    if rerank and sent is not None:
-        from ..rerank import WEIGHT, SentenceTable
+    if rerank:
+        from ..rerank import WEIGHT, sentence_tables
 
-        settings.append((SentenceTable.encode([d.sentences for d in src_docs], sent, src_lang, progress=progress),
-                         SentenceTable.encode([d.sentences for d in tgt_docs], sent, tgt_lang, progress=progress),
-                         rerank, WEIGHT))
+        tables = sentence_tables([d.sentences for d in src_docs], [d.sentences for d in tgt_docs], enc, src_lang,
+                                 tgt_lang, progress=progress)
+        if tables is not None:
+            settings.append((*tables, rerank, WEIGHT))
     out = []
     for rr in settings:
         for name in ["all", *dict.fromkeys(gold_sources.tolist())]:

@@ -51,19 +51,26 @@ def _rerank_options(fn):
     return fn
 
 
-def _rerank_tables(src, tgt, enc, src_lang, tgt_lang, depth, weight, name, progress=None):
-    """``(src_table, tgt_table, depth, weight)`` for :func:`bisent.documents.mine_documents`, or None (off)."""
+def _rerank_encoder(depth, name):
+    """The ``--rerank-encoder``, loaded before any document is embedded (a bad name fails at once), or None."""
+    from ..encoders import get_encoder
+
+    return get_encoder(name) if depth and name else None
+
+
+def _rerank_tables(src, tgt, enc, src_lang, tgt_lang, depth, weight, sent, progress=None):
+    """``(src_table, tgt_table, depth, weight)`` for :func:`bisent.documents.mine_documents`, or None (off);
+    ``sent``: the re-ranking's sentence encoder (None: the document encoder's own)."""
     if not depth:
         return None
-    from ..encoders import get_encoder
-    from ..rerank import SentenceTable
+    from ..rerank import sentence_tables
 
-    sent = get_encoder(name) if name else getattr(enc, "encoder", None) or getattr(enc, "base", None)
-    if sent is None:
+    tables = sentence_tables([d.sentences for d in src], [d.sentences for d in tgt], enc, src_lang, tgt_lang,
+                             encoder=sent, progress=progress)
+    if tables is None:
         raise BisentError(f"--rerank: the document model {enc.name} has no sentence encoder of its own; "
                           "give one with --rerank-encoder (e.g. use-m3)")
-    return (SentenceTable.encode([d.sentences for d in src], sent, src_lang, progress=progress),
-            SentenceTable.encode([d.sentences for d in tgt], sent, tgt_lang, progress=progress), depth, weight)
+    return (*tables, depth, weight)
 
 
 def _embed(src_docs, tgt_docs, src_lang, tgt_lang, encoder, segmentation, *, centred=True, progress=None, check=None):
@@ -103,9 +110,10 @@ def mine(src_docs, tgt_docs, src_lang, tgt_lang, encoder, segmentation, plain_me
     """Match each document of SRC_DOCS to one of TGT_DOCS (JSONL of {"id", "text"} or folders of text files)."""
     from ..documents import mine_documents, write_matches
 
+    sent = _rerank_encoder(rerank_depth, rerank_encoder)
     src, tgt, enc, a, b = _embed(src_docs, tgt_docs, src_lang, tgt_lang, encoder, segmentation,
                                  centred=not plain_mean, progress=progress)
-    rr = _rerank_tables(src, tgt, enc, src_lang, tgt_lang, rerank_depth, rerank_weight, rerank_encoder, progress)
+    rr = _rerank_tables(src, tgt, enc, src_lang, tgt_lang, rerank_depth, rerank_weight, sent, progress)
     counts = write_matches(mine_documents(src, tgt, a, b, k=k, score=score, threshold=threshold, rerank=rr), out_path)
     summary = {"src_documents": len(src), "tgt_documents": len(tgt), **counts, "encoder": enc.name,
                "output": str(out_path)}
@@ -165,10 +173,11 @@ def eval_docs(src_docs, tgt_docs, gold, src_lang, tgt_lang, encoder, segmentatio
             raise BisentError(f"{gold}: {len(missing)} gold pair(s) name documents not in the collections, "
                               f"e.g. {s} -> {t}")
 
+    sent = _rerank_encoder(rerank_depth, rerank_encoder)
     src, tgt, enc, a, b = _embed(src_docs, tgt_docs, src_lang, tgt_lang, encoder, segmentation, check=check)
     s_row = {d.id: i for i, d in enumerate(src)}
     t_row = {d.id: i for i, d in enumerate(tgt)}
-    rr = _rerank_tables(src, tgt, enc, src_lang, tgt_lang, rerank_depth, rerank_weight, rerank_encoder)
+    rr = _rerank_tables(src, tgt, enc, src_lang, tgt_lang, rerank_depth, rerank_weight, sent)
     out = {"encoder": enc.name, "gold": len(pairs), "src_documents": len(src), "tgt_documents": len(tgt),
            **({"rerank": {"depth": rerank_depth, "weight": rerank_weight}} if rr else {}),
            **retrieval_p_at_n(a, b, np.array([s_row[s] for s, _ in pairs]), np.array([t_row[t] for _, t in pairs]),
