@@ -151,6 +151,47 @@ def test_synthetic_pairs_are_false_pairs():
 # Records and HTML: empty, one pair, a million pairs
 # ---------------------------------------------------------------------------
 
+def test_alignment_negative_texts_are_the_stated_false_blocks():
+    from bisent.report.calibration import alignment_negative_texts
+
+    docs = [[("a0", "b0"), ("a1", "b1"), ("a2", "b2")], [("c0", "d0")]]        # the second has no neighbour
+    syn = alignment_negative_texts(docs, kinds=("neighbour", "glued", "glued_source", "shuffled"))
+    by = {k: sorted((s, t) for s, t, kk in syn if kk == k) for k in ("neighbour", "glued", "glued_source", "shuffled")}
+    assert by["neighbour"] == [("a0", "b1"), ("a1", "b2")]
+    assert by["glued"] == [("a0", "b0 b1"), ("a1", "b1 b2")]
+    assert by["glued_source"] == [("a0 a1", "b0"), ("a1 a2", "b1")]
+    assert all(t != {"a0": "b0", "a1": "b1"}[s] for s, t in by["shuffled"])      # another block's target
+    assert alignment_negative_texts([[("x", "y")]]) == []
+    with pytest.raises(ValueError, match="unknown negative kind"):
+        alignment_negative_texts(docs, kinds=("swapped",))
+
+
+def test_alignment_calibration_recovers_planted_precision():
+    """Aligned documents whose false blocks are unrelated sentences, as the neighbour negatives are: the
+    estimated precision of the blocks against the threshold follows the planted one."""
+    from bisent.report.calibration import alignment_negatives
+
+    rng = np.random.default_rng(12)
+    enc = get_encoder("char-ngram")
+    docs, right = [], []
+    for _ in range(40):
+        src = _sentences(rng, 12)
+        tgt = [s + " ." for s in src]
+        wrong = rng.random(12) < 0.3                                         # 30 % of the blocks are false
+        other = _sentences(rng, 12)
+        docs.append([(s, o if w else t) for s, t, o, w in zip(src, tgt, other, wrong)])
+        right += list(~wrong)
+    right = np.asarray(right)
+    x = enc.encode([s for d in docs for s, _ in d], "en")
+    y = enc.encode([t for d in docs for _, t in d], "de")
+    scores = np.einsum("nd,nd->n", x, y)                                    # the aligner's block score
+    cal = calibrate(scores, alignment_negatives(enc, docs, "en", "de", kinds=("neighbour",)))
+    assert abs(cal.pi0 - (1 - right.mean())) < 0.05
+    for q in (0.0, 0.1, 0.25, 0.5):
+        t = float(np.quantile(scores, q))
+        assert abs(cal.precision_at(t) - right[scores >= t].mean()) < 0.05, (q, cal.precision_at(t))
+
+
 def test_report_of_an_empty_run(tmp_path):
     (tmp_path / "mined.tsv").write_text("")
     out = report_folder(tmp_path, tmp_path / "r.html")
@@ -450,6 +491,19 @@ def test_align_report(tmp_path):
     assert sum(rec["histogram"]["series"]["1-1"]) == counts["1-1"]
     assert len(svgs(html)) == 3 and "unaligned source lines" in html and no_fetch(html)
     assert [n for n, _ in records_from_folder(tmp_path)] == ["al.tsv"]     # the aligned TSV is not read as mined
+    cal = rec["calibration"]                                                # negatives from the run's own blocks
+    assert cal["n_scores"] == sum(v for k, v in counts.items() if k[0] != "0" and k[-1] != "0" and "-" in k)
+    assert cal["n_negatives"] >= 10 and "synthetic negatives scored" in html
+
+
+def test_align_report_of_gale_church_has_no_calibration(tmp_path):
+    rng = np.random.default_rng(8)
+    src = _sentences(rng, 6)
+    (tmp_path / "a.txt").write_text("\n".join(src) + "\n")
+    (tmp_path / "b.txt").write_text("\n".join(s + " ." for s in src) + "\n")
+    assert main(["align", tmp_path / "a.txt", tmp_path / "b.txt", "-l", "en", "-L", "de", "-e", "gale-church",
+                 "-o", tmp_path / "al.tsv", "--report", tmp_path / "align.html"]) == 0
+    assert json.loads((tmp_path / "al.tsv.report.json").read_text())["calibration"] is None
 
 
 def test_align_pairs_report_covers_every_pair(tmp_path):

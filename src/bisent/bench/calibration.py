@@ -15,10 +15,16 @@ Two settings per encoder, both on TEST documents of LibreOffice help:
   set itself and put through the same pipeline
   (:func:`bisent.report.calibration.filter_negatives`). The synthetic kinds
   (shuffled, neighbour, truncated, glued, copy) resemble the benchmark's noise
-  kinds, which were built the same way: the mixing shares are what is estimated.
+  kinds, which were built the same way: the mixing shares are what is estimated;
+- align: ``SentenceAligner`` (this encoder, default settings) over the
+  LibreOffice help pages of ``bench align``'s hardest view (``drop10-merge10``:
+  a tenth of the paragraphs untranslated, a tenth merged on one side); a block
+  is right when it is a gold block (strict, as ``bench align``'s precision);
+  the estimate uses block negatives made from the run's own aligned documents
+  (:func:`bisent.report.calibration.alignment_negatives`).
 
 At five thresholds (score quantiles of the calibrated pairs: mining 50, 60,
-70, 75, 80 %; documents 0, 10, 25, 50, 75 %; filtering 10, 30, 50, 70, 90 %) the record holds the estimated
+70, 75, 80 %; documents and alignment 0, 10, 25, 50, 75 %; filtering 10, 30, 50, 70, 90 %) the record holds the estimated
 and the measured precision, in points, and the largest absolute error.
 """
 
@@ -30,13 +36,17 @@ from ..datasets.comparable import make_mining_task
 from ..errors import BisentError
 from ..datasets.libreoffice import load_pairs
 from ..mining import retrieve
-from ..report.calibration import calibrate, filter_negatives, mining_negatives
+from ..report.calibration import (ALIGN_NEGATIVES_DEFAULT, alignment_negatives, calibrate, filter_negatives,
+                                  mining_negatives)
 from ..scoring import Scorer
 from .common import Recorder
 
 MINING_QUANTILES = (0.5, 0.6, 0.7, 0.75, 0.8)
 FILTER_QUANTILES = (0.1, 0.3, 0.5, 0.7, 0.9)
 DOCS_QUANTILES = (0.0, 0.1, 0.25, 0.5, 0.75)   # most matched documents are right: the low thresholds matter
+ALIGN_QUANTILES = DOCS_QUANTILES                # most aligned blocks are right too
+#: the ``bench align`` view the align setting runs on (share of paragraphs dropped, merged)
+ALIGN_VIEW = ("drop10-merge10", 0.1, 0.1)
 #: How :func:`calibrate` estimates the false share (its ``pi0``), as records name it; records without the
 #: field were made with "em", the first version.
 ESTIMATORS = {"storey": "storey-0.75", "em": "em"}
@@ -139,12 +149,43 @@ def filtering(src_lang: str, tgt_lang: str, enc, *, limit: int | None = 4000, sp
             "negatives_survived": survived, **compare(sc, ok, neg, FILTER_QUANTILES, estimator=estimator)}
 
 
+def align_blocks(src_lang: str, tgt_lang: str, enc, *, limit: int | None = None, split: str = "test",
+                 progress=None) -> tuple[np.ndarray, np.ndarray, list[list[tuple[str, str]]], dict]:
+    """Align the ``split`` pages of the align setting: block scores (b,), right or not (b,) against gold,
+    each document's aligned blocks' texts (in order) and the task's stats. Blocks with an empty side are
+    left out, as in ``bench align``'s precision."""
+    from ..align import SentenceAligner
+    from ..datasets.align_gold import load_align_task
+
+    _, drop, merge = ALIGN_VIEW
+    docs, stats = load_align_task(src_lang, tgt_lang, split, limit=limit, drop=drop, merge=merge)
+    aligner = SentenceAligner(enc, progress=progress)
+    scores, ok, texts = [], [], []
+    for d in docs:
+        gold = {(tuple(a), tuple(b)) for a, b in d.gold}
+        blocks = [b for b in aligner.align(d.src, d.tgt, src_lang, tgt_lang).blocks if b.src and b.tgt]
+        scores += [b.score for b in blocks]
+        ok += [(b.src, b.tgt) in gold for b in blocks]
+        texts.append([(" ".join(d.src[i] for i in b.src), " ".join(d.tgt[j] for j in b.tgt)) for b in blocks])
+    return np.asarray(scores, dtype=np.float64), np.asarray(ok, dtype=bool), texts, stats
+
+
+def alignment(src_lang: str, tgt_lang: str, enc, *, limit: int | None = None, split: str = "test", progress=None,
+              estimator: str = "storey") -> dict:
+    """The align setting: block precision estimated from the run's own documents against gold blocks."""
+    sc, ok, texts, stats = align_blocks(src_lang, tgt_lang, enc, limit=limit, split=split, progress=progress)
+    neg = alignment_negatives(enc, texts, src_lang, tgt_lang)
+    return {"setting": "align", "view": ALIGN_VIEW[0], "source": "libreoffice", "pages": len(texts),
+            "negatives_kinds": list(ALIGN_NEGATIVES_DEFAULT), "blocks": len(sc), "gold_blocks": stats["blocks"],
+            **compare(sc, ok, neg, ALIGN_QUANTILES, estimator=estimator)}
+
+
 def run(src_lang: str, tgt_lang: str, encoders: list, record: Recorder, *, limit: int | None = None,
-        progress=None, split: str = "test", settings=("mining", "docs", "filter"),
+        progress=None, split: str = "test", settings=("mining", "docs", "filter", "align"),
         estimator: str = "storey") -> list[dict]:
     """``limit`` caps the mining task's gold pairs, the document pool's queries and distractors, the filter set's
     items; ``split``: the documents every setting is built from (``dev`` to choose a method, ``test`` to report);
-    ``settings``: which of mining, docs, filter to run; ``split="all"`` (every page of every split) is for the
+    ``settings``: which of mining, docs, filter, align to run (``limit`` caps align's pages too); ``split="all"`` (every page of every split) is for the
     docs setting alone, the pool of ``bench docmine``; ``estimator``: the false share's, as :func:`calibrate`'s ``pi0``
     (``em`` to compare with the first version)."""
     if split == "all" and set(settings) != {"docs"}:
@@ -161,4 +202,7 @@ def run(src_lang: str, tgt_lang: str, encoders: list, record: Recorder, *, limit
         if "filter" in settings:
             out.append(record({**who, **filtering(src_lang, tgt_lang, enc, limit=limit or 4000, split=split,
                                                   estimator=estimator)}))
+        if "align" in settings:
+            out.append(record({**who, **alignment(src_lang, tgt_lang, enc, limit=limit, split=split,
+                                                  progress=progress, estimator=estimator)}))
     return out

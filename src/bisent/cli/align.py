@@ -52,7 +52,8 @@ def align(src_doc, tgt_doc, src_lang, tgt_lang, encoder, split, pairs, jobs, blo
         from ..align.batch import align_many
         summary = align_many(pairs, out, src_lang, tgt_lang, encoder=encoder, jobs=jobs, split=split, **options)
         if report:
-            summary.update(_report(sorted(Path(out).glob("[0-9]*.tsv")), Path(out) / "pairs", report, encoder, options))
+            summary.update(_report(sorted(Path(out).glob("[0-9]*.tsv")), Path(out) / "pairs", report, encoder, options,
+                               src_lang, tgt_lang))
         click.echo(json.dumps(summary))
         return
     if not (src_doc and tgt_doc):
@@ -62,14 +63,16 @@ def align(src_doc, tgt_doc, src_lang, tgt_lang, encoder, split, pairs, jobs, blo
     summary = align_files(src_doc, tgt_doc, src_lang, tgt_lang, SentenceAligner(encoder, **options),
                           out_tsv=out, out_blocks=blocks, split=split)
     if report:
-        summary.update(_report([out], out, report, encoder, options))
+        summary.update(_report([out], out, report, encoder, options, src_lang, tgt_lang))
     click.echo(json.dumps(summary))
 
 
-def _report(tsvs, out, report, encoder, options) -> dict:
-    """The run record ``OUT.report.json`` of the aligned TSVs and the HTML report."""
+def _report(tsvs, out, report, encoder, options, src_lang, tgt_lang) -> dict:
+    """The run record ``OUT.report.json`` of the aligned TSVs (with the blocks' calibration) and the HTML report."""
     from ..report.record import SUFFIX, align_record
-    from ..report.runs import write_report
+    from ..report.runs import alignment_calibration, write_report
 
     rec = align_record(tsvs, params={"encoder": encoder, **options}, summary={"documents": len(tsvs)})
+    cal = alignment_calibration(tsvs, encoder, src_lang, tgt_lang)
+    rec["calibration"] = cal.as_dict() if cal is not None else None
     return write_report(rec, f"{out}{SUFFIX}", report, title=f"bisent align: {Path(out).name}")

@@ -26,7 +26,7 @@ from ..errors import BisentError
 @click.option("--split", type=click.Choice(["test", "dev", "all"]), default="test", show_default=True,
               help="Documents the calibration and docmine tasks query (dev: where their settings are chosen; "
                    "all: every page, calibration's docs setting only).")
-@click.option("--setting", "settings", multiple=True, type=click.Choice(["mining", "docs", "filter"]),
+@click.option("--setting", "settings", multiple=True, type=click.Choice(["mining", "docs", "filter", "align"]),
               help="Calibration: run only these settings (repeatable; default all).")
 @click.option("--estimator", type=click.Choice(["storey", "em"]), default="storey", show_default=True,
               help="Calibration: how the false share is estimated (em: the first version, for comparison).")

@@ -10,7 +10,9 @@ scored with the same scorer (:func:`mining_negatives`: each confident pair's
 best competitor no confident pair holds once its partner is taken away, the
 situation of a sentence whose translation, and document, is missing;
 :func:`filter_negatives`: shuffled, neighbour, truncated, glued and copied
-pairs put through the same pipeline). ``pi0`` is
+pairs put through the same pipeline; :func:`alignment_negatives`: an aligned
+block's target with its own and the next block's sources glued, or an aligned
+block's source with another block's target of the same document). ``pi0`` is
 Storey's estimate: below a cut ``lam`` (a quantile of the negatives, 75 %,
 chosen on the dev split; moved with them by the fitted shift) almost every
 observed score is a false pair, so ``pi0 = #{s < lam} / (n · F0(lam))``.
@@ -180,7 +182,10 @@ def mining_negatives(cands, kind: str, pair_src: np.ndarray, pair_tgt: np.ndarra
     sentence whose whole document is missing never meets; they make the upper
     tail too heavy for weaker encoders (me5-small: precision underestimated by
     up to 16 points; excluding document mates by gold document ids brought it
-    within 6, but a run has no document ids).
+    within 6, but a run has no document ids; excluding the candidates within
+    a few input lines of the lost partner, which are its document mates when
+    the input is in document order, helps me5-small as much and hurts use-m3:
+    README, "Calibration without gold").
     """
     knn = cands.knn
     k = knn.fwd_sim.shape[1]
@@ -292,3 +297,67 @@ def filter_negatives(pipeline, pairs: Sequence[tuple[str, str]], *, per_kind: in
             scores.append(float(r.score))
             survived[kind] += 1
     return np.asarray(scores, dtype=np.float64), survived
+
+
+# ---------------------------------------------------------------------------
+# Sentence alignment
+# ---------------------------------------------------------------------------
+
+#: Kinds of synthetic false alignment blocks (:func:`alignment_negative_texts`); the default set was chosen on
+#: dev pages (``bisent bench calibration --setting align --split dev``, README).
+ALIGN_NEGATIVE_KINDS = ("neighbour", "glued", "glued_source", "shuffled")
+ALIGN_NEGATIVES_DEFAULT = ("glued_source", "shuffled")
+
+
+def alignment_negative_texts(docs: Sequence[Sequence[tuple[str, str]]], *, per_kind: int = 1000, seed: int = 0,
+                             kinds: Sequence[str] = ALIGN_NEGATIVES_DEFAULT) -> list[tuple[str, str, str]]:
+    """False blocks ``(src, tgt, kind)`` made from aligned documents (each: its aligned blocks' texts in order).
+
+    An alignment's false blocks are path errors inside a document pair taken
+    as parallel: a sentence without translation matched to its neighbour's
+    translation, or a block that swallowed a neighbouring sentence. So the
+    negatives come from the same documents: ``neighbour``: block i's source
+    with block i+1's target; ``glued``: block i's source with the targets of
+    blocks i and i+1 joined (a merge too many: it holds the translation, so it
+    scores high); ``glued_source``: the same on the source side;
+    ``shuffled``: block i's source with the target of a random other block of
+    the same document. Up to ``per_kind`` of each, drawn at random (``seed``).
+    The default, glued_source and shuffled, was the best of the 15 subsets on
+    dev pages (largest error 2.5 / 3.1 points, en-de / en-fr; all four kinds:
+    4.1 / 3.1; glued alone: 15.0, its negatives sit too high to stand for the
+    wrong 1-1 blocks; neighbour alone: 4.3 / 4.2).
+    """
+    unknown = set(kinds) - set(ALIGN_NEGATIVE_KINDS)
+    if unknown:
+        raise ValueError(f"unknown negative kind(s) {sorted(unknown)} (known: {', '.join(ALIGN_NEGATIVE_KINDS)})")
+    rng = random.Random(seed)
+    at = [(d, i) for d, blocks in enumerate(docs) for i in range(len(blocks) - 1)]   # blocks with a successor
+    out: list[tuple[str, str, str]] = []
+    for kind in kinds:
+        for d, i in rng.sample(at, min(per_kind, len(at))):
+            (s0, t0), (s1, t1) = docs[d][i], docs[d][i + 1]
+            if kind == "neighbour":
+                src, tgt = s0, t1
+            elif kind == "glued":
+                src, tgt = s0, f"{t0} {t1}"
+            elif kind == "glued_source":
+                src, tgt = f"{s0} {s1}", t0
+            else:
+                j = rng.randrange(len(docs[d]) - 1)
+                src, tgt = s0, docs[d][j + (j >= i)][1]
+            if tgt != t0 or src != s0:
+                out.append((src, tgt, kind))
+    return out
+
+
+def alignment_negatives(encoder, docs: Sequence[Sequence[tuple[str, str]]], src_lang: str, tgt_lang: str, *,
+                        per_kind: int = 1000, seed: int = 0,
+                        kinds: Sequence[str] = ALIGN_NEGATIVES_DEFAULT) -> np.ndarray:
+    """Cosines (m,) of :func:`alignment_negative_texts` under ``encoder``, as the aligner scores a block
+    (the cosine of the embeddings of each side's sentences read as one text)."""
+    syn = alignment_negative_texts(docs, per_kind=per_kind, seed=seed, kinds=kinds)
+    if not syn:
+        return np.zeros(0)
+    x = encoder.encode([s for s, _, _ in syn], src_lang)   # (m, d), unit rows
+    y = encoder.encode([t for _, t, _ in syn], tgt_lang)   # (m, d)
+    return np.einsum("md,md->m", x, y).astype(np.float64)

@@ -99,7 +99,9 @@ def _calibration(rec: dict, xlabel: str) -> str:
         text = ("<p class=muted>No gold was used. The scores of false pairs are modelled by synthetic negatives "
                 "made from this corpus and scored by the same scorer (mining, of sentences or documents: the best "
                 "free competitor of a confident pair once its partner is taken away; filtering: shuffled, neighbour, truncated, glued and copied "
-                "pairs put through the same pipeline); a mixture of that negative density and a Gaussian for the "
+                "pairs put through the same pipeline; sentence alignment: two neighbouring blocks' sources glued "
+                "against the first one's target, and a block's source against another block's target of the same "
+                "document); a mixture of that negative density and a Gaussian for the "
                 "true pairs is fitted to the run's scores. Checked against gold on the LibreOffice benchmarks by "
                 "<code>bisent bench calibration</code>.</p>")
         if rec.get("kind") == "docs":

@@ -180,6 +180,35 @@ def documents_calibration(a: np.ndarray, b: np.ndarray, *, src_ok: np.ndarray | 
     return calibrate(sc, neg, pi0=pi0) if len(neg) >= 10 else None
 
 
+def alignment_calibration(tsvs, encoder, src_lang: str, tgt_lang: str, *, pi0: str = "storey"):
+    """Calibration of a ``bisent align`` run from its aligned TSVs (one per document pair).
+
+    The observed scores are the aligned blocks' cosines (rows with both sides);
+    the negatives are false blocks made from the same documents and scored by
+    ``encoder`` as the aligner scores a block
+    (:func:`bisent.report.calibration.alignment_negatives`). None: Gale-Church
+    (its scores are no cosines), fewer than 2 blocks or 10 negatives.
+    """
+    from ..align.aligner import GALE_CHURCH
+    from ..encoders import get_encoder
+    from .calibration import alignment_negatives
+
+    if encoder == GALE_CHURCH:
+        return None
+    scores, docs = [], []
+    for path in tsvs:
+        blocks = []
+        for _, cols in rec_mod.tsv_rows(path):   # align_record has checked the rows
+            if cols[0] and cols[1] and cols[2] not in ("", "empty"):
+                scores.append(float(cols[2]))
+                blocks.append((cols[3], cols[4]))
+        docs.append(blocks)
+    if len(scores) < 2:
+        return None
+    neg = alignment_negatives(get_encoder(encoder), docs, src_lang, tgt_lang)
+    return calibrate(scores, neg, pi0=pi0) if len(neg) >= 10 else None
+
+
 def _keep_prefix(path, n: int) -> None:
     """Keep the first ``n`` lines of ``path`` (atomically)."""
     from ..io import iter_raw_lines
