@@ -131,7 +131,8 @@ def by_domain(res: Path) -> None:
         r = json.loads(line) if line.strip() else None
         if r and "limit" not in r.get("options", {}) and "max_gold" not in r.get("options", {}):
             pages = f" ({r.get('pool', 'pool')}: {r.get('pool_src')} / {r.get('pool_tgt')} pages)"
-            setting = r["setting"] + (pages if r["setting"] == "docs" else "")
+            setting = r["setting"] + (pages if r["setting"] == "docs" else
+                                      f" ({r['view']} pages, gold blocks)" if r["setting"] == "align" else "")
             split = r.get("split", "all" if r["setting"] == "docs" and r.get("pool") == "all sources" else "test")
             cb[(r["pair"], split, r["encoder"], setting, r.get("estimator", "em"))] = r   # first version: no split
     print("\n### Calibration without gold (precision %, measured with gold / estimated without)\n")
