@@ -143,6 +143,10 @@ def test_calibration_takes_a_split_and_settings(capsys):
     test = task_module("calibration").run("en", "de", run_encoders(["char-ngram"], anchors=False), rec, limit=60,
                                           settings=["mining"])
     assert test[0]["split"] == "test"
+    al, = task_module("calibration").run("en", "de", run_encoders(["char-ngram"], anchors=False), rec, limit=20,
+                                         split="dev", settings=["align"])
+    assert al["setting"] == "align" and al["pages"] == 20 and al["blocks"] > 100 and len(al["points"]) == 5
+    assert al["negatives"] >= 100 and all(0 <= p["measured"] <= 100 for p in al["points"])
     assert main(["bench", "mining", "--split", "dev", "--no-anchors", "-e", "random", "--results", ""]) == 2
     assert "--split dev: only the calibration task (test, dev, all) and the docmine task" in capsys.readouterr().err
     assert main(["bench", "filter", "--setting", "docs", "--no-anchors", "-e", "random", "--results", ""]) == 2

@@ -493,7 +493,7 @@ def test_align_report(tmp_path):
     assert [n for n, _ in records_from_folder(tmp_path)] == ["al.tsv"]     # the aligned TSV is not read as mined
     cal = rec["calibration"]                                                # negatives from the run's own blocks
     assert cal["n_scores"] == sum(v for k, v in counts.items() if k[0] != "0" and k[-1] != "0" and "-" in k)
-    assert cal["n_negatives"] >= 10 and "synthetic negatives scored" in html
+    assert cal["n_negatives"] >= 10 and "Alignment blocks: on LibreOffice help pages" in html
 
 
 def test_align_report_of_gale_church_has_no_calibration(tmp_path):
@@ -590,6 +590,7 @@ def test_run_report_covers_align_and_filter_stages(tmp_path, capsys):
     assert summary["report"] == str(tmp_path / "run.html")
     html = (tmp_path / "run.html").read_text()
     assert "bisent run: r" in html and no_fetch(html) and len(svgs(html)) >= 4
+    assert "Alignment blocks: on LibreOffice help pages" in html            # the align stage is calibrated
     rec = json.loads((tmp_path / "r" / "filter" / "kept.tsv.report.json").read_text())
     assert sum(rec["counts"].values()) == summary["candidates"]["candidates"]
     rows = [r for band in rec["samples"] for r in band["rows"]]

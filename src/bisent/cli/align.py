@@ -69,10 +69,9 @@ def align(src_doc, tgt_doc, src_lang, tgt_lang, encoder, split, pairs, jobs, blo
 
 def _report(tsvs, out, report, encoder, options, src_lang, tgt_lang) -> dict:
     """The run record ``OUT.report.json`` of the aligned TSVs (with the blocks' calibration) and the HTML report."""
-    from ..report.record import SUFFIX, align_record
-    from ..report.runs import alignment_calibration, write_report
+    from ..report.record import SUFFIX
+    from ..report.runs import align_run_record, write_report
 
-    rec = align_record(tsvs, params={"encoder": encoder, **options}, summary={"documents": len(tsvs)})
-    cal = alignment_calibration(tsvs, encoder, src_lang, tgt_lang)
-    rec["calibration"] = cal.as_dict() if cal is not None else None
+    rec = align_run_record(tsvs, encoder, src_lang, tgt_lang, params={"encoder": encoder, **options},
+                           summary={"documents": len(tsvs)})
     return write_report(rec, f"{out}{SUFFIX}", report, title=f"bisent align: {Path(out).name}")

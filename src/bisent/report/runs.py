@@ -209,6 +209,16 @@ def alignment_calibration(tsvs, encoder, src_lang: str, tgt_lang: str, *, pi0: s
     return calibrate(scores, neg, pi0=pi0) if len(neg) >= 10 else None
 
 
+def align_run_record(tsvs, encoder, src_lang: str, tgt_lang: str, *, params: dict | None = None,
+                     summary: dict | None = None) -> dict:
+    """The record of aligned TSVs (:func:`bisent.report.record.align_record`, which checks every row) with
+    their calibration (:func:`alignment_calibration`): ``bisent align --report`` and ``bisent run``'s align stage."""
+    rec = rec_mod.align_record(tsvs, params=params, summary=summary)
+    cal = alignment_calibration(tsvs, encoder, src_lang, tgt_lang)
+    rec["calibration"] = cal.as_dict() if cal is not None else None
+    return rec
+
+
 def _keep_prefix(path, n: int) -> None:
     """Keep the first ``n`` lines of ``path`` (atomically)."""
     from ..io import iter_raw_lines
@@ -336,7 +346,8 @@ def report_run(config_path, run_dir, out_path) -> str:
     """The HTML report of a ``bisent run`` folder: its documents, alignment and filter stages on one page.
 
     The filter stage is scored and calibrated as ``bisent filter --report`` does
-    (its record ``filter/kept.tsv.report.json`` is written); the documents
+    (its record ``filter/kept.tsv.report.json`` is written), the align stage
+    is calibrated as ``bisent align --report`` does; the documents
     stage shows scores and counts only (its document embeddings are not kept,
     so it has no calibration here: ``bisent docs mine --report`` has one).
     """
@@ -351,7 +362,9 @@ def report_run(config_path, run_dir, out_path) -> str:
         records.append(("documents", rec_mod.docs_record(matches, params=dict(ctx.section("documents")))))
     aligned = sorted((run_dir / "align").glob("*.tsv")) if (run_dir / "align").is_dir() else []
     if aligned:
-        records.append(("align", rec_mod.align_record(aligned, params=dict(ctx.section("align")))))
+        sec = dict(ctx.section("align"))
+        records.append(("align", align_run_record(aligned, str(sec.get("encoder", "use-m3")), ctx.src_lang,
+                                                  ctx.tgt_lang, params=sec)))
     summary_path = run_dir / "filter" / "summary.json"
     if summary_path.is_file():
         summary = json.loads(summary_path.read_text(encoding="utf-8"))
