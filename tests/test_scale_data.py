@@ -288,3 +288,14 @@ def test_real_catalan_libreoffice_help_reads_its_own_tree():
     assert help_root(folder, "ca").name == "ca"
     with pytest.raises(BisentError, match="expected one"):
         help_root(folder)
+
+
+def test_aligned_units_cap_the_translations_of_a_target_text():
+    langs = ["de", "fr", "es", "it", "nl", "pl"]
+    groups = [(_en(i), [{"en": _en(i), **{l: f"{l} {i}" for l in langs}}]) for i in range(200)]
+    _, _, tgt = scale._aligned_units("t", "gettext", iter(groups), max_langs=2)
+    per_text = {}
+    for u in tgt:
+        per_text.setdefault(u[3], []).append(u[1])
+    assert per_text and all(len(v) == 2 for v in per_text.values())
+    assert len({tuple(v) for v in per_text.values()}) > 5              # drawn per text, not always the same two

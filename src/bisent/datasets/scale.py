@@ -1,36 +1,49 @@
-"""A mining benchmark of up to about a million sentences a side from Debian's documentation.
+"""A mining benchmark of a million sentences a side (and more) from Debian's documentation.
 
 The source side is English; the target side mixes every other language the
-packages carry (LibreOffice help in 23 languages; GNOME help in ~40; the Debian
-Administrator's Handbook in ~25; manual pages, GIMP help, LilyPond, the Debian
-Reference, KiCad; the kernel documentation's Chinese, Italian, Japanese and
-Korean translations), as a language-identified crawl does. English-only
-manuals (format 3: the kernel's, Python's, Perl's POD, PostgreSQL, Octave,
-SQLite, Node.js, git, Debian policy) grow the source side. Hidden inside are gold translation pairs: LibreOffice help
-paragraphs that are one sentence in English and in one target language, paired
-by page and paragraph id (exact, not estimated; :mod:`bisent.datasets.libreoffice`).
+packages carry, as a language-identified crawl does: LibreOffice help in 31
+languages, manual pages (``manpages-*`` in 25 languages), GIMP's manual, GNOME's
+help and its applications' help, the Debian Administrator's Handbook, the Debian
+Reference, LilyPond's and KiCad's manuals in all their languages, the kernel
+documentation's translations, and gettext message catalogs of large programs
+(compilers, toolkits, desktop applications; format 4). English-only manuals
+(the kernel's, Python's, Perl's POD, PostgreSQL, Octave, SQLite, Node.js, git,
+Debian policy; format 4 adds Django, CMake, LLVM, Clang, GLib, GTK, zsh, Ruby,
+Erlang, gnuplot, Maxima) grow the source side.
+
+Hidden inside are gold translation pairs from the two aligned sources: LibreOffice
+help paragraphs paired by page and paragraph id, and gettext messages (msgid and
+msgstr), each one sentence on both sides (exact, not estimated); LibreOffice's
+first (prose), messages when it runs out. A gold side is
+prose: at least :data:`GOLD_MIN_WORDS` words, or :data:`GOLD_MIN_UNSPACED`
+characters in a script written without spaces (Chinese, Japanese).
 
 Unannotated translations are kept out, so that precision on the gold pairs
 means something: every translated unit goes to ONE side only, decided by a
-hash — a LibreOffice paragraph (grouped by its English text) is gold, source
-only, or target only (then in every language built); a page of the other sets (its id with
-the language taken out) is either English on the source side or one
-translation on the target side. Within a side, sentences (``sentencex``) are
-deduplicated by exact text and filtered as the LibreOffice pairs are (letters,
-at least :data:`~bisent.datasets.libreoffice.MIN_CHARS` characters and
+hash — an aligned text (grouped by its English) is a gold candidate, source
+only, or target only (then in every language built); a page of the other sets
+(its id with the language taken out) is either English on the source side or
+every translation on the target side. Within a side, sentences (``sentencex``) are
+deduplicated by exact text (so a gold sentence has no unlabelled copy on its
+side) and filtered as the LibreOffice pairs are (letters, at least
+:data:`~bisent.datasets.libreoffice.MIN_CHARS` characters and
 :data:`~bisent.datasets.libreoffice.MIN_WORDS` words, at most :data:`MAX_CHARS`), and
 language-identified (``is_english``; the command uses fastText's): English on the source side,
 not English on the target side (translated manuals keep untranslated strings and code),
-and no target text equal to a source text.
+and no target text equal to a source text. A target paragraph of an aligned source whose
+English original contains a gold source sentence is left out (it would translate a gold
+sentence without a label). LilyPond's ``*-big-page`` files (each manual again on one page)
+are not read.
 
 ``size`` sentences a side are drawn deterministically: the gold pairs first,
 then paragraphs in blake2b order of their text, so a small build is a sample of
 every source, and a larger one contains most of it. Written files:
 ``src.txt`` / ``tgt.txt`` (one sentence per line, in blake2b order of the text),
 ``tgt.lang`` (the language of each target line), ``gold.tsv`` (0-based
-source line, target line), ``stats.json`` (sources, languages, counts, gold).
+source line, target line), ``stats.json`` (sources, languages, counts per source
+and language, gold per language and source, removals by reason).
 
-Parsed pages are cached per (source, language) under ``cache_dir("datasets", "scale")``.
+Parsed pages are cached per source under ``cache_dir("datasets", "scale")``.
 """
 
 from __future__ import annotations
@@ -233,6 +246,11 @@ GETTEXT_PACKAGES = (*GETTEXT_BASE, "gcc-12-locales", "locales", "libgtk-3-common
                     "gnome-control-center-data", "binutils-common", "gimp-data")
 
 
+#: Translations of a target-side message kept (drawn by hash): catalogs carry up to 110 languages, and every one
+#: of them would make UI messages most of the target side.
+GETTEXT_MAX_LANGS = 8
+
+
 def _gettext() -> dict[str, dict[str, list[str]]]:
     """UI messages: the page id is the English msgid (a message shared by packages is one unit), each language's
     first translation in package order its text; entries filtered as ``bisent data gettext`` does
@@ -396,11 +414,12 @@ def _cached_pages(source: str) -> dict[str, dict[str, list[str]]]:
 # A unit is (source, language, paragraph, English original or ""): the English original of a target unit from an
 # aligned source (LibreOffice, gettext) lets the target side leave out translations of the gold sentences.
 
-def _aligned_units(tag: str, source: str, groups):
+def _aligned_units(tag: str, source: str, groups, max_langs: int | None = None):
     """(gold candidates [(en, tgt, lang, source)], source units, target units) of ``groups``, an iterator of
     (English text, [{lang: text, "en": text}, ...]) in a fixed order: each English text is a gold candidate
     (:data:`GOLD_PERCENT` %, one version and language drawn by hash), source only, or target only (then
-    every translation of the drawn version: none is a translation of a source sentence)."""
+    every translation of the drawn version, or ``max_langs`` of them drawn by hash: none is a translation
+    of a source sentence)."""
     gold, src, tgt = [], [], []
     for en, versions in groups:
         h = _hash(tag, en)
@@ -414,6 +433,8 @@ def _aligned_units(tag: str, source: str, groups):
         elif h % 2:
             src.append((source, "en", en, ""))
         else:
+            if max_langs is not None and len(langs) > max_langs:
+                langs = sorted(sorted(langs, key=lambda l: _hash(tag, en, l))[:max_langs])
             tgt += [(source, l, choice[l], en) for l in langs]
     return gold, src, tgt
 
@@ -440,7 +461,7 @@ def _gettext_units():
     other = sorted(l for l in pages if l != "en")
     groups = ((en, [{"en": en, **{l: pages[l][en][0] for l in other if en in pages[l]}}])
               for en in sorted(pages.get("en", {})))
-    return _aligned_units("gettext", "gettext", groups)
+    return _aligned_units("gettext", "gettext", groups, max_langs=GETTEXT_MAX_LANGS)
 
 
 #: Sources whose units are aligned paragraph by paragraph (gold candidates come from them).
@@ -508,7 +529,7 @@ def _fill(units, size: int, seen: set[str], out: list[tuple[str, str, str]], cou
     whose English original contains a sentence of ``gold_src`` is left out whole (an unlabelled translation
     of a gold pair).
     """
-    units.sort(key=lambda u: (_hash(u[2]), u))
+    units.sort(key=lambda u: _hash(u[2]))          # stable: ties keep the (deterministic) order of the units
     bar = tqdm(total=size, initial=len(out), desc=desc, unit="sentence", leave=False)
     for source, lang, text, en in units:
         if len(out) >= size:
@@ -565,7 +586,8 @@ def build_scale(out_dir, *, is_english: Callable[[str], bool], size: int = 1_000
     tgt: list[tuple[str, str, str]] = []
     seen_src, seen_tgt = set(), set()
     pairs = []
-    for en, tr, lang, source in sorted(candidates, key=lambda c: (_hash("gold", *c[:3]), c)):
+    candidates.sort(key=lambda c: (ALIGNED_SOURCES.index(c[3]), _hash("gold", *c[:3]), c))  # LibreOffice's prose first
+    for en, tr, lang, source in candidates:
         if len(pairs) >= n_gold:
             break
         a, b = _sentences(en, "en"), _sentences(tr, lang)
