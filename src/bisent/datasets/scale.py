@@ -8,7 +8,7 @@ Reference, LilyPond's and KiCad's manuals in all their languages, the kernel
 documentation's translations, and gettext message catalogs of large programs
 (compilers, toolkits, desktop applications; format 4). English-only manuals
 (the kernel's, Python's, Perl's POD, PostgreSQL, Octave, SQLite, Node.js, git,
-Debian policy; format 4 adds Django, CMake, LLVM, Clang, GLib, GTK, zsh, Ruby,
+Debian policy; format 4 adds Django, CMake, LLVM, Clang, GLib, GTK, zsh,
 Erlang, gnuplot, Maxima) grow the source side.
 
 Hidden inside are gold translation pairs from the two aligned sources: LibreOffice
@@ -390,7 +390,7 @@ PAGE_SOURCES = {
     **{name: _english_html(package, "usr") for name, package in (
         ("django-doc", "python-django-doc"), ("cmake-doc", "cmake-doc"), ("llvm-doc", "llvm-14-doc"),
         ("clang-doc", "clang-14-doc"), ("glib-doc", "libglib2.0-doc"), ("gtk3-doc", "libgtk-3-doc"),
-        ("zsh-doc", "zsh-doc"), ("ruby-doc", "ruby3.1-doc"), ("erlang-doc", "erlang-doc"),
+        ("zsh-doc", "zsh-doc"), ("erlang-doc", "erlang-doc"),
         ("gnuplot-doc", "gnuplot-doc"), ("maxima-doc", "maxima-doc"))},
 }
 #: Version of each source's parsed-page cache (sources whose reader changed in format 4 are re-read).
