@@ -455,13 +455,32 @@ def _libreoffice_units(langs: tuple[str, ...]):
     return _aligned_units("lo", "libreoffice", ((en, groups[en]) for en in sorted(groups)))
 
 
+def _messages_path() -> Path:
+    """The gettext messages, one JSON line ``[msgid, {lang: msgstr}]`` each in msgid order, read once from the
+    packages (:func:`_gettext`) and cached: read back a line at a time, the build never holds the 2.6M
+    translations of every language at once (loaded whole, they took 2 GB)."""
+    path = cache_dir("datasets", "scale") / f"messages-gettext-v{PAGES_VERSION}.jsonl"
+    if not path.is_file():
+        write_messages(path, _gettext())
+    return path
+
+
+def write_messages(path: Path, pages: dict[str, dict[str, list[str]]]) -> None:
+    """Write ``pages`` ({lang: {msgid: [msgstr]}}) as the JSON lines of :func:`_messages_path`."""
+    other = sorted(l for l in pages if l != "en")
+    with atomic_write(path, "w", encoding="utf-8") as f:
+        for en in sorted(pages.get("en", {})):
+            f.write(json.dumps([en, {l: pages[l][en][0] for l in other if en in pages[l]}], ensure_ascii=False) + "\n")
+
+
 def _gettext_units():
     """gettext messages grouped by msgid (one version: each language's first translation in package order)."""
-    pages = _cached_pages("gettext")
-    other = sorted(l for l in pages if l != "en")
-    groups = ((en, [{"en": en, **{l: pages[l][en][0] for l in other if en in pages[l]}}])
-              for en in sorted(pages.get("en", {})))
-    return _aligned_units("gettext", "gettext", groups, max_langs=GETTEXT_MAX_LANGS)
+    def groups():
+        with open(_messages_path(), encoding="utf-8") as f:
+            for line in f:
+                en, translations = json.loads(line)
+                yield en, [{"en": en, **translations}]
+    return _aligned_units("gettext", "gettext", groups(), max_langs=GETTEXT_MAX_LANGS)
 
 
 #: Sources whose units are aligned paragraph by paragraph (gold candidates come from them).
