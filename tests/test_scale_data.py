@@ -299,3 +299,17 @@ def test_aligned_units_cap_the_translations_of_a_target_text():
         per_text.setdefault(u[3], []).append(u[1])
     assert per_text and all(len(v) == 2 for v in per_text.values())
     assert len({tuple(v) for v in per_text.values()}) > 5              # drawn per text, not always the same two
+
+
+def test_gettext_messages_streamed_from_the_cache(tmp_path, monkeypatch):
+    """The catalogs are read once into JSON lines; the units come from those lines, the same as from the pages."""
+    monkeypatch.setenv("BISENT_CACHE", str(tmp_path / "cache"))
+    pages = {"en": {_en(i): [_en(i)] for i in range(100)},
+             "de": {_en(i): [_tr("de", i)] for i in range(100)}, "fr": {_en(i): [_tr("fr", i)] for i in range(0, 100, 2)}}
+    calls = []
+    monkeypatch.setattr(scale, "_gettext", lambda: calls.append(1) or pages)
+    first, second = scale._gettext_units(), scale._gettext_units()
+    assert first == second and calls == [1]                    # packages read once
+    groups = ((en, [{"en": en, **{l: pages[l][en][0] for l in ("de", "fr") if en in pages[l]}}])
+              for en in sorted(pages["en"]))
+    assert first == scale._aligned_units("gettext", "gettext", groups, max_langs=scale.GETTEXT_MAX_LANGS)
