@@ -186,3 +186,130 @@ def test_real_perl_doc_pages():
     perlfunc = next(v for k, v in pages["en"].items() if k.endswith("pod/perlfunc.pod"))
     assert any(p.startswith("Perl Functions by Category") for p in perlfunc)
     assert not any("<" in p and p.count("<") == p.count(">") and "C<" in p for p in perlfunc)
+
+
+# --- format 4: gold rules, the leak guard and the new readers ------------------------------------------------
+
+def test_gold_counts_cjk_in_characters_and_english_in_words():
+    assert scale._good_gold("这是一个用于测试目的的中文句子。")            # 15 characters, no spaces
+    assert not scale._good_gold("打开文件。")                              # 4 characters
+    assert scale._good_gold("Open the file you want to edit.")
+    assert not scale._good_gold("Open the file.")                          # 3 words
+
+
+def test_target_paragraph_translated_from_a_gold_sentence_is_left_out():
+    counts = dict.fromkeys(scale.REMOVAL_REASONS, 0)
+    out = []
+    units = [("libreoffice", "de", "Wählen Sie die Datei aus. Klicken Sie dann auf Öffnen.",
+              "Select the file you want to open. Then click the Open button."),
+             ("libreoffice", "de", "Das Dokument wird jetzt gedruckt.", "The document is printed now by the program.")]
+    scale._fill(units, 10, set(), out, counts, "t", is_english=english, english=False,
+                gold_src=frozenset({"Select the file you want to open."}))
+    assert [r[0] for r in out] == ["Das Dokument wird jetzt gedruckt."] and counts["gold_leak"] == 1
+
+
+def test_aligned_units_put_each_english_text_on_one_side():
+    groups = [(_en(i), [{"en": _en(i), "de": _tr("de", i), "fr": _tr("fr", i)}]) for i in range(400)]
+    gold, src, tgt = scale._aligned_units("t", "gettext", iter(groups))
+    sides = [{g[0] for g in gold}, {u[2] for u in src}, {u[3] for u in tgt}]
+    assert sum(map(len, sides)) == 400 and all(sides) and not (sides[0] & sides[1] | sides[1] & sides[2])
+    assert all({u[1] for u in tgt if u[3] == en} == {"de", "fr"} for en in sides[2])   # every translation
+
+
+def _page(path, body):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"<html><body><h1>Title</h1><p>{body}</p></body></html>", encoding="utf-8")
+
+
+def test_lilypond_leaves_out_big_pages(tmp_path, monkeypatch):
+    """The one-page copies of LilyPond's manuals repeat the split pages: never read."""
+    doc = "usr/share/doc/lilypond/html/Documentation"
+    _page(tmp_path / "lilypond-doc-html" / doc / "notation/pitches.html", "Pitches are written as letters.")
+    _page(tmp_path / "lilypond-doc-html" / doc / "notation-big-page.html", "Pitches are written as letters.")
+    _page(tmp_path / "lilypond-doc-html-de" / doc / "notation/pitches.de.html", "Tonhöhen werden als Buchstaben notiert.")
+    _page(tmp_path / "lilypond-doc-html-de" / doc / "notation-big-page.de.html", "Tonhöhen werden notiert.")
+    monkeypatch.setattr(scale, "fetch_package", lambda name: tmp_path / name)
+    pages = scale._lilypond()
+    assert pages == {"en": {"Documentation/notation/pitches.html": ["Title", "Pitches are written as letters."]},
+                     "de": {"Documentation/notation/pitches.html": ["Title", "Tonhöhen werden als Buchstaben notiert."]}}
+
+
+def test_locale_folders():
+    assert [scale._lang_dir(n) for n in ("C", "de", "pt_BR", "zh_TW", "en_GB", "sr@latin", "de.UTF-8")] == \
+        ["en", "de", "pt-br", "zh-tw", None, None, None]
+
+
+def _needs_archive(what, read):
+    if shutil.which("apt-get") is None or shutil.which("dpkg-deb") is None:
+        pytest.skip("apt-get/dpkg-deb not available: not a Debian-based system")
+    try:
+        return read()
+    except BisentError as e:
+        pytest.skip(f"cannot fetch {what} from Debian's archive: {e}")
+
+
+@pytest.mark.network
+def test_real_gettext_messages(monkeypatch):
+    """sed's catalogs: the English msgid is the page id; every language's translation of it beside it."""
+    monkeypatch.setattr(scale, "GETTEXT_PACKAGES", ("sed",))
+    pages = _needs_archive("sed", scale._gettext)
+    assert len(pages) > 20 and len(pages["en"]) > 30
+    assert all(pages["en"][k] == [k] for k in pages["en"])
+    assert all(k in pages["en"] for lang, msgs in pages.items() for k in msgs)
+    assert "de" in pages and all(v[0] != k for k, v in pages["de"].items())
+
+
+@pytest.mark.network
+def test_real_translated_manual_pages(monkeypatch):
+    """manpages-pl (and its -dev pages): Polish pages under the English page's manN/name.N."""
+    monkeypatch.setattr(scale, "MAN_PACKAGES", ())
+    monkeypatch.setattr(scale, "MANPAGES_LANGS", ("pl",))
+    monkeypatch.setattr(scale, "MANPAGES_DEV_LANGS", ("pl",))
+    pages = _needs_archive("manpages-pl", scale._manpages)
+    assert set(pages) == {"en", "pl"} and len(pages["pl"]) > 300
+    assert len(set(pages["pl"]) & set(pages["en"])) > 100 and "man:man1/ls.1" in pages["pl"]
+
+
+@pytest.mark.network
+def test_real_gnome_app_help():
+    """baobab's Mallard help in every language it ships, pages keyed by package and path."""
+    pages = _needs_archive("baobab", scale._mallard(("baobab",)))
+    assert "en" in pages and len(pages) > 10
+    assert all(k.startswith("baobab:") for k in pages["en"])
+    assert set(pages["de"]) <= set(pages["en"]) | set(pages["de"]) and set(pages["de"]) & set(pages["en"])
+
+
+@pytest.mark.network
+def test_real_catalan_libreoffice_help_reads_its_own_tree():
+    from bisent.datasets.debian import fetch_package
+    from bisent.datasets.libreoffice import help_root
+
+    folder = _needs_archive("libreoffice-help-ca", lambda: fetch_package("libreoffice-help-ca"))
+    assert help_root(folder, "ca").name == "ca"
+    with pytest.raises(BisentError, match="expected one"):
+        help_root(folder)
+
+
+def test_aligned_units_cap_the_translations_of_a_target_text():
+    langs = ["de", "fr", "es", "it", "nl", "pl"]
+    groups = [(_en(i), [{"en": _en(i), **{l: f"{l} {i}" for l in langs}}]) for i in range(200)]
+    _, _, tgt = scale._aligned_units("t", "gettext", iter(groups), max_langs=2)
+    per_text = {}
+    for u in tgt:
+        per_text.setdefault(u[3], []).append(u[1])
+    assert per_text and all(len(v) == 2 for v in per_text.values())
+    assert len({tuple(v) for v in per_text.values()}) > 5              # drawn per text, not always the same two
+
+
+def test_gettext_messages_streamed_from_the_cache(tmp_path, monkeypatch):
+    """The catalogs are read once into JSON lines; the units come from those lines, the same as from the pages."""
+    monkeypatch.setenv("BISENT_CACHE", str(tmp_path / "cache"))
+    pages = {"en": {_en(i): [_en(i)] for i in range(100)},
+             "de": {_en(i): [_tr("de", i)] for i in range(100)}, "fr": {_en(i): [_tr("fr", i)] for i in range(0, 100, 2)}}
+    calls = []
+    monkeypatch.setattr(scale, "_gettext", lambda: calls.append(1) or pages)
+    first, second = scale._gettext_units(), scale._gettext_units()
+    assert first == second and calls == [1]                    # packages read once
+    groups = ((en, [{"en": en, **{l: pages[l][en][0] for l in ("de", "fr") if en in pages[l]}}])
+              for en in sorted(pages["en"]))
+    assert first == scale._aligned_units("gettext", "gettext", groups, max_langs=scale.GETTEXT_MAX_LANGS)

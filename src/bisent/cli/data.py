@@ -84,9 +84,9 @@ def align_task(src: str, tgt: str, split: str, drop: float, merge: float, limit:
               help="Gold translation pairs hidden inside (default: size/200, at least 50).")
 @click.option("--sources", default=None,
               help="Comma-separated subset of the sources (default: all; libreoffice is required, the gold pairs "
-                   "come from it).")
+                   "come from it and from gettext).")
 @click.option("--libreoffice-langs", default=None,
-              help="Comma-separated LibreOffice help languages paired with English (default: 23 of them, "
+              help="Comma-separated LibreOffice help languages paired with English (default: the 31 Debian has, "
                    "bisent.datasets.scale.LIBREOFFICE_LANGS; each fetched and built once).")
 @click.option("-o", "--out", "out_dir", required=True, type=click.Path(file_okay=False),
               help="Output folder (src.txt, tgt.txt, tgt.lang, gold.tsv, stats.json).")
@@ -105,7 +105,8 @@ def scale(size: int, gold: int | None, sources: str | None, libreoffice_langs: s
     s = build_scale(out_dir, is_english=english, size=size, gold=gold, sources=chosen, libreoffice_langs=langs)
     langs = ", ".join(f"{k} {v}" for k, v in list(s["tgt_by_language"].items())[:8])
     click.echo(f"{s['src_sentences']} source (en) and {s['tgt_sentences']} target sentences "
-               f"({len(s['tgt_by_language'])} languages: {langs}, ...), {s['gold_pairs']} gold pairs")
+               f"({len(s['tgt_by_language'])} languages: {langs}, ...), {s['gold_pairs']} gold pairs "
+               f"({', '.join(f'{k} {v}' for k, v in s['gold_by_source'].items())})")
     click.echo(f"wrote {out_dir}")
 
 

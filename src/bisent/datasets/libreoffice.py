@@ -231,9 +231,15 @@ def extract_paragraphs(html: str) -> list[Paragraph]:
     return found
 
 
-def help_root(folder: Path) -> Path:
-    """The language root (``usr/share/libreoffice/help/<lang>``) inside an unpacked help package."""
+def help_root(folder: Path, lang: str | None = None) -> Path:
+    """The language root (``usr/share/libreoffice/help/<lang>``) inside an unpacked help package.
+
+    A package with several trees (``libreoffice-help-ca`` ships ``ca`` and ``ca-valencia``) gives the one
+    named after ``lang``.
+    """
     roots = sorted(p.parent for p in Path(folder).glob("usr/share/libreoffice/help/*/text") if p.is_dir())
+    if len(roots) > 1 and lang is not None:
+        roots = [r for r in roots if normalise_lang(r.name) == normalise_lang(lang)]
     if len(roots) != 1:
         raise BisentError(f"{folder}: expected one usr/share/libreoffice/help/<lang>/text folder, found {len(roots)}")
     return roots[0]
@@ -356,7 +362,7 @@ def build(src: str = "en", tgt: str = "de", *, force: bool = False) -> Path:
     packages = [check_language(src), check_language(tgt)]
     unpacked = [fetch_package(name) for name in packages]
     (src_pages, src_bad), (tgt_pages, tgt_bad) = (
-        read_pages(help_root(d), desc=f"parse {lang}") for d, lang in zip(unpacked, (src, tgt)))
+        read_pages(help_root(d, lang), desc=f"parse {lang}") for d, lang in zip(unpacked, (src, tgt)))
     pairs, documents, counts = pair_pages(src_pages, tgt_pages)
     stats = _stats(src, tgt, pairs, documents, counts, unpacked)
     stats["pages_unreadable"] = src_bad + tgt_bad

@@ -1,43 +1,58 @@
-"""A mining benchmark of up to about a million sentences a side from Debian's documentation.
+"""A mining benchmark of a million sentences a side (and more) from Debian's documentation.
 
 The source side is English; the target side mixes every other language the
-packages carry (LibreOffice help in 23 languages; GNOME help in ~40; the Debian
-Administrator's Handbook in ~25; manual pages, GIMP help, LilyPond, the Debian
-Reference, KiCad; the kernel documentation's Chinese, Italian, Japanese and
-Korean translations), as a language-identified crawl does. English-only
-manuals (format 3: the kernel's, Python's, Perl's POD, PostgreSQL, Octave,
-SQLite, Node.js, git, Debian policy) grow the source side. Hidden inside are gold translation pairs: LibreOffice help
-paragraphs that are one sentence in English and in one target language, paired
-by page and paragraph id (exact, not estimated; :mod:`bisent.datasets.libreoffice`).
+packages carry, as a language-identified crawl does: LibreOffice help in 31
+languages, manual pages (``manpages-*`` in 25 languages), GIMP's manual, GNOME's
+help and its applications' help, the Debian Administrator's Handbook, the Debian
+Reference, LilyPond's and KiCad's manuals in all their languages, the kernel
+documentation's translations, and gettext message catalogs of large programs
+(compilers, toolkits, desktop applications; format 4). English-only manuals
+(the kernel's, Python's, Perl's POD, PostgreSQL, Octave, SQLite, Node.js, git,
+Debian policy; format 4 adds Django, CMake, LLVM, Clang, GLib, GTK, zsh,
+Erlang, gnuplot, Maxima) grow the source side.
+
+Hidden inside are gold translation pairs from the two aligned sources: LibreOffice
+help paragraphs paired by page and paragraph id, and gettext messages (msgid and
+msgstr), each one sentence on both sides (exact, not estimated); LibreOffice's
+first (prose), messages when it runs out. A gold side is
+prose: at least :data:`GOLD_MIN_WORDS` words, or :data:`GOLD_MIN_UNSPACED`
+characters in a script written without spaces (Chinese, Japanese).
 
 Unannotated translations are kept out, so that precision on the gold pairs
 means something: every translated unit goes to ONE side only, decided by a
-hash — a LibreOffice paragraph (grouped by its English text) is gold, source
-only, or target only (then in every language built); a page of the other sets (its id with
-the language taken out) is either English on the source side or one
-translation on the target side. Within a side, sentences (``sentencex``) are
-deduplicated by exact text and filtered as the LibreOffice pairs are (letters,
-at least :data:`~bisent.datasets.libreoffice.MIN_CHARS` characters and
+hash — an aligned text (grouped by its English) is a gold candidate, source
+only, or target only (then in every language built); a page of the other sets
+(its id with the language taken out) is either English on the source side or
+every translation on the target side. Within a side, sentences (``sentencex``) are
+deduplicated by exact text (so a gold sentence has no unlabelled copy on its
+side) and filtered as the LibreOffice pairs are (letters, at least
+:data:`~bisent.datasets.libreoffice.MIN_CHARS` characters and
 :data:`~bisent.datasets.libreoffice.MIN_WORDS` words, at most :data:`MAX_CHARS`), and
 language-identified (``is_english``; the command uses fastText's): English on the source side,
 not English on the target side (translated manuals keep untranslated strings and code),
-and no target text equal to a source text.
+and no target text equal to a source text. A target paragraph of an aligned source whose
+English original contains a gold source sentence is left out (it would translate a gold
+sentence without a label). LilyPond's ``*-big-page`` files (each manual again on one page)
+are not read.
 
 ``size`` sentences a side are drawn deterministically: the gold pairs first,
 then paragraphs in blake2b order of their text, so a small build is a sample of
 every source, and a larger one contains most of it. Written files:
 ``src.txt`` / ``tgt.txt`` (one sentence per line, in blake2b order of the text),
 ``tgt.lang`` (the language of each target line), ``gold.tsv`` (0-based
-source line, target line), ``stats.json`` (sources, languages, counts, gold).
+source line, target line), ``stats.json`` (sources, languages, counts per source
+and language, gold per language and source, removals by reason).
 
-Parsed pages are cached per (source, language) under ``cache_dir("datasets", "scale")``.
+Parsed pages are cached per source under ``cache_dir("datasets", "scale")``.
 """
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 import re
+import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -47,24 +62,27 @@ from ..cache import cache_dir
 from ..errors import BisentError
 from ..io import atomic_write
 from .debian import atomic_dir, fetch_package
-from .docsets import gimp_pages, gnome_pages, html_paragraphs, man_pages
-from .libreoffice import _too_short, load_documents
+from .docsets import MAN_PACKAGES, GNOME_APPS, html_paragraphs, mallard_paragraphs, roff_paragraphs
+from .gettext import PACKAGES as GETTEXT_BASE, _clean, drop_reason, read_mo
+from .libreoffice import MIN_CHARS, MIN_WORDS, _UNSPACED_RE, _too_short, load_documents
 
 #: Bump when the selection rules change (the output's stats say which); PAGES_VERSION for the parsed-page cache.
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 PAGES_VERSION = 1
 FILES = frozenset({"src.txt", "tgt.txt", "tgt.lang", "gold.tsv", "stats.json"})
 #: LibreOffice help languages paired with English (each a cached ``bisent data libreoffice`` build, ~2 minutes
-#: each the first time). Debian has 35; these 23 are the default since format 3 (``--libreoffice-langs`` takes
-#: others; ``ca`` ships two help trees, ca and ca-valencia, which the LibreOffice reader refuses).
+#: each the first time): all of Debian's but ``en-gb`` (English) and ``sk`` (its package holds no help pages);
+#: ``ca`` ships two help trees, ``ca`` and ``ca-valencia``: its own is read.
 LIBREOFFICE_LANGS = ("de", "fr", "es", "it", "cs", "da", "dz", "el", "et", "eu", "fi", "gl", "hi", "hu", "id", "ja",
-                     "ko", "nl", "pl", "pt", "ru", "tr", "zh-cn")
+                     "ko", "nl", "pl", "pt", "ru", "tr", "zh-cn", "ca", "km", "om", "pt-br", "sl", "sv", "vi", "zh-tw")
 #: Longest sentence kept (characters): longer "sentences" are tables, code or lists run together.
 MAX_CHARS = 400
 #: Share (percent) of LibreOffice English texts whose paragraphs are gold candidates.
 GOLD_PERCENT = 20
-#: Fewest words on a side of a gold pair (lists of function names and menu paths are not gold).
+#: Fewest words on a side of a gold pair (lists of function names and menu paths are not gold); in a script
+#: written without spaces, fewest characters of that script.
 GOLD_MIN_WORDS = 5
+GOLD_MIN_UNSPACED = 10
 
 
 def _hash(*parts: str) -> int:
@@ -73,15 +91,19 @@ def _hash(*parts: str) -> int:
 
 # --- page sources: {page id: paragraphs} per language ------------------------------------------------------
 
-def _html_tree(package: str, base: str, lang_of: Callable[[Path], str | None]) -> dict[str, dict[str, list[str]]]:
-    """HTML pages of ``package`` under ``base``, grouped {lang: {page id with the language taken out: paragraphs}}."""
+def _html_tree(package: str, base: str, lang_of: Callable[[Path], str | None],
+               skip: tuple[str, ...] = ()) -> dict[str, dict[str, list[str]]]:
+    """HTML pages of ``package`` under ``base``, grouped {lang: {page id with the language taken out: paragraphs}}.
+
+    Paths containing one of ``skip`` are left out (one-page copies of a book repeat its split pages).
+    """
     root = fetch_package(package) / base
     out: dict[str, dict[str, list[str]]] = {}
     for p in sorted(root.rglob("*.html")):
         lang = lang_of(p.relative_to(root))
-        if lang is None:
-            continue
         rel = p.relative_to(root).as_posix()
+        if lang is None or any(k in rel for k in skip):
+            continue
         page = re.sub(rf"(^|/){re.escape(lang)}(-[A-Za-z]+)?/|\.{re.escape(lang)}(?=\.html$)", r"\1", rel)
         out.setdefault(_short_lang(lang), {})[page] = html_paragraphs(p.read_text(encoding="utf-8", errors="replace"))
     return out
@@ -110,10 +132,18 @@ def _handbook() -> dict[str, dict[str, list[str]]]:
     return _html_tree("debian-handbook", "usr/share/doc/debian-handbook/html", lambda rel: rel.parts[0])
 
 
+#: Translations of LilyPond's manuals in Debian (``lilypond-doc-html-<lang>``).
+LILYPOND_LANGS = ("ca", "cs", "de", "es", "fr", "hu", "it", "ja", "nl", "pt", "zh")
+
+
 def _lilypond() -> dict[str, dict[str, list[str]]]:
-    out = _html_tree("lilypond-doc-html", "usr/share/doc/lilypond/html", _infix_lang("en"))
-    de = _html_tree("lilypond-doc-html-de", "usr/share/doc/lilypond/html", _infix_lang(None))
-    return {**out, **de}
+    """LilyPond's manuals; the ``*-big-page`` files (each manual on one page, repeating its split pages) left out."""
+    out = _html_tree("lilypond-doc-html", "usr/share/doc/lilypond/html", _infix_lang("en"), skip=("-big-page",))
+    for lang in LILYPOND_LANGS:
+        for got, pages in _html_tree(f"lilypond-doc-html-{lang}", "usr/share/doc/lilypond/html", _infix_lang(None),
+                                     skip=("-big-page",)).items():
+            out.setdefault(got, {}).update(pages)
+    return out
 
 
 def _per_language(packages: dict[str, str], base: str, lang_of) -> dict[str, dict[str, list[str]]]:
@@ -124,23 +154,125 @@ def _per_language(packages: dict[str, str], base: str, lang_of) -> dict[str, dic
 
 
 def _reference() -> dict[str, dict[str, list[str]]]:
-    return _per_language({l: f"debian-reference-{l}" for l in ("en", "de", "fr")}, "usr/share/debian-reference",
-                         _infix_lang(None))
+    langs = ("en", "de", "es", "fr", "id", "it", "ja", "pt", "pt-br", "zh-cn", "zh-tw")
+    return _per_language({l: f"debian-reference-{l}" for l in langs}, "usr/share/debian-reference", _infix_lang(None))
 
 
 def _kicad() -> dict[str, dict[str, list[str]]]:
-    return _per_language({l: f"kicad-doc-{l}" for l in ("en", "de", "fr")}, "usr/share/doc/kicad/help",
-                         lambda rel: rel.parts[0])
+    langs = ("en", "ca", "de", "es", "fr", "id", "it", "ja", "pl", "ru", "zh")
+    return _per_language({l: f"kicad-doc-{l}" for l in langs}, "usr/share/doc/kicad/help", lambda rel: rel.parts[0])
 
 
-def _readers(reader, langs) -> Callable[[], dict[str, dict[str, list[str]]]]:
-    return lambda: {lang: reader(lang) for lang in langs}
+def _lang_dir(name: str) -> str | None:
+    """The language of a locale-named folder (``C`` and ``en`` are English), or None for variants this set
+    leaves out: scripts and encodings (``sr@latin``, ``de.UTF-8``) and regional English (``en_GB``)."""
+    if "@" in name or "." in name or name.startswith("_"):
+        return None
+    lang = _short_lang(name)
+    return None if lang == "en" and name not in ("C", "en") else lang
 
 
-def _gnome() -> dict[str, dict[str, list[str]]]:
-    root = fetch_package("gnome-user-docs") / "usr/share/help"
-    return {_short_lang(p.name): gnome_pages("en" if p.name == "C" else p.name) for p in sorted(root.iterdir())
-            if p.is_dir() and "@" not in p.name}
+#: GIMP's manual in Debian (``gimp-help-<lang>``; ``en-gb`` left out: English again).
+GIMP_PACKAGES = tuple(f"gimp-help-{l}" for l in ("en", "ca", "cs", "da", "de", "el", "es", "fa", "fi", "fr", "hr", "hu",
+                                                 "it", "ja", "ko", "lt", "nl", "nn", "pt", "pt-br", "ro", "ru", "sl",
+                                                 "sv", "uk", "zh-cn"))
+
+
+def _gimp() -> dict[str, dict[str, list[str]]]:
+    out: dict[str, dict[str, list[str]]] = {}
+    for package in GIMP_PACKAGES:
+        root = fetch_package(package) / "usr/share/gimp/2.0/help"
+        for folder in sorted(d for d in root.iterdir() if d.is_dir()):
+            lang = _lang_dir(folder.name)
+            for p in sorted(folder.rglob("*.html")) if lang else ():
+                out.setdefault(lang, {}).setdefault(
+                    f"gimp:{p.relative_to(folder).as_posix()}",
+                    html_paragraphs(p.read_text(encoding="utf-8", errors="replace")))
+    return out
+
+
+def _mallard(packages: tuple[str, ...]) -> Callable[[], dict[str, dict[str, list[str]]]]:
+    """Mallard help of GNOME packages in every language they ship (``usr/share/help/<lang>/``, ``C`` English)."""
+    def read() -> dict[str, dict[str, list[str]]]:
+        out: dict[str, dict[str, list[str]]] = {}
+        for package in packages:
+            root = fetch_package(package) / "usr/share/help"
+            for folder in sorted(d for d in root.iterdir() if d.is_dir()) if root.is_dir() else ():
+                lang = _lang_dir(folder.name)
+                for p in sorted(folder.rglob("*.page")) if lang else ():
+                    try:
+                        paragraphs = mallard_paragraphs(p.read_text(encoding="utf-8"))
+                    except (ET.ParseError, UnicodeDecodeError):
+                        continue
+                    out.setdefault(lang, {}).setdefault(f"{package}:{p.relative_to(folder).as_posix()}", paragraphs)
+        return out
+    return read
+
+
+#: Translated manual pages in Debian (``manpages-<lang>`` and ``manpages-<lang>-dev``).
+MANPAGES_LANGS = ("cs", "da", "de", "el", "es", "fi", "fr", "hu", "id", "it", "ja", "mk", "nb", "nl", "pl", "pt",
+                  "pt-br", "ro", "ru", "sr", "sv", "tr", "uk", "vi", "zh")
+MANPAGES_DEV_LANGS = ("cs", "da", "de", "es", "fr", "it", "ja", "nl", "pl", "pt", "pt-br", "ru", "uk")
+
+
+def _manpages() -> dict[str, dict[str, list[str]]]:
+    """Manual pages in English and every language of ``manpages-*`` (and :data:`MAN_PACKAGES`' own translations);
+    the same ``manN/name.N`` is the same page; ``.so`` aliases and symbolic links are left out."""
+    packages = ("manpages", "manpages-dev", *MAN_PACKAGES, *(f"manpages-{l}" for l in MANPAGES_LANGS),
+                *(f"manpages-{l}-dev" for l in MANPAGES_DEV_LANGS))
+    out: dict[str, dict[str, list[str]]] = {}
+    for package in packages:
+        root = fetch_package(package) / "usr/share/man"
+        for p in sorted(root.glob("**/man*/*.gz")):
+            rel = p.relative_to(root).parts
+            lang = "en" if len(rel) == 2 else _lang_dir(rel[0]) if len(rel) == 3 else None
+            if lang is None or (len(rel) == 3 and lang == "en") or not p.is_file() or p.is_symlink():
+                continue
+            try:
+                paragraphs = roff_paragraphs(gzip.decompress(p.read_bytes()).decode("utf-8", errors="replace"))
+            except (OSError, EOFError):
+                tqdm.write(f"{package}: {p.name}: not a readable gzip file; left out")
+                continue
+            if paragraphs is not None:
+                out.setdefault(lang, {}).setdefault(f"man:{rel[-2]}/{p.name[:-3]}", paragraphs)
+    return out
+
+
+#: Packages whose gettext catalogs (``usr/share/locale/<lang>/LC_MESSAGES/*.mo``) feed the ``gettext`` source:
+#: those of ``bisent data gettext`` and large translated programs (compilers, toolkits, desktop applications).
+GETTEXT_PACKAGES = (*GETTEXT_BASE, "gcc-12-locales", "locales", "libgtk-3-common", "libgtk-4-common",
+                    "libglib2.0-data", "evolution-common", "evolution-data-server-common", "inkscape", "vlc-l10n",
+                    "gnumeric-common", "gramps", "git", "grub-common", "gnome-shell-common", "nautilus-data",
+                    "gnome-control-center-data", "binutils-common", "gimp-data")
+
+
+#: Translations of a target-side message kept (drawn by hash): catalogs carry up to 110 languages, and every one
+#: of them would make UI messages most of the target side.
+GETTEXT_MAX_LANGS = 8
+
+
+def _gettext() -> dict[str, dict[str, list[str]]]:
+    """UI messages: the page id is the English msgid (a message shared by packages is one unit), each language's
+    first translation in package order its text; entries filtered as ``bisent data gettext`` does
+    (:func:`bisent.datasets.gettext.drop_reason`)."""
+    out: dict[str, dict[str, list[str]]] = {}
+    for package in GETTEXT_PACKAGES:
+        root = fetch_package(package) / "usr/share/locale"
+        for mo in sorted(root.glob("*/LC_MESSAGES/*.mo")):
+            lang = _lang_dir(mo.parent.parent.name)
+            if lang is None or lang == "en":
+                continue
+            try:
+                _, entries = read_mo(mo.read_bytes(), f"{package}:{mo.name}")
+            except BisentError as e:
+                tqdm.write(f"{e}; left out")
+                continue
+            for msgid, msgstr in entries:
+                if drop_reason(msgid, msgstr) is None:
+                    key = _clean(msgid.split("\4", 1)[-1])
+                    out.setdefault("en", {}).setdefault(key, [key])
+                    out.setdefault(lang, {}).setdefault(key, [_clean(msgstr)])
+    return out
 
 
 #: Navigation, sidebars, code blocks and permalink marks of Sphinx, Texinfo and Node's HTML (not prose).
@@ -235,13 +367,15 @@ def _perl_doc() -> dict[str, dict[str, list[str]]]:
 
 #: Page sources beside LibreOffice: name -> a function giving {language: {page id: paragraphs}}.
 PAGE_SOURCES = {
-    "manpages": _readers(man_pages, ("en", "de", "fr")),
-    "gimp": _readers(gimp_pages, ("en", "de", "fr")),
-    "gnome": _gnome,
+    "manpages": _manpages,
+    "gimp": _gimp,
+    "gnome": _mallard(("gnome-user-docs",)),
+    "gnome-apps": _mallard(GNOME_APPS),
     "handbook": _handbook,
     "lilypond": _lilypond,
     "reference": _reference,
     "kicad": _kicad,
+    "gettext": _gettext,
     # English manuals (format 3): the source side grows toward a million sentences
     "linux-doc": _linux_doc,
     "python-doc": _english_html("python3.11-doc", "usr/share/doc/python3.11/html"),
@@ -252,13 +386,21 @@ PAGE_SOURCES = {
     "nodejs-doc": _english_html("nodejs-doc", "usr/share/doc/nodejs/api"),
     "git-doc": _english_html("git-doc", "usr/share/doc/git-doc"),
     "debian-policy": _english_html("debian-policy", "usr/share/doc/debian-policy"),
+    # format 4: more English manuals (each package's HTML, wherever it lies)
+    **{name: _english_html(package, "usr") for name, package in (
+        ("django-doc", "python-django-doc"), ("cmake-doc", "cmake-doc"), ("llvm-doc", "llvm-14-doc"),
+        ("clang-doc", "clang-14-doc"), ("glib-doc", "libglib2.0-doc"), ("gtk3-doc", "libgtk-3-doc"),
+        ("zsh-doc", "zsh-doc"), ("erlang-doc", "erlang-doc"),
+        ("gnuplot-doc", "gnuplot-doc"), ("maxima-doc", "maxima-doc"))},
 }
+#: Version of each source's parsed-page cache (sources whose reader changed in format 4 are re-read).
+_PAGE_VERSIONS = {"manpages": 2, "gimp": 2, "gnome": 2, "lilypond": 2, "reference": 2, "kicad": 2}
 SOURCES = ("libreoffice", *PAGE_SOURCES)
 
 
 def _cached_pages(source: str) -> dict[str, dict[str, list[str]]]:
     """{lang: {page: paragraphs}} of a page source, parsed once and cached as JSON."""
-    path = cache_dir("datasets", "scale") / f"pages-{source}-v{PAGES_VERSION}.json"
+    path = cache_dir("datasets", "scale") / f"pages-{source}-v{_PAGE_VERSIONS.get(source, PAGES_VERSION)}.json"
     if path.is_file():
         return json.loads(path.read_text(encoding="utf-8"))
     pages = PAGE_SOURCES[source]()
@@ -268,9 +410,37 @@ def _cached_pages(source: str) -> dict[str, dict[str, list[str]]]:
 
 
 # --- units: paragraphs assigned to a side -----------------------------------------------------------------
+#
+# A unit is (source, language, paragraph, English original or ""): the English original of a target unit from an
+# aligned source (LibreOffice, gettext) lets the target side leave out translations of the gold sentences.
+
+def _aligned_units(tag: str, source: str, groups, max_langs: int | None = None):
+    """(gold candidates [(en, tgt, lang, source)], source units, target units) of ``groups``, an iterator of
+    (English text, [{lang: text, "en": text}, ...]) in a fixed order: each English text is a gold candidate
+    (:data:`GOLD_PERCENT` %, one version and language drawn by hash), source only, or target only (then
+    every translation of the drawn version, or ``max_langs`` of them drawn by hash: none is a translation
+    of a source sentence)."""
+    gold, src, tgt = [], [], []
+    for en, versions in groups:
+        h = _hash(tag, en)
+        choice = versions[h % len(versions)]
+        langs = sorted(l for l in choice if l != "en")
+        if not langs:
+            continue
+        if h % 100 < GOLD_PERCENT:
+            lang = langs[(h >> 8) % len(langs)]
+            gold.append((en, choice[lang], lang, source))
+        elif h % 2:
+            src.append((source, "en", en, ""))
+        else:
+            if max_langs is not None and len(langs) > max_langs:
+                langs = sorted(sorted(langs, key=lambda l: _hash(tag, en, l))[:max_langs])
+            tgt += [(source, l, choice[l], en) for l in langs]
+    return gold, src, tgt
+
 
 def _libreoffice_units(langs: tuple[str, ...]):
-    """(gold candidates [(en, tgt, lang)], source paragraphs [(source, 'en', text)], target paragraphs [...])."""
+    """LibreOffice help paragraphs paired by (page, paragraph id) and grouped by their English text."""
     by_key: dict[tuple[str, str], dict[str, str]] = {}
     for lang in langs:
         for doc in load_documents("en", lang):
@@ -281,23 +451,45 @@ def _libreoffice_units(langs: tuple[str, ...]):
     groups: dict[str, list[dict[str, str]]] = {}
     for key in sorted(by_key):
         groups.setdefault(by_key[key]["en"], []).append(by_key[key])
-    gold, src, tgt = [], [], []
-    for en in sorted(groups):
-        h = _hash("lo", en)
-        versions = groups[en]
-        choice = versions[h % len(versions)]
-        lang = sorted(l for l in choice if l != "en")[(h >> 8) % (len(choice) - 1)]
-        if h % 100 < GOLD_PERCENT:
-            gold.append((en, choice[lang], lang))
-        elif h % 2:
-            src.append(("libreoffice", "en", en))
-        else:                                      # every translation: they are not of any source sentence
-            tgt += [("libreoffice", l, t) for l, t in sorted(choice.items()) if l != "en"]
-    return gold, src, tgt
+    del by_key
+    return _aligned_units("lo", "libreoffice", ((en, groups[en]) for en in sorted(groups)))
+
+
+def _messages_path() -> Path:
+    """The gettext messages, one JSON line ``[msgid, {lang: msgstr}]`` each in msgid order, read once from the
+    packages (:func:`_gettext`) and cached: read back a line at a time, the build never holds the 2.6M
+    translations of every language at once (loaded whole, they took 2 GB)."""
+    path = cache_dir("datasets", "scale") / f"messages-gettext-v{PAGES_VERSION}.jsonl"
+    if not path.is_file():
+        write_messages(path, _gettext())
+    return path
+
+
+def write_messages(path: Path, pages: dict[str, dict[str, list[str]]]) -> None:
+    """Write ``pages`` ({lang: {msgid: [msgstr]}}) as the JSON lines of :func:`_messages_path`."""
+    other = sorted(l for l in pages if l != "en")
+    with atomic_write(path, "w", encoding="utf-8") as f:
+        for en in sorted(pages.get("en", {})):
+            f.write(json.dumps([en, {l: pages[l][en][0] for l in other if en in pages[l]}], ensure_ascii=False) + "\n")
+
+
+def _gettext_units():
+    """gettext messages grouped by msgid (one version: each language's first translation in package order)."""
+    def groups():
+        with open(_messages_path(), encoding="utf-8") as f:
+            for line in f:
+                en, translations = json.loads(line)
+                yield en, [{"en": en, **translations}]
+    return _aligned_units("gettext", "gettext", groups(), max_langs=GETTEXT_MAX_LANGS)
+
+
+#: Sources whose units are aligned paragraph by paragraph (gold candidates come from them).
+ALIGNED_SOURCES = ("libreoffice", "gettext")
 
 
 def _page_units(source: str):
-    """(source paragraphs, target paragraphs) of a page source: each page on one side only."""
+    """(source units, target units) of a page source: each page on one side only, English on the source side
+    or every translation on the target side (format 4; format 3 took one translation)."""
     pages = _cached_pages(source)
     ids = sorted({page for by_page in pages.values() for page in by_page})
     src, tgt = [], []
@@ -305,10 +497,9 @@ def _page_units(source: str):
         langs = sorted(l for l in pages if l != "en" and pages[l].get(page))
         h = _hash(source, page)
         if langs and (h % 2 or not pages.get("en", {}).get(page)):
-            lang = langs[(h >> 8) % len(langs)]
-            tgt += [(source, lang, t) for t in pages[lang][page]]
+            tgt += [(source, lang, t, "") for lang in langs for t in pages[lang][page]]
         elif pages.get("en", {}).get(page):
-            src += [(source, "en", t) for t in pages["en"][page]]
+            src += [(source, "en", t, "") for t in pages["en"][page]]
     return src, tgt
 
 
@@ -324,23 +515,47 @@ def _keep(sentence: str) -> bool:
 
 
 def _good_gold(sentence: str) -> bool:
-    """Gold sides are prose: kept, at least :data:`GOLD_MIN_WORDS` words, mostly letters."""
+    """Gold sides are prose: kept, mostly letters, at least :data:`GOLD_MIN_WORDS` words, or, in a script
+    written without spaces (Chinese, Japanese, Thai, ...), :data:`GOLD_MIN_UNSPACED` characters of it."""
     visible = [c for c in sentence if not c.isspace()]
-    return (_keep(sentence) and len(sentence.split()) >= GOLD_MIN_WORDS
-            and sum(c.isalpha() for c in visible) >= 0.7 * len(visible))
+    letters = sum(c.isalpha() for c in visible)
+    unspaced = len(_UNSPACED_RE.findall(sentence))
+    long_enough = (unspaced >= GOLD_MIN_UNSPACED if unspaced * 3 >= letters
+                   else len(sentence.split()) >= GOLD_MIN_WORDS)
+    return _keep(sentence) and long_enough and letters >= 0.7 * len(visible)
+
+
+#: Why a sentence was left out (``stats.json`` "removed", per side).
+REMOVAL_REASONS = {
+    "duplicate": "the same text already on this side (a gold sentence or an earlier paragraph)",
+    "filtered": f"no letters, shorter than {MIN_CHARS} characters or {MIN_WORDS} words (6 characters in a "
+                f"script without spaces), or longer than {MAX_CHARS} characters (code, tables, lists run together)",
+    "on_other_side": "target text equal (case-folded) to a source sentence: untranslated text",
+    "language": "identified as English on the target side or as not English on the source side",
+    "gold_leak": "a target paragraph translated from an English paragraph containing a gold source sentence "
+                 "(whole paragraph, counted once)",
+}
 
 
 def _fill(units, size: int, seen: set[str], out: list[tuple[str, str, str]], counts: dict, desc: str, *,
-          is_english: Callable[[str], bool], english: bool, other_side: frozenset[str] = frozenset()) -> None:
-    """Append sentences of ``units`` (source, lang, paragraph) in blake2b order until ``out`` holds ``size``.
+          is_english: Callable[[str], bool], english: bool, other_side: frozenset[str] = frozenset(),
+          gold_src: frozenset[str] = frozenset()) -> None:
+    """Append sentences of ``units`` (source, lang, paragraph, English original) in blake2b order of the
+    paragraph until ``out`` holds ``size``.
 
     Kept only when identified as English (``english``) or as not English (the target side: untranslated
-    strings of translated manuals stay out), and when the other side does not hold the same text.
+    strings of translated manuals stay out), and when the other side does not hold the same text; a unit
+    whose English original contains a sentence of ``gold_src`` is left out whole (an unlabelled translation
+    of a gold pair).
     """
+    units.sort(key=lambda u: _hash(u[2]))          # stable: ties keep the (deterministic) order of the units
     bar = tqdm(total=size, initial=len(out), desc=desc, unit="sentence", leave=False)
-    for source, lang, text in sorted(units, key=lambda u: (_hash(u[2]), u)):
+    for source, lang, text, en in units:
         if len(out) >= size:
             break
+        if en and gold_src and not gold_src.isdisjoint(_sentences(en, "en")):
+            counts["gold_leak"] += 1
+            continue
         for s in _sentences(text, lang):
             if s in seen:
                 counts["duplicate"] += 1
@@ -373,19 +588,25 @@ def build_scale(out_dir, *, is_english: Callable[[str], bool], size: int = 1_000
     if "libreoffice" not in sources:
         raise BisentError("the scale benchmark needs the 'libreoffice' source: its gold pairs come from there")
     n_gold = min(size, gold if gold is not None else max(50, size // 200))
-    candidates, lo_src, lo_tgt = _libreoffice_units(tuple(libreoffice_langs))
-    src_units, tgt_units = list(lo_src), list(lo_tgt)
+    candidates, src_units, tgt_units = _libreoffice_units(tuple(libreoffice_langs))
     for source in sources:
-        if source != "libreoffice":
-            s, t = _page_units(source)
-            src_units += s
-            tgt_units += t
-    counts = {side: dict.fromkeys(("duplicate", "filtered", "on_other_side", "language"), 0) for side in ("src", "tgt")}
+        if source == "gettext":
+            g, s, t = _gettext_units()
+            candidates += g
+        elif source != "libreoffice":
+            (s, t), g = _page_units(source), []
+        else:
+            continue
+        src_units += s
+        tgt_units += t
+    available = {"src": len(src_units) + len(candidates), "tgt": len(tgt_units) + len(candidates)}
+    counts = {side: dict.fromkeys(REMOVAL_REASONS, 0) for side in ("src", "tgt")}
     src: list[tuple[str, str, str]] = []
     tgt: list[tuple[str, str, str]] = []
     seen_src, seen_tgt = set(), set()
     pairs = []
-    for en, tr, lang in sorted(candidates, key=lambda c: (_hash("gold", *c), c)):
+    candidates.sort(key=lambda c: (ALIGNED_SOURCES.index(c[3]), _hash("gold", *c[:3]), c))  # LibreOffice's prose first
+    for en, tr, lang, source in candidates:
         if len(pairs) >= n_gold:
             break
         a, b = _sentences(en, "en"), _sentences(tr, lang)
@@ -393,25 +614,32 @@ def build_scale(out_dir, *, is_english: Callable[[str], bool], size: int = 1_000
                 and b[0] not in seen_tgt and is_english(a[0]) and not is_english(b[0])):
             seen_src.add(a[0])
             seen_tgt.add(b[0])
-            src.append((a[0], "en", "libreoffice"))
-            tgt.append((b[0], lang, "libreoffice"))
+            src.append((a[0], "en", source))
+            tgt.append((b[0], lang, source))
             pairs.append((a[0], b[0]))
+    del candidates
     _fill(src_units, size, seen_src, src, counts["src"], "source sentences", is_english=is_english, english=True)
+    del src_units
     _fill(tgt_units, size, seen_tgt, tgt, counts["tgt"], "target sentences", is_english=is_english, english=False,
-          other_side=frozenset(x.casefold() for x in seen_src))
+          other_side=frozenset(x.casefold() for x in seen_src), gold_src=frozenset(a for a, _ in pairs))
+    del tgt_units, seen_src, seen_tgt
     src.sort(key=lambda r: (_hash(r[0]), r[0]))
     tgt.sort(key=lambda r: (_hash(r[0]), r[0]))
     src_line = {r[0]: i for i, r in enumerate(src)}
     tgt_line = {r[0]: i for i, r in enumerate(tgt)}
     gold_lines = sorted((src_line[a], tgt_line[b]) for a, b in pairs)
+    del src_line, tgt_line
     stats = {"format": FORMAT_VERSION, "size": size, "src_sentences": len(src), "tgt_sentences": len(tgt),
              "gold_pairs": len(gold_lines), "gold_languages": _count(tgt[j][1] for _, j in gold_lines),
+             "gold_by_source": _count(tgt[j][2] for _, j in gold_lines),
              "src_by_source": _count(r[2] for r in src), "tgt_by_source": _count(r[2] for r in tgt),
-             "tgt_by_language": _count(r[1] for r in tgt), "removed": counts,
-             "available_paragraphs": {"src": len(src_units) + len(candidates), "tgt": len(tgt_units) + len(candidates)},
+             "tgt_by_language": _count(r[1] for r in tgt),
+             "tgt_by_source_language": {k: _count(r[1] for r in tgt if r[2] == k) for k in _count(r[2] for r in tgt)},
+             "removed": counts, "removal_reasons": REMOVAL_REASONS, "available_paragraphs": available,
              "libreoffice_languages": list(libreoffice_langs), "sources": list(sources),
-             "rule": "each LibreOffice English text is gold, source only or target only (blake2b); each page of "
-                     "the other sources is English on the source side or one translation on the target side"}
+             "rule": "each English text of an aligned source (LibreOffice, gettext) is gold, source only or target "
+                     "only (blake2b); each page of the other sources is English on the source side or every "
+                     "translation on the target side"}
     with atomic_dir(Path(out_dir), replace_names=FILES) as tmp:
         _write_lines(tmp / "src.txt", (r[0] for r in src))
         _write_lines(tmp / "tgt.txt", (r[0] for r in tgt))
