@@ -117,5 +117,5 @@ def test_cli_mines_with_twostage(tmp_path, capsys):
         assert main(["mine", src, tgt, "-l", "en", "-L", "en", "-e", "random", "-o", tmp_path / f"{method}.tsv",
                      "--index", method]) == 0
         outs[method] = (tmp_path / f"{method}.tsv").read_text(encoding="utf-8").splitlines()
-    # the random encoder's 512-d vectors: 128 dims and 20 candidates out of 50-60 rows find every neighbour here
+    # the random encoder's 512-d vectors: 192 dims and 20 candidates out of 50-60 rows find every neighbour here
     assert [r.split("\t")[1:] for r in outs["twostage"]] == [r.split("\t")[1:] for r in outs["exact"]]

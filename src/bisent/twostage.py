@@ -4,7 +4,7 @@ Why: the exact one-pass search (:func:`bisent.index.knn_both`) costs one sgemm o
 ``n × m × d`` multiply-adds; at 1M × 1M, d = 512, that is ~12,000 CPU seconds on
 this project's 2-core machine. Inner products of unit sentence vectors keep most
 of their variance in a few principal directions, so the same one-pass scan over
-vectors projected to ``dim`` (128) dimensions — 4× fewer multiply-adds, float32
+vectors projected to ``dim`` (192) dimensions — 2.7× fewer multiply-adds, float32
 held in memory, no per-tile upcasts — finds each row's true neighbours among its
 best ``k + extra`` reduced-space candidates almost always. Those candidates are
 then re-scored exactly (float32 dot products of the full vectors) and the best
@@ -29,8 +29,9 @@ import numpy as np
 
 from .vectors import iter_blocks
 
-#: reduced dimension of the first stage (d = 512 sentence vectors: a quarter)
-TWOSTAGE_DIM = 128
+#: reduced dimension of the first stage: use-m3 at 100k x 100k (benchmarks/README.md, "Two-stage kNN") keeps the
+#: exact top-1 for 99.7 % of sampled queries at 192 (of 512), 99.0 % at 160, 97.6 % at 128, 93.3 % at 96
+TWOSTAGE_DIM = 192
 #: candidates kept beyond k in the first stage, re-scored exactly in the second
 TWOSTAGE_EXTRA = 16
 #: rows a side used to fit the projection
@@ -125,7 +126,7 @@ def scan_both(xr: np.ndarray, yr: np.ndarray, kk: int, *, threads: int = 1, bloc
 
     The one-pass fused scan of :func:`bisent.index.knn_both` (one sgemm a tile, then
     :func:`bisent.topk.update_tile`), with the top-k pass of each tile split by rows over
-    ``threads`` threads (the pass is a third of the scan's time at r = 128 and single-threaded
+    ``threads`` threads (the pass is a large share of the scan at r = 128-192 and single-threaded
     otherwise). Rows are disjoint between threads; each thread keeps private column heaps,
     merged at the end in the heaps' total order, so the result is the one-thread result.
     """
