@@ -46,7 +46,7 @@ from .options import FINITE, ray_options
 @click.option("--index", "--knn", "knn_method", type=click.Choice(["auto", "exact", "twostage", "ivf", "hnsw"]),
               default="auto", show_default=True,
               help="kNN search. exact: every pair scored (one blocked pass both ways). twostage: a scan of "
-                   "every pair at 192 dimensions (PCA of a sample) keeps 20 candidates a sentence each way, "
+                   "every pair at 192 dimensions (PCA of a sample) keeps k + 16 candidates a sentence each way, "
                    "re-scored exactly at full dimension (about half exact's CPU time at d = 512; top-1 as "
                    "exact's for 99.7 % of sentences with use-m3 at 100k, benchmarks/README.md). "
                    "ivf, hnsw: approximate FAISS indexes. "
