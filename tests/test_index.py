@@ -74,6 +74,7 @@ def test_auto_ivf_probes_enough_for_98_percent(monkeypatch):
 
     x, y = sample(3000), sample(2500)
     monkeypatch.setattr(index, "EXACT_MAX_PAIRS", 0)
+    monkeypatch.setattr(index, "TWOSTAGE_MAX_PAIRS", 0)
     method, opts = index.resolve_method("auto", x, y)
     assert method == "ivf" and opts == {"nlist": int(4 * np.sqrt(3000)), "quantizer": "fp16"}
     s = x @ y.T
@@ -106,8 +107,8 @@ def test_calibrated_probes_are_the_fewest_that_reach_the_target():
 def test_ivf_rule_grows_with_size():
     from bisent.index import choose_index, ivf_lists
 
-    assert choose_index(1_000_000, 512) == ("exact", {})
-    assert ivf_lists(2_000_000) == 5656 > ivf_lists(100_000)
-    method, opts = choose_index(2_000_000, 512)
+    assert choose_index(200_000, 512) == ("exact", {})
+    assert ivf_lists(2_000_001) == 5656 > ivf_lists(100_000)
+    method, opts = choose_index(2_000_001, 512)
     assert method == "ivf" and opts["nlist"] == 5656 and opts["quantizer"] == "sq8"   # fp16 codes: 2 GB a side
-    assert choose_index(2_000_000, 64)[1]["quantizer"] == "fp16"
+    assert choose_index(2_000_001, 64)[1]["quantizer"] == "fp16"

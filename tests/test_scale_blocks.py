@@ -7,7 +7,7 @@ import pytest
 
 from bisent.cli import main
 from bisent.encoders import get_encoder
-from bisent.index import EXACT_MAX_PAIRS, choose_index, knn_approx, knn_both
+from bisent.index import EXACT_MAX_PAIRS, TWOSTAGE_MAX_PAIRS, choose_index, knn_approx, knn_both
 from bisent.mining import mine
 from bisent.scale.blocks import BlockScorer, LocalExecutor, knn_block, knn_blocks, merge_topk
 from bisent.scoring import Scorer
@@ -167,8 +167,10 @@ def test_choose_index_rule():
     side = int(np.sqrt(EXACT_MAX_PAIRS))
     assert choose_index(side, 512) == ("exact", {})
     assert choose_index(10 * side, 512, n_source=side // 10) == ("exact", {})   # few sources: still cheap
-    method, opts = choose_index(side + 1, 64)
-    assert method == "ivf" and opts["quantizer"] == "fp16" and opts["nlist"] == int(4 * np.sqrt(side + 1))
+    assert choose_index(side + 1, 512) == ("twostage", {})
+    big = int(np.sqrt(TWOSTAGE_MAX_PAIRS)) + 1
+    method, opts = choose_index(big, 64)
+    assert method == "ivf" and opts["quantizer"] == "fp16" and opts["nlist"] == int(4 * np.sqrt(big))
     assert choose_index(10_000_000, 512)[1]["quantizer"] == "sq8"               # fp16 codes would be 10 GB
 
 

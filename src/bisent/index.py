@@ -48,9 +48,13 @@ def knn_both(x, y, k: int = 4, *, method: str = "exact", block_rows: int = BLOCK
     ``x`` and ``y`` are arrays (any float dtype; fp16 is upcast per block),
     :class:`~bisent.vectors.Shards` or :class:`~bisent.vectors.RowView` (streamed block by block).
     ``k`` is clamped to the other side's size. ``method`` is
-    ``"exact"`` (blocked, one pass), ``"ivf"`` or ``"hnsw"`` (approximate; see
-    :func:`knn_approx` for its keyword arguments).
+    ``"exact"`` (blocked, one pass), ``"twostage"`` (a reduced-space scan for candidates, re-scored exactly;
+    :func:`bisent.twostage.knn_twostage`), ``"ivf"`` or ``"hnsw"`` (approximate; see :func:`knn_approx` for
+    their keyword arguments).
     """
+    if method == "twostage":
+        from .twostage import knn_twostage
+        return knn_twostage(x, y, k, block_rows=block_rows, block_cols=block_cols, progress=progress, **approx)
     if method != "exact":
         return knn_approx(x, y, k, method=method, **approx)
     n, m = len(x), len(y)
@@ -206,7 +210,9 @@ def calibrate_probes(index, queries, db, target: float = TARGET_AGREEMENT, *, sa
 
 
 #: ``auto`` searches exactly while sources × targets is at most this many pairs (see :func:`choose_index`)
-EXACT_MAX_PAIRS = 1_000_000 ** 2
+EXACT_MAX_PAIRS = 200_000 ** 2
+#: ``auto`` uses the two-stage search (:mod:`bisent.twostage`) above EXACT_MAX_PAIRS up to this many pairs
+TWOSTAGE_MAX_PAIRS = 2_000_000 ** 2
 #: ``auto``'s IVF keeps fp16 codes while one side's codes take at most this many bytes, SQ8 codes above
 FP16_MAX_BYTES = 512 * 2**20
 #: IVF lists per √(indexed rows): the low end of FAISS's guideline of 4√n to 16√n
@@ -221,23 +227,28 @@ def ivf_lists(rows: int) -> int:
 def choose_index(n_target: int, dim: int, n_source: int | None = None) -> tuple[str, dict]:
     """The kNN method for ``--index auto``: ``(method, options)`` for :func:`knn_both`.
 
-    Rule, from ``benchmarks/index_sweep.py`` on real sentence embeddings (use-m3, 2 cores;
-    benchmarks/README.md): exact while ``n_source × n_target ≤ EXACT_MAX_PAIRS`` (1M × 1M;
-    ``n_source`` defaults to ``n_target``). IVF needs ~100-180 probes for 98 % top-1 agreement
-    whatever its 4√n lists, and scans a pair ~11× dearer than the exact kernel: at 98 % it was
-    2.1-3.5× slower than exact from 5k to 50k a side, and the trend (probes ∝ n^0.27, share probed
-    ∝ n^-0.5) projects it still ~1.7× slower at 1M × 1M — so exact, streamed and bounded in memory,
-    up to there. Above it: IVF with :func:`ivf_lists` (4√n lists) and as many probes as a sample of
-    queries shows are needed for 98.5 % top-1 agreement (:func:`calibrate_probes`); codes in fp16
-    while one side's codes fit ``FP16_MAX_BYTES`` (rows × dim × 2; fp16 codes of fp16 vectors lose
-    nothing measurable), 8-bit scalar quantised beyond (half the memory; the calibration then
-    probes more). Stopes' mining configs likewise move from flat indexes to IVF and then to
-    compressed codes as a language grows. Both directions are searched, each side indexed in turn:
-    the rule sizes for the larger side.
+    Rule, from ``benchmarks/knn_twostage.py`` and ``benchmarks/index_sweep.py`` on real sentence
+    embeddings (use-m3, 2 cores; benchmarks/README.md), ``n_source`` defaulting to ``n_target``:
+
+    - exact while ``n_source × n_target ≤ EXACT_MAX_PAIRS`` (200k × 200k: at most ~8 minutes on
+      2 cores, and every smaller figure of the README stays exact);
+    - two-stage (:func:`bisent.twostage.knn_twostage`: a scan at 192 dimensions keeping k + 16
+      candidates both ways, re-scored exactly at full dimension) up to ``TWOSTAGE_MAX_PAIRS``
+      (2M × 2M; its memory is ~(n + m) × 1 KB plus one side's fp16 vectors), at half the exact
+      search's CPU time with use-m3 and the exact top-1 for 99.7 % of queries at 100k × 100k;
+    - above: IVF, which scans a pair ~11× dearer than the exact kernel and at 98 % agreement was
+      slower than exact up to 50k (so it is for memory, not speed), with :func:`ivf_lists` lists
+      and probes calibrated on a sample for 98.5 % top-1 agreement (:func:`calibrate_probes`);
+      fp16 codes while one side's codes fit ``FP16_MAX_BYTES``, 8-bit scalar quantised beyond.
+      Stopes' mining configs likewise move from flat indexes to IVF and compressed codes as a
+      language grows. Both directions are searched, each side indexed in turn: the rule sizes
+      for the larger side.
     """
     n_source = n_target if n_source is None else n_source
     if n_source * n_target <= EXACT_MAX_PAIRS:
         return "exact", {}
+    if n_source * n_target <= TWOSTAGE_MAX_PAIRS:
+        return "twostage", {}
     rows = max(n_source, n_target)
     return "ivf", {"nlist": ivf_lists(rows), "quantizer": "fp16" if rows * dim * 2 <= FP16_MAX_BYTES else "sq8"}
 

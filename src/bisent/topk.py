@@ -120,3 +120,17 @@ def sort_heaps(val, ids) -> None:
                 b -= 1
             v[b + 1] = x
             d[b + 1] = y
+
+
+@numba.njit(nogil=True, cache=True)
+def merge_heaps(val, ids, oval, oids) -> None:
+    """Fold the heaps ``oval``/``oids`` (rows, k) into ``val``/``ids`` (rows, k), row by row, in place.
+
+    Used when several threads kept private column heaps over disjoint row ranges: the total order
+    (score, then index) makes the merged heaps those one thread would have kept.
+    """
+    rows, k = val.shape
+    for r in range(rows):
+        for a in range(k):
+            if oids[r, a] >= 0 and _worse(val[r, 0], ids[r, 0], oval[r, a], oids[r, a]):
+                _replace_root(val[r], ids[r], oval[r, a], oids[r, a])

@@ -21,14 +21,12 @@ from __future__ import annotations
 
 import argparse
 import time
-from pathlib import Path
 
 import numpy as np
 
-from ..index import KNN, build_index, knn_both
-from ..io import atomic_write
+from ..index import build_index
 from ..vectors import Shards
-from .common import Recorder, add_results_option
+from .common import Recorder, add_results_option, exact_anchor
 
 
 def _rows(sh: Shards, n: int) -> np.ndarray:
@@ -63,20 +61,7 @@ def main(argv=None) -> None:
     n, m = len(x), len(y)
     base = {"label": args.label, "encoder": Shards(args.src).manifest.get("encoder"), "n": n, "m": m,
             "d": int(x.shape[1]), "k": args.k}
-    saved = Path(args.exact_cache) if args.exact_cache else None
-    reused = bool(saved and saved.is_file())
-    if reused:                                     # the anchor of an earlier run on the same rows
-        with np.load(saved) as z:
-            exact = KNN(z["fwd_sim"], z["fwd_idx"], z["bwd_sim"], z["bwd_idx"])
-            t_exact, c_exact = float(z["seconds"]), float(z["cpu_seconds"])
-    else:
-        t, c = time.perf_counter(), time.process_time()
-        exact = knn_both(x, y, args.k, progress=False)
-        t_exact, c_exact = time.perf_counter() - t, time.process_time() - c
-        if saved:
-            with atomic_write(saved, "wb") as f:
-                np.savez(f, fwd_sim=exact.fwd_sim, fwd_idx=exact.fwd_idx, bwd_sim=exact.bwd_sim,
-                         bwd_idx=exact.bwd_idx, seconds=t_exact, cpu_seconds=c_exact)
+    exact, t_exact, c_exact, reused = exact_anchor(x, y, args.k, args.exact_cache)
     record({"bench": "index_sweep", **base, "method": "exact", "seconds": round(t_exact, 2),
             "cpu_seconds": round(c_exact, 2), "reused": reused})
     rng = np.random.default_rng(0)

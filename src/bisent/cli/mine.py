@@ -43,10 +43,15 @@ from .options import FINITE, ray_options
 @click.option("--src-vectors", type=click.Path(file_okay=False), default=None,
               help="Vectors of SRC made by `bisent embed` (skips embedding).")
 @click.option("--tgt-vectors", type=click.Path(file_okay=False), default=None, help="Vectors of TGT.")
-@click.option("--index", "--knn", "knn_method", type=click.Choice(["auto", "exact", "ivf", "hnsw"]), default="auto",
-              show_default=True, help="kNN search: exact, an approximate FAISS index, or auto: exact up to "
-              "1M × 1M sentences, IVF above with probes calibrated for 98.5 % top-1 agreement "
-              "(bisent.index.choose_index).")
+@click.option("--index", "--knn", "knn_method", type=click.Choice(["auto", "exact", "twostage", "ivf", "hnsw"]),
+              default="auto", show_default=True,
+              help="kNN search. exact: every pair scored (one blocked pass both ways). twostage: a scan of "
+                   "every pair at 192 dimensions (PCA of a sample) keeps k + 16 candidates a sentence each way, "
+                   "re-scored exactly at full dimension (about half exact's CPU time at d = 512; top-1 as "
+                   "exact's for 99.7 % of sentences with use-m3 at 100k, benchmarks/README.md). "
+                   "ivf, hnsw: approximate FAISS indexes. "
+                   "auto: exact up to 200k x 200k sentences, twostage up to 2M x 2M, IVF above with probes "
+                   "calibrated for 98.5 % top-1 agreement (bisent.index.choose_index).")
 @ray_options("the exact kNN")
 @click.option("--state", "state_dir", type=click.Path(file_okay=False), default=None,
               help="Folder of finished kNN blocks, so a killed run resumes (default with --ray: OUTPUT.blocks); "

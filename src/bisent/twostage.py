@@ -1,0 +1,207 @@
+"""Two-stage kNN both ways: a scan in a reduced space for candidates, then exact scores at full dimension.
+
+Why: the exact one-pass search (:func:`bisent.index.knn_both`) costs one sgemm of
+``n × m × d`` multiply-adds; at 1M × 1M, d = 512, that is ~12,000 CPU seconds on
+this project's 2-core machine. Inner products of unit sentence vectors keep most
+of their variance in a few principal directions, so the same one-pass scan over
+vectors projected to ``dim`` (192) dimensions — 2.7× fewer multiply-adds, float32
+held in memory, no per-tile upcasts — finds each row's true neighbours among its
+best ``k + extra`` reduced-space candidates almost always. Those candidates are
+then re-scored exactly (float32 dot products of the full vectors) and the best
+``k`` kept, so every similarity returned is the exact one of its pair; a true
+neighbour is missed only when it was not among the candidates
+(``benchmarks/knn_twostage.py`` measures how often).
+
+The projection is the top ``dim`` eigenvectors of the uncentred second-moment
+matrix ``XsᵀXs + YsᵀYs`` of a sample of both sides: for inner products (not
+distances to a mean) it is the rank-``dim`` map that loses the least of
+``x·y`` on average. Memory: the two projected sides in float32
+(``(n + m) × dim × 4`` bytes), the candidate heaps ``(n + m) × (k + extra) × 12``
+bytes, and, while re-scoring, one side's fp16 vectors whole (the other streamed).
+"""
+
+from __future__ import annotations
+
+import time
+from contextlib import contextmanager
+
+import numpy as np
+
+from .vectors import iter_blocks
+
+#: reduced dimension of the first stage: use-m3 at 100k x 100k (benchmarks/README.md, "Two-stage kNN") keeps the
+#: exact top-1 for 99.7 % of sampled queries at 192 (of 512), 99.0 % at 160, 97.6 % at 128, 93.3 % at 96
+TWOSTAGE_DIM = 192
+#: candidates kept beyond k in the first stage, re-scored exactly in the second
+TWOSTAGE_EXTRA = 16
+#: rows a side used to fit the projection
+FIT_SAMPLE = 20000
+#: rows converted and projected at a time
+BLOCK = 65536
+#: query rows re-scored at a time (bounds the gathered candidates to RESCORE_ROWS × K × d floats)
+RESCORE_ROWS = 1024
+
+
+def fit_projection(x, y, dim: int, *, sample: int = FIT_SAMPLE, seed: int = 0) -> np.ndarray:
+    """P (d, dim) float32, orthonormal columns: the top eigenvectors of the second moment of a sample of X and Y.
+
+    ``x``, ``y``: arrays, Shards or RowViews (n, d) and (m, d). ``dim`` ≥ d gives the identity (no reduction).
+    """
+    from .index import _sample_rows
+
+    d = int(x.shape[1])
+    if dim >= d:
+        return np.eye(d, dtype=np.float32)
+    rng = np.random.default_rng([seed, 2])
+    c = np.zeros((d, d), dtype=np.float64)
+    for v in (x, y):
+        rows = np.sort(rng.choice(len(v), size=min(sample, len(v)), replace=False))
+        s = _sample_rows(v, rows).astype(np.float64)                          # (s, d)
+        c += s.T @ s
+    _, vecs = np.linalg.eigh(c)                                               # ascending eigenvalues
+    return np.ascontiguousarray(vecs[:, ::-1][:, :dim], dtype=np.float32)     # (d, dim)
+
+
+def project(v, p: np.ndarray) -> np.ndarray:
+    """``v`` (rows, d) times ``p`` (d, dim) as float32 (rows, dim), a block at a time."""
+    out = np.empty((len(v), p.shape[1]), dtype=np.float32)
+    for s, b in iter_blocks(v, BLOCK):
+        np.matmul(np.asarray(b, dtype=np.float32), p, out=out[s:s + len(b)])
+    return out
+
+
+def _whole(v) -> np.ndarray:
+    """All rows of an array, Shards or RowView in their stored dtype (fp16 stays fp16)."""
+    if isinstance(v, np.ndarray):
+        return v
+    out = None
+    for s, b in iter_blocks(v, BLOCK):
+        if out is None:
+            out = np.empty(v.shape, dtype=b.dtype)
+        out[s:s + len(b)] = b
+    return out if out is not None else np.empty(v.shape, dtype=np.float32)
+
+
+def rescore(queries, db: np.ndarray, cand: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Exact scores of candidate lists and the best ``k`` of each: (sim (q, k) float32, idx (q, k) int64).
+
+    ``queries`` (q, d): array, Shards or RowView, streamed; ``db`` (r, d) array (any float dtype), indexed by
+    ``cand`` (q, K) int64 (``-1``: no candidate, ranked last). Order: score descending, then index ascending.
+    """
+    q, kk = cand.shape
+    k = min(k, kk)
+    sim = np.full((q, k), -np.inf, dtype=np.float32)
+    idx = np.full((q, k), -1, dtype=np.int64)
+    for s0, big in iter_blocks(queries, BLOCK):
+        for r0 in range(0, len(big), RESCORE_ROWS):
+            qb = np.asarray(big[r0:r0 + RESCORE_ROWS], dtype=np.float32)           # (b, d)
+            s = s0 + r0
+            c = cand[s:s + len(qb)]                                                 # (b, K)
+            rows = db[np.maximum(c, 0)].astype(np.float32)                          # (b, K, d)
+            sc = np.einsum("bd,bkd->bk", qb, rows)                                  # (b, K) exact scores
+            sc[c < 0] = -np.inf
+            order = np.lexsort((np.where(c < 0, np.iinfo(np.int64).max, c), -sc), axis=1)[:, :k]
+            sim[s:s + len(qb)] = np.take_along_axis(sc, order, axis=1)
+            idx[s:s + len(qb)] = np.take_along_axis(c, order, axis=1)
+    return sim, idx
+
+
+class _Stages:
+    """Wall and CPU seconds of named stages, written into ``out`` (a dict) when one is given."""
+
+    def __init__(self, out: dict | None):
+        self.out = out
+
+    @contextmanager
+    def __call__(self, name: str):
+        t, c = time.perf_counter(), time.process_time()
+        yield
+        if self.out is not None:
+            self.out[name] = {"seconds": round(time.perf_counter() - t, 3), "cpu_seconds": round(time.process_time() - c, 3)}
+
+
+def scan_both(xr: np.ndarray, yr: np.ndarray, kk: int, *, threads: int = 1, block_rows: int = 4096,
+              block_cols: int = 4096, progress: bool | None = None):
+    """Top-``kk`` of both directions over ``xr`` (n, r) and ``yr`` (m, r) float32, unsorted heaps -> a KNN, sorted.
+
+    The one-pass fused scan of :func:`bisent.index.knn_both` (one sgemm a tile, then
+    :func:`bisent.topk.update_tile`), with the top-k pass of each tile split by rows over
+    ``threads`` threads (the pass is a large share of the scan at r = 128-192 and single-threaded
+    otherwise). Rows are disjoint between threads; each thread keeps private column heaps,
+    merged at the end in the heaps' total order, so the result is the one-thread result.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    from .index import KNN
+    from .progress import progress_bar
+    from .topk import empty_heaps, merge_heaps, sort_heaps, update_tile
+
+    n, m = len(xr), len(yr)
+    kf, kb = min(kk, m), min(kk, n)
+    fsim, fidx = empty_heaps(n, kf)
+    cols = [empty_heaps(m, kb) for _ in range(threads)]                       # private column heaps
+    tbuf = np.empty(block_rows * block_cols, dtype=np.float32)
+    thr = np.empty((threads, block_cols), dtype=np.float32)
+    tiles = -(-n // block_rows) * -(-m // block_cols)
+    with ThreadPoolExecutor(max(1, threads - 1)) as pool, \
+            progress_bar(progress, total=tiles, desc="kNN scan", unit="tile", leave=False) as bar:
+        for i0 in range(0, n, block_rows):
+            xb = xr[i0:i0 + block_rows]
+            for j0 in range(0, m, block_cols):
+                yb = yr[j0:j0 + block_cols]
+                bx, by = len(xb), len(yb)
+                tile = np.matmul(xb, yb.T, out=tbuf[:bx * by].reshape(bx, by))     # (bx, by)
+                step = -(-bx // threads)
+                jobs = [(tile[a:a + step], i0 + a, j0, fsim, fidx, cols[t][0], cols[t][1], thr[t])
+                        for t, a in enumerate(range(0, bx, step))]
+                futures = [pool.submit(update_tile, *job) for job in jobs[1:]]
+                update_tile(*jobs[0])
+                for f in futures:
+                    f.result()
+                bar.update(1)
+    bsim, bidx = cols[0]
+    for osim, oidx in cols[1:]:
+        merge_heaps(bsim, bidx, osim, oidx)
+    sort_heaps(fsim, fidx)
+    sort_heaps(bsim, bidx)
+    return KNN(fsim, fidx, bsim, bidx)
+
+
+def knn_twostage(x, y, k: int = 4, *, dim: int = TWOSTAGE_DIM, extra: int = TWOSTAGE_EXTRA, seed: int = 0,
+                 progress: bool | None = None, block_rows: int | None = None, block_cols: int | None = None,
+                 threads: int | None = None, stats: dict | None = None):
+    """Top-``k`` neighbours both ways (a :class:`~bisent.index.KNN`): reduced-space candidates, exact scores.
+
+    ``x`` (n, d), ``y`` (m, d): arrays, Shards or RowViews. Stage 1: both sides projected to ``dim`` dimensions
+    (:func:`fit_projection`), the fused one-pass scan keeps the best ``k + extra`` of each row and each column.
+    Stage 2: those candidates re-scored in float32 at full dimension (:func:`rescore`), best ``k`` kept.
+    ``threads``: of the top-k pass (default: :func:`bisent.threads.default_threads`). ``stats``, when given, receives the wall and CPU seconds of each stage (fit, project, scan, rescore).
+    """
+    from .index import BLOCK_COLS, BLOCK_ROWS, KNN, knn_both
+    from .threads import default_threads
+
+    if dim < 1 or extra < 0:
+        raise ValueError(f"two-stage search needs dim ≥ 1 and extra ≥ 0 (got dim {dim}, extra {extra})")
+    n, m = len(x), len(y)
+    if x.shape[1] != y.shape[1]:
+        raise ValueError(f"dimension mismatch: {x.shape[1]} vs {y.shape[1]}")
+    if n == 0 or m == 0 or k < 1:
+        return knn_both(x, y, k)
+    stage = _Stages(stats)
+    with stage("fit"):
+        p = fit_projection(x, y, dim, seed=seed)
+    with stage("project"):
+        xr, yr = project(x, p), project(y, p)                                  # (n, dim), (m, dim) float32
+    with stage("scan"):
+        cands = scan_both(xr, yr, k + extra, threads=threads or default_threads(),
+                          block_rows=block_rows or BLOCK_ROWS, block_cols=block_cols or BLOCK_COLS, progress=progress)
+    del xr, yr
+    fwd_c, bwd_c = cands.fwd_idx, cands.bwd_idx
+    del cands
+    with stage("rescore"):
+        yw = _whole(y)                                                        # (m, d) stored dtype
+        fsim, fidx = rescore(x, yw, fwd_c, k)
+        del yw
+        xw = _whole(x)
+        bsim, bidx = rescore(y, xw, bwd_c, k)
+    return KNN(fsim, fidx, bsim, bidx)
