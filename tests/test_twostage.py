@@ -5,7 +5,7 @@ import pytest
 
 from bisent.cli import main
 from bisent.index import knn_both, resolve_method
-from bisent.twostage import fit_projection, knn_twostage
+from bisent.twostage import fit_projection, knn_twostage, knn_twostage_queries
 from bisent.vectors import Shards, embed_file
 from conftest import unit_rows
 
@@ -53,6 +53,23 @@ def test_few_candidates_agree_and_scores_are_exact():
     assert np.all(np.diff(r.fwd_sim, axis=1) <= 0) and np.all(np.diff(r.bwd_sim, axis=1) <= 0)
     starved = knn_twostage(x, y, 4, dim=8, extra=0)
     assert np.mean(starved.fwd_idx[:, 0] == fi[:, 0]) < 0.95
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_sampled_queries_get_the_full_runs_lists(threads):
+    """knn_twostage_queries gives the sampled rows exactly the lists the whole two-stage run gives them (a
+    starved first stage, so the lists differ from brute force and the equality is not trivial)."""
+    rng = np.random.default_rng(3)
+    x, y = clustered(rng, 3000), clustered(rng, 2500)
+    full = knn_twostage(x, y, 4, dim=8, extra=2, threads=threads)
+    qs = np.sort(rng.choice(len(x), 300, replace=False))
+    qt = np.sort(rng.choice(len(y), 250, replace=False))
+    got = knn_twostage_queries(x, y, qs, qt, 4, dim=8, extra=2, threads=threads)
+    assert np.mean(full.fwd_idx[:, 0] == brute(x, y, 4)[1][:, 0]) < 0.99           # not brute force
+    np.testing.assert_array_equal(got.fwd_idx, full.fwd_idx[qs])
+    np.testing.assert_array_equal(got.bwd_idx, full.bwd_idx[qt])
+    np.testing.assert_array_equal(got.fwd_sim, full.fwd_sim[qs])
+    np.testing.assert_array_equal(got.bwd_sim, full.bwd_sim[qt])
 
 
 def test_projection_is_orthonormal_and_keeps_the_main_directions():

@@ -13,7 +13,10 @@ margin, k = 4, max retrieval) that the two-stage lists mine too. Scores of the n
 are exact: ``max_sim_error`` is their largest difference from the exact search's.
 
 At 1M a side the whole exact search is too dear: ``--sample-only`` computes exact lists for the
-sampled queries alone (2 × sample × n pairs) and measures agreement on them (no mined-pair recall).
+sampled queries alone (2 × sample × n pairs), and the two-stage lists of those queries alone
+(:func:`bisent.twostage.knn_twostage_queries`: the whole run's lists for those rows, at the same
+reduced cost), and measures agreement on them (no mined-pair recall; its seconds are the sample's,
+not the whole search's: time ``bisent mine --index twostage`` for that).
 
 Usage: python benchmarks/knn_twostage.py SRC.vec TGT.vec [--n 100000] [--dims 96,128,192] [--extras 8,16,32]
        [--sample-only]
@@ -30,7 +33,7 @@ from ..index import KNN
 from ..mining import retrieve
 from ..scoring import Scorer
 from ..threads import default_threads
-from ..twostage import knn_twostage
+from ..twostage import knn_twostage, knn_twostage_queries
 from ..vectors import Shards, iter_blocks
 from .common import Recorder, add_results_option, exact_anchor, peak_rss_mb
 
@@ -59,17 +62,21 @@ def _pairs_top(knn: KNN, k: int, share: float) -> set[tuple[int, int]]:
     return {(p.src, p.tgt) for p in pairs[: int(len(pairs) * share)]}
 
 
-def compare(exact: KNN, got: KNN, qs: np.ndarray, qt: np.ndarray, sampled: bool = False) -> dict:
+def compare(exact: KNN, got: KNN, qs: np.ndarray, qt: np.ndarray, sampled: bool = False,
+            got_sampled: bool = False) -> dict:
     """Agreement of ``got`` with ``exact``: top-1 on the sampled queries, recall@k, whole k lists, score error.
 
     ``sampled``: ``exact`` holds the sampled queries' lists only (rows ``qs`` of X, ``qt`` of Y, in that order),
-    so recall and whole lists are measured on the samples; otherwise on every row.
+    so recall and whole lists are measured on the samples; otherwise on every row. ``got_sampled``: so does
+    ``got`` (:func:`bisent.twostage.knn_twostage_queries`).
     """
     out = {}
     for name, e_idx, g_idx, e_sim, g_sim, rows in (("src", exact.fwd_idx, got.fwd_idx, exact.fwd_sim, got.fwd_sim, qs),
                                                   ("tgt", exact.bwd_idx, got.bwd_idx, exact.bwd_sim, got.bwd_sim, qt)):
         if sampled:
-            g_idx, g_sim, top = g_idx[rows], g_sim[rows], slice(None)
+            if not got_sampled:
+                g_idx, g_sim = g_idx[rows], g_sim[rows]
+            top = slice(None)
         else:
             top = rows
         out[f"top1_agreement_{name}"] = round(float(np.mean(g_idx[top, 0] == e_idx[top, 0])), 4)
@@ -105,9 +112,9 @@ def main(argv=None) -> None:
     ap.add_argument("--label", default="", help="what the vectors are (encoder, data), copied into the records")
     ap.add_argument("-k", type=int, default=4)
     ap.add_argument("--sample-only", action="store_true",
-                    help="anchor: exact lists of the sampled queries only (for 1M a side: 2 × sample × n pairs "
-                         "instead of n × m); no mined-pair recall; vectors streamed from the folders when --n "
-                         "covers them")
+                    help="exact and two-stage lists of the sampled queries only (for 1M a side: 2 × sample × n "
+                         "pairs instead of n × m); no mined-pair recall, and the seconds are the sample's; vectors "
+                         "streamed from the folders when --n covers them")
     ap.add_argument("--exact-cache", default=None, help="an .npz keeping the exact anchor between runs on the same rows "
                                                          "(its timing is the run that computed it)")
     add_results_option(ap)
@@ -135,7 +142,10 @@ def main(argv=None) -> None:
         for extra in (int(v) for v in args.extras.split(",")):
             stages: dict = {}
             t, c = time.perf_counter(), time.process_time()
-            got = knn_twostage(x, y, args.k, dim=dim, extra=extra, stats=stages)
+            if args.sample_only:      # the sampled rows' lists, equal to the whole run's (tests/test_twostage.py)
+                got = knn_twostage_queries(x, y, qs, qt, args.k, dim=dim, extra=extra)
+            else:
+                got = knn_twostage(x, y, args.k, dim=dim, extra=extra, stats=stages)
             wall, cpu = time.perf_counter() - t, time.process_time() - c
             mined = {}
             if not args.sample_only:
@@ -144,7 +154,7 @@ def main(argv=None) -> None:
                          "mined_top30_recall": round(len(exact_top & pairs) / max(1, len(exact_top)), 5)}
             record({"bench": "knn_twostage", **base, "method": "twostage", "dim": dim, "extra": extra,
                     "seconds": round(wall, 2), "cpu_seconds": round(cpu, 2), "stages": stages,
-                    "sample": len(qs) + len(qt), **compare(exact, got, qs, qt, sampled=args.sample_only),
+                    "sample": len(qs) + len(qt), **compare(exact, got, qs, qt, sampled=args.sample_only, got_sampled=args.sample_only),
                     **mined, "anchor_exact_seconds": round(t_exact, 2), "anchor_exact_cpu_seconds": round(c_exact, 2),
                     "cpu_speedup": None if args.sample_only else round(c_exact / cpu, 2),
                     "peak_rss_mb": peak_rss_mb()})
