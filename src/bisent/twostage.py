@@ -125,12 +125,17 @@ def scan_both(xr: np.ndarray, yr: np.ndarray, kk: int, *, threads: int = 1, bloc
     """Top-``kk`` of both directions over ``xr`` (n, r) and ``yr`` (m, r) float32, unsorted heaps -> a KNN, sorted.
 
     The one-pass fused scan of :func:`bisent.index.knn_both` (one sgemm a tile, then
-    :func:`bisent.topk.update_tile`), with the top-k pass of each tile split by rows over
-    ``threads`` threads (the pass is a large share of the scan at r = 128-192 and single-threaded
-    otherwise). Rows are disjoint between threads; each thread keeps private column heaps,
-    merged at the end in the heaps' total order, so the result is the one-thread result.
+    :func:`bisent.topk.update_tile`), parallel by row blocks: each of ``threads`` threads takes every
+    ``threads``-th block of rows and does its tiles whole, sgemm on one BLAS thread (threadpoolctl) and
+    the top-k pass (numba, GIL released), so the cores never wait for each other inside a tile and no
+    BLAS thread spins while the top-k pass runs. Row heaps are disjoint between threads; each thread
+    keeps private column heaps, merged at the end in the heaps' total order (score, then index), so the
+    result is the one-thread result.
     """
+    import threading
     from concurrent.futures import ThreadPoolExecutor
+
+    from threadpoolctl import threadpool_limits
 
     from .index import KNN
     from .progress import progress_bar
@@ -138,27 +143,30 @@ def scan_both(xr: np.ndarray, yr: np.ndarray, kk: int, *, threads: int = 1, bloc
 
     n, m = len(xr), len(yr)
     kf, kb = min(kk, m), min(kk, n)
+    threads = max(1, min(threads, -(-n // block_rows)))
     fsim, fidx = empty_heaps(n, kf)
     cols = [empty_heaps(m, kb) for _ in range(threads)]                       # private column heaps
-    tbuf = np.empty(block_rows * block_cols, dtype=np.float32)
-    thr = np.empty((threads, block_cols), dtype=np.float32)
-    tiles = -(-n // block_rows) * -(-m // block_cols)
-    with ThreadPoolExecutor(max(1, threads - 1)) as pool, \
-            progress_bar(progress, total=tiles, desc="kNN scan", unit="tile", leave=False) as bar:
-        for i0 in range(0, n, block_rows):
+    starts = list(range(0, n, block_rows))
+    tiles = len(starts) * -(-m // block_cols)
+    lock = threading.Lock()
+
+    def work(t: int, bar) -> None:
+        tbuf = np.empty(block_rows * block_cols, dtype=np.float32)
+        thr = np.empty(block_cols, dtype=np.float32)
+        bsim, bidx = cols[t]
+        for i0 in starts[t::threads]:
             xb = xr[i0:i0 + block_rows]
             for j0 in range(0, m, block_cols):
                 yb = yr[j0:j0 + block_cols]
-                bx, by = len(xb), len(yb)
-                tile = np.matmul(xb, yb.T, out=tbuf[:bx * by].reshape(bx, by))     # (bx, by)
-                step = -(-bx // threads)
-                jobs = [(tile[a:a + step], i0 + a, j0, fsim, fidx, cols[t][0], cols[t][1], thr[t])
-                        for t, a in enumerate(range(0, bx, step))]
-                futures = [pool.submit(update_tile, *job) for job in jobs[1:]]
-                update_tile(*jobs[0])
-                for f in futures:
-                    f.result()
-                bar.update(1)
+                tile = np.matmul(xb, yb.T, out=tbuf[:len(xb) * len(yb)].reshape(len(xb), len(yb)))  # (bx, by)
+                update_tile(tile, i0, j0, fsim, fidx, bsim, bidx, thr)
+                with lock:
+                    bar.update(1)
+
+    with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(threads) as pool, \
+            progress_bar(progress, total=tiles, desc="kNN scan", unit="tile", leave=False) as bar:
+        for f in [pool.submit(work, t, bar) for t in range(threads)]:
+            f.result()
     bsim, bidx = cols[0]
     for osim, oidx in cols[1:]:
         merge_heaps(bsim, bidx, osim, oidx)

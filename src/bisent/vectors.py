@@ -24,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import mmap
 import os
 from pathlib import Path
 from typing import Iterator
@@ -65,6 +66,21 @@ def _write_json_atomic(path: Path, obj: dict) -> None:
     with atomic_write(path) as f:
         json.dump(obj, f, indent=1, sort_keys=True)
         f.write("\n")
+
+
+def _drop_pages(arr: np.ndarray) -> None:
+    """Unmap the resident pages of a read-only memory-mapped shard once it has been streamed.
+
+    The pages of a file mapping count in the process's RSS for as long as they stay mapped; without
+    this, one pass over 1M × 512 fp16 vectors leaves 1 GB resident. The data stay in the page cache
+    (and on disk): a later read faults them back in, so this changes memory, never results.
+    """
+    mm = getattr(arr, "_mmap", None)
+    if mm is not None and hasattr(mm, "madvise") and hasattr(mmap, "MADV_DONTNEED"):
+        try:
+            mm.madvise(mmap.MADV_DONTNEED)
+        except (OSError, ValueError):
+            pass
 
 
 class Shards:
@@ -148,6 +164,7 @@ class Shards:
                     yield start, np.concatenate(pending) if len(pending) > 1 else np.asarray(pending[0])
                     start += have
                     pending, have = [], 0
+            _drop_pages(arr)
         if have:
             yield start, np.concatenate(pending) if len(pending) > 1 else np.asarray(pending[0])
 
