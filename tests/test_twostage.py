@@ -72,6 +72,50 @@ def test_sampled_queries_get_the_full_runs_lists(threads):
     np.testing.assert_array_equal(got.bwd_sim, full.bwd_sim[qt])
 
 
+def test_killed_scan_resumes_from_its_state(tmp_path, monkeypatch):
+    """A scan killed after a few row blocks, run again with the same state folder, skips the saved blocks and
+    ends with the uninterrupted run's lists; a state of other inputs is a clear error, not reused."""
+    import bisent.topk as topk
+    import bisent.twostage as ts
+    from bisent.errors import BisentError
+
+    rng = np.random.default_rng(4)
+    x, y = clustered(rng, 1300), clustered(rng, 900)
+    want = knn_twostage(x, y, 4, dim=8, extra=3, threads=2, block_rows=128, block_cols=256)
+    real, calls = topk.update_tile, {"n": 0}
+
+    def dying(*a):
+        calls["n"] += 1
+        if calls["n"] > 4 * 8:                     # 4 tiles a row block: dies in the 9th row block
+            raise KeyboardInterrupt
+        return real(*a)
+
+    monkeypatch.setattr(ts, "SAVE_EVERY", 0.0)
+    monkeypatch.setattr(topk, "update_tile", dying)
+    state = tmp_path / "state"
+    with pytest.raises(KeyboardInterrupt):
+        knn_twostage(x, y, 4, dim=8, extra=3, threads=2, block_rows=128, block_cols=256, state=state)
+    assert (state / "scan.npz").is_file()
+    monkeypatch.setattr(topk, "update_tile", real)
+    with np.load(state / "scan.npz") as z:
+        saved = int(z["done"].sum())
+    assert 0 < saved < 11
+    calls["n"] = 0
+
+    def counting(*a):
+        calls["n"] += 1
+        return real(*a)
+
+    monkeypatch.setattr(topk, "update_tile", counting)
+    got = knn_twostage(x, y, 4, dim=8, extra=3, threads=1, block_rows=128, block_cols=256, state=state)
+    assert calls["n"] == (11 - saved) * 4                           # only the blocks not saved were scanned
+    for a, b in ((got.fwd_idx, want.fwd_idx), (got.bwd_idx, want.bwd_idx), (got.fwd_sim, want.fwd_sim)):
+        np.testing.assert_array_equal(a, b)
+    assert (state / "candidates.npz").is_file() and not (state / "scan.npz").exists()
+    with pytest.raises(BisentError, match="other inputs"):
+        knn_twostage(x[:-1], y, 4, dim=8, extra=3, block_rows=128, block_cols=256, state=state)
+
+
 def test_projection_is_orthonormal_and_keeps_the_main_directions():
     rng = np.random.default_rng(3)
     basis = np.linalg.qr(rng.standard_normal((32, 32)))[0]
@@ -136,3 +180,8 @@ def test_cli_mines_with_twostage(tmp_path, capsys):
         outs[method] = (tmp_path / f"{method}.tsv").read_text(encoding="utf-8").splitlines()
     # the random encoder's 512-d vectors: 192 dims and 20 candidates out of 50-60 rows find every neighbour here
     assert [r.split("\t")[1:] for r in outs["twostage"]] == [r.split("\t")[1:] for r in outs["exact"]]
+    assert not (tmp_path / "twostage.tsv.knn").exists()          # its default state folder, removed once written
+    state = tmp_path / "s"
+    assert main(["mine", src, tgt, "-l", "en", "-L", "en", "-e", "random", "-o", tmp_path / "s.tsv",
+                 "--index", "twostage", "--state", state]) == 0
+    assert (tmp_path / "s.tsv").read_text(encoding="utf-8").splitlines() == outs["twostage"] and not state.exists()

@@ -121,7 +121,10 @@ class Scorer:
     def _knn(self, x, y, **kw) -> KNN:
         """kNN both ways with this scorer's method (``auto``: chosen by size) and options."""
         method, chosen = resolve_method(self.knn_method, x, y)
-        return knn_both(x, y, self.k, method=method, **{**chosen, **self.knn_options}, **kw)
+        options = {**chosen, **self.knn_options}
+        if method != "twostage":
+            options.pop("state", None)                      # only the two-stage scan saves its progress
+        return knn_both(x, y, self.k, method=method, **options, **kw)
 
     def score(self, sources, *, progress: bool | None = None) -> Candidates:
         """kNN of ``sources`` among the fitted targets and back; score every candidate pair."""

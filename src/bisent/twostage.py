@@ -4,8 +4,8 @@ Why: the exact one-pass search (:func:`bisent.index.knn_both`) costs one sgemm o
 ``n × m × d`` multiply-adds; at 1M × 1M, d = 512, that is ~12,000 CPU seconds on
 this project's 2-core machine. Inner products of unit sentence vectors keep most
 of their variance in a few principal directions, so the same one-pass scan over
-vectors projected to ``dim`` (192) dimensions — 2.7× fewer multiply-adds, float32
-held in memory, no per-tile upcasts — finds each row's true neighbours among its
+vectors projected to ``dim`` (192) dimensions — 2.7× fewer multiply-adds, stored
+as float16 and upcast a block at a time — finds each row's true neighbours among its
 best ``k + extra`` reduced-space candidates almost always. Those candidates are
 then re-scored exactly (float32 dot products of the full vectors) and the best
 ``k`` kept, so every similarity returned is the exact one of its pair; a true
@@ -15,8 +15,8 @@ neighbour is missed only when it was not among the candidates
 The projection is the top ``dim`` eigenvectors of the uncentred second-moment
 matrix ``XsᵀXs + YsᵀYs`` of a sample of both sides: for inner products (not
 distances to a mean) it is the rank-``dim`` map that loses the least of
-``x·y`` on average. Memory: the two projected sides in float32
-(``(n + m) × dim × 4`` bytes), the candidate heaps ``(n + m) × (k + extra) × 12``
+``x·y`` on average. Memory: the two projected sides in float16
+(``(n + m) × dim × 2`` bytes), the candidate heaps ``(n + m) × (k + extra) × 12``
 bytes, and, while re-scoring, one side's fp16 vectors whole (the other streamed).
 """
 
@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import time
 from contextlib import contextmanager
+from pathlib import Path
 
 import numpy as np
 
@@ -34,10 +35,14 @@ from .vectors import iter_blocks
 TWOSTAGE_DIM = 192
 #: candidates kept beyond k in the first stage, re-scored exactly in the second
 TWOSTAGE_EXTRA = 16
+#: storage of the projected sides (float16: 2 × 1M × 192 × 2 bytes = 0.77 GB at 1M a side; upcast per block)
+SCAN_DTYPE = np.float16
 #: rows a side used to fit the projection
 FIT_SAMPLE = 20000
 #: rows converted and projected at a time
 BLOCK = 65536
+#: seconds between two saves of a scan's state (``state``: resume after a crash)
+SAVE_EVERY = 120.0
 #: query rows re-scored at a time (bounds the gathered candidates to RESCORE_ROWS × K × d floats)
 RESCORE_ROWS = 1024
 
@@ -62,9 +67,12 @@ def fit_projection(x, y, dim: int, *, sample: int = FIT_SAMPLE, seed: int = 0) -
     return np.ascontiguousarray(vecs[:, ::-1][:, :dim], dtype=np.float32)     # (d, dim)
 
 
-def project(v, p: np.ndarray) -> np.ndarray:
-    """``v`` (rows, d) times ``p`` (d, dim) as float32 (rows, dim), a block at a time."""
-    out = np.empty((len(v), p.shape[1]), dtype=np.float32)
+def project(v, p: np.ndarray, dtype=np.float32) -> np.ndarray:
+    """``v`` (rows, d) times ``p`` (d, dim), stored as ``dtype`` (rows, dim), a block at a time.
+
+    The search stores the projected sides as float16 (:data:`SCAN_DTYPE`): half the memory of the
+    largest thing it holds (1.5 GB at 1M a side in float32), upcast a block at a time for the sgemm."""
+    out = np.empty((len(v), p.shape[1]), dtype=dtype)
     for s, b in iter_blocks(v, BLOCK):
         np.matmul(np.asarray(b, dtype=np.float32), p, out=out[s:s + len(b)])
     return out
@@ -121,18 +129,24 @@ class _Stages:
 
 
 def scan_both(xr: np.ndarray, yr: np.ndarray, kk: int, *, threads: int = 1, block_rows: int = 4096,
-              block_cols: int = 4096, progress: bool | None = None):
-    """Top-``kk`` of both directions over ``xr`` (n, r) and ``yr`` (m, r) float32, unsorted heaps -> a KNN, sorted.
+              block_cols: int = 4096, progress: bool | None = None, state: Path | None = None,
+              key: dict | None = None, save_every: float | None = None):
+    """Top-``kk`` of both directions over ``xr`` (n, r) and ``yr`` (m, r) (float16 or 32), unsorted heaps -> a KNN, sorted.
 
     The one-pass fused scan of :func:`bisent.index.knn_both` (one sgemm a tile, then
-    :func:`bisent.topk.update_tile`), parallel by row blocks: each of ``threads`` threads takes every
-    ``threads``-th block of rows and does its tiles whole, sgemm on one BLAS thread (threadpoolctl) and
-    the top-k pass (numba, GIL released), so the cores never wait for each other inside a tile and no
-    BLAS thread spins while the top-k pass runs. Row heaps are disjoint between threads; each thread
-    keeps private column heaps, merged at the end in the heaps' total order (score, then index), so the
-    result is the one-thread result.
+    :func:`bisent.topk.update_tile`), parallel by row blocks: each round, each of ``threads`` threads
+    takes one block of rows and does its tiles whole, sgemm on one BLAS thread (threadpoolctl) and the
+    top-k pass (numba, GIL released), so the cores never wait for each other inside a tile and no BLAS
+    thread spins while the top-k pass runs. Row heaps are disjoint between threads; each thread keeps
+    private column heaps, merged in the heaps' total order (score, then index), so the result is the
+    one-thread result whatever the threads and the order of the blocks.
+
+    ``state``: a folder where the heaps and the finished row blocks are saved (atomically, at most every
+    ``save_every`` seconds, default :data:`SAVE_EVERY`); a killed scan given the same folder and the same inputs (``key``, checked)
+    continues from its last save, with the same result.
     """
     import threading
+    import time as _time
     from concurrent.futures import ThreadPoolExecutor
 
     from threadpoolctl import threadpool_limits
@@ -143,30 +157,50 @@ def scan_both(xr: np.ndarray, yr: np.ndarray, kk: int, *, threads: int = 1, bloc
 
     n, m = len(xr), len(yr)
     kf, kb = min(kk, m), min(kk, n)
-    threads = max(1, min(threads, -(-n // block_rows)))
+    starts = list(range(0, n, block_rows))
+    threads = max(1, min(threads, len(starts)))
     fsim, fidx = empty_heaps(n, kf)
     cols = [empty_heaps(m, kb) for _ in range(threads)]                       # private column heaps
-    starts = list(range(0, n, block_rows))
-    tiles = len(starts) * -(-m // block_cols)
+    done = np.zeros(len(starts), dtype=bool)
+    meta = {**(key or {}), "n": n, "m": m, "kk": kk, "r": int(xr.shape[1]), "block_rows": block_rows,
+            "block_cols": block_cols}
+    if state is not None:
+        saved = _load_scan(state, meta)
+        if saved is not None:
+            fsim, fidx, cols[0], done = saved
+    todo = [b for b in range(len(starts)) if not done[b]]
+    per_block = -(-m // block_cols)
     lock = threading.Lock()
+    r = int(xr.shape[1])
+    buffers = [(np.empty(block_rows * block_cols, dtype=np.float32), np.empty(block_cols, dtype=np.float32),
+                np.empty((block_cols, r), dtype=np.float32)) for _ in range(threads)]
 
-    def work(t: int, bar) -> None:
-        tbuf = np.empty(block_rows * block_cols, dtype=np.float32)
-        thr = np.empty(block_cols, dtype=np.float32)
+    def work(t: int, b: int, bar) -> None:
+        tbuf, thr, ybuf = buffers[t]
         bsim, bidx = cols[t]
-        for i0 in starts[t::threads]:
-            xb = xr[i0:i0 + block_rows]
-            for j0 in range(0, m, block_cols):
-                yb = yr[j0:j0 + block_cols]
-                tile = np.matmul(xb, yb.T, out=tbuf[:len(xb) * len(yb)].reshape(len(xb), len(yb)))  # (bx, by)
-                update_tile(tile, i0, j0, fsim, fidx, bsim, bidx, thr)
-                with lock:
-                    bar.update(1)
+        i0 = starts[b]
+        xb = np.asarray(xr[i0:i0 + block_rows], dtype=np.float32)                    # (bx, r), upcast once
+        for j0 in range(0, m, block_cols):
+            yb = ybuf[:min(block_cols, m - j0)]
+            np.copyto(yb, yr[j0:j0 + block_cols])                                    # (by, r), upcast per tile
+            tile = np.matmul(xb, yb.T, out=tbuf[:len(xb) * len(yb)].reshape(len(xb), len(yb)))    # (bx, by)
+            update_tile(tile, i0, j0, fsim, fidx, bsim, bidx, thr)
+            with lock:
+                bar.update(1)
 
+    every = SAVE_EVERY if save_every is None else save_every
+    last = _time.monotonic()
     with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(threads) as pool, \
-            progress_bar(progress, total=tiles, desc="kNN scan", unit="tile", leave=False) as bar:
-        for f in [pool.submit(work, t, bar) for t in range(threads)]:
-            f.result()
+            progress_bar(progress, total=len(starts) * per_block, desc="kNN scan", unit="tile", leave=False) as bar:
+        bar.update(int(done.sum()) * per_block)
+        for r0 in range(0, len(todo), threads):
+            batch = todo[r0:r0 + threads]
+            for f in [pool.submit(work, t, b, bar) for t, b in enumerate(batch)]:
+                f.result()
+            done[batch] = True
+            if state is not None and _time.monotonic() - last >= every and r0 + threads < len(todo):
+                _save_scan(state, meta, fsim, fidx, cols, done)
+                last = _time.monotonic()
     bsim, bidx = cols[0]
     for osim, oidx in cols[1:]:
         merge_heaps(bsim, bidx, osim, oidx)
@@ -175,15 +209,64 @@ def scan_both(xr: np.ndarray, yr: np.ndarray, kk: int, *, threads: int = 1, bloc
     return KNN(fsim, fidx, bsim, bidx)
 
 
+def _merged_columns(cols):
+    """A copy of the column heaps of every thread merged into one (rows, k) pair."""
+    from .topk import merge_heaps
+
+    bsim, bidx = cols[0][0].copy(), cols[0][1].copy()
+    for osim, oidx in cols[1:]:
+        merge_heaps(bsim, bidx, osim, oidx)
+    return bsim, bidx
+
+
+def _save_scan(state: Path, meta: dict, fsim, fidx, cols, done) -> None:
+    """Write the scan's heaps and finished blocks to ``state/scan.npz`` (temp file, then renamed)."""
+    import json
+    import os
+
+    bsim, bidx = _merged_columns(cols)
+    tmp = state / "scan.npz.tmp"
+    with open(tmp, "wb") as f:
+        np.savez(f, fsim=fsim, fidx=fidx, bsim=bsim, bidx=bidx, done=done, meta=np.array(json.dumps(meta, sort_keys=True)))
+    os.replace(tmp, state / "scan.npz")
+
+
+def _load_scan(state: Path, meta: dict):
+    """The saved heaps and finished blocks of this very scan (same ``meta``), or None when there are none.
+
+    A save of another scan (other inputs or settings) is an error, not silently replaced: the folder is
+    the user's (``--state``), and mixing two runs' heaps would give wrong neighbours.
+    """
+    import json
+
+    from .errors import BisentError
+
+    path = state / "scan.npz"
+    if not path.is_file():
+        return None
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            old = json.loads(str(z["meta"]))
+            if old != json.loads(json.dumps(meta, sort_keys=True)):
+                raise BisentError(f"{path}: saved by a two-stage scan of other inputs or settings; "
+                                  f"remove {state} to start again")
+            return z["fsim"], z["fidx"], (z["bsim"], z["bidx"]), z["done"]
+    except (OSError, ValueError, KeyError) as e:
+        raise BisentError(f"{path}: unreadable two-stage scan state ({e}); remove {state} to start again") from None
+
+
 def knn_twostage(x, y, k: int = 4, *, dim: int = TWOSTAGE_DIM, extra: int = TWOSTAGE_EXTRA, seed: int = 0,
                  progress: bool | None = None, block_rows: int | None = None, block_cols: int | None = None,
-                 threads: int | None = None, stats: dict | None = None):
+                 threads: int | None = None, stats: dict | None = None, state=None):
     """Top-``k`` neighbours both ways (a :class:`~bisent.index.KNN`): reduced-space candidates, exact scores.
 
     ``x`` (n, d), ``y`` (m, d): arrays, Shards or RowViews. Stage 1: both sides projected to ``dim`` dimensions
     (:func:`fit_projection`), the fused one-pass scan keeps the best ``k + extra`` of each row and each column.
     Stage 2: those candidates re-scored in float32 at full dimension (:func:`rescore`), best ``k`` kept.
-    ``threads``: of the top-k pass (default: :func:`bisent.threads.default_threads`). ``stats``, when given, receives the wall and CPU seconds of each stage (fit, project, scan, rescore).
+    ``threads``: of the scan (default: :func:`bisent.threads.default_threads`). ``stats``, when given, receives the
+    wall and CPU seconds of each stage (fit, project, scan, rescore). ``state``: a folder (created) where the
+    scan saves its progress and then the candidates, so a killed run given the same folder resumes (same result);
+    the caller removes it when done.
     """
     from .index import BLOCK_COLS, BLOCK_ROWS, KNN, knn_both
     from .threads import default_threads
@@ -199,13 +282,26 @@ def knn_twostage(x, y, k: int = 4, *, dim: int = TWOSTAGE_DIM, extra: int = TWOS
     with stage("fit"):
         p = fit_projection(x, y, dim, seed=seed)
     with stage("project"):
-        xr, yr = project(x, p), project(y, p)                                  # (n, dim), (m, dim) float32
+        xr, yr = project(x, p, SCAN_DTYPE), project(y, p, SCAN_DTYPE)                                  # (n, dim), (m, dim) float16
+    folder = None if state is None else Path(state)
+    key = {"d": int(x.shape[1]), "k": k, "extra": extra, "dim": dim, "seed": seed,
+           "projection_sha256": _sha256(p), "ends": _sha256(np.concatenate([xr[:1], xr[-1:], yr[:1], yr[-1:]]))}
+    cands_path = None if folder is None else folder / "candidates.npz"
     with stage("scan"):
-        cands = scan_both(xr, yr, k + extra, threads=threads or default_threads(),
-                          block_rows=block_rows or BLOCK_ROWS, block_cols=block_cols or BLOCK_COLS, progress=progress)
+        if folder is not None:
+            folder.mkdir(parents=True, exist_ok=True)
+        saved = _load_candidates(cands_path, key) if cands_path is not None else None
+        if saved is None:
+            cands = scan_both(xr, yr, k + extra, threads=threads or default_threads(),
+                              block_rows=block_rows or BLOCK_ROWS, block_cols=block_cols or BLOCK_COLS,
+                              progress=progress, state=folder, key=key)
+            fwd_c, bwd_c = cands.fwd_idx, cands.bwd_idx
+            del cands
+            if cands_path is not None:
+                _save_candidates(cands_path, key, fwd_c, bwd_c)
+        else:
+            fwd_c, bwd_c = saved
     del xr, yr
-    fwd_c, bwd_c = cands.fwd_idx, cands.bwd_idx
-    del cands
     with stage("rescore"):
         yw = _whole(y)                                                        # (m, d) stored dtype
         fsim, fidx = rescore(x, yw, fwd_c, k)
@@ -230,7 +326,7 @@ def knn_twostage_queries(x, y, qs: np.ndarray, qt: np.ndarray, k: int = 4, *, di
 
     kk, threads = k + extra, threads or default_threads()
     p = fit_projection(x, y, dim, seed=seed)
-    xr, yr = project(x, p), project(y, p)                                      # (n, dim), (m, dim) float32
+    xr, yr = project(x, p, SCAN_DTYPE), project(y, p, SCAN_DTYPE)                                      # (n, dim), (m, dim) float16
     fwd_c = scan_both(np.ascontiguousarray(xr[qs]), yr, kk, threads=threads, progress=False).fwd_idx
     bwd_c = scan_both(xr, np.ascontiguousarray(yr[qt]), kk, threads=threads, progress=False).bwd_idx
     del xr, yr
@@ -240,3 +336,39 @@ def knn_twostage_queries(x, y, qs: np.ndarray, qt: np.ndarray, k: int = 4, *, di
     xw = _whole(x)
     bsim, bidx = rescore(_sample_rows(y, qt), xw, bwd_c, k)
     return KNN(fsim, fidx, bsim, bidx)
+
+
+def _sha256(a: np.ndarray) -> str:
+    import hashlib
+
+    return hashlib.sha256(np.ascontiguousarray(a).tobytes()).hexdigest()
+
+
+def _save_candidates(path: Path, key: dict, fwd_c: np.ndarray, bwd_c: np.ndarray) -> None:
+    """The finished scan's candidate lists, so a run killed while re-scoring does not scan again."""
+    import json
+    import os
+
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "wb") as f:
+        np.savez(f, fwd=fwd_c, bwd=bwd_c, meta=np.array(json.dumps(key, sort_keys=True)))
+    os.replace(tmp, path)
+    (path.parent / "scan.npz").unlink(missing_ok=True)          # the heaps are in the candidates now
+
+
+def _load_candidates(path: Path, key: dict):
+    """The saved candidate lists of this very search (same ``key``), None when there are none; another's: an error."""
+    import json
+
+    from .errors import BisentError
+
+    if not path.is_file():
+        return None
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            if json.loads(str(z["meta"])) != json.loads(json.dumps(key, sort_keys=True)):
+                raise BisentError(f"{path}: saved by a two-stage search of other inputs or settings; "
+                                  f"remove {path.parent} to start again")
+            return z["fwd"], z["bwd"]
+    except (OSError, ValueError, KeyError) as e:
+        raise BisentError(f"{path}: unreadable two-stage state ({e}); remove {path.parent} to start again") from None

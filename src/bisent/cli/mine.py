@@ -55,7 +55,8 @@ from .options import FINITE, ray_options
 @ray_options("the exact kNN")
 @click.option("--state", "state_dir", type=click.Path(file_okay=False), default=None,
               help="Folder of finished kNN blocks, so a killed run resumes (default with --ray: OUTPUT.blocks); "
-                   "removed once OUTPUT is written. Without --ray the blocks run in this process.")
+                   "removed once OUTPUT is written. Without --ray the blocks run in this process. With --index "
+                   "twostage: the folder of the scan's saved heaps and candidates (default OUTPUT.knn), the same.")
 @click.option("--block-rows", type=click.IntRange(1), default=None,
               help=f"Rows a side of one kNN block with --ray / --state (default {BLOCK}; a multiple of {BLOCK_ROWS}, "
                    "so every score is the same sgemm as without blocks).")
@@ -73,6 +74,11 @@ def mine(src, tgt, src_lang, tgt_lang, encoder, margin, score, retrieval, k, thr
         raise BisentError("SRC and TGT cannot both be `-` (standard input)")
     check_paths({"SRC": src, "TGT": tgt}, {"--output": output})
     enc = None if src_vectors else get_encoder(encoder)
+    twostage_state = None
+    if knn_method == "twostage" and ray_address is None and block_rows is None:
+        # resumable by default: the scan saves its heaps, then its candidates, to this folder
+        twostage_state = state_dir or (None if is_stdio(output) else f"{output}.knn")
+        state_dir = None
     blocks = ray_address is not None or state_dir is not None or block_rows is not None
     if blocks:
         if knn_method not in ("auto", "exact"):
@@ -84,7 +90,8 @@ def mine(src, tgt, src_lang, tgt_lang, encoder, margin, score, retrieval, k, thr
         rec = BlockScorer(score or margin, k, block=block_rows or BLOCK, state=state_dir,
                           executor=RayExecutor(threads=threads) if ray_address else None)
     else:
-        rec = Scorer(score or margin, k, knn_method=knn_method)
+        rec = Scorer(score or margin, k, knn_method=knn_method,
+                     **({"state": twostage_state} if twostage_state is not None else {}))
     scorer = rec
     if report or precision is not None:
         from ..report import RecordingScorer, choose_threshold
@@ -108,6 +115,8 @@ def mine(src, tgt, src_lang, tgt_lang, encoder, margin, score, retrieval, k, thr
         summary["blocks"] = rec.counts_
         if state_dir is not None:
             shutil.rmtree(state_dir, ignore_errors=True)   # OUTPUT is written: nothing left to resume
+    if twostage_state is not None:
+        shutil.rmtree(twostage_state, ignore_errors=True)   # OUTPUT is written: nothing left to resume
     summary["src_file"], summary["tgt_file"] = src, tgt
     summary["seconds"] = round(time.perf_counter() - t0, 2)
     click.echo(json.dumps(summary), err=True)
