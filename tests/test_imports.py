@@ -23,7 +23,7 @@ PKG = SRC / "bisent"
 LAYERS: list[set[str]] = [
     {"errors", "io", "cache", "langcodes", "progress", "threads"},  # plumbing
     {"encoders", "models", "divergence"},                         # sentence -> vector; word divergence
-    {"scoring", "index", "topk", "vectors", "datasets"},          # vectors -> neighbours; data builders
+    {"scoring", "index", "twostage", "topk", "vectors", "datasets"},  # vectors -> neighbours; data builders
     {"mining", "filtering", "documents", "evaluate", "align",     # what a user does with them
      "divergence", "repair", "calibration", "explain", "scale", "rerank"},
     {"training"},                                                 # learning encoders

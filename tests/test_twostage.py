@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from bisent.cli import main
-from bisent.index import knn_both, resolve_method
+from bisent.index import resolve_method
 from bisent.twostage import fit_projection, knn_twostage, knn_twostage_queries
 from bisent.vectors import Shards, embed_file
 from conftest import unit_rows
@@ -157,7 +157,7 @@ def test_auto_picks_twostage_between_the_thresholds(monkeypatch):
 def test_bad_settings_are_errors(tmp_path, capsys):
     x = np.zeros((5, 8), np.float32)
     with pytest.raises(ValueError, match="dim"):
-        knn_both(x, x, 2, method="twostage", dim=0)
+        knn_twostage(x, x, 2, dim=0)
     with pytest.raises(ValueError, match="dimension mismatch"):
         knn_twostage(x, np.zeros((5, 4), np.float32), 2)
     src = tmp_path / "a.txt"

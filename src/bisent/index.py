@@ -42,19 +42,23 @@ class KNN:
 
 
 def knn_both(x, y, k: int = 4, *, method: str = "exact", block_rows: int = BLOCK_ROWS,
-             block_cols: int = BLOCK_COLS, progress: bool | None = None, **approx) -> KNN:
+             block_cols: int = BLOCK_COLS, progress: bool | None = None, threads: int | None = None,
+             **approx) -> KNN:
     """Top-``k`` inner-product neighbours of X (n, d) among Y (m, d) and of Y among X.
 
     ``x`` and ``y`` are arrays (any float dtype; fp16 is upcast per block),
     :class:`~bisent.vectors.Shards` or :class:`~bisent.vectors.RowView` (streamed block by block).
     ``k`` is clamped to the other side's size. ``method`` is
-    ``"exact"`` (blocked, one pass), ``"twostage"`` (a reduced-space scan for candidates, re-scored exactly;
-    :func:`bisent.twostage.knn_twostage`), ``"ivf"`` or ``"hnsw"`` (approximate; see :func:`knn_approx` for
-    their keyword arguments).
+    ``"exact"`` (blocked, one pass), ``"ivf"`` or ``"hnsw"`` (approximate; see :func:`knn_approx` for
+    their keyword arguments). The two-stage search is :func:`bisent.twostage.knn_twostage`
+    (:class:`bisent.scoring.Scorer` dispatches to it).
+
+    The exact pass is parallel by row blocks (``threads``, default :func:`bisent.threads.default_threads`):
+    each thread does whole tiles with one BLAS thread and keeps private column heaps, merged in the
+    heaps' total order. Every tile is then the same single-threaded sgemm whatever the thread count,
+    so the scores are the same bits as the Ray workers' blocks (OpenBLAS splits a tile differently
+    with 2 threads on some CPUs, and the last bit of a score then differs).
     """
-    if method == "twostage":
-        from .twostage import knn_twostage
-        return knn_twostage(x, y, k, block_rows=block_rows, block_cols=block_cols, progress=progress, **approx)
     if method != "exact":
         return knn_approx(x, y, k, method=method, **approx)
     n, m = len(x), len(y)
@@ -66,22 +70,47 @@ def knn_both(x, y, k: int = 4, *, method: str = "exact", block_rows: int = BLOCK
     bsim, bidx = empty_heaps(m, kb)
     if n == 0 or m == 0 or k < 1:
         return KNN(fsim, fidx, bsim, bidx)
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    from threadpoolctl import threadpool_limits
+
+    from .threads import default_threads
+    from .topk import merge_heaps
+
     tiles = -(-n // block_rows) * -(-m // block_cols)
-    # every working buffer is allocated once: memory stays at the vectors + these, however large n and m
-    tbuf = np.empty(block_rows * block_cols, dtype=np.float32)            # the score tile
-    xbuf = np.empty((min(block_rows, n), d), dtype=np.float32)            # fp32 upcasts of one block each
-    ybuf = np.empty((min(block_cols, m), d), dtype=np.float32)
-    bthr = np.empty(block_cols, dtype=np.float32)                         # column thresholds of one tile
-    with progress_bar(progress, total=tiles, desc="kNN", unit="tile", leave=False) as bar:
-        for i0, xb in iter_blocks(x, block_rows):
-            xb = _as_float32(xb, xbuf)                                # (bx, d)
-            for j0, yb in iter_blocks(y, block_cols):
-                yb = _as_float32(yb, ybuf)                            # (by, d)
-                bx, by = len(xb), len(yb)
-                tile = np.matmul(xb, yb.T, out=tbuf[:bx * by].reshape(bx, by))  # (bx, by) one sgemm
-                # one pass: rows i0.. get candidates j0.., columns j0.. get candidates i0..
-                update_tile(tile, i0, j0, fsim, fidx, bsim, bidx, bthr)
+    threads = max(1, min(threads or default_threads(), -(-n // block_rows)))
+    cols = [(bsim, bidx)] + [empty_heaps(m, kb) for _ in range(threads - 1)]   # private column heaps
+    # every working buffer is allocated once per thread: memory stays at the vectors + these, however large n, m
+    bufs = [(np.empty(block_rows * block_cols, dtype=np.float32),              # the score tile
+             np.empty((min(block_rows, n), d), dtype=np.float32),              # fp32 upcasts of one block each
+             np.empty((min(block_cols, m), d), dtype=np.float32),
+             np.empty(block_cols, dtype=np.float32)) for _ in range(threads)]  # column thresholds of one tile
+    lock = threading.Lock()
+
+    def work(t: int, i0: int, xb, bar) -> None:
+        tbuf, xbuf, ybuf, bthr = bufs[t]
+        xb = _as_float32(xb, xbuf)                                             # (bx, d)
+        for j0, yb in iter_blocks(y, block_cols):
+            yb = _as_float32(yb, ybuf)                                         # (by, d)
+            bx, by = len(xb), len(yb)
+            tile = np.matmul(xb, yb.T, out=tbuf[:bx * by].reshape(bx, by))     # (bx, by) one sgemm
+            # one pass: rows i0.. get candidates j0.., columns j0.. get candidates i0..
+            update_tile(tile, i0, j0, fsim, fidx, cols[t][0], cols[t][1], bthr)
+            with lock:
                 bar.update(1)
+
+    with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(threads) as pool, \
+            progress_bar(progress, total=tiles, desc="kNN", unit="tile", leave=False) as bar:
+        blocks = iter_blocks(x, block_rows)
+        while True:
+            batch = [b for _, b in zip(range(threads), blocks)]               # one row block a thread
+            if not batch:
+                break
+            for f in [pool.submit(work, t, i0, np.array(xb, copy=True), bar) for t, (i0, xb) in enumerate(batch)]:
+                f.result()
+    for osim, oidx in cols[1:]:
+        merge_heaps(bsim, bidx, osim, oidx)
     sort_heaps(fsim, fidx)
     sort_heaps(bsim, bidx)
     return KNN(fsim, fidx, bsim, bidx)

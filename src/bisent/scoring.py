@@ -122,8 +122,10 @@ class Scorer:
         """kNN both ways with this scorer's method (``auto``: chosen by size) and options."""
         method, chosen = resolve_method(self.knn_method, x, y)
         options = {**chosen, **self.knn_options}
-        if method != "twostage":
-            options.pop("state", None)                      # only the two-stage scan saves its progress
+        if method == "twostage":
+            from .twostage import knn_twostage
+            return knn_twostage(x, y, self.k, **options, **kw)
+        options.pop("state", None)                          # only the two-stage scan saves its progress
         return knn_both(x, y, self.k, method=method, **options, **kw)
 
     def score(self, sources, *, progress: bool | None = None) -> Candidates:
