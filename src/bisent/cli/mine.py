@@ -75,8 +75,10 @@ def mine(src, tgt, src_lang, tgt_lang, encoder, margin, score, retrieval, k, thr
     check_paths({"SRC": src, "TGT": tgt}, {"--output": output})
     enc = None if src_vectors else get_encoder(encoder)
     twostage_state = None
-    if knn_method == "twostage" and ray_address is None and block_rows is None:
-        # resumable by default: the scan saves its heaps, then its candidates, to this folder
+    if ray_address is None and block_rows is None and (knn_method == "twostage" or
+                                                       (knn_method == "auto" and state_dir is None)):
+        # resumable by default: a two-stage scan (asked for, or chosen by auto from 200k a side) saves its heaps,
+        # then its candidates, to this folder; the exact and approximate searches ignore it
         twostage_state = state_dir or (None if is_stdio(output) else f"{output}.knn")
         state_dir = None
     blocks = ray_address is not None or state_dir is not None or block_rows is not None
