@@ -92,6 +92,21 @@ def exact_anchor(x, y, k: int, cache=None):
     return exact, t_exact, c_exact, False
 
 
+def first_rows(sh, n: int, dtype=None):
+    """The first ``n`` rows of a vectors folder (:class:`~bisent.vectors.Shards`) as one array (n, d), in its
+    stored dtype (fp16) or as ``dtype``; read block by block, stopping once ``n`` rows are in."""
+    import numpy as np
+
+    from ..vectors import iter_blocks
+
+    out = []
+    for s, b in iter_blocks(sh, 65536):
+        out.append(np.asarray(b[: max(0, n - s)], dtype=dtype))
+        if s + len(b) >= n:
+            break
+    return np.concatenate(out)
+
+
 def add_results_option(parser) -> None:
     """``--results DIR`` of every benchmark script, as ``bisent bench --results``."""
     parser.add_argument("--results", default="benchmarks/results",

@@ -26,19 +26,7 @@ import numpy as np
 
 from ..index import build_index
 from ..vectors import Shards
-from .common import Recorder, add_results_option, exact_anchor
-
-
-def _rows(sh: Shards, n: int) -> np.ndarray:
-    """The first ``n`` rows of a vectors folder as float32 (n, d)."""
-    from ..vectors import iter_blocks
-
-    out = []
-    for s, b in iter_blocks(sh, 65536):
-        out.append(np.asarray(b[: max(0, n - s)], dtype=np.float32))
-        if s + len(b) >= n:
-            break
-    return np.concatenate(out)
+from .common import Recorder, add_results_option, exact_anchor, first_rows
 
 
 def main(argv=None) -> None:
@@ -57,7 +45,7 @@ def main(argv=None) -> None:
     add_results_option(ap)
     args = ap.parse_args(argv)
     record = Recorder("index_sweep", args.results or None, echo=lambda line: print(line, flush=True))
-    x, y = _rows(Shards(args.src), args.n), _rows(Shards(args.tgt), args.n)
+    x, y = first_rows(Shards(args.src), args.n, np.float32), first_rows(Shards(args.tgt), args.n, np.float32)
     n, m = len(x), len(y)
     base = {"label": args.label, "encoder": Shards(args.src).manifest.get("encoder"), "n": n, "m": m,
             "d": int(x.shape[1]), "k": args.k}

@@ -34,21 +34,14 @@ from ..mining import retrieve
 from ..scoring import Scorer
 from ..threads import default_threads
 from ..twostage import knn_twostage, knn_twostage_queries
-from ..vectors import Shards, iter_blocks
-from .common import Recorder, add_results_option, exact_anchor, peak_rss_mb
+from ..vectors import Shards
+from .common import Recorder, add_results_option, exact_anchor, first_rows, peak_rss_mb
 
 
 def _rows16(sh: Shards, n: int):
     """The first ``n`` rows of a vectors folder in their stored dtype (fp16), (n, d); the folder itself (streamed,
     never loaded whole) when ``n`` covers it."""
-    if n >= len(sh):
-        return sh
-    out = []
-    for s, b in iter_blocks(sh, 65536):
-        out.append(np.asarray(b[: max(0, n - s)]))
-        if s + len(b) >= n:
-            break
-    return np.concatenate(out)
+    return sh if n >= len(sh) else first_rows(sh, n)
 
 
 def _pairs(knn: KNN, k: int) -> set[tuple[int, int]]:
