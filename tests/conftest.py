@@ -25,3 +25,13 @@ def _isolated_embedding_cache(tmp_path_factory):
 def unit_rows(rng, n, d, dtype=np.float32):
     x = rng.standard_normal((n, d)).astype(np.float32)
     return (x / np.linalg.norm(x, axis=1, keepdims=True)).astype(dtype)
+
+
+@pytest.fixture(scope="module")
+def toy_model(tmp_path_factory):
+    """A divergence model trained for seconds on the toy task of divergence_toys: (model, its folder)."""
+    pytest.importorskip("torch")
+    from divergence_toys import train_toy_model
+
+    out = tmp_path_factory.mktemp("div") / "model"
+    return train_toy_model(out), out

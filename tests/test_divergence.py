@@ -14,10 +14,10 @@ from bisent.divergence import (ClassIndex, Cut, DiceAligner, WordClasses, aggreg
                                edge_costs, insert, paired, ratio_ok, repair_pair, replace, sentence_boundaries,
                                tokenize, unpaired, word_accuracy)
 from bisent.models.divergence import aggregate as torch_aggregate  # noqa: E402
-from bisent.training.data import Bitext  # noqa: E402
 from bisent.training.loop import train  # noqa: E402
 from bisent.training.objectives.divergence import word_loss  # noqa: E402
 from bisent.training.recipe import validate_recipe  # noqa: E402
+from divergence_toys import TOY, toy_bitext, toy_pairs  # noqa: E402
 
 
 # --- Eq. 2-3 against a direct transcription ---------------------------------------------------------
@@ -194,32 +194,6 @@ def test_word_classes_group_words_of_the_same_kind():
 
 # --- a toy model trained for seconds -----------------------------------------------------------------
 
-def _toy_pairs(n: int, seed: int) -> list[tuple[str, str]]:
-    rng = np.random.default_rng(seed)
-    out = []
-    for _ in range(n):
-        ids = rng.integers(0, 40, size=rng.integers(4, 9))
-        out.append((" ".join(f"a{i}" for i in ids), " ".join(f"b{i}" for i in ids[::-1])))
-    return out
-
-
-#: a toy run: tiny model, no replace negatives (no word classes to learn), a high learning rate
-TOY = {"architecture": "divergence", "model": {"embed_dim": 16, "hidden_dim": 16, "min_count": 1},
-       "objectives": {"replace": False, "word_classes": 8}, "train": {"max_steps": 250, "log_every": 50},
-       "optim": {"lr": 0.02, "clip": 5.0}, "data": {"batch_size": 16}}
-
-
-def _toy_bitext(n: int, seed: int) -> Bitext:
-    return Bitext("xa", "xb", _toy_pairs(n, seed))
-
-
-@pytest.fixture(scope="module")
-def toy_model(tmp_path_factory):
-    out = tmp_path_factory.mktemp("div") / "model"
-    result = train(validate_recipe(TOY), [_toy_bitext(600, 0)], [], [], out, progress=False)
-    return result.model, out
-
-
 def _losses(log: list[dict]) -> list[tuple[int, float]]:
     return [(r["step"], r["loss"]) for r in log if "loss" in r and "event" not in r]
 
@@ -230,7 +204,7 @@ def test_a_stopped_run_resumes_to_the_same_weights_and_loss_curve(tmp_path):
 
     recipe = validate_recipe({**TOY, "objectives": {"word_classes": 4},          # R examples too
                               "train": {"log_every": 1, "checkpoint_every": 5}})
-    data = [_toy_bitext(120, 3)]
+    data = [toy_bitext(120, 3)]
     straight = train(recipe, data, [], [], tmp_path / "a", max_steps=12, progress=False)
     train(recipe, data, [], [], tmp_path / "b", max_steps=5, progress=False)
     resumed = train(recipe, data, [], [], tmp_path / "b", max_steps=12, resume=True, progress=False)
@@ -244,7 +218,7 @@ def test_toy_model_separates_divergent_from_parallel_words(toy_model):
     from bisent.divergence import NegativeSampler
 
     model, _ = toy_model
-    held = [(tokenize(s).words, tokenize(t).words) for s, t in _toy_pairs(200, 1)]
+    held = [(tokenize(s).words, tokenize(t).words) for s, t in toy_pairs(200, 1)]
     sampler = NegativeSampler(8).fit(held)
     rng = np.random.default_rng(5)
     exs = [e for k in range(200) for e in [sampler.make(k, "PUI"[k % 3], rng)] if e is not None]

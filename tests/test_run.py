@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from bisent.cli import main
-from test_divergence import _toy_pairs, toy_model  # noqa: F401  (a divergence model trained in seconds)
+from divergence_toys import toy_pairs
 
 EN = ["The cat sits on the mat.", "It is raining today in Berlin.", "I like green apples very much.",
       "Open the file menu first.", "Click the Save button now.", "The dog barks loudly at night."]
@@ -152,7 +152,7 @@ def test_kill_between_stages_resumes_to_identical_outputs(tmp_path, stage):
 def test_repair_step_in_the_run_cuts_a_glued_pair(tmp_path, capsys, toy_model):
     """The filter stage runs issue 12's repair step: a target sentence glued to junk comes out cut back."""
     _, model_dir = toy_model
-    pairs = _toy_pairs(6, 7)
+    pairs = toy_pairs(6, 7)
     junk = [f"b{i}" for i in range(40) if f"a{i}" not in pairs[2][0].split()][:5]
     glued = pairs[2][1] + " " + " ".join(junk)
     (tmp_path / "a.xa").write_text("".join(s + "\n" for s, _ in pairs), encoding="utf-8")
