@@ -20,7 +20,7 @@ import faiss
 import numpy as np
 
 from .progress import progress_bar
-from .topk import empty_heaps, sort_heaps, update_tile
+from .topk import empty_heaps, sort_heaps
 from .vectors import iter_blocks
 
 BLOCK_ROWS = 4096
@@ -70,59 +70,22 @@ def knn_both(x, y, k: int = 4, *, method: str = "exact", block_rows: int = BLOCK
     bsim, bidx = empty_heaps(m, kb)
     if n == 0 or m == 0 or k < 1:
         return KNN(fsim, fidx, bsim, bidx)
-    import threading
-    from concurrent.futures import ThreadPoolExecutor
-
-    from threadpoolctl import threadpool_limits
-
     from .threads import default_threads
-    from .topk import merge_heaps
+    from .topk import merge_heaps, scan_tiles
 
     tiles = -(-n // block_rows) * -(-m // block_cols)
     threads = max(1, min(threads or default_threads(), -(-n // block_rows)))
     cols = [(bsim, bidx)] + [empty_heaps(m, kb) for _ in range(threads - 1)]   # private column heaps
-    # every working buffer is allocated once per thread: memory stays at the vectors + these, however large n, m
-    bufs = [(np.empty(block_rows * block_cols, dtype=np.float32),              # the score tile
-             np.empty((min(block_rows, n), d), dtype=np.float32),              # fp32 upcasts of one block each
-             np.empty((min(block_cols, m), d), dtype=np.float32),
-             np.empty(block_cols, dtype=np.float32)) for _ in range(threads)]  # column thresholds of one tile
-    lock = threading.Lock()
-
-    def work(t: int, i0: int, xb, bar) -> None:
-        tbuf, xbuf, ybuf, bthr = bufs[t]
-        xb = _as_float32(xb, xbuf)                                             # (bx, d)
-        for j0, yb in iter_blocks(y, block_cols):
-            yb = _as_float32(yb, ybuf)                                         # (by, d)
-            bx, by = len(xb), len(yb)
-            tile = np.matmul(xb, yb.T, out=tbuf[:bx * by].reshape(bx, by))     # (bx, by) one sgemm
-            # one pass: rows i0.. get candidates j0.., columns j0.. get candidates i0..
-            update_tile(tile, i0, j0, fsim, fidx, cols[t][0], cols[t][1], bthr)
-            with lock:
-                bar.update(1)
-
-    with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(threads) as pool, \
-            progress_bar(progress, total=tiles, desc="kNN", unit="tile", leave=False) as bar:
-        blocks = iter_blocks(x, block_rows)
-        while True:
-            batch = [b for _, b in zip(range(threads), blocks)]               # one row block a thread
-            if not batch:
-                break
-            for f in [pool.submit(work, t, i0, np.array(xb, copy=True), bar) for t, (i0, xb) in enumerate(batch)]:
-                f.result()
+    # the working buffers are one set a thread: memory stays at the vectors + these, however large n, m
+    rows = ((None, i0, np.array(xb, copy=True)) for i0, xb in iter_blocks(x, block_rows))
+    with progress_bar(progress, total=tiles, desc="kNN", unit="tile", leave=False) as bar:
+        scan_tiles(rows, lambda: iter_blocks(y, block_cols), fsim, fidx, cols, dim=d,
+                   block_rows=min(block_rows, n), block_cols=min(block_cols, m), bar=bar)
     for osim, oidx in cols[1:]:
         merge_heaps(bsim, bidx, osim, oidx)
     sort_heaps(fsim, fidx)
     sort_heaps(bsim, bidx)
     return KNN(fsim, fidx, bsim, bidx)
-
-
-def _as_float32(block: np.ndarray, buf: np.ndarray) -> np.ndarray:
-    """``block`` as a C-contiguous float32 array: itself when it is one, else upcast into ``buf``."""
-    if block.dtype == np.float32 and block.flags.c_contiguous:
-        return block
-    out = buf[:len(block)]
-    out[...] = block
-    return out
 
 
 def _to_float32(v) -> np.ndarray:

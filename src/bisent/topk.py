@@ -134,3 +134,64 @@ def merge_heaps(val, ids, oval, oids) -> None:
         for a in range(k):
             if oids[r, a] >= 0 and _worse(val[r, 0], ids[r, 0], oval[r, a], oids[r, a]):
                 _replace_root(val[r], ids[r], oval[r, a], oids[r, a])
+
+
+def as_float32(block: np.ndarray, buf: np.ndarray) -> np.ndarray:
+    """``block`` as a C-contiguous float32 array: itself when it is one, else upcast into ``buf``."""
+    if block.dtype == np.float32 and block.flags.c_contiguous:
+        return block
+    out = buf[:len(block)]
+    out[...] = block
+    return out
+
+
+def scan_tiles(row_blocks, col_blocks, fval, fids, cols, *, dim: int, block_rows: int, block_cols: int,
+               bar, after_round=None) -> None:
+    """Run :func:`update_tile` over every tile of ``S = X Yᵀ``, one row block a thread: the one parallel driver.
+
+    ``row_blocks`` yields ``(key, i0, xb)``: rows ``i0..`` of X (bx ≤ block_rows, dim), any float dtype,
+    not shared with the caller (a thread reads it later); ``key`` names the block for ``after_round``.
+    ``col_blocks()`` gives a fresh iterator of ``(j0, yb)`` over Y for each row block. Row heaps
+    ``fval``/``fids`` (n, k) are shared (row blocks are disjoint); ``cols`` holds one private pair of
+    column heaps (m, k) a thread, ``len(cols)`` threads, for the caller to merge with
+    :func:`merge_heaps`. Each round, each thread takes one row block and does its tiles whole, the sgemm
+    on one BLAS thread (threadpoolctl) and the top-k pass with the GIL released, so no BLAS thread spins
+    while the other core runs the top-k pass, and every tile is the same single-threaded sgemm whatever
+    the thread count (bit-identical scores everywhere, Ray workers included). ``bar`` gets one update a
+    tile; ``after_round(keys, last)`` runs after each round with the keys of its finished blocks.
+    """
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    from threadpoolctl import threadpool_limits
+
+    threads = len(cols)
+    bufs = [(np.empty(block_rows * block_cols, dtype=np.float32),              # the score tile
+             np.empty((block_rows, dim), dtype=np.float32),                    # fp32 upcasts of one block each
+             np.empty((block_cols, dim), dtype=np.float32),
+             np.empty(block_cols, dtype=np.float32)) for _ in range(threads)]  # column thresholds of one tile
+    lock = threading.Lock()
+
+    def work(t: int, i0: int, xb) -> None:
+        tbuf, xbuf, ybuf, bthr = bufs[t]
+        bval, bids = cols[t]
+        xb = as_float32(xb, xbuf)                                              # (bx, dim)
+        for j0, yb in col_blocks():
+            yb = as_float32(yb, ybuf)                                          # (by, dim)
+            bx, by = len(xb), len(yb)
+            tile = np.matmul(xb, yb.T, out=tbuf[:bx * by].reshape(bx, by))     # (bx, by) one sgemm
+            # one pass: rows i0.. get candidates j0.., columns j0.. get candidates i0..
+            update_tile(tile, i0, j0, fval, fids, bval, bids, bthr)
+            with lock:
+                bar.update(1)
+
+    blocks = iter(row_blocks)
+    with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(threads) as pool:
+        batch = [b for _, b in zip(range(threads), blocks)]
+        while batch:
+            for f in [pool.submit(work, t, i0, xb) for t, (_, i0, xb) in enumerate(batch)]:
+                f.result()
+            nxt = [b for _, b in zip(range(threads), blocks)]
+            if after_round is not None:
+                after_round([key for key, _, _ in batch], not nxt)
+            batch = nxt

@@ -133,27 +133,20 @@ def scan_both(xr: np.ndarray, yr: np.ndarray, kk: int, *, threads: int = 1, bloc
               key: dict | None = None, save_every: float | None = None):
     """Top-``kk`` of both directions over ``xr`` (n, r) and ``yr`` (m, r) (float16 or 32), unsorted heaps -> a KNN, sorted.
 
-    The one-pass fused scan of :func:`bisent.index.knn_both` (one sgemm a tile, then
-    :func:`bisent.topk.update_tile`), parallel by row blocks: each round, each of ``threads`` threads
-    takes one block of rows and does its tiles whole, sgemm on one BLAS thread (threadpoolctl) and the
-    top-k pass (numba, GIL released), so the cores never wait for each other inside a tile and no BLAS
-    thread spins while the top-k pass runs. Row heaps are disjoint between threads; each thread keeps
-    private column heaps, merged in the heaps' total order (score, then index), so the result is the
-    one-thread result whatever the threads and the order of the blocks.
+    The one-pass fused scan of :func:`bisent.index.knn_both`, by the same driver
+    (:func:`bisent.topk.scan_tiles`: one row block a thread, one BLAS thread each, private column heaps
+    merged here in the heaps' total order), so the result is the one-thread result whatever the threads
+    and the order of the blocks.
 
     ``state``: a folder where the heaps and the finished row blocks are saved (atomically, at most every
     ``save_every`` seconds, default :data:`SAVE_EVERY`); a killed scan given the same folder and the same inputs (``key``, checked)
     continues from its last save, with the same result.
     """
-    import threading
     import time as _time
-    from concurrent.futures import ThreadPoolExecutor
-
-    from threadpoolctl import threadpool_limits
 
     from .index import KNN
     from .progress import progress_bar
-    from .topk import empty_heaps, merge_heaps, sort_heaps, update_tile
+    from .topk import empty_heaps, merge_heaps, scan_tiles, sort_heaps
 
     n, m = len(xr), len(yr)
     kf, kb = min(kk, m), min(kk, n)
@@ -170,37 +163,20 @@ def scan_both(xr: np.ndarray, yr: np.ndarray, kk: int, *, threads: int = 1, bloc
             fsim, fidx, cols[0], done = saved
     todo = [b for b in range(len(starts)) if not done[b]]
     per_block = -(-m // block_cols)
-    lock = threading.Lock()
-    r = int(xr.shape[1])
-    buffers = [(np.empty(block_rows * block_cols, dtype=np.float32), np.empty(block_cols, dtype=np.float32),
-                np.empty((block_cols, r), dtype=np.float32)) for _ in range(threads)]
-
-    def work(t: int, b: int, bar) -> None:
-        tbuf, thr, ybuf = buffers[t]
-        bsim, bidx = cols[t]
-        i0 = starts[b]
-        xb = np.asarray(xr[i0:i0 + block_rows], dtype=np.float32)                    # (bx, r), upcast once
-        for j0 in range(0, m, block_cols):
-            yb = ybuf[:min(block_cols, m - j0)]
-            np.copyto(yb, yr[j0:j0 + block_cols])                                    # (by, r), upcast per tile
-            tile = np.matmul(xb, yb.T, out=tbuf[:len(xb) * len(yb)].reshape(len(xb), len(yb)))    # (bx, by)
-            update_tile(tile, i0, j0, fsim, fidx, bsim, bidx, thr)
-            with lock:
-                bar.update(1)
-
     every = SAVE_EVERY if save_every is None else save_every
-    last = _time.monotonic()
-    with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(threads) as pool, \
-            progress_bar(progress, total=len(starts) * per_block, desc="kNN scan", unit="tile", leave=False) as bar:
+    last = [_time.monotonic()]
+
+    def after_round(keys: list[int], final: bool) -> None:
+        done[keys] = True
+        if state is not None and not final and _time.monotonic() - last[0] >= every:
+            _save_scan(state, meta, fsim, fidx, cols, done)
+            last[0] = _time.monotonic()
+
+    rows = ((b, starts[b], xr[starts[b]:starts[b] + block_rows]) for b in todo)   # (bx, r) views, upcast per thread
+    with progress_bar(progress, total=len(starts) * per_block, desc="kNN scan", unit="tile", leave=False) as bar:
         bar.update(int(done.sum()) * per_block)
-        for r0 in range(0, len(todo), threads):
-            batch = todo[r0:r0 + threads]
-            for f in [pool.submit(work, t, b, bar) for t, b in enumerate(batch)]:
-                f.result()
-            done[batch] = True
-            if state is not None and _time.monotonic() - last >= every and r0 + threads < len(todo):
-                _save_scan(state, meta, fsim, fidx, cols, done)
-                last = _time.monotonic()
+        scan_tiles(rows, lambda: ((j0, yr[j0:j0 + block_cols]) for j0 in range(0, m, block_cols)), fsim, fidx, cols,
+                   dim=int(xr.shape[1]), block_rows=block_rows, block_cols=block_cols, bar=bar, after_round=after_round)
     bsim, bidx = cols[0]
     for osim, oidx in cols[1:]:
         merge_heaps(bsim, bidx, osim, oidx)
