@@ -318,12 +318,15 @@ def mining_negatives(cands, kind: str, pair_src: np.ndarray, pair_tgt: np.ndarra
     Known bias: an orphan's free candidates still include translations of its
     document mates whose pairs were not confident (not mutual), which a
     sentence whose whole document is missing never meets; they make the upper
-    tail too heavy for weaker encoders (me5-small: precision underestimated by
-    up to 16 points; excluding document mates by gold document ids brought it
-    within 6, but a run has no document ids; excluding the candidates within
-    a few input lines of the lost partner, which are its document mates when
-    the input is in document order, helps me5-small as much and hurts use-m3:
-    README, "Calibration without gold").
+    tail too heavy for weaker encoders (me5-small, in the mixture over all
+    pairs: precision underestimated by up to 16 points; excluding document
+    mates by gold document ids brought it within 6, but a run has no document
+    ids; excluding the candidates within a few input lines of the lost
+    partner, which are its document mates when the input is in document
+    order, helps me5-small as much and hurts use-m3: README, "Calibration
+    without gold"). Split by mutuality (:func:`calibrate_split`) the
+    negatives match the real false pairs of each group far better; the
+    bias was mostly in the mix of the two groups.
 
     ``with_mutual``: return :class:`OrphanNegatives` instead: the scores,
     ``mutual`` (m,) telling the simulated false pairs whose sides would be each
