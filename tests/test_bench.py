@@ -139,6 +139,10 @@ def test_calibration_takes_a_split_and_settings(capsys):
     out = task_module("calibration").run("en", "de", run_encoders(["char-ngram"], anchors=False), rec, limit=60,
                                          split="dev", settings=["mining", "docs"])
     assert [r["setting"] for r in out] == ["mining", "docs"]
+    diag = out[0]["diagnosis"]                                  # gold used for diagnosis only
+    assert sum(diag[k]["n"] for k in ("true_mutual", "true_non_mutual", "false_mutual", "false_non_mutual")) \
+        == out[0]["pairs"]
+    assert out[0].get("estimator", "split-0.5") == "split-0.5"   # absent where too few negatives to calibrate
     assert all(r["split"] == "dev" for r in out) and out[1]["pool"].endswith("dev pages")
     test = task_module("calibration").run("en", "de", run_encoders(["char-ngram"], anchors=False), rec, limit=60,
                                           settings=["mining"])
@@ -155,3 +159,5 @@ def test_calibration_takes_a_split_and_settings(capsys):
     assert "--split all: only the docs setting" in capsys.readouterr().err
     assert main(["bench", "mining", "--estimator", "em", "--no-anchors", "-e", "random", "--results", ""]) == 2
     assert "--estimator: only the calibration task estimates" in capsys.readouterr().err
+    assert main(["bench", "calibration", "--estimator", "split", "--no-anchors", "-e", "random", "--results", ""]) == 2
+    assert "--estimator split: only the mining setting splits its pairs" in capsys.readouterr().err

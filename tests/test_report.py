@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from bisent.cli import main
+from bisent.errors import BisentError
 from bisent.report import (RecordingScorer, calibrate, explain_pair, mining_negatives, records_from_folder, render,
                            report_folder, synthetic_pairs)
 from bisent.report.explain import filter_decision
@@ -93,6 +94,105 @@ def test_mining_negatives_estimate_planted_pairs():
     for q in (0.5, 0.7, 0.8):
         t = np.quantile(sc, q)
         assert abs(cal.precision_at(t) - ok[sc >= t].mean()) < 0.1
+
+
+def test_split_calibration_recovers_a_planted_false_share():
+    """Mining split by mutuality: non-mutual pairs (all false here) counted as they are, the false share of the
+    mutual ones recovered from negatives that sit ``d`` below the real false pairs, as the orphans' do."""
+    from bisent.report import calibrate_split
+
+    rng = np.random.default_rng(5)
+    for true_m, false_m, false_n in ((300, 200, 500), (200, 200, 600), (500, 60, 200)):
+        d = 0.03
+        scores = np.concatenate([rng.normal(1.5, 0.12, true_m),        # true pairs: mutual
+                                 rng.normal(1.1, 0.06, false_m),       # false mutual pairs
+                                 rng.normal(0.95, 0.08, false_n)])     # false non-mutual pairs
+        mutual = np.arange(len(scores)) < true_m + false_m
+        correct = np.arange(len(scores)) < true_m
+        neg_m, neg_n = rng.normal(1.1 - d, 0.06, 400), rng.normal(0.95 - d, 0.08, 600)
+        rate = false_m / (false_m + false_n)                            # the share of false pairs that are mutual
+        cal = calibrate_split(scores, mutual, np.concatenate([neg_m, neg_n]),
+                              np.arange(1000) < 400, mutual_rate=rate)
+        assert abs(cal.pi0 - (1 - correct.mean())) < 0.05
+        assert abs(cal.shift - d) < 0.01
+        for q in (0.3, 0.5, 0.7, 0.8):
+            t = np.quantile(scores, q)
+            assert abs(cal.precision_at(t) - correct[scores >= t].mean()) < 0.05, (true_m, false_m, q)
+        storey = calibrate_split(scores, mutual, np.concatenate([neg_m, neg_n]), np.arange(1000) < 400)
+        assert abs(storey.pi0 - (1 - correct.mean())) < 0.05                     # Storey's count alone
+    assert np.all(np.diff(cal.precision) >= 0) and np.all(np.diff(cal.thresholds) > 0)
+
+
+def test_split_calibration_counts_non_mutual_pairs_as_false():
+    """Every non-mutual pair is false; mutual pairs above every negative are all right."""
+    from bisent.report import calibrate_split
+
+    scores = np.array([1.0] * 20 + [2.0] * 30 + [3.0] * 50)
+    mutual = np.array([False] * 20 + [False] * 30 + [True] * 50)          # 50 non-mutual pairs, 30 of them >= 2
+    negatives = np.concatenate([np.linspace(0.9, 1.1, 20), np.linspace(0.5, 1.5, 20)])
+    neg_mutual = np.arange(40) < 20
+    cal = calibrate_split(scores, mutual, negatives, neg_mutual, grid=[1.0, 2.0, 3.0])
+    assert cal.pi0 == 0.5 and cal.kept == [100, 80, 50]
+    assert cal.precision == [0.5, 0.625, 1.0]                                 # 50/100, 50/80, 50/50
+    with pytest.raises(BisentError, match="at least 10 mutual and non-mutual"):
+        calibrate_split(scores[:55], mutual[:55], negatives, neg_mutual)     # 5 mutual pairs
+    with pytest.raises(ValueError, match="same lengths"):
+        calibrate_split(scores, mutual[:10], negatives, neg_mutual)
+
+
+def test_orphan_negatives_tell_mutual_pairs():
+    """x0 loses y0 and takes y2 (y1 is held): not its nearest after y0, so not mutual; mutual_rate counts
+    every orphan that found a free candidate."""
+    from types import SimpleNamespace
+
+    from bisent.report.calibration import mining_calibration, mutual_pairs
+    from bisent.scoring import margin
+
+    fwd_idx = np.array([[0, 1, 2], [1, 0, 2], [2, 0, 1]])
+    fwd_sim = np.array([[0.9, 0.8, 0.5], [0.9, 0.7, 0.4], [0.3, 0.2, 0.1]], dtype=np.float32)
+    bwd_idx = np.array([[0, 1, 2], [1, 0, 2], [0, 1, 2]])
+    bwd_sim = np.array([[0.9, 0.7, 0.2], [0.9, 0.8, 0.1], [0.5, 0.4, 0.3]], dtype=np.float32)
+    knn = SimpleNamespace(fwd_idx=fwd_idx, fwd_sim=fwd_sim, bwd_idx=bwd_idx, bwd_sim=bwd_sim)
+    cands = SimpleNamespace(knn=knn, r_x=fwd_sim.mean(axis=1), r_y=bwd_sim.mean(axis=1))
+    ps, pt = np.array([0, 1, 2]), np.array([0, 1, 2])
+    assert mutual_pairs(cands, ps, pt).tolist() == [True, True, False]      # y2's nearest source is x0
+    sc = margin(np.array([0.9, 0.9, 0.3]), cands.r_x, cands.r_y)
+    neg = mining_negatives(cands, "ratio", ps[:2], pt[:2], sc[:2], with_mutual=True)
+    plain = mining_negatives(cands, "ratio", ps[:2], pt[:2], sc[:2])
+    assert np.array_equal(neg.scores, plain) and len(neg.mutual) == len(plain)
+    x0 = np.isclose(neg.scores, margin(np.array([0.5]), fwd_sim[0, 1:].mean(), cands.r_y[2])[0])
+    assert x0.any() and not neg.mutual[x0].any()                              # y2 is x0's third candidate
+    assert 0 <= neg.mutual_rate <= 1
+    with pytest.raises(ValueError, match="pi0 must be"):
+        mining_calibration(cands, "ratio", ps, pt, sc, pi0="oracle")
+
+
+def test_mining_calibration_split_and_its_fallback():
+    """``bisent mine --report``'s calibration: split by mutuality; all-mutual pairs (intersect) fall back to
+    the mixture over all pairs. On isotropic toy vectors it stays within 10 points (README: the split is
+    fitted to the LibreOffice dev tasks, the toy's false mutual pairs sit higher than its orphans')."""
+    from bisent.report.calibration import mining_calibration, mutual_pairs
+
+    rng = np.random.default_rng(2)
+    d, n_pairs, n_only = 64, 300, 600
+    x = unit_rows(rng, n_pairs + n_only, d)
+    y_pairs = x[:n_pairs] + 0.9 * unit_rows(rng, n_pairs, d)
+    y = np.concatenate([y_pairs / np.linalg.norm(y_pairs, axis=1, keepdims=True), unit_rows(rng, n_only, d)])
+    rec = RecordingScorer(Scorer("ratio", 4))
+    pairs = mine(x, y, rec, retrieval="max")
+    sc = np.array([p.score for p in pairs])
+    ps, pt = np.array([p.src for p in pairs]), np.array([p.tgt for p in pairs])
+    ok = (ps == pt) & (ps < n_pairs)
+    cal = mining_calibration(rec.cands_, "ratio", ps, pt, sc)
+    old = mining_calibration(rec.cands_, "ratio", ps, pt, sc, pi0="storey")
+    assert cal.shift != old.shift and len(cal.thresholds) > 100
+    for q in (0.5, 0.7, 0.8):
+        t = np.quantile(sc, q)
+        assert abs(cal.precision_at(t) - ok[sc >= t].mean()) < 0.1
+    mutual = mutual_pairs(rec.cands_, ps, pt)
+    both = mining_calibration(rec.cands_, "ratio", ps[mutual], pt[mutual], sc[mutual])
+    ref = calibrate(sc[mutual], mining_negatives(rec.cands_, "ratio", ps[mutual], pt[mutual], sc[mutual]))
+    assert both.precision == ref.precision and both.shift == ref.shift
 
 
 def test_documents_calibration_estimates_planted_document_pairs():

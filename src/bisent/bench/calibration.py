@@ -4,7 +4,11 @@ Two settings per encoder, both on TEST documents of LibreOffice help:
 
 - mining: the BUCC-like task of ``bench mining`` (ratio margin, k = 4,
   max-score retrieval); the estimate uses only the run's own candidates
-  (:func:`bisent.report.calibration.mining_negatives`);
+  (:func:`bisent.report.calibration.mining_calibration`, as ``bisent mine
+  --report``: non-mutual pairs counted as false, the mixture fitted to the
+  mutual ones against the mutual orphan negatives); the record's
+  ``diagnosis`` holds, with gold, the score quantiles of the true and false
+  pairs and of the negatives, mutual and not (for diagnosis only);
 - documents: ``bisent docs mine`` (Sentence-Avg, ratio margin, k = 4,
   max-score retrieval) over the candidate pool of ``bench docmine`` (every
   page of its four sources; me5-small on the LibreOffice test pages alone, as
@@ -37,7 +41,7 @@ from ..errors import BisentError
 from ..datasets.libreoffice import load_pairs
 from ..mining import retrieve
 from ..report.calibration import (ALIGN_NEGATIVES_DEFAULT, alignment_negatives, calibrate, filter_negatives,
-                                  mining_negatives)
+                                  mining_calibration, mining_negatives, mutual_pairs)
 from ..scoring import Scorer
 from .common import Recorder
 
@@ -47,9 +51,14 @@ DOCS_QUANTILES = (0.0, 0.1, 0.25, 0.5, 0.75)   # most matched documents are righ
 ALIGN_QUANTILES = DOCS_QUANTILES                # most aligned blocks are right too
 #: the ``bench align`` view the align setting runs on (share of paragraphs dropped, merged)
 ALIGN_VIEW = ("drop10-merge10", 0.1, 0.1)
-#: How :func:`calibrate` estimates the false share (its ``pi0``), as records name it; records without the
-#: field were made with "em", the first version.
-ESTIMATORS = {"storey": "storey-0.75", "em": "em"}
+#: How the false share is estimated, as records name it: :func:`calibrate`'s ``pi0`` (``storey``, ``em``) or, in
+#: mining, :func:`bisent.report.calibration.calibrate_split` (``split``, the default there since session 13);
+#: records without the field were made with "em", the first version.
+ESTIMATORS = {"split": "split-0.5", "storey": "storey-0.75", "em": "em"}
+#: The estimator of each setting when none is given (``--estimator``).
+DEFAULT_ESTIMATOR = {"mining": "split", "docs": "storey", "filter": "storey", "align": "storey"}
+#: Score quantiles of the mining record's ``diagnosis``.
+DIAGNOSIS_QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
 
 
 def compare(scores: np.ndarray, correct: np.ndarray, negatives: np.ndarray | None, quantiles, *, cal=None,
@@ -75,7 +84,7 @@ def compare(scores: np.ndarray, correct: np.ndarray, negatives: np.ndarray | Non
 
 
 def mining(src_lang: str, tgt_lang: str, enc, *, max_gold: int | None = None, k: int = 4, progress=None,
-           split: str = "test", estimator: str = "storey") -> dict:
+           split: str = "test", estimator: str = "split") -> dict:
     """The mining setting on the ``split`` documents (``dev``: a check apart from the recorded test tasks)."""
     task = make_mining_task(load_pairs(src_lang, tgt_lang), split, max_gold=max_gold, src_lang=src_lang,
                             tgt_lang=tgt_lang)
@@ -88,9 +97,24 @@ def mining(src_lang: str, tgt_lang: str, enc, *, max_gold: int | None = None, k:
     sc = np.array([p.score for p in pairs], dtype=np.float64)
     gold = set(task.gold)
     ok = np.array([(task.src[p.src][0], task.tgt[p.tgt][0]) in gold for p in pairs])
-    neg = mining_negatives(cands, "ratio", ps, pt, sc)
+    neg, neg_mut, _ = mining_negatives(cands, "ratio", ps, pt, sc, with_mutual=True)
+    cal = mining_calibration(cands, "ratio", ps, pt, sc, pi0=estimator) if len(neg) >= 10 else None
     return {"setting": "mining", "score": "ratio", "k": k, "retrieval": "max", "pairs": len(sc),
-            "gold": len(gold), **compare(sc, ok, neg, MINING_QUANTILES, estimator=estimator)}
+            "gold": len(gold), **compare(sc, ok, neg, MINING_QUANTILES, cal=cal, estimator=estimator),
+            "diagnosis": mining_diagnosis(sc, ok, mutual_pairs(cands, ps, pt), neg, neg_mut)}
+
+
+def mining_diagnosis(scores: np.ndarray, correct: np.ndarray, mutual: np.ndarray, negatives: np.ndarray,
+                     neg_mutual: np.ndarray) -> dict:
+    """Counts and score quantiles (:data:`DIAGNOSIS_QUANTILES`) of the true and false mined pairs, mutual or not,
+    and of the negatives, mutual or not: where the estimate goes wrong (gold used for diagnosis only)."""
+    def q(a):
+        return [round(float(v), 4) for v in np.quantile(a, DIAGNOSIS_QUANTILES)] if len(a) else []
+
+    groups = {"true_mutual": scores[correct & mutual], "true_non_mutual": scores[correct & ~mutual],
+              "false_mutual": scores[~correct & mutual], "false_non_mutual": scores[~correct & ~mutual],
+              "negatives_mutual": negatives[neg_mutual], "negatives_non_mutual": negatives[~neg_mutual]}
+    return {"quantiles": list(DIAGNOSIS_QUANTILES), **{k: {"n": len(v), "q": q(v)} for k, v in groups.items()}}
 
 
 def documents(src_lang: str, tgt_lang: str, enc_name: str, *, limit: int | None = None, progress=None,
@@ -182,27 +206,30 @@ def alignment(src_lang: str, tgt_lang: str, enc, *, limit: int | None = None, sp
 
 def run(src_lang: str, tgt_lang: str, encoders: list, record: Recorder, *, limit: int | None = None,
         progress=None, split: str = "test", settings=("mining", "docs", "filter", "align"),
-        estimator: str = "storey") -> list[dict]:
+        estimator: str | None = None) -> list[dict]:
     """``limit`` caps the mining task's gold pairs, the document pool's queries and distractors, the filter set's
     items; ``split``: the documents every setting is built from (``dev`` to choose a method, ``test`` to report);
     ``settings``: which of mining, docs, filter, align to run (``limit`` caps align's pages too); ``split="all"`` (every page of every split) is for the
     docs setting alone, the pool of ``bench docmine``; ``estimator``: the false share's, as :func:`calibrate`'s ``pi0``
-    (``em`` to compare with the first version)."""
+    (``em`` to compare with the first version), or ``split`` (mining only); None: :data:`DEFAULT_ESTIMATOR`."""
     if split == "all" and set(settings) != {"docs"}:
         raise BisentError("--split all: only the docs setting runs on every split (add --setting docs)")
+    if estimator == "split" and set(settings) != {"mining"}:
+        raise BisentError("--estimator split: only the mining setting splits its pairs (add --setting mining)")
+    est = {k: estimator or v for k, v in DEFAULT_ESTIMATOR.items()}
     out = []
     for enc in encoders:
         who = {"pair": f"{src_lang}-{tgt_lang}", "split": split, "encoder": enc.name, "encoder_id": enc.id}
         if "mining" in settings:
             out.append(record({**who, **mining(src_lang, tgt_lang, enc, max_gold=limit, progress=progress,
-                                               split=split, estimator=estimator)}))
+                                               split=split, estimator=est["mining"])}))
         if "docs" in settings:
             out.append(record({**who, **documents(src_lang, tgt_lang, enc.name, limit=limit, progress=progress,
-                                                  split=None if split == "all" else split, estimator=estimator)}))
+                                                  split=None if split == "all" else split, estimator=est["docs"])}))
         if "filter" in settings:
             out.append(record({**who, **filtering(src_lang, tgt_lang, enc, limit=limit or 4000, split=split,
-                                                  estimator=estimator)}))
+                                                  estimator=est["filter"])}))
         if "align" in settings:
             out.append(record({**who, **alignment(src_lang, tgt_lang, enc, limit=limit, split=split,
-                                                  progress=progress, estimator=estimator)}))
+                                                  progress=progress, estimator=est["align"])}))
     return out

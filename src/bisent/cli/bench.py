@@ -28,8 +28,10 @@ from ..errors import BisentError
                    "all: every page, calibration's docs setting only).")
 @click.option("--setting", "settings", multiple=True, type=click.Choice(["mining", "docs", "filter", "align"]),
               help="Calibration: run only these settings (repeatable; default all).")
-@click.option("--estimator", type=click.Choice(["storey", "em"]), default="storey", show_default=True,
-              help="Calibration: how the false share is estimated (em: the first version, for comparison).")
+@click.option("--estimator", type=click.Choice(["split", "storey", "em"]), default=None,
+              help="Calibration: how the false share is estimated (default: split in mining, storey elsewhere; "
+                   "split: mutual and non-mutual mined pairs apart; storey in mining: the version before it; "
+                   "em: the first version, for comparison).")
 @click.option("--results", default="benchmarks/results", show_default=True,
               help="Folder whose TASK.jsonl each result is appended to ('' to not record).")
 def bench(task, pair, encoders, no_anchors, limit, domain, rerank, split, settings, estimator, results):
@@ -64,7 +66,7 @@ def bench(task, pair, encoders, no_anchors, limit, domain, rerank, split, settin
         if task != "calibration":
             raise BisentError("--setting: only the calibration task has settings")
         kwargs["settings"] = list(settings)
-    if estimator != "storey":
+    if estimator is not None:
         if task != "calibration":
             raise BisentError("--estimator: only the calibration task estimates")
         kwargs["estimator"] = estimator

@@ -13,7 +13,8 @@
 - :mod:`.plots` (matplotlib to inline SVG) and :mod:`.html` (one self-contained file).
 """
 
-from .calibration import Calibration, calibrate, filter_negatives, mining_negatives, synthetic_pairs
+from .calibration import (Calibration, calibrate, calibrate_split, filter_negatives, mining_calibration,
+                          mining_negatives, synthetic_pairs)
 from .explain import explain_pair
 from .html import render
 from .record import records_from_folder
@@ -25,6 +26,6 @@ def report_folder(run_dir, out_path, *, title: str | None = None):
     return render(records_from_folder(run_dir), out_path, title=title or f"bisent report: {run_dir}")
 
 
-__all__ = ["Calibration", "calibrate", "mining_negatives", "filter_negatives", "synthetic_pairs", "explain_pair",
-           "render", "records_from_folder", "report_folder", "RecordingScorer", "choose_threshold", "finish_mining",
-           "finish_filter"]
+__all__ = ["Calibration", "calibrate", "calibrate_split", "mining_calibration", "mining_negatives", "filter_negatives",
+           "synthetic_pairs", "explain_pair", "render", "records_from_folder", "report_folder", "RecordingScorer",
+           "choose_threshold", "finish_mining", "finish_filter"]

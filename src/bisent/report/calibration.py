@@ -24,13 +24,19 @@ Then the expected number of false pairs kept at a threshold ``t`` is
 made non-decreasing in ``t``. :meth:`Calibration.threshold_for` inverts it
 (``--precision 0.95`` instead of ``--threshold``). How close this comes to the
 measured precision is checked by ``bisent bench calibration``.
+
+Sentence mining splits the mixture first (:func:`calibrate_split`,
+:func:`mining_calibration`): a retrieved pair whose two sides are not each
+other's nearest neighbour is nearly always false (91-98 % on the dev tasks), so
+those pairs are counted as false as observed, and the mixture above is fitted
+to the mutual pairs alone, against the negatives that are mutual too.
 """
 
 from __future__ import annotations
 
 import random
 from dataclasses import asdict, dataclass
-from typing import Sequence
+from typing import NamedTuple, Sequence
 
 import numpy as np
 
@@ -156,11 +162,143 @@ def _normal_pdf(x: np.ndarray, mean: float, sd: float) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------
+# Sentence mining: mutual and non-mutual pairs apart
+# ---------------------------------------------------------------------------
+
+#: :func:`calibrate_split`'s Storey quantile on the mutual pairs and the quantiles of the non-mutual pairs that
+#: place the negatives, chosen on the dev mining tasks (``bisent bench calibration --setting mining --split dev``,
+#: README "Calibration without gold").
+SPLIT_LAM = 0.5
+SPLIT_OFFSET_QUANTILES = (0.1, 0.5)
+#: fewest pairs and negatives of each kind (mutual, not) :func:`calibrate_split` is fitted with
+SPLIT_MIN = 10
+
+
+class OrphanNegatives(NamedTuple):
+    """:func:`mining_negatives` with ``with_mutual``: scores (m,), mutual (m,), and the mutual share of every
+    orphan that found a free candidate (before the one-to-one rule drops some)."""
+
+    scores: np.ndarray
+    mutual: np.ndarray
+    mutual_rate: float
+
+
+def mutual_pairs(cands, pair_src: np.ndarray, pair_tgt: np.ndarray) -> np.ndarray:
+    """(p,) True where a retrieved pair's sides are each other's nearest neighbour (by cosine, the run's kNN)."""
+    knn = cands.knn
+    pair_src, pair_tgt = np.asarray(pair_src, np.int64), np.asarray(pair_tgt, np.int64)
+    if len(pair_src) == 0 or knn.fwd_idx.shape[1] == 0:
+        return np.zeros(len(pair_src), bool)
+    return (knn.fwd_idx[pair_src, 0] == pair_tgt) & (knn.bwd_idx[pair_tgt, 0] == pair_src)
+
+
+def calibrate_split(scores: Sequence[float], mutual: Sequence[bool], negatives: Sequence[float],
+                    neg_mutual: Sequence[bool], *, mutual_rate: float | None = None,
+                    grid: Sequence[float] | None = None, lam: float = SPLIT_LAM,
+                    offset_quantiles: tuple[float, float] = SPLIT_OFFSET_QUANTILES) -> Calibration:
+    """Mining precision with the retrieved pairs split by mutuality (``mutual`` (n,), ``neg_mutual`` (m,)).
+
+    A retrieved pair whose sides are not each other's nearest neighbour is
+    nearly always false (a sentence without translation paired with whatever
+    is left: 91-98 % of them on the dev tasks), so the non-mutual pairs are
+    counted as false as they are. Their lower half also shows where the real
+    false pairs sit against the synthetic ones: the offset ``d`` is the mean
+    gap between the observed and the negative non-mutual scores at 9
+    quantiles from ``offset_quantiles[0]`` to ``[1]`` (the lower half, where
+    the few true non-mutual pairs are not). The mutual pairs are a mixture of
+    true pairs and of false pairs that happen to be mutual; the mutual
+    negatives moved by ``d`` stand for the latter, on their empirical
+    distribution (no kernel: a smoothed density of me5-small's narrow margin
+    band put its false tail over the true pairs). How many of the mutual
+    pairs are false, ``Fm``, is estimated twice and the two averaged:
+
+    - Storey's, ``#{mutual s < c} / lam`` with ``c`` the ``lam`` quantile of
+      the moved mutual negatives: too high where true pairs reach below ``c``
+      (me5-small, whose true and false margins overlap);
+    - by count, ``#non-mutual · q / (1 - q)`` with ``q`` = ``mutual_rate``, the
+      share of simulated false pairs that are mutual (every orphan's, as
+      :func:`mining_negatives` gives it): it needs no score model.
+
+    ``mutual_rate`` None: Storey's alone. Then::
+
+        false(t) = #{non-mutual s >= t} + Fm · S0m(t - d)
+
+    and precision(t) = 1 - false(t) / #{s >= t}, made non-decreasing.
+    ``Calibration.pi0`` is the false share of all pairs, ``shift`` is ``d``.
+    """
+    s = np.asarray(scores, dtype=np.float64)
+    mut = np.asarray(mutual, dtype=bool)
+    neg = np.asarray(negatives, dtype=np.float64)
+    nmut = np.asarray(neg_mutual, dtype=bool)
+    if s.shape != mut.shape or neg.shape != nmut.shape:
+        raise ValueError("scores/mutual and negatives/neg_mutual must have the same lengths")
+    if not 0 < lam < 1:
+        raise ValueError(f"lam must be between 0 and 1 (exclusive), got {lam}")
+    if mutual_rate is not None and not 0 <= mutual_rate < 1:
+        raise ValueError(f"mutual_rate must be in [0, 1), got {mutual_rate}")
+    ok = np.isfinite(s)
+    s, mut = s[ok], mut[ok]
+    ok = np.isfinite(neg)
+    neg, nmut = neg[ok], nmut[ok]
+    counts = (int(mut.sum()), int((~mut).sum()), int(nmut.sum()), int((~nmut).sum()))
+    if min(counts) < SPLIT_MIN:
+        raise BisentError(f"split calibration needs at least {SPLIT_MIN} mutual and non-mutual pairs and negatives, "
+                          f"got {counts[0]}, {counts[1]}, {counts[2]}, {counts[3]}")
+    n_mut, n_non = counts[0], counts[1]
+    qs = np.linspace(offset_quantiles[0], offset_quantiles[1], 9)
+    d = float(np.mean(np.quantile(s[~mut], qs) - np.quantile(neg[~nmut], qs)))
+    negm = np.sort(neg[nmut] + d)
+    cut = float(np.quantile(negm, lam))
+    false_m = min(float(n_mut), float((s[mut] < cut).sum()) / lam)                     # Storey's
+    if mutual_rate is not None:
+        false_m = (false_m + min(float(n_mut), n_non * mutual_rate / (1 - mutual_rate))) / 2
+    if grid is None:   # at score quantiles: the step estimate is read where the pairs are (a narrow band for me5-small)
+        grid = np.unique(np.quantile(s, np.linspace(0.0, 1.0, GRID_POINTS)))
+    grid = np.asarray(grid, dtype=np.float64)
+    kept = len(s) - np.searchsorted(np.sort(s), grid, side="left")                    # #{s >= t}
+    false_n = n_non - np.searchsorted(np.sort(s[~mut]), grid, side="left")
+    false_t = false_n + false_m * (len(negm) - np.searchsorted(negm, grid, side="left")) / len(negm)
+    prec = np.where(kept > 0, 1.0 - np.minimum(1.0, false_t / np.maximum(kept, 1)), 1.0)
+    prec = np.maximum.accumulate(prec)
+    # thresholds rounded down: a grid point is a score quantile, and one rounded up would pass over the pairs at it
+    return Calibration([float(np.floor(t * 1e6) / 1e6) for t in grid], [round(float(p), 5) for p in prec],
+                       [int(k) for k in kept], round((n_non + false_m) / len(s), 5), round(d, 6), int(len(s)),
+                       int(len(neg)))
+
+
+def mining_calibration(cands, kind: str, pair_src: np.ndarray, pair_tgt: np.ndarray, pair_score: np.ndarray, *,
+                       pi0: str = "split") -> Calibration | None:
+    """The calibration of a mining run from its candidates and retrieved pairs (before the threshold).
+
+    ``pi0="split"``: :func:`calibrate_split` (non-mutual pairs counted as
+    false, the mutual ones' false count from Storey's and the orphans' mutual
+    rate); where it lacks pairs or negatives of a kind (e.g. ``intersect``
+    retrieval, whose pairs are all mutual) or with ``"storey"``/``"em"``:
+    :func:`calibrate` over all pairs (the earlier version). None: fewer than
+    2 pairs or 10 negatives.
+    """
+    if pi0 not in ("split", "storey", "em"):
+        raise ValueError(f"pi0 must be 'split', 'storey' or 'em', got {pi0!r}")
+    sc = np.asarray(pair_score, dtype=np.float64)
+    if len(sc) < 2:
+        return None
+    neg = mining_negatives(cands, kind, pair_src, pair_tgt, sc, with_mutual=True)
+    if len(neg.scores) < 10:
+        return None
+    if pi0 == "split":
+        mut = mutual_pairs(cands, pair_src, pair_tgt)
+        if min(mut.sum(), (~mut).sum(), neg.mutual.sum(), (~neg.mutual).sum()) >= SPLIT_MIN:
+            return calibrate_split(sc, mut, neg.scores, neg.mutual, mutual_rate=neg.mutual_rate)
+        pi0 = "storey"
+    return calibrate(sc, neg.scores, pi0=pi0)
+
+
+# ---------------------------------------------------------------------------
 # Synthetic negatives
 # ---------------------------------------------------------------------------
 
 def mining_negatives(cands, kind: str, pair_src: np.ndarray, pair_tgt: np.ndarray, pair_score: np.ndarray, *,
-                     confident_quantile: float = 0.0) -> np.ndarray:
+                     confident_quantile: float = 0.0, with_mutual: bool = False):
     """Scores of false pairs a mining run would make, simulated from its own candidates.
 
     ``cands``: :class:`bisent.scoring.Candidates` (k >= 2); ``pair_*`` (p,): the
@@ -180,17 +318,29 @@ def mining_negatives(cands, kind: str, pair_src: np.ndarray, pair_tgt: np.ndarra
     Known bias: an orphan's free candidates still include translations of its
     document mates whose pairs were not confident (not mutual), which a
     sentence whose whole document is missing never meets; they make the upper
-    tail too heavy for weaker encoders (me5-small: precision underestimated by
-    up to 16 points; excluding document mates by gold document ids brought it
-    within 6, but a run has no document ids; excluding the candidates within
-    a few input lines of the lost partner, which are its document mates when
-    the input is in document order, helps me5-small as much and hurts use-m3:
-    README, "Calibration without gold").
+    tail too heavy for weaker encoders (me5-small, in the mixture over all
+    pairs: precision underestimated by up to 16 points; excluding document
+    mates by gold document ids brought it within 6, but a run has no document
+    ids; excluding the candidates within a few input lines of the lost
+    partner, which are its document mates when the input is in document
+    order, helps me5-small as much and hurts use-m3: README, "Calibration
+    without gold"). Split by mutuality (:func:`calibrate_split`) the
+    negatives match the real false pairs of each group far better; the
+    bias was mostly in the mix of the two groups.
+
+    ``with_mutual``: return :class:`OrphanNegatives` instead: the scores,
+    ``mutual`` (m,) telling the simulated false pairs whose sides would be each
+    other's nearest neighbour (the orphan's nearest candidate once its partner
+    is gone is the free one, and the orphan is that candidate's nearest), as
+    :func:`mutual_pairs` tells the run's pairs, and ``mutual_rate``, that share
+    among every orphan that found a free candidate, kept or not.
     """
     knn = cands.knn
     k = knn.fwd_sim.shape[1]
+    empty = np.zeros(0, np.float32)
+    none = OrphanNegatives(empty, np.zeros(0, bool), float("nan"))
     if k < 2 or len(pair_src) == 0:
-        return np.zeros(0, np.float32)
+        return none if with_mutual else empty
     n, m = len(knn.fwd_idx), len(knn.bwd_idx)
     mutual = (knn.bwd_idx[knn.fwd_idx[:, 0], 0] == np.arange(n))
     # score each retrieved side holds (orphan candidates must beat it to be mined)
@@ -200,7 +350,7 @@ def mining_negatives(cands, kind: str, pair_src: np.ndarray, pair_tgt: np.ndarra
     held_t[pair_tgt] = pair_score
     src_conf = np.flatnonzero(mutual & np.isfinite(held_s))
     if len(src_conf) == 0:
-        return np.zeros(0, np.float32)
+        return none if with_mutual else empty
     conf_score = held_s[src_conf]
     src_conf = src_conf[conf_score >= np.quantile(conf_score, confident_quantile)]
     tgt_conf = knn.fwd_idx[src_conf, 0]
@@ -209,17 +359,29 @@ def mining_negatives(cands, kind: str, pair_src: np.ndarray, pair_tgt: np.ndarra
     taken_s[src_conf] = True
     taken_t[tgt_conf] = True
     # source orphans: x without its partner takes its best target no confident pair holds
-    s, j = _free_candidate(kind, knn.fwd_idx[src_conf], knn.fwd_sim[src_conf], taken_t, side=0, r_other=cands.r_y)
-    out = [s[s > held_t[j]]]
+    s, j, rows, rank = _free_candidate(kind, knn.fwd_idx[src_conf], knn.fwd_sim[src_conf], taken_t, side=0,
+                                       r_other=cands.r_y)
+    keep = s > held_t[j]
+    every = [(rank == 1) & (knn.bwd_idx[j, 0] == src_conf[rows])]
+    out, mut = [s[keep]], [every[0][keep]]
     # target orphans: y without its partner takes its best source no confident pair holds
-    s, i = _free_candidate(kind, knn.bwd_idx[tgt_conf], knn.bwd_sim[tgt_conf], taken_s, side=1, r_other=cands.r_x)
-    out.append(s[s > held_s[i]])
-    return np.concatenate(out).astype(np.float32)
+    s, i, rows, rank = _free_candidate(kind, knn.bwd_idx[tgt_conf], knn.bwd_sim[tgt_conf], taken_s, side=1,
+                                       r_other=cands.r_x)
+    keep = s > held_s[i]
+    out.append(s[keep])
+    every.append((rank == 1) & (knn.fwd_idx[i, 0] == tgt_conf[rows]))
+    mut.append(every[1][keep])
+    scores = np.concatenate(out).astype(np.float32)
+    if not with_mutual:
+        return scores
+    every = np.concatenate(every)
+    return OrphanNegatives(scores, np.concatenate(mut), float(every.mean()) if len(every) else float("nan"))
 
 
 def _free_candidate(kind: str, idx: np.ndarray, sim: np.ndarray, taken: np.ndarray, *, side: int,
-                    r_other: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Score and index of each orphan's first candidate among ranks 2..k not ``taken`` (orphans without one dropped).
+                    r_other: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Score and index of each orphan's first candidate among ranks 2..k not ``taken`` (orphans without one
+    dropped), with the orphans' rows in ``idx`` and the candidate's rank (1: the nearest after the partner).
 
     ``idx``/``sim`` (c, k): the orphans' candidates, rank 1 their lost partner;
     ``side`` 0: orphans are sources (margin args ``cos, r_x, r_y``), 1: targets.
@@ -233,7 +395,7 @@ def _free_candidate(kind: str, idx: np.ndarray, sim: np.ndarray, taken: np.ndarr
     cos, other = sim[rows, rank], idx[rows, rank]
     r_own = sim[rows, 1:].mean(axis=1)                                   # neighbourhood without the partner
     s = combine(kind, cos, r_own, r_other[other]) if side == 0 else combine(kind, cos, r_other[other], r_own)
-    return s, other
+    return s, other, rows, rank
 
 
 #: Kinds of synthetic false pairs made from a bitext (see :mod:`bisent.datasets.noise` for the benchmark's).

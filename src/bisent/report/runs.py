@@ -24,7 +24,7 @@ import numpy as np
 from ..errors import BisentError
 from ..io import atomic_write
 from . import record as rec_mod
-from .calibration import calibrate, filter_negatives, mining_negatives
+from .calibration import calibrate, filter_negatives, mining_calibration, mining_negatives
 from .html import render
 
 
@@ -116,10 +116,7 @@ def mining_report(recorder: RecordingScorer, scores, texts, src_texts, tgt_texts
     ps, pt, sc = _mined_pairs(cands, retrieval)
     if len(scores) != len(sc) or not np.allclose(scores, sc, atol=2e-6):
         raise RuntimeError("the mined pairs do not match the recorded candidates")
-    cal = None
-    if len(sc) >= 2:
-        neg = mining_negatives(cands, recorder.kind, ps, pt, sc)
-        cal = calibrate(sc, neg) if len(neg) >= 10 else None
+    cal = mining_calibration(cands, recorder.kind, ps, pt, sc)
     threshold = choose_threshold(cal, threshold, precision)
     dirs = directions(cands, ps, pt) if len(ps) else None
     explanations = [_explain_mined(cands, int(ps[i]), int(pt[i]), src_texts, tgt_texts)
