@@ -90,7 +90,7 @@ def _calibration(rec: dict, xlabel: str) -> str:
                                     xlabel=xlabel, threshold=th, target=target)
         facts = {"estimated share of false pairs among all scored (pi0)": f"{100 * c.pi0:.1f} %",
                  "synthetic negatives scored": c.n_negatives, "scores calibrated": c.n_scores,
-                 "shift fitted to the negatives": c.shift}
+                 "shift of the synthetic negatives' scores": c.shift}
         if th is not None:
             facts["estimated precision at the threshold"] = f"{100 * c.precision_at(th):.1f} %"
         for p in (0.9, 0.95, 0.98):
