@@ -638,17 +638,9 @@ def test_docs_and_align_reports_render_in_a_browser(tmp_path):
 # ---------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
-def toy_divergence(tmp_path_factory):
-    """A divergence model trained for seconds on toy pairs whose target is the source reversed (a_i <-> b_i),
-    through the one training loop (the fixture of tests/test_divergence.py)."""
-    from test_divergence import TOY, _toy_bitext
-
-    from bisent.training.loop import train
-    from bisent.training.recipe import validate_recipe
-
-    out = tmp_path_factory.mktemp("div") / "model"
-    train(validate_recipe(TOY), [_toy_bitext(600, 0)], [], [], out, progress=False)
-    return out
+def toy_divergence(toy_model):
+    """The folder of the divergence model trained for seconds on the toy task (conftest's toy_model)."""
+    return toy_model[1]
 
 
 def test_explain_draws_the_word_alignment_heat_map(toy_divergence, tmp_path, capsys):
