@@ -339,6 +339,42 @@ def test_monolingual_text_mixes_with_bitext_in_distillation_and_is_refused_witho
               max_steps=1, progress=False)
 
 
+def test_word_lists_are_their_own_stream_and_init_continues_a_model_on_new_data(corpus, tmp_path):
+    """words.XX.txt -> a 'words XX' stream beside 'mono XX'; --init starts a new run from a model's weights
+    (its checkpoint's float32 ones), where --resume would refuse the other data."""
+    from bisent.training.data import resolve_monotext
+
+    train_rows, _ = corpus
+    (tmp_path / "mono.de.txt").write_text("".join(r["de"] + "\n" for r in train_rows[:100]), encoding="utf-8")
+    (tmp_path / "words.de.txt").write_text("".join(w + "\n" for r in train_rows[100:160] for w in r["de"].split()[:1]),
+                                           encoding="utf-8")
+    mono, words = resolve_monotext(str(tmp_path / "mono.de.txt")), resolve_monotext(str(tmp_path / "words.de.txt"))
+    assert (mono.kind, words.kind, words.lang) == ("mono", "words", "de")
+    bt = bitext(train_rows[:120])
+    recipe = _recipe(architecture="dan", objective="distill", model=TINY_DAN, data={"batch_size": 32},
+                     objectives={"teacher": "char-ngram", "ranking": 0.1})
+    first = train(recipe, [bt], [mono], [], tmp_path / "a", max_steps=6, progress=False)
+    with pytest.raises(BisentError, match="training data differ"):
+        train(recipe, [bt], [mono, words], [], tmp_path / "a", resume=True, max_steps=8, progress=False)
+    result = train(recipe, [bt], [mono, words], [], tmp_path / "b", max_steps=0, progress=False, init=tmp_path / "a")
+    start = [r for r in result.log if r.get("event") == "start"][0]
+    assert (start["init"], start["init_from"], start["init_step"]) == ("a", "checkpoint.safetensors", 6)
+    assert [s["name"] for s in start["streams"]][-2:] == ["mono de", "words de"]
+    for k, v in first.model.state_dict().items():                       # step 0: exactly the first run's weights
+        assert torch.equal(v, result.model.state_dict()[k]), k
+    more = train(recipe, [bt], [mono, words], [], tmp_path / "c", max_steps=3, progress=False, init=tmp_path / "a")
+    assert any("distill_words de" in r for r in more.log)
+    (tmp_path / "a" / "checkpoint.safetensors").unlink()                 # the float16-or-32 model file then
+    assert train(recipe, [bt], [mono], [], tmp_path / "d", max_steps=0, progress=False,
+                 init=tmp_path / "a").log[0]["init_from"] == "model.safetensors"
+    wide = _recipe(architecture="dan", objective="distill", model={**TINY_DAN, "embed_dim": TINY_DAN["embed_dim"] * 2},
+                   objectives={"teacher": "char-ngram"})
+    with pytest.raises(BisentError, match=r"--init .*a: .* is \("):
+        train(wide, [bt], [], [], tmp_path / "e", max_steps=0, progress=False, init=tmp_path / "a")
+    with pytest.raises(BisentError, match="choose one"):
+        train(recipe, [bt], [], [], tmp_path / "a", resume=True, progress=False, init=tmp_path / "a")
+
+
 @pytest.mark.parametrize("arch,model", [
     ("dan", TINY_DAN),
     ("bilstm", {"embed_dim": 24, "hidden_dim": 24}),

@@ -222,7 +222,7 @@ def test_general_collection_holds_out_benchmark_text_and_is_deterministic(tmp_pa
     from bisent.datasets.general import write_general
 
     loader, pages = _general_sources()
-    stats = write_general(tmp_path / "g", ("de", "fr"), {"ui": 10, "gnome": 4}, loader=loader, pages=pages)
+    stats = write_general(tmp_path / "g", ("de", "fr"), {"ui": 10, "gnome": 4, "words": 0}, loader=loader, pages=pages)
     de = (tmp_path / "g" / "train.en-de.tsv").read_text(encoding="utf-8").splitlines()
     texts = {c for row in de for c in row.split("\t")[2:]}
     held = {t for d in ("ui", "help", "dict") for p in loader(d)("en", "de") if p.split != "train" for t in (p.src, p.tgt)}
@@ -232,9 +232,39 @@ def test_general_collection_holds_out_benchmark_text_and_is_deterministic(tmp_pa
     mono = (tmp_path / "g" / "mono.fr.txt").read_text(encoding="utf-8").splitlines()
     assert len(mono) == 4 and all(" fr paragraph" in t for t in mono)                # train pages only, capped
     assert "a fr paragraph of three words 0" not in mono                               # also on a held-out page
-    assert stats["languages"]["en"] == {"bitext": {}, "mono": {"gnome": 4, "man": 0}}
+    assert stats["languages"]["en"] == {"bitext": {}, "mono": {"gnome": 4, "man": 0}, "words": 0}
     first = {p.name: p.read_bytes() for p in (tmp_path / "g").iterdir()}
-    write_general(tmp_path / "g", ("de", "fr"), {"ui": 10, "gnome": 4}, loader=loader, pages=pages)
+    write_general(tmp_path / "g", ("de", "fr"), {"ui": 10, "gnome": 4, "words": 0}, loader=loader, pages=pages)
     assert {p.name: p.read_bytes() for p in (tmp_path / "g").iterdir()} == first
     with pytest.raises(BisentError, match="no sources for xx"):
         write_general(tmp_path / "h", ("xx",), loader=loader, pages=pages)
+
+
+def test_general_collection_word_lists_come_from_wordfreq_most_frequent_first_without_held_out_words(tmp_path):
+    pytest.importorskip("wordfreq")
+    from bisent.datasets.general import top_words, write_general
+
+    loader, pages = _general_sources()
+
+    def with_headword(domain):                         # a test headword in another case than wordfreq's
+        load = loader(domain)
+        return lambda src, tgt, split=None: load(src, tgt, split) + (
+            [Pair("h", "1", "House", "Haus", "test")] if domain == "dict" and split in (None, "test") else [])
+    caps = {"ui": 10, "gnome": 4, "words": 400}
+    stats = write_general(tmp_path / "g", ("de", "ja"), caps, loader=with_headword, pages=pages)
+    de = (tmp_path / "g" / "words.de.txt").read_text(encoding="utf-8").splitlines()
+    en = (tmp_path / "g" / "words.en.txt").read_text(encoding="utf-8").splitlines()
+    ja = (tmp_path / "g" / "words.ja.txt").read_text(encoding="utf-8").splitlines()
+    real = top_words("de", 2000)
+    assert len(de) == len(en) == len(ja) == 400 and {"und", "nicht"} <= set(de)
+    assert [real.index(w) for w in de] == sorted(real.index(w) for w in de)   # most frequent first
+    assert real.index("haus") < real.index(de[-1]) and "haus" not in de and "house" not in en  # held out, any case
+    assert all(len(w) >= 2 and not any(c.isdigit() for c in w) for w in de + en)
+    assert any(len(w) == 1 for w in ja)                                         # one-character words in Japanese
+    assert stats["languages"]["de"]["words"] == 400 and stats["removed"]["held_out_words"] >= 2
+    assert stats["words"].startswith("wordfreq ")
+    first = {p.name: p.read_bytes() for p in (tmp_path / "g").iterdir()}
+    write_general(tmp_path / "g", ("de", "ja"), {**caps, "words": 0}, loader=with_headword, pages=pages)
+    assert not list((tmp_path / "g").glob("words.*"))                           # words=0: no word lists (replaced)
+    write_general(tmp_path / "g", ("de", "ja"), caps, loader=with_headword, pages=pages)
+    assert {p.name: p.read_bytes() for p in (tmp_path / "g").iterdir()} == first

@@ -150,9 +150,10 @@ _pair_set_command("dict", "freedict", "Target language (ISO 639-1, e.g. de, fr, 
 @click.option("--langs", default=",".join(("de", "fr", "es", "it", "nl", "pt", "pl", "ru", "tr", "ja", "ko", "zh-cn", "ar")),
               show_default=True, help="Comma-separated languages besides English.")
 @click.option("--cap", "caps", multiple=True, metavar="SOURCE=N",
-              help="Most pairs (ui, help, dict) or paragraphs (gnome, man) per language; repeatable.")
+              help="Most pairs (ui, help, dict), paragraphs (gnome, man) or words (words; 0: no word lists) per "
+                   "language; repeatable.")
 @click.option("-o", "--out", "out_dir", required=True, type=click.Path(file_okay=False),
-              help="Output folder (train.en-XX.tsv: domain:source, id, en, XX; mono.XX.txt; stats.json).")
+              help="Output folder (train.en-XX.tsv: domain:source, id, en, XX; mono.XX.txt; words.XX.txt; stats.json).")
 def general(langs: str, caps: tuple[str, ...], out_dir: str):
     """A multi-domain, multilingual training collection for students (benchmark dev/test text held out)."""
     from ..datasets.general import CAPS, write_general
@@ -161,11 +162,12 @@ def general(langs: str, caps: tuple[str, ...], out_dir: str):
     cap = {}
     for c in caps:
         name, _, n = c.partition("=")
-        if name not in CAPS or not n.isdigit() or int(n) < 1:
-            raise BisentError(f"--cap {c}: expected SOURCE=N with SOURCE one of {', '.join(CAPS)} and N >= 1")
+        if name not in CAPS or not n.isdigit() or int(n) < (0 if name == "words" else 1):
+            raise BisentError(f"--cap {c}: expected SOURCE=N with SOURCE one of {', '.join(CAPS)} and N >= 1 "
+                              "(words: N >= 0)")
         cap[name] = int(n)
     stats = write_general(out_dir, tuple(x.strip() for x in langs.split(",") if x.strip()), cap)
     for lang, e in stats["languages"].items():
-        parts = [f"{k} {v}" for k, v in {**e["bitext"], **e["mono"]}.items()]
+        parts = [f"{k} {v}" for k, v in {**e["bitext"], **e["mono"], "words": e["words"]}.items()]
         click.echo(f"{lang}: {', '.join(parts)}")
     click.echo(f"wrote {out_dir}")

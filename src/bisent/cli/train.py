@@ -32,12 +32,17 @@ def _word_vectors(specs: tuple[str, ...]):
                    "'bisent data libreoffice' (repeatable); for hide / doc-bow recipes, folders of 'bisent data docs'. Languages from the prefix, a name like "
                    "train.en-de.tsv or a folder like en-de/train.tsv, or the recipe's 'languages'.")
 @click.option("--mono", "mono_specs", multiple=True, metavar="[LANG=]TXT",
-              help="Monolingual text to autoencode, one sentence per line (repeatable; kim2019 only).")
+              help="Monolingual text, one sentence per line (repeatable): kim2019 autoencodes it, distill-* "
+                   "learns student(x) ~ teacher(x); one stream per language, and one more for files named "
+                   "words.XX.txt (word lists of 'bisent data general').")
 @click.option("--dev", "dev_specs", multiple=True, metavar="[SRC-TGT=]TSV",
               help="Dev pairs for the alignment-recovery error logged every train.eval_every steps.")
 @click.option("-o", "--output", "out_dir", required=True, type=click.Path(file_okay=False),
               help="Model directory to write (config.json, model.safetensors, tokenizer.model, checkpoint, log).")
 @click.option("--resume", is_flag=True, help="Continue the run whose checkpoint is in the output directory.")
+@click.option("--init", "init_dir", type=click.Path(file_okay=False), default=None,
+              help="Start a new run from this model directory's weights (continued training on other data; "
+                   "the same architecture and model size; optimisers and step start afresh).")
 @click.option("--max-steps", type=click.IntRange(min=0), default=None, help="Override train.max_steps.")
 @click.option("--max-minutes", type=FiniteFloat(min=0), default=None,
               help="Stop (with a checkpoint) after this many minutes of this run.")
@@ -48,7 +53,7 @@ def _word_vectors(specs: tuple[str, ...]):
 @click.option("--word-vectors", "word_vectors", multiple=True, metavar="[LANG=]FILE",
               help="kim2019, divergence: initialise word embeddings from cross-lingual vectors ('word v1 v2 ...' lines).")
 @click.option("--progress/--no-progress", default=None, help="Show a progress bar (default: when on a terminal).")
-def train(recipe_path, train_specs, mono_specs, dev_specs, out_dir, resume, max_steps, max_minutes, threads,
+def train(recipe_path, train_specs, mono_specs, dev_specs, out_dir, resume, init_dir, max_steps, max_minutes, threads,
           overrides, word_vectors, progress):
     """Train an encoder from a recipe and write a model directory that `bisent embed -e DIR` can use.
 
@@ -79,7 +84,7 @@ def train(recipe_path, train_specs, mono_specs, dev_specs, out_dir, resume, max_
     monos = [resolve_monotext(s) for s in mono_specs]
     dev = [resolve_bitext(s, recipe["languages"]) for s in dev_specs]
     result = run_training(recipe, bitexts, monos, dev, out_dir, resume=resume, max_steps=max_steps,
-                          max_minutes=max_minutes, progress=progress)
+                          max_minutes=max_minutes, progress=progress, init=init_dir)
     last = next((r for r in reversed(result.log) if "loss" in r), {})
     dev_last = next((r for r in reversed(result.log) if "dev_err" in r or "dev_p1" in str(list(r))), {})
     summary = {"model_dir": str(result.model_dir), "step": result.step, "loss": last.get("loss"),

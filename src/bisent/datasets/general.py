@@ -14,6 +14,14 @@ What it holds (all from Debian packages the benchmark builders already fetch):
   of :mod:`.docsets` (``blake2b(page id) % 100 < 80``: the pages the document
   benchmarks hold out are never read here, and a paragraph that also occurs
   on a held-out page, such as shared boilerplate, is left out too).
+- **word lists** in English and each language (``words.XX.txt``, ``words``):
+  the most frequent words of the ``wordfreq`` package's lists (shipped in
+  its wheel, pinned), most frequent first, for the student's lexical memory
+  of short texts (training reads a ``words.*`` file as a stream of its own).
+  A word is kept if it has a letter and no digit (at least 2 characters
+  outside Chinese, Japanese and Korean), and is left out if it matches a
+  held-out text below case-insensitively (the student lowercases, so a test
+  headword ``Haus`` is held out as ``haus`` too).
 
 Held out, besides the split rules: every text (either side) of the dev and
 test splits of the ``libreoffice``, ``gettext`` and ``dict`` sets of every
@@ -46,11 +54,13 @@ DOMAIN_LANGS = {"ui": LANGS,
                 "help": ("de", "fr", "es", "it", "nl", "pt", "pl", "ru", "tr", "ja", "ko", "zh-cn"),
                 "dict": ("de", "fr", "es", "it", "nl", "pt", "pl", "ru", "tr", "ja", "ar")}
 #: per language: most pairs kept per bitext domain, most paragraphs per monolingual source
-CAPS = {"ui": 6000, "help": 4000, "dict": 3000, "gnome": 3000, "man": 2000}
+CAPS = {"ui": 6000, "help": 4000, "dict": 3000, "gnome": 3000, "man": 2000, "words": 8000}
 MAX_CHARS = 400                  # longer monolingual paragraphs are left out (the teacher's cost, not sentences)
 MIN_WORDS = 3                    # ... and shorter ones (headings), unless written without spaces (CJK):
 MIN_CHARS_UNSPACED = 12
-_OUTPUT_NAME = re.compile(r"train\.en-[\w-]+\.tsv|mono\.[\w-]+\.txt|stats\.json")
+_OUTPUT_NAME = re.compile(r"train\.en-[\w-]+\.tsv|(mono|words)\.[\w-]+\.txt|stats\.json")
+WORDFREQ_LANG = {"zh-cn": "zh"}      # wordfreq's code where ours differs
+_UNSPACED = ("ja", "ko", "zh-cn")   # single-character words are words here
 
 
 def _loader(domain: str) -> Callable[..., list[Pair]]:
@@ -138,6 +148,35 @@ def mono_rows(source: str, lang: str, cap: int, held: set[str], removed: dict, p
     return out
 
 
+def top_words(lang: str, n: int) -> list[str]:
+    """The ``n`` most frequent words of ``lang`` in wordfreq's lists ('best': the large list where there is
+    one), most frequent first; an error naming the install when wordfreq is missing."""
+    try:
+        import wordfreq
+    except ImportError:
+        raise BisentError("word lists need the wordfreq package: pip install 'bisent[train]'") from None
+    return wordfreq.top_n_list(WORDFREQ_LANG.get(lang, lang), n, wordlist="best")
+
+
+def word_rows(lang: str, cap: int, held_folded: set[str], removed: dict, words=top_words) -> list[str]:
+    """Up to ``cap`` of the most frequent words of ``lang`` (with a letter, no digit; held-out texts removed,
+    compared case-insensitively: ``held_folded`` holds them casefolded)."""
+    min_len = 1 if lang in _UNSPACED else 2
+    out, seen = [], set()
+    for w in words(lang, cap * 2 + 1000):                   # room for the words filtered out below
+        w = " ".join(w.split())
+        if len(w) < min_len or not any(c.isalpha() for c in w) or any(c.isdigit() for c in w) or w in seen:
+            continue
+        seen.add(w)
+        if w.casefold() in held_folded:
+            removed["held_out_words"] = removed.get("held_out_words", 0) + 1
+            continue
+        out.append(w)
+        if len(out) >= cap:
+            break
+    return out
+
+
 def file_lang(lang: str) -> str:
     """The language code in file names, one training reads from the name (``zh-cn`` -> ``zh``)."""
     return {"zh-cn": "zh"}.get(lang, lang)
@@ -152,22 +191,35 @@ def _interleave(groups: list[list]) -> list:
     return out
 
 
+def _wordfreq_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("wordfreq")
+    except PackageNotFoundError:
+        return "(not installed)"
+
+
 def write_general(out_dir, langs: tuple[str, ...] = LANGS, caps: dict | None = None, *,
-                  loader=_loader, pages=mono_pages) -> dict:
-    """Write ``train.en-XX.tsv``, ``mono.XX.txt`` and ``stats.json`` to ``out_dir``; return the stats."""
+                  loader=_loader, pages=mono_pages, words=top_words) -> dict:
+    """Write ``train.en-XX.tsv``, ``mono.XX.txt``, ``words.XX.txt`` and ``stats.json`` to ``out_dir``; return
+    the stats. ``caps["words"] == 0`` writes no word lists."""
     caps = {**CAPS, **(caps or {})}
     unknown = [x for x in langs if x not in LANGS]
     if unknown:
         raise BisentError(f"general collection: no sources for {', '.join(unknown)}; choose from {', '.join(LANGS)}")
     held = held_out_texts(langs, loader)
+    held_folded = {t.casefold() for t in held}
     stats = {"dataset": "general", "languages": {}, "held_out_texts": len(held), "caps": caps,
              "split_rule": "train splits of gettext (by package), libreoffice (by page), dict (by headword); "
                            "monolingual pages with docsets' split_of(page id) == train; every dev/test text "
-                           "of those sets removed wherever it occurs", "removed": {}}
+                           "of those sets removed wherever it occurs (from the word lists also in another case)",
+             "words": "wordfreq " + _wordfreq_version() + ", most frequent first" if caps["words"] else None,
+             "removed": {}}
     files: dict[str, list[str]] = {}
     mono_sources = ("gnome", "man")
     for lang in tqdm(("en", *langs), desc="general collection", unit="lang"):
-        entry = {"bitext": {}, "mono": {}}
+        entry = {"bitext": {}, "mono": {}, "words": 0}
         if lang != "en":
             groups = []
             for domain, dl in DOMAIN_LANGS.items():
@@ -184,6 +236,11 @@ def write_general(out_dir, langs: tuple[str, ...] = LANGS, caps: dict | None = N
         texts = list(dict.fromkeys(_interleave(mono)))
         if texts:
             files[f"mono.{file_lang(lang)}.txt"] = texts
+        if caps["words"]:
+            wl = word_rows(lang, caps["words"], held_folded, stats["removed"], words)
+            entry["words"] = len(wl)
+            if wl:
+                files[f"words.{file_lang(lang)}.txt"] = wl
         stats["languages"][lang] = entry
     if not any(name.startswith("train.") and rows for name, rows in files.items()):
         raise BisentError("general collection: no training pairs in any language")

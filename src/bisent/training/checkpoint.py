@@ -161,3 +161,45 @@ def resume(state: dict, recipe: dict, run, opts: list, out_dir: Path) -> tuple[i
     if run.load_state is not None:
         run.load_state(extra)
     return int(state["step"]), float(state.get("elapsed_s", 0.0))
+
+
+def init_weights(model: torch.nn.Module, model_dir, recipe: dict) -> dict:
+    """Load a trained model directory's weights into ``model`` (a new run's freshly built model): ``--init``.
+
+    Continued training with other data, where ``--resume`` (same recipe, same data) does not apply: only the
+    weights carry over (optimisers, data order and step start afresh). The directory's training checkpoint,
+    if there, gives the exact float32 weights; else ``model.safetensors`` (float16 ones widened). Another
+    architecture or any tensor name or shape that differs is a one-line error. Returns what to log."""
+    from safetensors import SafetensorError, safe_open
+
+    from ..encoders.trained import read_config
+    from ..models.modeldir import read_safetensors
+
+    model_dir = Path(model_dir)
+    config = read_config(model_dir)
+    if config["architecture"] != recipe["architecture"]:
+        raise BisentError(f"--init {model_dir}: a {config['architecture']} model, the recipe trains "
+                          f"{recipe['architecture']}")
+    ckpt = model_dir / FILE
+    if ckpt.is_file():
+        try:
+            with safe_open(str(ckpt), framework="pt") as f:
+                tensors = {k[6:]: f.get_tensor(k) for k in f.keys() if k.startswith("model.")}
+        except (SafetensorError, OSError, RuntimeError) as e:
+            raise BisentError(f"{ckpt}: corrupt checkpoint ({' '.join(str(e).split())[:120]})") from None
+        source = FILE
+    else:
+        tensors = read_safetensors(model_dir / "model.safetensors", framework="torch")[1]
+        source = "model.safetensors"
+    own = model.state_dict()
+    for k, v in own.items():
+        if k not in tensors:
+            raise BisentError(f"--init {model_dir}: {source} has no tensor {k!r} (another model size or kind?)")
+        if tuple(tensors[k].shape) != tuple(v.shape):
+            raise BisentError(f"--init {model_dir}: {k} is {tuple(tensors[k].shape)} there, "
+                              f"{tuple(v.shape)} in the recipe's model")
+    extra = sorted(set(tensors) - set(own))
+    if extra:
+        raise BisentError(f"--init {model_dir}: {source} has tensors the recipe's model lacks ({extra[0]}, ...)")
+    model.load_state_dict({k: tensors[k].to(v.dtype) for k, v in own.items()})
+    return {"init": model_dir.name, "init_from": source, "init_step": config.get("training", {}).get("step")}

@@ -48,11 +48,12 @@ class Bitext:
 
 @dataclass
 class Monotext:
-    """Sentences in one language."""
+    """Sentences in one language; ``kind`` ``"words"`` for a word list (``words.XX.txt``), a stream of its own."""
 
     lang: str
     sentences: list[str]
     source: str = "<memory>"
+    kind: str = "mono"
 
 
 _PAIR_IN_NAME = re.compile(r"(?:^|[._])([a-z]{2,3}(?:_[A-Za-z]{2,4})?)-([a-z]{2,3}(?:_[A-Za-z]{2,4})?)(?:[._]|$)")
@@ -138,7 +139,10 @@ def resolve_monotext(spec: str) -> Monotext:
     lang = lang or lang_from_name(path)
     if lang is None:
         raise BisentError(f"{path}: cannot tell its language: write de={path} or name it like mono.de.txt")
-    return read_monotext(path, lang)
+    mono = read_monotext(path, lang)
+    if Path(path).name.startswith("words."):        # a word list of 'bisent data general'
+        mono.kind = "words"
+    return mono
 
 
 @dataclass

@@ -54,15 +54,21 @@ class TrainResult:
 
 def train(recipe: dict, bitexts: list[Bitext], monos: list[Monotext] | None = None, dev: list[Bitext] | None = None,
           out_dir=None, *, resume: bool = False, max_steps: int | None = None, max_minutes: float | None = None,
-          progress: bool | None = None) -> TrainResult:
+          progress: bool | None = None, init=None) -> TrainResult:
     """Train the recipe's architecture on ``bitexts`` (+ ``monos``), evaluate on ``dev``, write ``out_dir``.
 
     ``max_steps`` / ``max_minutes`` override the recipe's ``train`` section
     (the minutes count this call only). With ``resume=True`` the run continues
-    from ``out_dir``'s checkpoint and must use the same recipe and data.
+    from ``out_dir``'s checkpoint and must use the same recipe and data. ``init``: a model directory whose
+    weights a new run starts from (:func:`.checkpoint.init_weights`; any data, the same model).
     """
     objective = get_objective(recipe.get("objective") or recipe["architecture"])
+    if init is not None and resume:
+        raise BisentError("--init starts a new run from a model's weights; --resume continues one: choose one")
     if hasattr(objective, "train"):                                   # a paper with its own loop (zhang2016: L-BFGS)
+        if init is not None:
+            raise BisentError(f"--init: the {recipe.get('objective') or recipe['architecture']} objective "
+                              "has its own training loop and cannot start from a model directory")
         return objective.train(recipe, bitexts, monos, dev, out_dir, resume=resume, max_steps=max_steps,
                                max_minutes=max_minutes, progress=progress)
     t_start = time.monotonic()
@@ -78,6 +84,7 @@ def train(recipe: dict, bitexts: list[Bitext], monos: list[Monotext] | None = No
     run = get_objective(objective).setup(recipe, list(bitexts), list(monos or []), list(dev or []), out_dir,
                                          state=state, device=device)
     model, batches = run.model, run.batches
+    init_info = checkpoint.init_weights(model, init, recipe) if init is not None else {}
 
     # 2. optimisers; a resumed run continues from its checkpoint
     opts = make_optimizers(model, oc)
@@ -90,7 +97,8 @@ def train(recipe: dict, bitexts: list[Bitext], monos: list[Monotext] | None = No
 
     if state is None:
         log.write({"step": 0, "event": "start", "architecture": arch, "objective": objective, "device": str(device),
-               "params": sum(p.numel() for p in model.parameters()), **run.info, "streams": batches.describe()})
+               "params": sum(p.numel() for p in model.parameters()), **init_info, **run.info,
+                   "streams": batches.describe()})
 
     # 3. the loop
     clip = oc["clip"] if oc["clip"] is not None else math.inf

@@ -49,12 +49,13 @@ def pair_specs(bitexts: list[Bitext], recipe: dict) -> list[PairSpec]:
 
 
 def mono_specs(monos: list[Monotext], recipe: dict) -> list[PairSpec]:
-    """One stream per language of monolingual text (files merged; ``tgt is src``), batch share ``data.mono_weight``."""
-    by_lang: dict[str, list[str]] = {}
+    """One stream per language of monolingual text (files merged; ``tgt is src``), batch share ``data.mono_weight``;
+    word lists (``kind == "words"``) make one more stream per language, named ``words LANG``, with the same share."""
+    by_lang: dict[tuple[str, str], list[str]] = {}
     for m in monos:
-        by_lang.setdefault(m.lang, []).extend(m.sentences)
+        by_lang.setdefault((m.kind, m.lang), []).extend(m.sentences)
     w = float(recipe["data"].get("mono_weight", 1.0))
-    return [PairSpec(f"mono {lang}", lang, lang, sents, sents, w) for lang, sents in by_lang.items()]
+    return [PairSpec(f"{kind} {lang}", lang, lang, sents, sents, w) for (kind, lang), sents in by_lang.items()]
 
 
 def _text_ids(texts: list[str]) -> np.ndarray:
