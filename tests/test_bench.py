@@ -1,5 +1,6 @@
 """Benchmark tasks end to end on small slices of the real LibreOffice help (fetched into the cache)."""
 
+import json
 import shutil
 
 import numpy as np
@@ -161,3 +162,48 @@ def test_calibration_takes_a_split_and_settings(capsys):
     assert "--estimator: only the calibration task estimates" in capsys.readouterr().err
     assert main(["bench", "calibration", "--estimator", "split", "--no-anchors", "-e", "random", "--results", ""]) == 2
     assert "--estimator split: only the mining setting splits its pairs" in capsys.readouterr().err
+
+
+# real rows of `bisent data general --langs de` (train split), for the learning-curve sets
+_GENERAL_DE = [
+    ("help:text/scalc/01/04060199.html", "par_id838953", "Concatenation or union", "Verkettung oder Vereinigungsmenge"),
+    ("ui:dpkg", "dpkg:383", "Use dpkg --info (= dpkg-deb --info) to examine archive files.",
+     "Verwenden Sie dpkg --info (= dpkg-deb --info) zum Untersuchen von Archiven."),
+    ("dict:unitary /jˈuːnɪtəɹi/ <adj>", "hw:439844", "unitary /jˈuːnɪtəɹi/ <adj>", "unitär"),
+    ("help:text/simpress/guide/photo_album.html", "par_id221120161524582911",
+     "In the Create Photo Album dialog, click Add.", "Im Dialog Erstelle Fotoalbum klicken Sie auf Hinzufügen."),
+    ("ui:bash", "bash:107", "%s: not an indexed array", "%s: Ist kein indiziertes Array."),
+    ("dict:columbite", "hw:453089", "columbite", "Columbit"),
+    ("ui:gawk", "gawk:395", "enable [once|del] [breakpoints] [range] - enable specified breakpoints",
+     "enable [once|del] [Haltepunkte] [Bereich] - die angegebenen Haltepunkte aktivieren"),
+    ("dict:opera manager", "hw:171198", "opera manager", "Opernintendant"),
+    ("dict:seek error", "hw:235872", "seek error", "Suchfehler"),
+    ("ui:gawk", "gawk:12", "seek error", "Suchfehler"),              # the same pair again: kept once
+]
+
+
+def test_curve_data_nested_sets_and_errors(tmp_path):
+    from bisent.bench.curve_data import main, nested_sets, read_rows
+    from bisent.errors import BisentError
+
+    src = tmp_path / "train.en-de.tsv"
+    src.write_text("".join("\t".join(r) + "\n" for r in _GENERAL_DE), encoding="utf-8")
+    sets = nested_sets(read_rows(src), [5])
+    assert [r[1] for r in sets["core"]] == ["par_id838953", "par_id221120161524582911"]
+    assert len(sets["5"]) == 5 and len(sets["all"]) == 9                   # the repeated pair once
+    assert sets["all"][:5] == sets["5"] and sets["5"][:2] == sets["core"]     # nested, core first
+    assert sum(r[2] == "seek error" for r in sets["all"]) == 1
+    main([str(src), "--size", "5", "--out", str(tmp_path / "a")])
+    main([str(src), "--size", "5", "--out", str(tmp_path / "b")])
+    for name in ("train.core.tsv", "train.5.tsv", "train.all.tsv", "stats.json"):
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
+    stats = json.loads((tmp_path / "a" / "stats.json").read_text())
+    assert stats["sets"]["5"]["domains"]["help"] == 2 and stats["sets"]["all"]["pairs"] == 9
+    with pytest.raises(BisentError, match="between the core"):
+        nested_sets(read_rows(src), [9])
+    with pytest.raises(BisentError, match="core domain 'web'"):
+        nested_sets(read_rows(src), [], core="web")
+    bad = tmp_path / "bad.tsv"
+    bad.write_text("help:x\tid\tonly three\n", encoding="utf-8")
+    with pytest.raises(SystemExit, match="bad.tsv:1: expected"):
+        main([str(bad), "--out", str(tmp_path / "c")])
