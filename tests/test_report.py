@@ -169,8 +169,9 @@ def test_orphan_negatives_tell_mutual_pairs():
 
 def test_mining_calibration_split_and_its_fallback():
     """``bisent mine --report``'s calibration: split by mutuality; all-mutual pairs (intersect) fall back to
-    the mixture over all pairs. On isotropic toy vectors it stays within 10 points (README: the split is
-    fitted to the LibreOffice dev tasks, the toy's false mutual pairs sit higher than its orphans')."""
+    the mixture over all pairs. On isotropic toy vectors it stays within 10 points (benchmarks/README,
+    "Calibration against gold": the split is fitted to the LibreOffice dev tasks, and the toy's false
+    mutual pairs sit higher than its orphans')."""
     from bisent.report.calibration import mining_calibration, mutual_pairs
 
     rng = np.random.default_rng(2)
