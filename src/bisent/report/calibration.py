@@ -167,7 +167,7 @@ def _normal_pdf(x: np.ndarray, mean: float, sd: float) -> np.ndarray:
 
 #: :func:`calibrate_split`'s Storey quantile on the mutual pairs and the quantiles of the non-mutual pairs that
 #: place the negatives, chosen on the dev mining tasks (``bisent bench calibration --setting mining --split dev``,
-#: README "Calibration without gold").
+#: benchmarks/README "Calibration against gold").
 SPLIT_LAM = 0.5
 SPLIT_OFFSET_QUANTILES = (0.1, 0.5)
 #: fewest pairs and negatives of each kind (mutual, not) :func:`calibrate_split` is fitted with
@@ -323,8 +323,8 @@ def mining_negatives(cands, kind: str, pair_src: np.ndarray, pair_tgt: np.ndarra
     mates by gold document ids brought it within 6, but a run has no document
     ids; excluding the candidates within a few input lines of the lost
     partner, which are its document mates when the input is in document
-    order, helps me5-small as much and hurts use-m3: README, "Calibration
-    without gold"). Split by mutuality (:func:`calibrate_split`) the
+    order, helps me5-small as much and hurts use-m3: benchmarks/README,
+    "Calibration against gold"). Split by mutuality (:func:`calibrate_split`) the
     negatives match the real false pairs of each group far better; the
     bias was mostly in the mix of the two groups.
 
