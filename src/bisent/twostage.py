@@ -142,8 +142,6 @@ def scan_both(xr: np.ndarray, yr: np.ndarray, kk: int, *, threads: int = 1, bloc
     ``save_every`` seconds, default :data:`SAVE_EVERY`); a killed scan given the same folder and the same inputs (``key``, checked)
     continues from its last save, with the same result.
     """
-    import time as _time
-
     from .index import KNN
     from .progress import progress_bar
     from .topk import empty_heaps, merge_heaps, scan_tiles, sort_heaps
@@ -158,19 +156,20 @@ def scan_both(xr: np.ndarray, yr: np.ndarray, kk: int, *, threads: int = 1, bloc
     meta = {**(key or {}), "n": n, "m": m, "kk": kk, "r": int(xr.shape[1]), "block_rows": block_rows,
             "block_cols": block_cols}
     if state is not None:
-        saved = _load_scan(state, meta)
+        saved = _load_state(state / "scan.npz", meta, "two-stage scan")
         if saved is not None:
-            fsim, fidx, cols[0], done = saved
+            fsim, fidx, cols[0], done = saved["fsim"], saved["fidx"], (saved["bsim"], saved["bidx"]), saved["done"]
     todo = [b for b in range(len(starts)) if not done[b]]
     per_block = -(-m // block_cols)
     every = SAVE_EVERY if save_every is None else save_every
-    last = [_time.monotonic()]
+    last = [time.monotonic()]
 
     def after_round(keys: list[int], final: bool) -> None:
         done[keys] = True
-        if state is not None and not final and _time.monotonic() - last[0] >= every:
-            _save_scan(state, meta, fsim, fidx, cols, done)
-            last[0] = _time.monotonic()
+        if state is not None and not final and time.monotonic() - last[0] >= every:
+            bsim, bidx = _merged_columns(cols)
+            _save_state(state / "scan.npz", meta, fsim=fsim, fidx=fidx, bsim=bsim, bidx=bidx, done=done)
+            last[0] = time.monotonic()
 
     rows = ((b, starts[b], xr[starts[b]:starts[b] + block_rows]) for b in todo)   # (bx, r) views, upcast per thread
     with progress_bar(progress, total=len(starts) * per_block, desc="kNN scan", unit="tile", leave=False) as bar:
@@ -195,40 +194,36 @@ def _merged_columns(cols):
     return bsim, bidx
 
 
-def _save_scan(state: Path, meta: dict, fsim, fidx, cols, done) -> None:
-    """Write the scan's heaps and finished blocks to ``state/scan.npz`` (temp file, then renamed)."""
+def _save_state(path: Path, meta: dict, **arrays: np.ndarray) -> None:
+    """Write ``arrays`` and ``meta`` (the inputs and settings they belong to) to the .npz ``path`` atomically."""
     import json
-    import os
 
-    bsim, bidx = _merged_columns(cols)
-    tmp = state / "scan.npz.tmp"
-    with open(tmp, "wb") as f:
-        np.savez(f, fsim=fsim, fidx=fidx, bsim=bsim, bidx=bidx, done=done, meta=np.array(json.dumps(meta, sort_keys=True)))
-    os.replace(tmp, state / "scan.npz")
+    from .io import atomic_write
+
+    with atomic_write(path, "wb") as f:
+        np.savez(f, meta=np.array(json.dumps(meta, sort_keys=True)), **arrays)
 
 
-def _load_scan(state: Path, meta: dict):
-    """The saved heaps and finished blocks of this very scan (same ``meta``), or None when there are none.
+def _load_state(path: Path, meta: dict, what: str) -> dict | None:
+    """The arrays :func:`_save_state` wrote to ``path`` for this very ``meta``; None when there is no file.
 
-    A save of another scan (other inputs or settings) is an error, not silently replaced: the folder is
-    the user's (``--state``), and mixing two runs' heaps would give wrong neighbours.
+    A save of another search (other inputs or settings) is an error, not silently replaced: the folder is
+    the user's (``--state``), and mixing two runs' lists would give wrong neighbours.
     """
     import json
 
     from .errors import BisentError
 
-    path = state / "scan.npz"
     if not path.is_file():
         return None
     try:
         with np.load(path, allow_pickle=False) as z:
-            old = json.loads(str(z["meta"]))
-            if old != json.loads(json.dumps(meta, sort_keys=True)):
-                raise BisentError(f"{path}: saved by a two-stage scan of other inputs or settings; "
-                                  f"remove {state} to start again")
-            return z["fsim"], z["fidx"], (z["bsim"], z["bidx"]), z["done"]
+            if json.loads(str(z["meta"])) != json.loads(json.dumps(meta, sort_keys=True)):
+                raise BisentError(f"{path}: saved by a {what} of other inputs or settings; "
+                                  f"remove {path.parent} to start again")
+            return {k: z[k] for k in z.files if k != "meta"}
     except (OSError, ValueError, KeyError) as e:
-        raise BisentError(f"{path}: unreadable two-stage scan state ({e}); remove {state} to start again") from None
+        raise BisentError(f"{path}: unreadable {what} state ({e}); remove {path.parent} to start again") from None
 
 
 def knn_twostage(x, y, k: int = 4, *, dim: int = TWOSTAGE_DIM, extra: int = TWOSTAGE_EXTRA, seed: int = 0,
@@ -245,6 +240,7 @@ def knn_twostage(x, y, k: int = 4, *, dim: int = TWOSTAGE_DIM, extra: int = TWOS
     the caller removes it when done.
     """
     from .index import BLOCK_COLS, BLOCK_ROWS, KNN, knn_both
+    from .io import make_state_dir
     from .threads import default_threads
 
     if dim < 1 or extra < 0:
@@ -265,8 +261,8 @@ def knn_twostage(x, y, k: int = 4, *, dim: int = TWOSTAGE_DIM, extra: int = TWOS
     cands_path = None if folder is None else folder / "candidates.npz"
     with stage("scan"):
         if folder is not None:
-            folder.mkdir(parents=True, exist_ok=True)
-        saved = _load_candidates(cands_path, key) if cands_path is not None else None
+            make_state_dir(folder)
+        saved = _load_state(cands_path, key, "two-stage search") if cands_path is not None else None
         if saved is None:
             cands = scan_both(xr, yr, k + extra, threads=threads or default_threads(),
                               block_rows=block_rows or BLOCK_ROWS, block_cols=block_cols or BLOCK_COLS,
@@ -274,9 +270,10 @@ def knn_twostage(x, y, k: int = 4, *, dim: int = TWOSTAGE_DIM, extra: int = TWOS
             fwd_c, bwd_c = cands.fwd_idx, cands.bwd_idx
             del cands
             if cands_path is not None:
-                _save_candidates(cands_path, key, fwd_c, bwd_c)
+                _save_state(cands_path, key, fwd=fwd_c, bwd=bwd_c)
+                (folder / "scan.npz").unlink(missing_ok=True)                  # the heaps are in the candidates now
         else:
-            fwd_c, bwd_c = saved
+            fwd_c, bwd_c = saved["fwd"], saved["bwd"]
     del xr, yr
     with stage("rescore"):
         yw = _whole(y)                                                        # (m, d) stored dtype
@@ -318,33 +315,3 @@ def _sha256(a: np.ndarray) -> str:
     import hashlib
 
     return hashlib.sha256(np.ascontiguousarray(a).tobytes()).hexdigest()
-
-
-def _save_candidates(path: Path, key: dict, fwd_c: np.ndarray, bwd_c: np.ndarray) -> None:
-    """The finished scan's candidate lists, so a run killed while re-scoring does not scan again."""
-    import json
-    import os
-
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as f:
-        np.savez(f, fwd=fwd_c, bwd=bwd_c, meta=np.array(json.dumps(key, sort_keys=True)))
-    os.replace(tmp, path)
-    (path.parent / "scan.npz").unlink(missing_ok=True)          # the heaps are in the candidates now
-
-
-def _load_candidates(path: Path, key: dict):
-    """The saved candidate lists of this very search (same ``key``), None when there are none; another's: an error."""
-    import json
-
-    from .errors import BisentError
-
-    if not path.is_file():
-        return None
-    try:
-        with np.load(path, allow_pickle=False) as z:
-            if json.loads(str(z["meta"])) != json.loads(json.dumps(key, sort_keys=True)):
-                raise BisentError(f"{path}: saved by a two-stage search of other inputs or settings; "
-                                  f"remove {path.parent} to start again")
-            return z["fwd"], z["bwd"]
-    except (OSError, ValueError, KeyError) as e:
-        raise BisentError(f"{path}: unreadable two-stage state ({e}); remove {path.parent} to start again") from None
