@@ -40,8 +40,8 @@ from ..datasets.comparable import make_mining_task
 from ..errors import BisentError
 from ..datasets.libreoffice import load_pairs
 from ..mining import retrieve
-from ..report.calibration import (ALIGN_NEGATIVES_DEFAULT, alignment_negatives, calibrate, filter_negatives,
-                                  mining_calibration, mining_negatives, mutual_pairs)
+from ..report.calibration import (ALIGN_NEGATIVES_DEFAULT, alignment_negatives, calibrate, calibrate_mined,
+                                  filter_negatives, mining_negatives, mutual_pairs)
 from ..scoring import Scorer
 from .common import Recorder
 
@@ -97,11 +97,12 @@ def mining(src_lang: str, tgt_lang: str, enc, *, max_gold: int | None = None, k:
     sc = np.array([p.score for p in pairs], dtype=np.float64)
     gold = set(task.gold)
     ok = np.array([(task.src[p.src][0], task.tgt[p.tgt][0]) in gold for p in pairs])
-    neg, neg_mut, _ = mining_negatives(cands, "ratio", ps, pt, sc, with_mutual=True)
-    cal = mining_calibration(cands, "ratio", ps, pt, sc, pi0=estimator) if len(neg) >= 10 else None
+    neg = mining_negatives(cands, "ratio", ps, pt, sc, with_mutual=True)
+    mut = mutual_pairs(cands, ps, pt)
+    cal = calibrate_mined(sc, mut, neg, pi0=estimator)                  # as mining_calibration, parts kept
     return {"setting": "mining", "score": "ratio", "k": k, "retrieval": "max", "pairs": len(sc),
-            "gold": len(gold), **compare(sc, ok, neg, MINING_QUANTILES, cal=cal, estimator=estimator),
-            "diagnosis": mining_diagnosis(sc, ok, mutual_pairs(cands, ps, pt), neg, neg_mut)}
+            "gold": len(gold), **compare(sc, ok, neg.scores, MINING_QUANTILES, cal=cal, estimator=estimator),
+            "diagnosis": mining_diagnosis(sc, ok, mut, neg.scores, neg.mutual)}
 
 
 def mining_diagnosis(scores: np.ndarray, correct: np.ndarray, mutual: np.ndarray, negatives: np.ndarray,

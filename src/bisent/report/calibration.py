@@ -277,20 +277,32 @@ def mining_calibration(cands, kind: str, pair_src: np.ndarray, pair_tgt: np.ndar
     :func:`calibrate` over all pairs (the earlier version). None: fewer than
     2 pairs or 10 negatives.
     """
-    if pi0 not in ("split", "storey", "em"):
-        raise ValueError(f"pi0 must be 'split', 'storey' or 'em', got {pi0!r}")
     sc = np.asarray(pair_score, dtype=np.float64)
     if len(sc) < 2:
+        _check_pi0(pi0)
         return None
-    neg = mining_negatives(cands, kind, pair_src, pair_tgt, sc, with_mutual=True)
-    if len(neg.scores) < 10:
+    return calibrate_mined(sc, mutual_pairs(cands, pair_src, pair_tgt),
+                           mining_negatives(cands, kind, pair_src, pair_tgt, sc, with_mutual=True), pi0=pi0)
+
+
+def calibrate_mined(scores: np.ndarray, mutual: np.ndarray, neg: OrphanNegatives, *,
+                    pi0: str = "split") -> Calibration | None:
+    """:func:`mining_calibration` from its parts: the pairs' scores (p,) and mutual flags (p,)
+    (:func:`mutual_pairs`) and their orphan negatives (:func:`mining_negatives` with ``with_mutual``),
+    for a caller that also needs those parts (``bench calibration``'s diagnosis)."""
+    _check_pi0(pi0)
+    if len(scores) < 2 or len(neg.scores) < 10:
         return None
     if pi0 == "split":
-        mut = mutual_pairs(cands, pair_src, pair_tgt)
-        if min(mut.sum(), (~mut).sum(), neg.mutual.sum(), (~neg.mutual).sum()) >= SPLIT_MIN:
-            return calibrate_split(sc, mut, neg.scores, neg.mutual, mutual_rate=neg.mutual_rate)
+        if min(mutual.sum(), (~mutual).sum(), neg.mutual.sum(), (~neg.mutual).sum()) >= SPLIT_MIN:
+            return calibrate_split(scores, mutual, neg.scores, neg.mutual, mutual_rate=neg.mutual_rate)
         pi0 = "storey"
-    return calibrate(sc, neg.scores, pi0=pi0)
+    return calibrate(scores, neg.scores, pi0=pi0)
+
+
+def _check_pi0(pi0: str) -> None:
+    if pi0 not in ("split", "storey", "em"):
+        raise ValueError(f"pi0 must be 'split', 'storey' or 'em', got {pi0!r}")
 
 
 # ---------------------------------------------------------------------------
