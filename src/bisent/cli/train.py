@@ -52,9 +52,12 @@ def _word_vectors(specs: tuple[str, ...]):
               help="Override a recipe key, e.g. --set model.hidden_dim=128 (repeatable).")
 @click.option("--word-vectors", "word_vectors", multiple=True, metavar="[LANG=]FILE",
               help="kim2019, divergence: initialise word embeddings from cross-lingual vectors ('word v1 v2 ...' lines).")
+@click.option("--word-vectors-from", "word_vectors_from", default=None, metavar="ENCODER",
+              help="divergence: initialise word embeddings from a multilingual encoder's vectors of each vocabulary "
+                   "word (e.g. use-m3), projected by one PCA shared by both languages.")
 @click.option("--progress/--no-progress", default=None, help="Show a progress bar (default: when on a terminal).")
 def train(recipe_path, train_specs, mono_specs, dev_specs, out_dir, resume, init_dir, max_steps, max_minutes, threads,
-          overrides, word_vectors, progress):
+          overrides, word_vectors, word_vectors_from, progress):
     """Train an encoder from a recipe and write a model directory that `bisent embed -e DIR` can use.
 
     Sequence-to-sequence recipes (kim2019, artetxe2019) and dual encoders trained by ranking (guo2019-*),
@@ -72,11 +75,15 @@ def train(recipe_path, train_specs, mono_specs, dev_specs, out_dir, resume, init
     wv = _word_vectors(word_vectors)
     if wv is not None:
         extra["model.word_vectors"] = wv
+    if word_vectors_from is not None:
+        extra["model.word_vectors_from"] = word_vectors_from
     if threads is not None:
         extra["train.threads"] = threads
     if max_steps is not None:                                         # the objective sees the last step too
         extra["train.max_steps"] = max_steps
     recipe = load_recipe(recipe_path, extra)
+    if wv is not None and word_vectors_from is None and recipe["model"].get("word_vectors_from"):
+        recipe["model"]["word_vectors_from"] = None                 # your files replace the recipe's encoder
     if recipe["architecture"] in DOCUMENT:                          # HiDE / Document BoW: document-set folders
         bitexts = list(train_specs)
     else:

@@ -214,7 +214,8 @@ ARCH["divergence"] = {
               "semb_hidden": Field(128, int, minimum=1), "vocab_size": Field(30000, int, minimum=1),
               "min_count": Field(2, int, minimum=1), "lowercase": Field(True, bool),
               "max_words": Field(200, int, minimum=1),                     # longer sides are not scored
-              "word_vectors": Field(None, (str, dict), nullable=True)},   # path, or {lang or src/tgt: path}
+              "word_vectors": Field(None, (str, dict), nullable=True),    # path, or {lang or src/tgt: path}
+              "word_vectors_from": Field(None, str, nullable=True)},     # an encoder: its vectors of each word, PCA'd
     "objectives": {"loss": Field("wemb", str, ("wemb", "semb")),          # Eq. 3 (words) or Eq. 5 (sentences)
                    "unpaired": Field(True, bool), "replace": Field(True, bool), "insert": Field(True, bool),
                    "word_classes": Field(64, int, minimum=1)},

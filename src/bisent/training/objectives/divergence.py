@@ -118,6 +118,22 @@ def _word_vector_files(spec, src_lang: str, tgt_lang: str) -> dict[str, str]:
     return out
 
 
+def encoder_init(model, encoder_name: str, src_lang: str, tgt_lang: str) -> dict[str, int]:
+    """Set both word tables (all words but ``<pad>``/``<unk>``) from ``encoder``'s vectors of each word, one
+    PCA for both languages (:mod:`bisent.training.word_vectors`); returns the words set per side."""
+    from ...encoders import get_encoder
+    from ..word_vectors import encoder_word_vectors
+
+    enc = get_encoder(encoder_name)
+    words = {side: model.vocab[side][2:] for side in ("src", "tgt")}
+    vecs = encoder_word_vectors(enc, [(src_lang, words["src"]), (tgt_lang, words["tgt"])],
+                                model.emb["src"].weight.shape[1])
+    with torch.no_grad():
+        for side, v in zip(("src", "tgt"), vecs):
+            model.emb[side].weight[2:] = torch.from_numpy(v)
+    return {side: len(w) for side, w in words.items()}
+
+
 def setup(recipe: dict, bitexts: list[Bitext], monos: list[Monotext], dev: list[Bitext], out_dir: Path, *,
           state: dict | None, device: torch.device) -> Setup:
     """The BiLSTM divergence model on one language pair for :func:`bisent.training.loop.train`."""
@@ -144,6 +160,11 @@ def setup(recipe: dict, bitexts: list[Bitext], monos: list[Monotext], dev: list[
                           src_lang=src_lang, tgt_lang=tgt_lang, lowercase=mc["lowercase"], max_words=mc["max_words"])
     found = {side: load_word_vectors(model, side, path)                 # a resumed run reloads the weights anyway
              for side, path in _word_vector_files(mc["word_vectors"], src_lang, tgt_lang).items()}
+    if mc["word_vectors_from"]:
+        if mc["word_vectors"]:
+            raise BisentError("model.word_vectors and model.word_vectors_from: give one or the other")
+        if state is None:                                               # a resumed run reloads the weights
+            found = encoder_init(model, mc["word_vectors_from"], src_lang, tgt_lang)
     model = model.to(device)
     keys = np.array([max(len(s), len(t)) for s, t in toks], dtype=np.int64)   # (N,) length buckets: less padding
     seed = recipe["seed"]
