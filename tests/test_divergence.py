@@ -333,9 +333,9 @@ class _FixedScores:
         return self.S
 
 
-@pytest.mark.parametrize("junk,cut_at_default", [(-6.0, True), (-2.5, False)])
-def test_repair_cuts_only_words_divergent_on_average(junk, cut_at_default):
-    """min_word_gain: a glued sentence of confidently divergent words is cut; one doubtful enough to cost
+@pytest.mark.parametrize("junk,cut_by_rule", [(-6.0, True), (-2.5, False)])
+def test_repair_cuts_only_words_divergent_on_average(junk, cut_by_rule):
+    """min_word_gain 1.5: a glued sentence of confidently divergent words is cut; one doubtful enough to cost
     little per word is cut only when the per-word rule is off (the paper's plain arg max). No sentence ends
     here, so the boundary preference is off in both calls."""
     S = junk * np.ones((8, 5))                                             # source words 6-8 align to nothing
@@ -345,9 +345,9 @@ def test_repair_cuts_only_words_divergent_on_average(junk, cut_at_default):
     src, tgt = "s1 s2 s3 s4 s5 x1 x2 x3", "t1 t2 t3 t4 t5"
     plain = repair_pair(model, src, tgt, min_word_gain=0.0, boundary_cost=0.0)
     assert plain.status == "cut" and plain.src == "s1 s2 s3 s4 s5"
-    default = repair_pair(model, src, tgt, boundary_cost=0.0)
-    assert (default.status == "cut") is cut_at_default
-    assert default.src == (plain.src if cut_at_default else src)
+    ruled = repair_pair(model, src, tgt, min_word_gain=1.5, boundary_cost=0.0)
+    assert (ruled.status == "cut") is cut_by_rule
+    assert ruled.src == (plain.src if cut_by_rule else src)
 
 
 def test_repair_leaves_a_pair_without_parallel_core_whole():
