@@ -2,12 +2,13 @@
 (boundary_cost, min_word_gain), with where the glued pairs go (left whole, cut a word off, ...).
 
     python benchmarks/divergence_dev_sweep.py --pair en-de -e out/div/en-de-PURI \
-        --costs 0,1,2,3,4,6 [--gains 0:4:0.25]
+        --costs 0,1,2,3,4,6 [--gains 0:4:0.25] [--tau 1]
 
 The word set is built from LibreOffice DEV pages exactly as `bisent bench divergence` builds its
 TEST set (:func:`bisent.divergence.word_test_set`). Per pair the whole (p, q, a, b) tensor of
-aligned scores is computed once (tau = 3, 'align' ranking, as :func:`bisent.divergence.repair_pair`),
-so every min_word_gain of a cost is read off one arg max. Prints one JSON line per setting.
+aligned scores is computed once ('align' ranking, as :func:`bisent.divergence.repair_pair`; kept spans
+longer than ``--tau``, default bisent.divergence.TAU), so every min_word_gain of a cost is read off one
+arg max. Prints one JSON line per setting.
 """
 
 from __future__ import annotations
@@ -19,14 +20,12 @@ import json
 import numpy as np
 
 from bisent.datasets.domains import load_domain_pairs
-from bisent.divergence import sentence_boundaries, tokenize, word_test_set
+from bisent.divergence import TAU, sentence_boundaries, tokenize, word_test_set
 from bisent.models.divergence import load_model
 
-TAU = 3
 
-
-def score_tensor(S: np.ndarray, r: float) -> np.ndarray:
-    """(I+1, I+1, J+1, J+1): aligned score of source p..q-1 with target a..b-1; -inf where a span has <= TAU words."""
+def score_tensor(S: np.ndarray, r: float, tau: int = TAU) -> np.ndarray:
+    """(I+1, I+1, J+1, J+1): aligned score of source p..q-1 with target a..b-1; -inf where a span has <= tau words."""
     I, J = S.shape
     rS = r * S
     A = np.zeros((J + 1, J + 1, I))                        # A[a, b, i]: Eq. 2 of source word i over targets a..b-1
@@ -47,7 +46,7 @@ def score_tensor(S: np.ndarray, r: float) -> np.ndarray:
     PB = np.concatenate([np.zeros((I + 1, I + 1, 1)), np.cumsum(B, 2)], 2)                     # [p, q, j]
     T = (PA[None] - PA[:, None]) + (PB[:, :, None, :] - PB[:, :, :, None])
     p, q, a, b = np.ogrid[:I + 1, :I + 1, :J + 1, :J + 1]
-    return np.where(((q - p) > TAU) & ((b - a) > TAU), T, -np.inf)
+    return np.where(((q - p) > tau) & ((b - a) > tau), T, -np.inf)
 
 
 def gold_cut(e) -> tuple[int, int, int, int]:
@@ -76,6 +75,7 @@ def main() -> None:
     ap.add_argument("-e", "--model", required=True)
     ap.add_argument("--costs", default="0,1,2,3,4,6")
     ap.add_argument("--gains", default="0:4:0.25", help="start:stop:step of min_word_gain")
+    ap.add_argument("--tau", type=int, default=TAU, help="both kept spans longer than this (the paper: 3)")
     args = ap.parse_args()
     s, t = args.pair.split("-")
     rows = [(p.doc, p.pid, p.src, p.tgt) for p in load_domain_pairs("libreoffice", s, t, split="dev")]
@@ -90,8 +90,8 @@ def main() -> None:
     for e in test:
         I, J = len(e.src), len(e.tgt)
         d = {}
-        if I > TAU and J > TAU:
-            T = score_tensor(model.pair_scores(e.src, e.tgt), model.r)
+        if I > args.tau and J > args.tau:
+            T = score_tensor(model.pair_scores(e.src, e.tgt), model.r, args.tau)
             bs, bt = sentence_boundaries(e.src), sentence_boundaries(e.tgt)
             for c in costs:
                 cs, ct = np.where(bs, 0.0, c), np.where(bt, 0.0, c)
@@ -115,7 +115,7 @@ def main() -> None:
                 else:
                     n[outcome(e, x[0]) if cutting else "left whole"] += 1
             glued = sum(n.values())
-            print(json.dumps({"pair": args.pair, "split": "dev", "model": args.model, "boundary_cost": c,
+            print(json.dumps({"pair": args.pair, "split": "dev", "model": args.model, "tau": args.tau, "boundary_cost": c,
                               "min_word_gain": g, "glued": glued, "clean": clean,
                               "restored_exactly": round(n["exact"] / glued, 4), "clean_cut": round(cut / clean, 4),
                               "glued_outcomes": {k: round(v / glued, 4) for k, v in sorted(n.items()) if k != "exact"}}),

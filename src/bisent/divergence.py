@@ -578,22 +578,26 @@ class Repair(NamedTuple):
     after: float | None = None
 
 
-#: defaults of ``boundary_cost`` and ``min_word_gain``, in logits. ``boundary_cost`` is what a cut pays per edge
-#: that does not fall on a sentence boundary (:func:`edge_costs`). With the 'align' ranking a removed word adds
-#: about its negated Eq. 2 score to the gain, and Eq. 3 trains that score as a logit (divergent < 0), so
+#: defaults of ``boundary_cost``, ``min_word_gain`` and ``tau``. ``boundary_cost`` (logits) is what a cut pays per
+#: edge that does not fall on a sentence boundary (:func:`edge_costs`). With the 'align' ranking a removed word
+#: adds about its negated Eq. 2 score to the gain, and Eq. 3 trains that score as a logit (divergent < 0), so
 #: ``min_word_gain`` g asks the cut words to be divergent with odds of about e^g : 1 on average (0: the arg max
-#: alone decides, its cut still has to beat the whole pair and keep a parallel core). Chosen together on a
-#: word-labelled set of LibreOffice DEV documents (en-de, 605 glued and 1,175 clean pairs) with the model of
-#: recipes/divergence.yaml (use-m3 word vectors, 128 cells, step 19,000): for each cost 0, 1, 2, 3, 4, 6, 8, 12
-#: the smallest ``min_word_gain`` (steps of 0.25) that cut at most 0.7 % of clean pairs (a margin below the 1 %
-#: target for the DEV-to-TEST drift), then the cost that restored most: 6 / 0 restored 79.7 % cutting 0.60 %
-#: (4 / 0.5: 79.0 %, 3 / 0.5: 79.3 %, 8 / 0: 77.4 %, no cost: 69.8 %) (`python benchmarks/divergence_dev_sweep.py`,
-#: benchmarks/README.md "Divergence"). Session 11's 4 / 1.5 suited the weaker 64-cell model.
+#: alone decides; its cut still has to beat the whole pair and keep a parallel core). ``tau``: both kept spans
+#: must have more than ``tau`` words; the paper's 3 leaves every glued pair whose original side has 2-3 words
+#: whole (a heading with its paragraph glued on: 28 of 605 glued DEV pairs), 1 lets them be restored and cut no
+#: more clean DEV pairs (0 gave the same figures). Chosen on a word-labelled set of LibreOffice DEV documents
+#: (en-de, 605 glued and 1,175 clean pairs) with the model of recipes/divergence.yaml (use-m3 word vectors, 128
+#: cells, step 19,000): for each cost 0, 1, 2, 3, 4, 6, 8, 12 the smallest ``min_word_gain`` (steps of 0.25)
+#: cutting at most 0.7 % of clean pairs (a margin below the 1 % target for the DEV-to-TEST drift), then the cost
+#: that restored most. tau 1: 6 / 0 restored 81.8 % cutting 0.60 % (3 / 0.5: 81.7 %, 4 / 0.5: 81.0 %, 8 / 0:
+#: 79.2 %, no cost: 73.1 %); tau 3: 6 / 0 79.7 % (`python benchmarks/divergence_dev_sweep.py --tau 1|3`,
+#: benchmarks/README.md "Divergence"). Session 11's 4 / 1.5 / 3 suited the weaker 64-cell model.
 BOUNDARY_COST = 6.0
 MIN_WORD_GAIN = 0.0
+TAU = 1
 
 
-def repair_pair(model, src: str, tgt: str, *, n_best: int = 20, tau: int = 3, rerank: str = "align",
+def repair_pair(model, src: str, tgt: str, *, n_best: int = 20, tau: int = TAU, rerank: str = "align",
                 min_gain: float = 0.0, min_word_gain: float = MIN_WORD_GAIN,
                 boundary_cost: float = BOUNDARY_COST) -> Repair:
     """Section 3.2: cut leading/trailing words of both sides to the pair's parallel core.
@@ -613,7 +617,7 @@ def repair_pair(model, src: str, tgt: str, *, n_best: int = 20, tau: int = 3, re
     (:func:`edge_costs`), in the arg max and in the per-word rule: a glued
     sentence ends where a sentence ends. ``before``/``after`` are the ranking
     scores of the full pair and of the result. Pairs with a side of ``tau``
-    words or fewer are kept as they are.
+    words or fewer are kept as they are (the paper's ``tau`` is 3; :data:`TAU`).
     """
     ws, wt, reason = check_pair(src, tgt, model.max_words)
     if reason:

@@ -20,8 +20,9 @@ def _num(v) -> str:
 @click.option("-e", "--encoder", "model_dir", required=True, help="Divergence model directory.")
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="Repaired pairs (TSV, see below).")
 @click.option("--n-best", type=click.IntRange(1), default=20, show_default=True, help="N-best cuts re-ranked.")
-@click.option("--tau", type=click.IntRange(0), default=3, show_default=True,
-              help="Both kept spans must have more than this many words.")
+@click.option("--tau", type=click.IntRange(0), default=None,
+              help="Both kept spans must have more than this many words (default: the value chosen on dev, "
+                   "bisent.divergence.TAU; the paper's is 3).")
 @click.option("--rerank", type=click.Choice(["align", "sim"]), default="align", show_default=True,
               help="Rank the N-best by aligned score (align) or by the Eq. 1 cosine of the cut pair (sim).")
 @click.option("--min-gain", type=click.FloatRange(0), default=0.0, show_default=True,
@@ -43,13 +44,14 @@ def repair(pairs, model_dir, output, n_best, tau, rerank, min_gain, min_word_gai
     """
     from collections import Counter
 
-    from ..divergence import BOUNDARY_COST, MIN_WORD_GAIN, read_pairs, repair_pair
+    from ..divergence import BOUNDARY_COST, MIN_WORD_GAIN, TAU, read_pairs, repair_pair
     from ..io import atomic_write
     from ..models.divergence import load_model
 
     model = load_model(model_dir)
     min_word_gain = MIN_WORD_GAIN if min_word_gain is None else min_word_gain
     boundary_cost = BOUNDARY_COST if boundary_cost is None else boundary_cost
+    tau = TAU if tau is None else tau
     counts: Counter = Counter()
     with atomic_write(output) as f:
         for n, pair, reason in read_pairs(pairs):

@@ -1,7 +1,7 @@
 """Pipeline steps of the divergence model: ``repair`` cuts pairs back to their parallel core before later
 steps score them; ``divergence`` scores a pair by the share of its words the model finds parallel.
 
-    - {type: repair, model: models/div-en-de}                  # section 3.2, N = 20, tau = 3 (boundary_cost: 0
+    - {type: repair, model: models/div-en-de}                  # section 3.2, N = 20, tau = 1 (boundary_cost: 0
                                                                # drops the sentence-end preference)
     - {type: divergence, model: models/div-en-de, accept: {min: 0.8}}
 
@@ -32,14 +32,15 @@ class RepairStep(Step):
 
     batch_size = 256
 
-    def __init__(self, *, model: str, n_best: int = 20, tau: int = 3, rerank: str = "align", min_gain: float = 0.0,
-                 min_word_gain: float | None = None, boundary_cost: float | None = None, name: str | None = None):
+    def __init__(self, *, model: str, n_best: int = 20, tau: int | None = None, rerank: str = "align",
+                 min_gain: float = 0.0, min_word_gain: float | None = None, boundary_cost: float | None = None,
+                 name: str | None = None):
         super().__init__(name=name)
-        self.n_best = int(check_number("n_best", n_best, low=1, integer=True))
-        self.tau = int(check_number("tau", tau, low=0, integer=True))
-        self.rerank = check_choice("rerank", rerank, ("align", "sim"))
-        from ..divergence import BOUNDARY_COST, MIN_WORD_GAIN
+        from ..divergence import BOUNDARY_COST, MIN_WORD_GAIN, TAU
 
+        self.n_best = int(check_number("n_best", n_best, low=1, integer=True))
+        self.tau = int(check_number("tau", TAU if tau is None else tau, low=0, integer=True))
+        self.rerank = check_choice("rerank", rerank, ("align", "sim"))
         self.min_gain = check_number("min_gain", min_gain, low=0)
         self.min_word_gain = check_number("min_word_gain", MIN_WORD_GAIN if min_word_gain is None else min_word_gain,
                                           low=0)
