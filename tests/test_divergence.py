@@ -116,6 +116,81 @@ def test_boundary_cost_moves_a_cut_onto_the_sentence_end():
     assert moved.status == "cut" and moved.src == "s1 s2 s3 s4 s5 ." and moved.tgt == tgt
 
 
+@pytest.mark.parametrize("seed,shape,tau", [(5, (6, 7), 1), (6, (5, 6), 0)])
+def test_best_cuts_one_side_and_forbidden_edges_match_brute_force(seed, shape, tau):
+    """one_side: only candidates that keep a side whole; an infinite edge cost: no candidate cuts there."""
+    rng = np.random.default_rng(seed)
+    S = rng.normal(size=shape)
+    I, J = shape
+    cs, ct = np.where(rng.random(I + 1) < 0.5, np.inf, 0.0), np.where(rng.random(J + 1) < 0.5, np.inf, 0.0)
+    cs[[0, I]] = ct[[0, J]] = 0.0                                         # the ends of a side are boundaries
+
+    def paid(p, q, a, b):
+        return cut_score(S, 1.1, p, q, a, b) - cs[p] - cs[q] - ct[a] - ct[b]
+
+    brute = [Cut(paid(0, I, 0, J), 0, I, 0, J)]
+    for p, q in itertools.combinations(range(I + 1), 2):
+        for a, b in itertools.combinations(range(J + 1), 2):
+            whole = (p, q) == (0, I) or (a, b) == (0, J)
+            if q - p > tau and b - a > tau and (p, q, a, b) != (0, I, 0, J) and whole:
+                if np.isfinite(paid(p, q, a, b)):
+                    brute.append(Cut(paid(p, q, a, b), p, q, a, b))
+    brute.sort(key=lambda c: -c.score)
+    fast = best_cuts(S, 1.1, n_best=20, tau=tau, src_cost=cs, tgt_cost=ct, one_side=True)
+    assert [f.score for f in fast] == pytest.approx([b.score for b in brute[:20]], abs=1e-9)
+    assert all(np.isfinite(f.score) and ((f.p, f.q) == (0, I) or (f.a, f.b) == (0, J)) for f in fast)
+
+
+def _diagonal(I, J, pairs, junk=-5.0, match=4.0):
+    S = junk * np.ones((I, J))
+    for i, j in pairs:
+        S[i, j] = match
+    return S
+
+
+def test_sentences_only_leaves_a_truncated_translation_whole_and_cuts_a_glued_sentence():
+    """A truncated target (the source's first 4 words, cut mid-sentence): the default arg max cuts the source
+    back to those 4 words; sentences_only cannot cut inside the sentence and leaves the pair whole. A glued
+    source sentence after a '.' is cut back either way."""
+    trunc = _FixedScores(_diagonal(9, 4, [(i, i) for i in range(4)]))
+    src, tgt = "s1 s2 s3 s4 s5 s6 s7 s8 .", "t1 t2 t3 t4"
+    assert repair_pair(trunc, src, tgt).src == "s1 s2 s3 s4"
+    r = repair_pair(trunc, src, tgt, sentences_only=True)
+    assert r.status == "kept" and (r.src, r.tgt) == (src, tgt)
+    glued = _FixedScores(_diagonal(9, 5, [(i, i) for i in range(5)]))
+    src, tgt = "s1 s2 s3 s4 . x1 x2 x3 .", "t1 t2 t3 t4 ."
+    for kw in ({}, {"sentences_only": True}, {"sentences_only": True, "one_side": True, "match_ends": True}):
+        r = repair_pair(glued, src, tgt, **kw)
+        assert r.status == "cut" and (r.src, r.tgt) == ("s1 s2 s3 s4 .", tgt), kw
+
+
+def test_one_side_cuts_only_one_side_of_a_neighbour_like_pair():
+    """Each side has its own junk at opposite ends (source words 1-3, target words 5-7): the arg max cuts both
+    sides; one_side cuts the source's junk and keeps the target whole."""
+    S = _diagonal(7, 7, [(3 + k, k) for k in range(4)])
+    src, tgt = "x1 x2 x3 s1 s2 s3 s4", "t1 t2 t3 t4 y1 y2 y3"
+    both = repair_pair(_FixedScores(S), src, tgt, boundary_cost=0.0)
+    assert both.status == "cut" and (both.src, both.tgt) == ("s1 s2 s3 s4", "t1 t2 t3 t4")
+    one = repair_pair(_FixedScores(S), src, tgt, boundary_cost=0.0, one_side=True)
+    assert one.status == "cut" and one.tgt == tgt and one.src != src
+    assert repair_pair(_FixedScores(S), src, tgt, sentences_only=True).status == "kept"   # no sentence ends
+
+
+def test_match_ends_refuses_a_source_cut_to_a_sentence_against_a_truncated_target():
+    """Target: the first source sentence without its '.' (truncated there); sentences_only cuts the source
+    back to that sentence, so one kept side ends a sentence and the other does not: match_ends refuses. The
+    same cut against a whole target sentence ('.' kept) is allowed."""
+    S = _diagonal(8, 3, [(i, i) for i in range(3)])
+    src = "s1 s2 s3 . s5 s6 s7 ."
+    cut = repair_pair(_FixedScores(S), src, "t1 t2 t3", sentences_only=True)
+    assert cut.status == "cut" and cut.src == "s1 s2 s3 ."
+    r = repair_pair(_FixedScores(S), src, "t1 t2 t3", sentences_only=True, match_ends=True)
+    assert r.status == "kept" and r.src == src
+    S = _diagonal(8, 4, [(i, i) for i in range(4)])
+    r = repair_pair(_FixedScores(S), src, "t1 t2 t3 .", sentences_only=True, match_ends=True)
+    assert r.status == "cut" and (r.src, r.tgt) == ("s1 s2 s3 .", "t1 t2 t3 .")
+
+
 def test_best_cuts_drop_a_glued_sentence():
     S = -3 * np.ones((8, 5))                                               # source words 5-7 align to nothing
     for i in range(5):

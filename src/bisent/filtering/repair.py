@@ -15,7 +15,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .params import check_choice, check_number
+from .params import check_bool, check_choice, check_number
 from .records import Pair
 from .steps import Step, register_step
 
@@ -34,9 +34,10 @@ class RepairStep(Step):
 
     def __init__(self, *, model: str, n_best: int = 20, tau: int | None = None, rerank: str = "align",
                  min_gain: float = 0.0, min_word_gain: float | None = None, boundary_cost: float | None = None,
+                 sentences_only: bool | None = None, one_side: bool | None = None, match_ends: bool | None = None,
                  name: str | None = None):
         super().__init__(name=name)
-        from ..divergence import BOUNDARY_COST, MIN_WORD_GAIN, TAU
+        from ..divergence import BOUNDARY_COST, MIN_WORD_GAIN, STEP_DEFAULTS, TAU
 
         self.n_best = int(check_number("n_best", n_best, low=1, integer=True))
         self.tau = int(check_number("tau", TAU if tau is None else tau, low=0, integer=True))
@@ -46,9 +47,11 @@ class RepairStep(Step):
                                           low=0)
         self.boundary_cost = check_number("boundary_cost", BOUNDARY_COST if boundary_cost is None else boundary_cost,
                                           low=0)
+        given = {"sentences_only": sentences_only, "one_side": one_side, "match_ends": match_ends}
+        self.shape = {k: STEP_DEFAULTS[k] if v is None else check_bool(k, v) for k, v in given.items()}
         self.config = {"model": str(model), "n_best": self.n_best, "tau": self.tau, "rerank": self.rerank,
                        "min_gain": self.min_gain, "min_word_gain": self.min_word_gain,
-                       "boundary_cost": self.boundary_cost}
+                       "boundary_cost": self.boundary_cost, **self.shape}
         self.model = _model(model)
         self.fixed: dict[Pair, Pair] = {}
 
@@ -61,7 +64,7 @@ class RepairStep(Step):
         for k, (src, tgt) in enumerate(pairs):
             r = repair_pair(self.model, src, tgt, n_best=self.n_best, tau=self.tau, rerank=self.rerank,
                             min_gain=self.min_gain, min_word_gain=self.min_word_gain,
-                            boundary_cost=self.boundary_cost)
+                            boundary_cost=self.boundary_cost, **self.shape)
             if r.status == "cut":
                 self.fixed[(src, tgt)] = (r.src, r.tgt)
                 out[k] = (r.src_words - (r.src_span[1] - r.src_span[0] + 1)) + (r.tgt_words - (r.tgt_span[1] - r.tgt_span[0] + 1))
