@@ -365,13 +365,43 @@ def test_repair_step_in_a_pipeline_rewrites_the_pair(toy_model):
 
     _, model_dir = toy_model
     # the toy model's glued words are divergent with odds below the default's 20:1: the plain arg max here
-    pipe = FilterPipeline.from_config([{"type": "repair", "model": str(model_dir), "tau": 2, "min_word_gain": 0},
+    # toy text has no sentence ends: every shape of cut allowed (the step's default cuts only at sentence ends)
+    pipe = FilterPipeline.from_config([{"type": "repair", "model": str(model_dir), "tau": 2, "min_word_gain": 0,
+                                        "sentences_only": False},
                                        {"type": "length", "min_length": 1, "max_length": 200}])
     glued = ("a1 a2 a3 a4 a5", "b5 b4 b3 b2 b1 b30 b31 b32 b33 b34")
     res = pipe.process([glued, ("a1 a2", "b2 b1")])
     assert all(r.kept for r in res)
     assert res[1].pair == ("a1 a2", "b2 b1")
     assert res[0].pair[0] == glued[0] and len(res[0].pair[1].split()) < 10
+
+
+def test_repair_step_default_cuts_a_glued_sentence_only(monkeypatch):
+    """The step's default shape (STEP_DEFAULTS): a glued sentence is cut, a truncated translation is left whole
+    for the length-ratio rule; with every shape allowed (as `bisent repair`) the truncated pair is cut too."""
+    from bisent.filtering import FilterPipeline
+    from bisent.errors import BisentError
+    from bisent.filtering import repair as repair_step
+
+    glued = ("s1 s2 s3 s4 .", "t1 t2 t3 t4 . y1 y2 y3 .")
+    trunc = ("s1 s2 s3 s4 s5 s6 s7 s8 .", "t1 t2 t3 t4")
+    S = {glued: _diagonal(5, 9, [(i, i) for i in range(5)]), trunc: _diagonal(9, 4, [(i, i) for i in range(4)])}
+
+    class Model(_FixedScores):
+        def pair_scores(self, src, tgt):
+            return S[(" ".join(src), " ".join(tgt))]
+
+    monkeypatch.setattr(repair_step, "_model", lambda path: Model(None))
+    pipe = FilterPipeline.from_config([{"type": "repair", "model": "m"}])
+    assert pipe.steps[0].shape == {"sentences_only": True, "one_side": True, "match_ends": True}
+    res = pipe.process([glued, trunc])
+    assert res[0].pair == ("s1 s2 s3 s4 .", "t1 t2 t3 t4 .") and res[1].pair == trunc
+    anyshape = FilterPipeline.from_config([{"type": "repair", "model": "m", "sentences_only": False,
+                                            "one_side": False, "match_ends": False}])
+    res = anyshape.process([glued, trunc])
+    assert res[0].pair == ("s1 s2 s3 s4 .", "t1 t2 t3 t4 .") and res[1].pair == ("s1 s2 s3 s4", "t1 t2 t3 t4")
+    with pytest.raises(BisentError, match="sentences_only"):
+        FilterPipeline.from_config([{"type": "repair", "model": "m", "sentences_only": "yes"}])
 
 
 def test_bench_divergence_runs_out_of_domain(toy_model, monkeypatch):

@@ -1,8 +1,9 @@
 """Pipeline steps of the divergence model: ``repair`` cuts pairs back to their parallel core before later
 steps score them; ``divergence`` scores a pair by the share of its words the model finds parallel.
 
-    - {type: repair, model: models/div-en-de}                  # section 3.2, N = 20, tau = 1 (boundary_cost: 0
-                                                               # drops the sentence-end preference)
+    - {type: repair, model: models/div-en-de}                  # section 3.2, N = 20, tau = 1; by default only a
+                                                               # whole glued sentence is cut (sentences_only,
+                                                               # one_side, match_ends: false each allows more)
     - {type: divergence, model: models/div-en-de, accept: {min: 0.8}}
 
 A step that defines ``rewrite(pair)`` hands the pipeline a new pair for the
@@ -28,7 +29,12 @@ def _model(path: str):
 
 @register_step("repair")
 class RepairStep(Step):
-    """Section 3.2 repair; the value is the number of words cut (0: kept as is). Accepts every pair."""
+    """Section 3.2 repair; the value is the number of words cut (0: kept as is). Accepts every pair.
+
+    Unlike `bisent repair`, the step cuts by default only where a sentence ends, on one side, and when both
+    kept sides then end alike (:data:`bisent.divergence.STEP_DEFAULTS`): a truncated translation cut back to
+    its translated part would pass the length-ratio rule and rank high, and is not a clean pair.
+    """
 
     batch_size = 256
 
