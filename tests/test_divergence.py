@@ -350,6 +350,10 @@ def test_divergence_and_repair_commands_account_for_every_line(toy_model, tmp_pa
     assert [int(r[0]) for r in rows] == list(range(1, 8)) and all(len(r) == 8 for r in rows)
     assert rows[1][1] == "skipped: empty source side" and rows[2][1] == "kept"
     assert rows[4][1].startswith("skipped:") and rows[5][1].startswith("skipped:")
+    assert rows[6][1] == "cut"                                              # the glued a9s
+    strict = tmp_path / "strict.tsv"                                        # toy text has no sentence ends
+    assert _run("repair", str(src), "-e", str(model_dir), "-o", str(strict), "--sentences-only") == 0
+    assert [x.split("\t")[1] for x in strict.read_text().splitlines()][6] == "kept"
 
 
 def test_bad_model_directory_is_one_line_error(tmp_path, capsys):
