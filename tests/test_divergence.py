@@ -116,6 +116,81 @@ def test_boundary_cost_moves_a_cut_onto_the_sentence_end():
     assert moved.status == "cut" and moved.src == "s1 s2 s3 s4 s5 ." and moved.tgt == tgt
 
 
+@pytest.mark.parametrize("seed,shape,tau", [(5, (6, 7), 1), (6, (5, 6), 0)])
+def test_best_cuts_one_side_and_forbidden_edges_match_brute_force(seed, shape, tau):
+    """one_side: only candidates that keep a side whole; an infinite edge cost: no candidate cuts there."""
+    rng = np.random.default_rng(seed)
+    S = rng.normal(size=shape)
+    I, J = shape
+    cs, ct = np.where(rng.random(I + 1) < 0.5, np.inf, 0.0), np.where(rng.random(J + 1) < 0.5, np.inf, 0.0)
+    cs[[0, I]] = ct[[0, J]] = 0.0                                         # the ends of a side are boundaries
+
+    def paid(p, q, a, b):
+        return cut_score(S, 1.1, p, q, a, b) - cs[p] - cs[q] - ct[a] - ct[b]
+
+    brute = [Cut(paid(0, I, 0, J), 0, I, 0, J)]
+    for p, q in itertools.combinations(range(I + 1), 2):
+        for a, b in itertools.combinations(range(J + 1), 2):
+            whole = (p, q) == (0, I) or (a, b) == (0, J)
+            if q - p > tau and b - a > tau and (p, q, a, b) != (0, I, 0, J) and whole:
+                if np.isfinite(paid(p, q, a, b)):
+                    brute.append(Cut(paid(p, q, a, b), p, q, a, b))
+    brute.sort(key=lambda c: -c.score)
+    fast = best_cuts(S, 1.1, n_best=20, tau=tau, src_cost=cs, tgt_cost=ct, one_side=True)
+    assert [f.score for f in fast] == pytest.approx([b.score for b in brute[:20]], abs=1e-9)
+    assert all(np.isfinite(f.score) and ((f.p, f.q) == (0, I) or (f.a, f.b) == (0, J)) for f in fast)
+
+
+def _diagonal(I, J, pairs, junk=-5.0, match=4.0):
+    S = junk * np.ones((I, J))
+    for i, j in pairs:
+        S[i, j] = match
+    return S
+
+
+def test_sentences_only_leaves_a_truncated_translation_whole_and_cuts_a_glued_sentence():
+    """A truncated target (the source's first 4 words, cut mid-sentence): the default arg max cuts the source
+    back to those 4 words; sentences_only cannot cut inside the sentence and leaves the pair whole. A glued
+    source sentence after a '.' is cut back either way."""
+    trunc = _FixedScores(_diagonal(9, 4, [(i, i) for i in range(4)]))
+    src, tgt = "s1 s2 s3 s4 s5 s6 s7 s8 .", "t1 t2 t3 t4"
+    assert repair_pair(trunc, src, tgt).src == "s1 s2 s3 s4"
+    r = repair_pair(trunc, src, tgt, sentences_only=True)
+    assert r.status == "kept" and (r.src, r.tgt) == (src, tgt)
+    glued = _FixedScores(_diagonal(9, 5, [(i, i) for i in range(5)]))
+    src, tgt = "s1 s2 s3 s4 . x1 x2 x3 .", "t1 t2 t3 t4 ."
+    for kw in ({}, {"sentences_only": True}, {"sentences_only": True, "one_side": True, "match_ends": True}):
+        r = repair_pair(glued, src, tgt, **kw)
+        assert r.status == "cut" and (r.src, r.tgt) == ("s1 s2 s3 s4 .", tgt), kw
+
+
+def test_one_side_cuts_only_one_side_of_a_neighbour_like_pair():
+    """Each side has its own junk at opposite ends (source words 1-3, target words 5-7): the arg max cuts both
+    sides; one_side cuts the source's junk and keeps the target whole."""
+    S = _diagonal(7, 7, [(3 + k, k) for k in range(4)])
+    src, tgt = "x1 x2 x3 s1 s2 s3 s4", "t1 t2 t3 t4 y1 y2 y3"
+    both = repair_pair(_FixedScores(S), src, tgt, boundary_cost=0.0)
+    assert both.status == "cut" and (both.src, both.tgt) == ("s1 s2 s3 s4", "t1 t2 t3 t4")
+    one = repair_pair(_FixedScores(S), src, tgt, boundary_cost=0.0, one_side=True)
+    assert one.status == "cut" and one.tgt == tgt and one.src != src
+    assert repair_pair(_FixedScores(S), src, tgt, sentences_only=True).status == "kept"   # no sentence ends
+
+
+def test_match_ends_refuses_a_source_cut_to_a_sentence_against_a_truncated_target():
+    """Target: the first source sentence without its '.' (truncated there); sentences_only cuts the source
+    back to that sentence, so one kept side ends a sentence and the other does not: match_ends refuses. The
+    same cut against a whole target sentence ('.' kept) is allowed."""
+    S = _diagonal(8, 3, [(i, i) for i in range(3)])
+    src = "s1 s2 s3 . s5 s6 s7 ."
+    cut = repair_pair(_FixedScores(S), src, "t1 t2 t3", sentences_only=True)
+    assert cut.status == "cut" and cut.src == "s1 s2 s3 ."
+    r = repair_pair(_FixedScores(S), src, "t1 t2 t3", sentences_only=True, match_ends=True)
+    assert r.status == "kept" and r.src == src
+    S = _diagonal(8, 4, [(i, i) for i in range(4)])
+    r = repair_pair(_FixedScores(S), src, "t1 t2 t3 .", sentences_only=True, match_ends=True)
+    assert r.status == "cut" and (r.src, r.tgt) == ("s1 s2 s3 .", "t1 t2 t3 .")
+
+
 def test_best_cuts_drop_a_glued_sentence():
     S = -3 * np.ones((8, 5))                                               # source words 5-7 align to nothing
     for i in range(5):
@@ -275,6 +350,10 @@ def test_divergence_and_repair_commands_account_for_every_line(toy_model, tmp_pa
     assert [int(r[0]) for r in rows] == list(range(1, 8)) and all(len(r) == 8 for r in rows)
     assert rows[1][1] == "skipped: empty source side" and rows[2][1] == "kept"
     assert rows[4][1].startswith("skipped:") and rows[5][1].startswith("skipped:")
+    assert rows[6][1] == "cut"                                              # the glued a9s
+    strict = tmp_path / "strict.tsv"                                        # toy text has no sentence ends
+    assert _run("repair", str(src), "-e", str(model_dir), "-o", str(strict), "--sentences-only") == 0
+    assert [x.split("\t")[1] for x in strict.read_text().splitlines()][6] == "kept"
 
 
 def test_bad_model_directory_is_one_line_error(tmp_path, capsys):
@@ -290,13 +369,43 @@ def test_repair_step_in_a_pipeline_rewrites_the_pair(toy_model):
 
     _, model_dir = toy_model
     # the toy model's glued words are divergent with odds below the default's 20:1: the plain arg max here
-    pipe = FilterPipeline.from_config([{"type": "repair", "model": str(model_dir), "tau": 2, "min_word_gain": 0},
+    # toy text has no sentence ends: every shape of cut allowed (the step's default cuts only at sentence ends)
+    pipe = FilterPipeline.from_config([{"type": "repair", "model": str(model_dir), "tau": 2, "min_word_gain": 0,
+                                        "sentences_only": False},
                                        {"type": "length", "min_length": 1, "max_length": 200}])
     glued = ("a1 a2 a3 a4 a5", "b5 b4 b3 b2 b1 b30 b31 b32 b33 b34")
     res = pipe.process([glued, ("a1 a2", "b2 b1")])
     assert all(r.kept for r in res)
     assert res[1].pair == ("a1 a2", "b2 b1")
     assert res[0].pair[0] == glued[0] and len(res[0].pair[1].split()) < 10
+
+
+def test_repair_step_default_cuts_a_glued_sentence_only(monkeypatch):
+    """The step's default shape (STEP_DEFAULTS): a glued sentence is cut, a truncated translation is left whole
+    for the length-ratio rule; with every shape allowed (as `bisent repair`) the truncated pair is cut too."""
+    from bisent.filtering import FilterPipeline
+    from bisent.errors import BisentError
+    from bisent.filtering import repair as repair_step
+
+    glued = ("s1 s2 s3 s4 .", "t1 t2 t3 t4 . y1 y2 y3 .")
+    trunc = ("s1 s2 s3 s4 s5 s6 s7 s8 .", "t1 t2 t3 t4")
+    S = {glued: _diagonal(5, 9, [(i, i) for i in range(5)]), trunc: _diagonal(9, 4, [(i, i) for i in range(4)])}
+
+    class Model(_FixedScores):
+        def pair_scores(self, src, tgt):
+            return S[(" ".join(src), " ".join(tgt))]
+
+    monkeypatch.setattr(repair_step, "_model", lambda path: Model(None))
+    pipe = FilterPipeline.from_config([{"type": "repair", "model": "m"}])
+    assert pipe.steps[0].shape == {"sentences_only": True, "one_side": True, "match_ends": True}
+    res = pipe.process([glued, trunc])
+    assert res[0].pair == ("s1 s2 s3 s4 .", "t1 t2 t3 t4 .") and res[1].pair == trunc
+    anyshape = FilterPipeline.from_config([{"type": "repair", "model": "m", "sentences_only": False,
+                                            "one_side": False, "match_ends": False}])
+    res = anyshape.process([glued, trunc])
+    assert res[0].pair == ("s1 s2 s3 s4 .", "t1 t2 t3 t4 .") and res[1].pair == ("s1 s2 s3 s4", "t1 t2 t3 t4")
+    with pytest.raises(BisentError, match="sentences_only"):
+        FilterPipeline.from_config([{"type": "repair", "model": "m", "sentences_only": "yes"}])
 
 
 def test_bench_divergence_runs_out_of_domain(toy_model, monkeypatch):

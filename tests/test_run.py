@@ -159,7 +159,7 @@ def test_repair_step_in_the_run_cuts_a_glued_pair(tmp_path, capsys, toy_model):
     (tmp_path / "a.xb").write_text("".join((glued if k == 2 else t) + "\n" for k, (_, t) in enumerate(pairs)),
                                    encoding="utf-8")
     (tmp_path / "pairs.tsv").write_text("a.xa\ta.xb\n", encoding="utf-8")
-    steps = [{"type": "repair", "model": str(model_dir), "tau": 2, "min_word_gain": 0},
+    steps = [{"type": "repair", "model": str(model_dir), "tau": 2, "min_word_gain": 0, "sentences_only": False},
              {"type": "length", "min_length": 1, "max_length": 200}]
     cfg = tmp_path / "run.yaml"
     cfg.write_text(json.dumps({"src_lang": "xa", "tgt_lang": "xb", "documents": {"pairs": "pairs.tsv"},

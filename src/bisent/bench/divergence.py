@@ -17,9 +17,11 @@ negative kinds P/U/R/I; the repair and filter parts for models trained with all 
   (:func:`bisent.bench.filtering.build_set`), the AP of ranking clean pairs
   first and the share of each noise kind above the median clean pair for the
   Eq. 1 cosine and for the share of parallel words; the default pipeline
-  (use-m3) with and without a ``repair`` step first: per noise kind the share
-  of pairs the step cuts, glued pairs cut back exactly, and the words of
-  correct kept pairs at a few precision levels.
+  (use-m3) without a ``repair`` step first, with one at the step's defaults
+  (:data:`bisent.divergence.STEP_DEFAULTS`) and with one allowing every shape
+  of cut (as `bisent repair`): per noise kind the share of pairs the step
+  cuts, glued pairs cut back exactly, and the words of correct kept pairs at
+  a few precision levels.
 
 ``--domain gettext|dict`` builds the word-labelled set and the repair figures
 from that domain's test pairs (word classes and aligner from its train
@@ -38,8 +40,8 @@ import time
 import numpy as np
 
 from ..datasets.domains import load_domain_pairs
-from ..divergence import (BOUNDARY_COST, MIN_WORD_GAIN, TAU, aggregate, parallel_share, repair_pair, tokenize,
-                          word_accuracy, word_test_set)
+from ..divergence import (BOUNDARY_COST, MIN_WORD_GAIN, STEP_DEFAULTS, TAU, aggregate, parallel_share, repair_pair,
+                          tokenize, word_accuracy, word_test_set)
 from .common import Recorder
 
 #: (rerank, min_gain, min_word_gain, boundary_cost, tau) settings of the repair figures: the default of
@@ -47,6 +49,10 @@ from .common import Recorder
 #: and the paper's plain arg max; a setting equal to an earlier one is measured once
 REPAIR_SETTINGS = (("align", 0.0, MIN_WORD_GAIN, BOUNDARY_COST, TAU), ("align", 0.0, MIN_WORD_GAIN, BOUNDARY_COST, 3),
                    ("align", 0.0, 1.5, 4.0, 3), ("align", 0.0, 0.0, 0.0, 3))
+
+
+#: the repair step allowing every shape of cut, as `bisent repair` does
+ANY_SHAPE = {k: False for k in STEP_DEFAULTS}
 
 
 def _is_divergence(enc) -> bool:
@@ -134,26 +140,31 @@ def run(src_lang: str, tgt_lang: str, encoders: list, record: Recorder, *, limit
         share = np.array([parallel_share(model, it.src, it.tgt) for it in items])
         out.append(record({**who, "part": "filter", "scorer": "parallel_share", **evaluate_scores(share, kinds)}))
         if info["loss"] == "wemb":
-            for with_repair in (False, True):
-                step = {"min_word_gain": MIN_WORD_GAIN, "boundary_cost": BOUNDARY_COST, "tau": TAU} if with_repair else {}
-                out.append(record({**who, "part": "pipeline", "repair_step": with_repair, **step,
-                                   **_clean_words(items, original, enc.name if with_repair else None,
-                                                  src_lang, tgt_lang)}))
+            for shape in (None, STEP_DEFAULTS, ANY_SHAPE):                # no step, its default, every shape
+                if shape is ANY_SHAPE and shape == STEP_DEFAULTS:
+                    continue
+                step = {} if shape is None else {"min_word_gain": MIN_WORD_GAIN, "boundary_cost": BOUNDARY_COST,
+                                                 "tau": TAU, **shape}
+                out.append(record({**who, "part": "pipeline", "repair_step": shape is not None, **step,
+                                   **clean_words(items, original, None if shape is None else
+                                                 {"type": "repair", "model": enc.name, **shape}, src_lang, tgt_lang)}))
     return out
 
 
-def _clean_words(items, original: dict, repair_model: str | None, src_lang: str, tgt_lang: str,
-                 precisions=(0.9, 0.95, 0.98)) -> dict:
-    """The default pipeline (use-m3), with a ``repair`` step first or not: its kept pairs ranked by the
-    cosine; per precision level, the words of correct pairs in the longest top of the ranking at that
-    precision. Correct: a clean pair kept unchanged, or a glued pair cut back exactly to its original."""
+def clean_words(items, original: dict, repair_step: dict | None, src_lang: str, tgt_lang: str,
+                precisions=(0.9, 0.95, 0.98)) -> dict:
+    """The default pipeline (use-m3), with a ``repair`` step first (``repair_step``: its mapping, e.g.
+    ``{"type": "repair", "model": DIR}``) or not: its kept pairs ranked by the cosine; per precision level,
+    the words of correct pairs in the longest top of the ranking at that precision. Correct: a clean pair
+    kept unchanged, or a glued pair cut back exactly to its original (``original``: (doc, pid) -> target)."""
     from ..filtering import FilterPipeline, edit_config
     from .filtering import default_config
 
     steps = edit_config(default_config(), encoder="use-m3")
     steps = steps.get("steps") if isinstance(steps, dict) else steps
+    repair_model = repair_step is not None
     if repair_model:
-        steps = [{"type": "repair", "model": repair_model}] + list(steps)
+        steps = [dict(repair_step)] + list(steps)
     pipe = FilterPipeline.from_config({"steps": steps}, src_lang=src_lang, tgt_lang=tgt_lang)
     results = pipe.process([(it.src, it.tgt) for it in items])
     kept = []

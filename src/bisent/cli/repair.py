@@ -33,7 +33,14 @@ def _num(v) -> str:
 @click.option("--boundary-cost", type=click.FloatRange(0), default=None,
               help="What a cut pays per edge that is not at a sentence end of its side (after . ! ? : ;); "
                    "0 turns the preference off (default: the value chosen on dev, bisent.divergence.BOUNDARY_COST).")
-def repair(pairs, model_dir, output, n_best, tau, rerank, min_gain, min_word_gain, boundary_cost):
+@click.option("--sentences-only", is_flag=True,
+              help="Cut only where a sentence ends (as the filter pipeline's repair step does by default).")
+@click.option("--one-side", is_flag=True, help="Keep one side whole (the repair step's default).")
+@click.option("--match-ends", is_flag=True,
+              help="Refuse a cut at an end after which one kept side ends with sentence-final punctuation and "
+                   "the other does not (the repair step's default).")
+def repair(pairs, model_dir, output, n_best, tau, rerank, min_gain, min_word_gain, boundary_cost, sentences_only,
+           one_side, match_ends):
     """Cut leading/trailing words of both sides of each pair of PAIRS where the model finds them divergent.
 
     Output, one line per input line: line<TAB>status<TAB>src_span<TAB>tgt_span<TAB>before<TAB>after
@@ -60,7 +67,8 @@ def repair(pairs, model_dir, output, n_best, tau, rerank, min_gain, min_word_gai
                 f.write(f"{n}\tskipped: {reason}\t-\t-\t-\t-\t\t\n")
                 continue
             r = repair_pair(model, *pair, n_best=n_best, tau=tau, rerank=rerank, min_gain=min_gain,
-                            min_word_gain=min_word_gain, boundary_cost=boundary_cost)
+                            min_word_gain=min_word_gain, boundary_cost=boundary_cost, sentences_only=sentences_only,
+                            one_side=one_side, match_ends=match_ends)
             counts[r.status.split(":")[0]] += 1
             src, tgt = (r.src, r.tgt) if not r.status.startswith("skipped") else ("", "")
             f.write(f"{n}\t{r.status}\t{_span(r.src_span)}\t{_span(r.tgt_span)}\t{_num(r.before)}\t{_num(r.after)}"

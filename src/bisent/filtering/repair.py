@@ -1,8 +1,9 @@
 """Pipeline steps of the divergence model: ``repair`` cuts pairs back to their parallel core before later
 steps score them; ``divergence`` scores a pair by the share of its words the model finds parallel.
 
-    - {type: repair, model: models/div-en-de}                  # section 3.2, N = 20, tau = 1 (boundary_cost: 0
-                                                               # drops the sentence-end preference)
+    - {type: repair, model: models/div-en-de}                  # section 3.2, N = 20, tau = 1; by default only a
+                                                               # whole glued sentence is cut (sentences_only,
+                                                               # one_side, match_ends: false each allows more)
     - {type: divergence, model: models/div-en-de, accept: {min: 0.8}}
 
 A step that defines ``rewrite(pair)`` hands the pipeline a new pair for the
@@ -15,7 +16,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .params import check_choice, check_number
+from .params import check_bool, check_choice, check_number
 from .records import Pair
 from .steps import Step, register_step
 
@@ -28,15 +29,21 @@ def _model(path: str):
 
 @register_step("repair")
 class RepairStep(Step):
-    """Section 3.2 repair; the value is the number of words cut (0: kept as is). Accepts every pair."""
+    """Section 3.2 repair; the value is the number of words cut (0: kept as is). Accepts every pair.
+
+    Unlike `bisent repair`, the step cuts by default only where a sentence ends, on one side, and when both
+    kept sides then end alike (:data:`bisent.divergence.STEP_DEFAULTS`): a truncated translation cut back to
+    its translated part would pass the length-ratio rule and rank high, and is not a clean pair.
+    """
 
     batch_size = 256
 
     def __init__(self, *, model: str, n_best: int = 20, tau: int | None = None, rerank: str = "align",
                  min_gain: float = 0.0, min_word_gain: float | None = None, boundary_cost: float | None = None,
+                 sentences_only: bool | None = None, one_side: bool | None = None, match_ends: bool | None = None,
                  name: str | None = None):
         super().__init__(name=name)
-        from ..divergence import BOUNDARY_COST, MIN_WORD_GAIN, TAU
+        from ..divergence import BOUNDARY_COST, MIN_WORD_GAIN, STEP_DEFAULTS, TAU
 
         self.n_best = int(check_number("n_best", n_best, low=1, integer=True))
         self.tau = int(check_number("tau", TAU if tau is None else tau, low=0, integer=True))
@@ -46,9 +53,11 @@ class RepairStep(Step):
                                           low=0)
         self.boundary_cost = check_number("boundary_cost", BOUNDARY_COST if boundary_cost is None else boundary_cost,
                                           low=0)
+        given = {"sentences_only": sentences_only, "one_side": one_side, "match_ends": match_ends}
+        self.shape = {k: STEP_DEFAULTS[k] if v is None else check_bool(k, v) for k, v in given.items()}
         self.config = {"model": str(model), "n_best": self.n_best, "tau": self.tau, "rerank": self.rerank,
                        "min_gain": self.min_gain, "min_word_gain": self.min_word_gain,
-                       "boundary_cost": self.boundary_cost}
+                       "boundary_cost": self.boundary_cost, **self.shape}
         self.model = _model(model)
         self.fixed: dict[Pair, Pair] = {}
 
@@ -61,7 +70,7 @@ class RepairStep(Step):
         for k, (src, tgt) in enumerate(pairs):
             r = repair_pair(self.model, src, tgt, n_best=self.n_best, tau=self.tau, rerank=self.rerank,
                             min_gain=self.min_gain, min_word_gain=self.min_word_gain,
-                            boundary_cost=self.boundary_cost)
+                            boundary_cost=self.boundary_cost, **self.shape)
             if r.status == "cut":
                 self.fixed[(src, tgt)] = (r.src, r.tgt)
                 out[k] = (r.src_words - (r.src_span[1] - r.src_span[0] + 1)) + (r.tgt_words - (r.tgt_span[1] - r.tgt_span[0] + 1))
