@@ -156,6 +156,21 @@ def test_domain_switch_and_bench_option(capsys):
     assert "bisent: error: --domain gettext: only the mining, recover and divergence tasks" in capsys.readouterr().err
 
 
+
+def test_gnome_blocks_are_paired_by_position_and_cleaned():
+    from bisent.datasets.gnome_help import block_pairs
+    from bisent.datasets.libreoffice import Document, Paragraph
+
+    d = Document("gnome:gnome-help/x.page", "test",
+                 [Paragraph("p0", "Turn on\n  sticky keys"), Paragraph("p2", "OK"), Paragraph("p3", "Press Tab.")],
+                 [Paragraph("p0", "Klebrige Tasten\taktivieren"), Paragraph("p2", "OK!"), Paragraph("p3", "Tab drücken.")])
+    rows, removed = block_pairs([d])
+    assert [(r.pid, r.src, r.tgt, r.split) for r in rows] == [
+        ("p0", "Turn on sticky keys", "Klebrige Tasten aktivieren", "test"), ("p3", "Press Tab.", "Tab drücken.", "test")]
+    assert removed == {"short": 1} and all(r.doc == d.doc for r in rows)
+    assert "gnome" in DOMAINS and main(["data", "gnome", "--help"]) == 0
+
+
 # --------------------------------------------------------------------------- real samples
 
 def _need_apt():
@@ -192,6 +207,25 @@ def test_real_freedict_sample():
     assert all(p.split == freedict.split_of(p.doc) for p in pairs)
     assert len({p.src.casefold() for p in pairs}) == len(pairs) == len({p.tgt.casefold() for p in pairs})
     assert sum(p.split == "test" for p in pairs) > 300
+
+
+@pytest.mark.network
+def test_real_gnome_help_pairs_split_by_page():
+    """The en-de GNOME help blocks: one split per page, one-to-one, no tab or newline in a text."""
+    _need_apt()
+    from bisent.datasets import gnome_help
+
+    try:
+        pairs = gnome_help.load_pairs("en", "de")
+    except BisentError as e:
+        pytest.skip(f"cannot fetch gnome-user-docs from Debian's archive: {e}")
+    assert sum(p.split == "test" for p in pairs) > 300 and pairs == gnome_help.load_pairs("en", "de")
+    split_of_page = {}
+    for p in pairs:
+        assert split_of_page.setdefault(p.doc, p.split) == p.split
+        assert "\t" not in p.src + p.tgt and "\n" not in p.src + p.tgt and p.src != p.tgt
+    assert len({p.src.casefold() for p in pairs}) == len(pairs) == len({p.tgt.casefold() for p in pairs})
+
 
 
 # --- the general training collection (bisent data general) --------------------------------------------

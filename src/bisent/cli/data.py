@@ -142,6 +142,9 @@ def _pair_set_command(name: str, module: str, tgt_help: str, columns: str, doc: 
 
 _pair_set_command("gettext", "gettext", "Target language (gettext locale, e.g. de, pt-br).", "package, id, en, tgt",
                   "English -> TGT UI messages from the gettext catalogs of Debian packages, split by package.")
+_pair_set_command("gnome", "gnome_help", "Target language (ISO 639-1, e.g. de, fr, es).", "page, block, en, tgt",
+                  "English -> TGT paragraphs of GNOME help (gnome-user-docs, paired by itstool's block order), "
+                  "split by page.")
 _pair_set_command("dict", "freedict", "Target language (ISO 639-1, e.g. de, fr, es).", "headword, id, en, tgt",
                   "English -> TGT headwords and example phrases of a FreeDict dictionary, split by entry.")
 

@@ -1,9 +1,10 @@
 """The text domains the benchmarks run on: one function gives a domain's aligned pairs for a language pair.
 
 ``libreoffice`` (help paragraphs, the domain every trained model here saw),
-``gettext`` (UI messages of Debian packages) and ``dict`` (FreeDict headwords
-and example phrases). Each returns :class:`~bisent.datasets.libreoffice.Pair`
-rows split by source (help page, package, dictionary entry), so the mining and
+``gettext`` (UI messages of Debian packages), ``gnome`` (GNOME help blocks,
+help that is not LibreOffice's) and ``dict`` (FreeDict headwords and example
+phrases). Each returns :class:`~bisent.datasets.libreoffice.Pair`
+rows split by source (help page, package, GNOME page, dictionary entry), so the mining and
 recovery benchmarks run unchanged on any of them.
 """
 
@@ -12,7 +13,7 @@ from __future__ import annotations
 from ..errors import BisentError
 from .libreoffice import Pair
 
-DOMAINS = ("libreoffice", "gettext", "dict")
+DOMAINS = ("libreoffice", "gettext", "gnome", "dict")
 
 
 def load_domain_pairs(domain: str, src: str, tgt: str, split: str | None = None) -> list[Pair]:
@@ -21,6 +22,8 @@ def load_domain_pairs(domain: str, src: str, tgt: str, split: str | None = None)
         from .libreoffice import load_pairs
     elif domain == "gettext":
         from .gettext import load_pairs
+    elif domain == "gnome":
+        from .gnome_help import load_pairs
     elif domain == "dict":
         from .freedict import load_pairs
     else:
