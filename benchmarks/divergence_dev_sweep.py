@@ -19,8 +19,9 @@ import json
 
 import numpy as np
 
+from bisent.bench.divergence import held_out_word_set
 from bisent.datasets.domains import load_domain_pairs
-from bisent.divergence import TAU, sentence_boundaries, tokenize, word_test_set
+from bisent.divergence import TAU, sentence_boundaries
 from bisent.models.divergence import load_model
 
 
@@ -79,9 +80,7 @@ def main() -> None:
     args = ap.parse_args()
     s, t = args.pair.split("-")
     rows = [(p.doc, p.pid, p.src, p.tgt) for p in load_domain_pairs("libreoffice", s, t, split="dev")]
-    train = [(tokenize(p.src).words, tokenize(p.tgt).words) for p in load_domain_pairs("libreoffice", s, t, split="train")]
-    test = [e for e in word_test_set(rows, [(a, b) for a, b in train if 1 <= len(a) <= 60 and 1 <= len(b) <= 60])
-            if e.kind in "PI"]
+    test = [e for e in held_out_word_set(rows, "libreoffice", s, t) if e.kind in "PI"]
     model = load_model(args.model)
     costs = [float(c) for c in args.costs.split(",")]
     lo, hi, step = (float(x) for x in args.gains.split(":"))

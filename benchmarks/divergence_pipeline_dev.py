@@ -20,12 +20,10 @@ import argparse
 import json
 import time
 
-import numpy as np
-
-from bisent.bench.divergence import clean_words
+from bisent.bench.divergence import clean_words, held_out_word_set, repair_effects, repair_word_set
 from bisent.bench.filtering import build_set
 from bisent.datasets.domains import load_domain_pairs
-from bisent.divergence import repair_pair, tokenize, word_test_set
+from bisent.divergence import repair_pair
 from bisent.models.divergence import load_model
 
 
@@ -41,9 +39,7 @@ def main() -> None:
     settings = [json.loads(x) for x in args.setting] or [{}]
     rows = [(p.doc, p.pid, p.src, p.tgt) for p in load_domain_pairs("libreoffice", s, t, split="dev")]
     original = {(doc, pid): tgt for doc, pid, _, tgt in rows}
-    train = [(tokenize(p.src).words, tokenize(p.tgt).words) for p in load_domain_pairs("libreoffice", s, t, split="train")]
-    words = [e for e in word_test_set(rows, [(a, b) for a, b in train if 1 <= len(a) <= 60 and 1 <= len(b) <= 60])
-             if e.kind in "PI"]
+    words = [e for e in held_out_word_set(rows, "libreoffice", s, t) if e.kind in "PI"]
     items, _ = build_set(s, t, limit=args.limit, split="dev")
     model = load_model(args.model)
     head = {"pair": args.pair, "split": "dev", "model": args.model, "items": len(items)}
@@ -51,30 +47,11 @@ def main() -> None:
         print(json.dumps({**head, "repair_step": False, **clean_words(items, original, None, s, t)}), flush=True)
     for opts in settings:
         t0 = time.perf_counter()
-        restored = glued = cut_clean = clean = 0
-        for e in words:
-            r = repair_pair(model, " ".join(e.src), " ".join(e.tgt), **opts)
-            if e.kind == "P":
-                clean += 1
-                cut_clean += r.status == "cut"
-            else:
-                glued += 1
-                restored += (tokenize(r.src).words, tokenize(r.tgt).words) == (
-                    tokenize(e.info["src_text"]).words, tokenize(e.info["tgt_text"]).words)
-        out = {**head, "repair_step": True, **opts, "words_glued": glued,
-               "words_restored_exactly": round(restored / max(glued, 1), 4), "words_clean": clean,
-               "words_clean_cut": round(cut_clean / max(clean, 1), 4)}
+        out = {**head, "repair_step": True, **opts,
+               **{f"words_{k}": v for k, v in repair_word_set(model, words, **opts).items()}}
         if args.repair_only:
-            cut: dict[str, list[int]] = {}
-            exact = []
-            for it in items:
-                r = repair_pair(model, it.src, it.tgt, **opts)
-                cut.setdefault(it.kind, []).append(int((r.src, r.tgt) != (it.src, it.tgt)))
-                if it.kind == "glued":
-                    exact.append((tokenize(r.src).words, tokenize(r.tgt).words)
-                                 == (tokenize(it.src).words, tokenize(original[(it.doc, it.pid)]).words))
-            out.update({"cut_share": {k: round(float(np.mean(v)), 4) for k, v in sorted(cut.items())},
-                        "glued_restored_exactly": round(float(np.mean(exact)), 4)})
+            fixed = [(r.src, r.tgt) for r in (repair_pair(model, it.src, it.tgt, **opts) for it in items)]
+            out.update(repair_effects(items, original, fixed))
         else:
             out.update(clean_words(items, original, {"type": "repair", "model": args.model, **opts}, s, t))
         out["seconds"] = round(time.perf_counter() - t0, 1)

@@ -178,14 +178,19 @@ def _need_apt():
         pytest.skip("apt-get/dpkg-deb not available: not a Debian-based system")
 
 
+def _fetched(build, what: str):
+    """``build()``'s result, or a skip when Debian's archive cannot give ``what`` (or this is no Debian system)."""
+    _need_apt()
+    try:
+        return build()
+    except BisentError as e:
+        pytest.skip(f"cannot fetch {what} from Debian's archive: {e}")
+
+
 @pytest.mark.network
 def test_real_gettext_sample_builds_a_mining_task():
     """sed and grep's German catalogs (small packages): deterministic rows, one package per split here."""
-    _need_apt()
-    try:
-        a, stats = gettext._build("de", packages=("sed", "grep"))
-    except BisentError as e:
-        pytest.skip(f"cannot fetch packages from Debian's archive: {e}")
+    a, stats = _fetched(lambda: gettext._build("de", packages=("sed", "grep")), "packages")
     b, _ = gettext._build("de", packages=("grep", "sed"))
     assert a == b and len(a) > 100 and stats["removed"]["plural"] >= 0
     assert {p.doc for p in a} == {"sed", "grep"} and len({p.split for p in a}) == 2
@@ -198,11 +203,7 @@ def test_real_gettext_sample_builds_a_mining_task():
 
 @pytest.mark.network
 def test_real_freedict_sample():
-    _need_apt()
-    try:
-        pairs = freedict.load_pairs("en", "fr")
-    except BisentError as e:
-        pytest.skip(f"cannot fetch dict-freedict-eng-fra from Debian's archive: {e}")
+    pairs = _fetched(lambda: freedict.load_pairs("en", "fr"), "dict-freedict-eng-fra")
     assert len(pairs) > 3000 and pairs == freedict.load_pairs("en", "fr")
     assert all(p.split == freedict.split_of(p.doc) for p in pairs)
     assert len({p.src.casefold() for p in pairs}) == len(pairs) == len({p.tgt.casefold() for p in pairs})
@@ -212,13 +213,9 @@ def test_real_freedict_sample():
 @pytest.mark.network
 def test_real_gnome_help_pairs_split_by_page():
     """The en-de GNOME help blocks: one split per page, one-to-one, no tab or newline in a text."""
-    _need_apt()
     from bisent.datasets import gnome_help
 
-    try:
-        pairs = gnome_help.load_pairs("en", "de")
-    except BisentError as e:
-        pytest.skip(f"cannot fetch gnome-user-docs from Debian's archive: {e}")
+    pairs = _fetched(lambda: gnome_help.load_pairs("en", "de"), "gnome-user-docs")
     assert sum(p.split == "test" for p in pairs) > 300 and pairs == gnome_help.load_pairs("en", "de")
     split_of_page = {}
     for p in pairs:

@@ -79,9 +79,7 @@ def run(src_lang: str, tgt_lang: str, encoders: list, record: Recorder, *, limit
     t0 = time.perf_counter()
     test = []
     if any(_is_divergence(enc) for enc in encoders):                       # word classes + aligner: minutes
-        train = [(tokenize(p.src).words, tokenize(p.tgt).words)
-                 for p in load_domain_pairs(domain, src_lang, tgt_lang, split="train")]
-        test = word_test_set(rows, [(s, t) for s, t in train if 1 <= len(s) <= 60 and 1 <= len(t) <= 60])
+        test = held_out_word_set(rows, domain, src_lang, tgt_lang)
     if limit:
         test = test[:limit]
     sizes = {k: sum(e.kind == k for e in test) for k in "PURI"}
@@ -116,23 +114,10 @@ def run(src_lang: str, tgt_lang: str, encoders: list, record: Recorder, *, limit
         # repair on the word test set: glued (insert) pairs restored exactly, clean (paired) pairs wrongly cut
         for rerank, gain, word_gain, boundary, tau in dict.fromkeys(REPAIR_SETTINGS):
             t0 = time.perf_counter()
-            restored = glued = cut_clean = clean = 0
-            for e in test:
-                if e.kind not in "PI":
-                    continue
-                r = repair_pair(model, " ".join(e.src), " ".join(e.tgt), rerank=rerank, min_gain=gain,
-                                min_word_gain=word_gain, boundary_cost=boundary, tau=tau)
-                if e.kind == "P":
-                    clean += 1
-                    cut_clean += r.status == "cut"
-                else:
-                    glued += 1
-                    orig = (tokenize(e.info["src_text"]).words, tokenize(e.info["tgt_text"]).words)
-                    restored += (tokenize(r.src).words, tokenize(r.tgt).words) == orig
+            got = repair_word_set(model, test, rerank=rerank, min_gain=gain, min_word_gain=word_gain,
+                                  boundary_cost=boundary, tau=tau)
             out.append(record({**who, "part": "repair", "rerank": rerank, "min_gain": gain,
-                               "min_word_gain": word_gain, "boundary_cost": boundary, "tau": tau, "glued": glued,
-                               "restored_exactly": round(restored / max(glued, 1), 4), "clean": clean,
-                               "clean_cut": round(cut_clean / max(clean, 1), 4),
+                               "min_word_gain": word_gain, "boundary_cost": boundary, "tau": tau, **got,
                                "seconds": round(time.perf_counter() - t0, 1)}))
         if not filtering:
             continue
@@ -162,8 +147,8 @@ def clean_words(items, original: dict, repair_step: dict | None, src_lang: str, 
 
     steps = edit_config(default_config(), encoder="use-m3")
     steps = steps.get("steps") if isinstance(steps, dict) else steps
-    repair_model = repair_step is not None
-    if repair_model:
+    with_step = repair_step is not None
+    if with_step:
         steps = [dict(repair_step)] + list(steps)
     pipe = FilterPipeline.from_config({"steps": steps}, src_lang=src_lang, tgt_lang=tgt_lang)
     results = pipe.process([(it.src, it.tgt) for it in items])
@@ -181,17 +166,51 @@ def clean_words(items, original: dict, repair_step: dict | None, src_lang: str, 
     prec = good / np.arange(1, len(kept) + 1)
     out = {"kept": len(kept), "correct": int(good[-1]) if kept else 0,
            "correct_words": int(words[-1]) if kept else 0}
-    if repair_model:                                                       # what the repair step did per kind
-        cut: dict[str, list[int]] = {}
-        exact = []
-        for it, r in zip(items, results):
-            cut.setdefault(it.kind, []).append(int(r.pair != (it.src, it.tgt)))
-            if it.kind == "glued":
-                exact.append((tokenize(r.pair[0]).words, tokenize(r.pair[1]).words)
-                             == (tokenize(it.src).words, tokenize(original[(it.doc, it.pid)]).words))
-        out["cut_share"] = {k: round(float(np.mean(v)), 4) for k, v in cut.items()}
-        out["glued_restored_exactly"] = round(float(np.mean(exact)), 4) if exact else None
+    if with_step:                                                          # what the repair step did per kind
+        out.update(repair_effects(items, original, [r.pair for r in results]))
     for p in precisions:
         ok = np.nonzero(prec >= p)[0]
         out[f"correct_words@p{p}"] = int(words[ok[-1]]) if len(ok) else 0
     return out
+
+
+def held_out_word_set(rows, domain: str, src_lang: str, tgt_lang: str) -> list:
+    """The word-labelled P/U/R/I set (:func:`bisent.divergence.word_test_set`) of held-out ``rows`` (doc, pid,
+    src, tgt), its word classes and aligner learnt from ``domain``'s train pairs of 1-60 words a side."""
+    train = [(tokenize(p.src).words, tokenize(p.tgt).words)
+             for p in load_domain_pairs(domain, src_lang, tgt_lang, split="train")]
+    return word_test_set(rows, [(s, t) for s, t in train if 1 <= len(s) <= 60 and 1 <= len(t) <= 60])
+
+
+def repair_word_set(model, examples, **options) -> dict:
+    """:func:`repair_pair` (with ``options``) on the word test set's paired (P) and glued (I) examples: how
+    many glued pairs come back exactly to their original, how many clean pairs are wrongly cut."""
+    restored = glued = cut_clean = clean = 0
+    for e in examples:
+        if e.kind not in "PI":
+            continue
+        r = repair_pair(model, " ".join(e.src), " ".join(e.tgt), **options)
+        if e.kind == "P":
+            clean += 1
+            cut_clean += r.status == "cut"
+        else:
+            glued += 1
+            orig = (tokenize(e.info["src_text"]).words, tokenize(e.info["tgt_text"]).words)
+            restored += (tokenize(r.src).words, tokenize(r.tgt).words) == orig
+    return {"glued": glued, "restored_exactly": round(restored / max(glued, 1), 4), "clean": clean,
+            "clean_cut": round(cut_clean / max(clean, 1), 4)}
+
+
+def repair_effects(items, original: dict, pairs) -> dict:
+    """What a repair did to the filter set's ``items``, given the pair each became (``pairs``, same order):
+    per noise kind the share changed, and the share of glued pairs cut back exactly to their original
+    (``original``: (doc, pid) -> target)."""
+    cut: dict[str, list[int]] = {}
+    exact = []
+    for it, pair in zip(items, pairs):
+        cut.setdefault(it.kind, []).append(int(tuple(pair) != (it.src, it.tgt)))
+        if it.kind == "glued":
+            exact.append((tokenize(pair[0]).words, tokenize(pair[1]).words)
+                         == (tokenize(it.src).words, tokenize(original[(it.doc, it.pid)]).words))
+    return {"cut_share": {k: round(float(np.mean(v)), 4) for k, v in cut.items()},
+            "glued_restored_exactly": round(float(np.mean(exact)), 4) if exact else None}
