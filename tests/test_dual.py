@@ -193,6 +193,41 @@ def test_half_weights_halve_the_directory_and_load_as_float32(make, tmp_path):
         np.testing.assert_allclose(enc.encode(_texts(), "en", cache=False), b, atol=1e-5)
 
 
+def test_int8_tables_quarter_the_table_and_load_as_float32(tmp_path, monkeypatch):
+    """int8 storage: every table of at least INT8_MIN_ROWS rows becomes int8 rows + a float32 scale a row;
+    read back, each weight is within half a step of its float32 value and the student encodes as before."""
+    from safetensors.numpy import load_file
+
+    from bisent.models import modeldir
+
+    torch.manual_seed(0)
+    model = TINY_MODELS[0]().eval()
+    assert model.architecture == "dan"
+    monkeypatch.setattr(modeldir, "INT8_MIN_ROWS", 64)
+    save_dual(model, tmp_path / "half", half=True)
+    save_dual(model, tmp_path / "q8", int8=True)
+    stored = load_file(str(tmp_path / "q8" / "model.safetensors"))
+    table = model.state_dict()["embed.weight"].numpy()                                     # (buckets, E)
+    assert table.shape[0] >= 64 and stored["embed.weight.int8"].dtype == np.int8
+    assert "embed.weight" not in stored and stored["embed.weight.int8_scale"].shape == (table.shape[0], 1)
+    half, q8 = ((tmp_path / d / "model.safetensors").stat().st_size for d in ("half", "q8"))
+    assert q8 < 0.6 * half
+    _, back = modeldir.read_safetensors(tmp_path / "q8" / "model.safetensors")
+    step = np.abs(table).max(axis=1, keepdims=True) / 127
+    assert back["embed.weight"].dtype == np.float32 and np.all(np.abs(back["embed.weight"] - table) <= step / 2 + 1e-7)
+    a = load_model_dir(tmp_path / "half").encode(_texts(), "en", cache=False)
+    b = load_model_dir(tmp_path / "q8").encode(_texts(), "en", cache=False)
+    np.testing.assert_allclose(b, a, atol=3e-2)
+    assert (a * b).sum(1).min() > 0.999                                                    # unit rows, same direction
+    model2, _ = load_dual(tmp_path / "q8")                                                  # the torch path reads it too
+    assert torch.allclose(model2.state_dict()["embed.weight"], torch.from_numpy(back["embed.weight"]))
+    # a scale missing from a hand-edited file is a one-line error, not a traceback
+    from safetensors.numpy import save_file
+    save_file({k: v for k, v in stored.items() if not k.endswith(".int8_scale")}, str(tmp_path / "q8" / "model.safetensors"))
+    with pytest.raises(BisentError, match="model.safetensors: corrupt safetensors file .*int8_scale"):
+        load_model_dir(tmp_path / "q8")
+
+
 def test_a_folded_table_is_the_student_with_fewer_buckets(tmp_path):
     """With buckets / 2^s buckets a feature lands in old_bucket >> s, so folding rows that are equal within
     each group of 2^s gives exactly the original student; otherwise rows merge by their counts."""
@@ -463,3 +498,24 @@ def test_student_size_counts_text_of_collection_rows(tmp_path):
     (tmp_path / "mono.de.txt").write_text("Ein Satz.\n", encoding="utf-8")
     assert _texts([str(tmp_path / "train.en-de.tsv"), str(tmp_path / "mono.de.txt")]) == \
         ["Open file", "Datei öffnen", "Ein Satz."]
+
+
+def test_teacher_workers_fill_the_cache_in_parallel_with_the_same_rows(tmp_path, monkeypatch):
+    """objectives.teacher_workers: processes fill the teacher's cache first; the rows the run then reads are
+    those a single process computes, and a second fill has nothing left to do."""
+    from bisent.training.teacher import fill_cache, teacher_embeddings
+
+    en = [f"the {i}th line of the manual names {w}" for i, w in enumerate(["files", "ports", "keys"] * 70)]
+    de = [f"die {i}. Zeile nennt {w}" for i, w in enumerate(["Dateien", "Ports"] * 60)]
+    monkeypatch.setenv("BISENT_EMBED_CACHE", str(tmp_path / "serial"))
+    want = [teacher_embeddings("char-ngram", t, lang, progress=False) for t, lang in ((en, "en"), (de, "de"))]
+    monkeypatch.setenv("BISENT_EMBED_CACHE", str(tmp_path / "parallel"))
+    info = fill_cache("char-ngram", [(en, "en"), (de, "de"), (en[:50], "en")], workers=2, batch_size=16,
+                      progress=False)
+    assert info["teacher_workers"] == 2 and info["embedded"] == len(set(en)) + len(set(de))
+    for (t, lang), (rows, _) in zip(((en, "en"), (de, "de")), want):
+        got, report = teacher_embeddings("char-ngram", t, lang, progress=False)
+        assert report["from_cache"] == report["sentences"] == len(set(t))                   # all filled by the workers
+        assert np.array_equal(got, rows)
+    assert fill_cache("char-ngram", [(en, "en")], workers=2, progress=False) == {}          # nothing missing
+    assert fill_cache("char-ngram", [(en + ["new"], "en")], workers=1, progress=False) == {}  # one worker: no fill

@@ -4,7 +4,10 @@ The hashed table is ``buckets x embed_dim`` float32 (2^18 x 256: 256 MiB of a 25
 Variants of one trained student, each a model directory measured like any encoder
 (recovery error with CSLS on the test pairs of each ``--set DOMAIN:PAIR``, ``use-m3`` in the same run):
 
-- ``half``: the same weights stored as float16 (``save(..., half=True)``), read back as float32;
+- ``stored``: the directory as trained (float32, or float16 with ``train.half_weights``);
+- ``float16``: the same weights stored as float16 (``save(..., half=True)``), read back as float32;
+- ``int8``: the hashed table stored as int8 rows with a float32 scale each, the rest float16
+  (``save(..., int8=True)``, recipe key ``train.int8_weights``), read back as float32;
 - ``fold-2^b``: the table folded to ``2^b`` buckets without retraining. The bucket of a feature is
   the top bits of its hash times ``buckets`` (:func:`bisent.models.hashing._bucket`), so with
   ``buckets / 2^s`` buckets a feature lands in ``old_bucket >> s``: the new row is the mean of the
@@ -78,6 +81,14 @@ def half_dir(src: Path, out: Path) -> Path:
     return modeldir.save(out, cfg["architecture"], cfg["model"], tensors, extra=extra, half=True)
 
 
+def int8_dir(src: Path, out: Path) -> Path:
+    """A copy of ``src`` with its hashed table stored as int8 rows + a scale each, the rest as float16."""
+    cfg = json.loads((src / modeldir.CONFIG_FILE).read_text(encoding="utf-8"))
+    _, tensors = modeldir.read_safetensors(src / modeldir.WEIGHTS_FILE)
+    extra = {k: v for k, v in cfg.items() if k not in ("architecture", "format_version", "model")}
+    return modeldir.save(out, cfg["architecture"], cfg["model"], tensors, extra=extra, int8=True)
+
+
 def dir_mb(path: Path) -> float:
     return round(sum(p.stat().st_size for p in Path(path).iterdir() if p.is_file()) / 1e6, 1)
 
@@ -100,7 +111,7 @@ def main(argv=None) -> None:
     ap.add_argument("--model", required=True, help="a trained DAN directory")
     ap.add_argument("--counts", nargs="+", required=True, help="text (.txt lines, .tsv last two columns) to count features on")
     ap.add_argument("--set", dest="sets", action="append", required=True, help="DOMAIN:PAIR, e.g. gettext:en-de")
-    ap.add_argument("--buckets", default="131072,65536", help="folded sizes (comma-separated)")
+    ap.add_argument("--buckets", default="131072,65536", help="folded sizes (comma-separated; '' for none)")
     ap.add_argument("--limit", type=int, default=300)
     ap.add_argument("--work", default="student-size", help="folder for the variant directories (kept)")
     add_results_option(ap)
@@ -113,8 +124,8 @@ def main(argv=None) -> None:
     hc = HashConfig(**{k: cfg["model"][k] for k in ("buckets", "n_min", "n_max", "word_ngrams", "lowercase",
                                                      "max_tokens") if k in cfg["model"]})
     counts = bucket_counts(hc, _texts(args.counts))
-    variants = [("float32", src), ("float16", half_dir(src, work / "half"))]
-    for b in (int(x) for x in args.buckets.split(",")):
+    variants = [("stored", src), ("float16", half_dir(src, work / "half")), ("int8", int8_dir(src, work / "int8"))]
+    for b in (int(x) for x in args.buckets.split(",") if x):
         variants.append((f"fold-{b}", folded_dir(src, work / f"fold-{b}", b, counts)))
     encoders = [(name, d, get_encoder(str(d))) for name, d in variants] + [("anchor", None, get_encoder("use-m3"))]
     for spec in args.sets:

@@ -308,8 +308,8 @@ class TorchDualEncoder(Encoder):
 
 # --- model directories -------------------------------------------------------------------------------
 
-def save_dual(model: nn.Module, out_dir, extra: dict | None = None, half: bool = False) -> None:
-    """Write the model directory: weights (float16 if ``half``), ``config.json`` (+ ``tokenizer.model``;
+def save_dual(model: nn.Module, out_dir, extra: dict | None = None, half: bool = False, int8: bool = False) -> None:
+    """Write the model directory: weights (float16 if ``half``, int8 tables if ``int8``), ``config.json`` (+ ``tokenizer.model``;
     the adapter names its base)."""
     extra, files = dict(extra or {}), {}
     if isinstance(model, BiLSTM):
@@ -318,7 +318,7 @@ def save_dual(model: nn.Module, out_dir, extra: dict | None = None, half: bool =
     if isinstance(model, Adapter):
         extra["base"] = {"name": model.hp["base"], "id": model.base.id}
     tensors = {k: v.detach().float() for k, v in model.state_dict().items()}
-    modeldir.save(out_dir, model.architecture, model.hp, tensors, extra=extra, files=files, half=half)
+    modeldir.save(out_dir, model.architecture, model.hp, tensors, extra=extra, files=files, half=half, int8=int8)
 
 
 def load_dual(model_dir, config: dict | None = None) -> tuple[nn.Module, str]:

@@ -56,17 +56,23 @@ from ..io import atomic_write
 CONFIG_FILE = "config.json"
 WEIGHTS_FILE = "model.safetensors"
 FORMAT_VERSION = 1
+#: ``save(..., int8=True)`` stores a floating matrix of at least this many rows (a hashed or word table)
+#: as int8 rows, ``NAME.int8`` (rows, cols), with one float32 scale a row, ``NAME.int8_scale`` (rows, 1)
+INT8_MIN_ROWS = 4096
+INT8, INT8_SCALE = ".int8", ".int8_scale"
 
 
 def save(out_dir, architecture: str, hp: dict, tensors: dict, *, extra: dict | None = None,
-         files: dict[str, bytes] | None = None, half: bool = False) -> Path:
+         files: dict[str, bytes] | None = None, half: bool = False, int8: bool = False) -> Path:
     """Write a model directory: ``files`` (name -> bytes), ``model.safetensors``, then ``config.json``.
 
     ``tensors`` are NumPy arrays or torch tensors (a ``state_dict()``); ``hp``
     is the ``model`` section (the architecture's ``config_keys``); ``extra``
     are further top-level keys of ``config.json``. ``half``: floating-point
     tensors are stored as float16 (half the file; :func:`read_safetensors`
-    reads them back as float32, so loaders and old directories are unchanged).
+    reads them back as float32, so loaders and old directories are unchanged). ``int8``: large tables
+    (:data:`INT8_MIN_ROWS` rows or more) are stored as int8 rows with a float32 scale each (max |row| / 127;
+    a quarter of float32), everything else as float16; read back as float32 (row * scale).
     """
     from safetensors.numpy import save as save_arrays
 
@@ -77,8 +83,11 @@ def save(out_dir, architecture: str, hp: dict, tensors: dict, *, extra: dict | N
             f.write(data)
     arrays = {k: np.ascontiguousarray(v.detach().cpu().numpy() if hasattr(v, "detach") else v)
               for k, v in tensors.items()}
-    if half:
-        arrays = {k: v.astype(np.float16) if v.dtype.kind == "f" else v for k, v in arrays.items()}
+    if int8:
+        arrays = dict(pair for k, v in arrays.items() for pair in _int8_rows(k, v))
+    if half or int8:
+        arrays = {k: v.astype(np.float16) if v.dtype.kind == "f" and not k.endswith(INT8_SCALE) else v
+                  for k, v in arrays.items()}
     with atomic_write(out_dir / WEIGHTS_FILE, "wb") as f:
         f.write(save_arrays(arrays, metadata={"architecture": architecture}))
     config = {"architecture": architecture, "format_version": FORMAT_VERSION, "model": hp, **(extra or {})}
@@ -186,7 +195,8 @@ def build(md: ModelDir, cls):
 
 def read_safetensors(path: Path, framework: str = "numpy") -> tuple[bytes, dict]:
     """The bytes of a weights file and its tensors (``"numpy"`` arrays or ``"torch"`` tensors); float16
-    tensors (a directory saved with ``half=True``) come back as float32, which every model computes in."""
+    tensors (a directory saved with ``half=True``) and int8 tables (``int8=True``) come back as float32,
+    which every model computes in."""
     from safetensors import SafetensorError
 
     if framework == "torch":
@@ -198,10 +208,37 @@ def read_safetensors(path: Path, framework: str = "numpy") -> tuple[bytes, dict]
         raise BisentError(f"{path}: missing (the model directory needs its weights)")
     data = path.read_bytes()
     try:
-        tensors = load_bytes(data)
+        tensors = _dequantize(load_bytes(data))
     except (SafetensorError, ValueError, RuntimeError, OSError) as e:
         raise BisentError(f"{path}: corrupt safetensors file ({' '.join(str(e).split())[:120]})") from None
     return data, {k: _widen(v) for k, v in tensors.items()}
+
+
+def _int8_rows(name: str, v: np.ndarray):
+    """``(name, array)`` items storing ``v``: a floating table of :data:`INT8_MIN_ROWS` rows or more as int8
+    rows plus one float32 scale a row (symmetric, max |row| / 127), anything else unchanged."""
+    if v.dtype.kind != "f" or v.ndim != 2 or v.shape[0] < INT8_MIN_ROWS:
+        return [(name, v)]
+    scale = np.abs(v).max(axis=1, keepdims=True).astype(np.float32) / 127.0     # (rows, 1)
+    scale[scale == 0] = 1.0
+    q = np.clip(np.rint(v / scale), -127, 127).astype(np.int8)                   # (rows, cols)
+    return [(name + INT8, q), (name + INT8_SCALE, scale)]
+
+
+def _dequantize(tensors: dict) -> dict:
+    """Tensors read back: each ``NAME.int8`` with its ``NAME.int8_scale`` becomes float32 ``NAME``."""
+    out = {}
+    for k, v in tensors.items():
+        if k.endswith(INT8_SCALE):
+            continue
+        if k.endswith(INT8):
+            scale = tensors.get(k[:-len(INT8)] + INT8_SCALE)
+            if scale is None:
+                raise ValueError(f"{k} has no {k[:-len(INT8)] + INT8_SCALE}")
+            out[k[:-len(INT8)]] = (v.float() * scale.float()) if hasattr(v, "detach") else v.astype(np.float32) * scale
+        else:
+            out[k] = v
+    return out
 
 
 def _widen(t):

@@ -133,9 +133,11 @@ _DUAL_COMMON: dict[str, dict[str, Field]] = {
         "teacher": Field("me5-small", str),          # registered encoder or model directory
         "distill_loss": Field("mse", str, ("mse", "cosine")),
         "teacher_batch": Field(64, int, minimum=1),  # sentences per teacher call (its persistent cache is used)
+        "teacher_workers": Field(1, int, minimum=1), # processes that fill the teacher's cache first (many cores)
     },
     "train": {
         "half_weights": Field(False, bool),         # store the model's weights as float16 (half the directory)
+        "int8_weights": Field(False, bool),         # large tables as int8 rows + a scale each, the rest float16
     },
 }
 

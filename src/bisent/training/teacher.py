@@ -4,13 +4,21 @@ The teacher is any :class:`bisent.encoders.base.Encoder` (``use-m3``,
 ``me5-small``, a model directory). Its ``encode`` goes through the persistent
 embedding cache keyed by the teacher's ``id``, so the minutes a slow teacher
 spends on the training sentences are spent once: a second run, a resumed
-run, or another student reads the rows back from the cache.
+run, or another student reads the rows back from the cache. On a machine
+with many cores, :func:`fill_cache` first embeds what the cache lacks in
+several processes (recipe key ``objectives.teacher_workers``): each embeds
+chunks with one BLAS thread and writes its rows into the same SQLite file
+(WAL mode), and the run then reads them all from it.
 """
 
 from __future__ import annotations
 
+import math
+import multiprocessing
+import os
 import sys
 import time
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -44,13 +52,80 @@ def teacher_embeddings(teacher: str | Encoder, sentences: list[str], lang: str, 
     return vecs, report
 
 
+def fill_cache(teacher: str, groups: list[tuple[list[str], str]], *, workers: int, batch_size: int = 64,
+               progress: bool | None = None) -> dict:
+    """Embed the ``(texts, lang)`` groups' sentences that the teacher's persistent cache lacks, in ``workers``
+    processes (one BLAS thread each), so that :func:`teacher_embeddings` then reads them all from the cache.
+
+    Chunks of about ``missing / (8 * workers)`` sentences keep the processes busy to the end. Nothing is
+    done (and ``{}`` returned) for one worker, caching off, or fewer missing sentences than a batch; a chunk
+    whose rows could not be written is embedded again by :func:`teacher_embeddings`. Returns what to log.
+    """
+    if workers <= 1 or not _caching():
+        return {}
+    from ..encoders.cache import EmbeddingCache
+    from ..progress import progress_bar
+
+    enc = get_encoder(teacher)
+    cache = EmbeddingCache(enc.id, enc.dim)
+    todo: dict[str, list[str]] = {}
+    for texts, lang in groups:
+        try:
+            ckey = enc.check_lang(lang) if enc.lang_dependent else None
+        except BisentError:
+            continue                                         # teacher_embeddings says so, in one line
+        uniq = list(dict.fromkeys(texts))
+        found, _ = cache.get(uniq, ckey)
+        todo.setdefault(lang, []).extend(t for t, f in zip(uniq, found) if not f)
+    todo = {lang: list(dict.fromkeys(ts)) for lang, ts in todo.items() if ts}
+    missing = sum(map(len, todo.values()))
+    if missing <= batch_size:
+        return {}
+    size = max(batch_size, math.ceil(missing / (8 * workers)))
+    chunks = [(teacher, ts[i:i + size], lang, batch_size) for lang, ts in todo.items() for i in range(0, len(ts), size)]
+    t0 = time.monotonic()
+    print(f"teacher {enc.name}: embedding {missing} sentences in {workers} processes", file=sys.stderr, flush=True)
+    ctx = multiprocessing.get_context("spawn")              # no forked torch or SQLite state
+    with _single_threaded(), ctx.Pool(min(workers, len(chunks))) as pool, \
+            progress_bar(progress, total=missing, desc=f"teacher {enc.name}", unit="sent") as bar:
+        for n in pool.imap_unordered(_embed_chunk, chunks):
+            bar.update(n)
+    return {"teacher_workers": workers, "embedded": missing, "seconds": round(time.monotonic() - t0, 1)}
+
+
+def _embed_chunk(args: tuple) -> int:
+    """Worker: embed one chunk through the teacher's cache (the rows travel through the SQLite file)."""
+    teacher, texts, lang, batch_size = args
+    get_encoder(teacher).encode(texts, lang, batch_size=batch_size, progress=False)
+    return len(texts)
+
+
+@contextmanager
+def _single_threaded():
+    """Spawned workers inherit one BLAS / OpenMP thread each (set before they import NumPy or torch)."""
+    names = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+    old = {n: os.environ.get(n) for n in names}
+    os.environ.update({n: "1" for n in names})
+    try:
+        yield
+    finally:
+        for n, v in old.items():
+            if v is None:
+                os.environ.pop(n, None)
+            else:
+                os.environ[n] = v
+
+
+def _caching() -> bool:
+    return os.environ.get("BISENT_NO_EMBED_CACHE", "") in ("", "0")
+
+
+
 def _cached_count(enc: Encoder, texts: list[str], lang: str) -> int:
     """How many of ``texts`` the encoder's persistent cache holds already (0 when caching is off)."""
-    import os
-
     from ..encoders.cache import EmbeddingCache
 
-    if os.environ.get("BISENT_NO_EMBED_CACHE", "") not in ("", "0") or not texts:
+    if not _caching() or not texts:
         return 0
     ckey = enc.check_lang(lang) if enc.lang_dependent else None
     found, _ = EmbeddingCache(enc.id, enc.dim).get(texts, ckey)

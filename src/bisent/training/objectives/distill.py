@@ -36,7 +36,7 @@ import torch
 import torch.nn.functional as F
 
 from ..data import Bitext, DualSubBatch, Monotext
-from ..teacher import teacher_embeddings
+from ..teacher import fill_cache, teacher_embeddings
 from . import Setup, dual
 from .guo2019 import ranking_term
 
@@ -72,6 +72,9 @@ def setup(recipe: dict, bitexts: list[Bitext], monos: list[Monotext], dev: list[
     once, across runs), plus the ranking loss when ``objectives.ranking > 0`` (:func:`.dual.setup`)."""
     oc = recipe["objectives"]
     teachers, mono_teachers, reports = [], [], []
+    specs = (dual.pair_specs(bitexts, recipe) if bitexts else []) + dual.mono_specs(monos, recipe)
+    filled = fill_cache(oc["teacher"], [(s.src, s.src_lang) for s in specs], workers=oc["teacher_workers"],
+                        batch_size=oc["teacher_batch"])                    # many cores: the teacher in parallel
     for spec in dual.pair_specs(bitexts, recipe) if bitexts else []:
         vecs, rep = teacher_embeddings(oc["teacher"], spec.src, spec.src_lang, batch_size=oc["teacher_batch"])
         teachers.append(torch.from_numpy(vecs))                              # (N, D_teacher)
@@ -83,4 +86,4 @@ def setup(recipe: dict, bitexts: list[Bitext], monos: list[Monotext], dev: list[
     terms = ([ranking_term(oc)] if oc["ranking"] > 0 else []) + [distill_term(oc)]
     return dual.setup(recipe, bitexts, monos, dev, out_dir, state=state, device=device, terms=terms,
                       teachers=teachers or None, mono_teachers=mono_teachers if monos else None,
-                      info={"teacher": reports})
+                      info={"teacher": reports, **({"teacher_fill": filled} if filled else {})})

@@ -241,7 +241,7 @@ def setup(recipe: dict, bitexts: list[Bitext], monos: list[Monotext], dev: list[
 
     def save(at_dir: Path, step: int) -> None:
         save_dual(model, at_dir, extra={"training": {"step": step, "languages": langs, "recipe": recipe}},
-                  half=bool(recipe["train"].get("half_weights")))
+                  half=bool(recipe["train"].get("half_weights")), int8=bool(recipe["train"].get("int8_weights")))
 
     return Setup(model=model, batches=batches, loss=make_loss(terms), encoder=encoder, save_model=save,
                  data_hash=fingerprint(streams_), dev=list(dev), info=info, fingerprints=tokenizer_fingerprint(tok),
