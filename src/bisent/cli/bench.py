@@ -18,8 +18,8 @@ from ..errors import BisentError
 @click.option("--limit", type=click.IntRange(1), default=None,
               help="Cap the items (gold pairs for mining, pairs for recover/filter/speed/pairs, pages for docs).")
 @click.option("--domain", default="libreoffice", show_default=True, type=click.Choice(DOMAINS),
-              help="Text the mining and recover tasks run on: LibreOffice help, gettext UI messages, "
-                   "FreeDict dictionary phrases.")
+              help="Text the mining, recover and divergence tasks run on: LibreOffice help, gettext UI "
+                   "messages, GNOME help, FreeDict dictionary phrases.")
 @click.option("--rerank", type=click.IntRange(0), default=0, show_default=True,
               help="docmine: also measure each encoder with the DEPTH nearest documents re-scored by sentence "
                    "alignment (bisent.rerank; e.g. 10).")
