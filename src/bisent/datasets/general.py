@@ -27,11 +27,12 @@ Held out, besides the split rules: every text (either side) of the dev and
 test splits of the ``libreoffice``, ``gettext`` and ``dict`` sets of every
 language in the collection is removed wherever it occurs (a UI message that
 is also a help paragraph, a man page paragraph that is a test message), and
-counted. Caps per language and domain keep the teacher's work bounded (all
-dictionary entries are taken: 450,664 distinct texts for the teacher in all)
+counted. Caps per language and domain keep the teacher's work bounded
 (sentences chosen by a hash of their source and id, so the English side of
 the help and dictionary pairs is largely the same across languages and the
-teacher embeds it once). Deterministic: the same packages give the same bytes.
+teacher embeds it once); every dictionary entry is taken (450,664 distinct
+texts for the teacher in all in the Debian build). Deterministic: the same
+packages give the same bytes.
 """
 
 from __future__ import annotations

@@ -72,14 +72,15 @@ def setup(recipe: dict, bitexts: list[Bitext], monos: list[Monotext], dev: list[
     once, across runs), plus the ranking loss when ``objectives.ranking > 0`` (:func:`.dual.setup`)."""
     oc = recipe["objectives"]
     teachers, mono_teachers, reports = [], [], []
-    specs = (dual.pair_specs(bitexts, recipe) if bitexts else []) + dual.mono_specs(monos, recipe)
-    filled = fill_cache(oc["teacher"], [(s.src, s.src_lang) for s in specs], workers=oc["teacher_workers"],
-                        batch_size=oc["teacher_batch"])                    # many cores: the teacher in parallel
-    for spec in dual.pair_specs(bitexts, recipe) if bitexts else []:
+    pair_specs = dual.pair_specs(bitexts, recipe) if bitexts else []
+    mono_specs = dual.mono_specs(monos, recipe)
+    filled = fill_cache(oc["teacher"], [(s.src, s.src_lang) for s in pair_specs + mono_specs],
+                        workers=oc["teacher_workers"], batch_size=oc["teacher_batch"])  # many cores: in parallel
+    for spec in pair_specs:
         vecs, rep = teacher_embeddings(oc["teacher"], spec.src, spec.src_lang, batch_size=oc["teacher_batch"])
         teachers.append(torch.from_numpy(vecs))                              # (N, D_teacher)
         reports.append(rep)
-    for spec in dual.mono_specs(monos, recipe):                              # student(x) ~ teacher(x), any language
+    for spec in mono_specs:                                                  # student(x) ~ teacher(x), any language
         vecs, rep = teacher_embeddings(oc["teacher"], spec.src, spec.src_lang, batch_size=oc["teacher_batch"])
         mono_teachers.append(torch.from_numpy(vecs))                         # (N, D_teacher)
         reports.append(rep)
