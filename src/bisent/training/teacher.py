@@ -90,6 +90,8 @@ def fill_cache(teacher: str, groups: list[tuple[list[str], str]], *, workers: in
             progress_bar(progress, total=missing, desc=f"teacher {enc.name}", unit="sent") as bar:
         for n in pool.imap_unordered(_embed_chunk, chunks):
             bar.update(n)
+        pool.close()
+        pool.join()                                          # workers exit cleanly (no leaked semaphores)
     return {"teacher_workers": workers, "embedded": missing, "seconds": round(time.monotonic() - t0, 1)}
 
 
