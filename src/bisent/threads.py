@@ -4,7 +4,9 @@ Order: ``BISENT_THREADS`` (bisent only), then ``OMP_NUM_THREADS``,
 ``MKL_NUM_THREADS``, ``OPENBLAS_NUM_THREADS`` (what every OpenMP/BLAS program
 honours), then the CPUs this process may run on. Commands with ``--threads``
 (``train``, ``train-scorer``) take that first. bisent reads these variables
-and never writes them: the caller's environment stays as it was.
+and leaves the caller's environment as it was (the parallel teacher,
+:func:`bisent.training.teacher.fill_cache`, sets them to 1 only while it
+spawns its workers, then puts them back).
 """
 
 from __future__ import annotations

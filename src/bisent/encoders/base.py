@@ -7,7 +7,6 @@ the persistent cache, batches grouped by length, a progress bar, normalisation.
 
 from __future__ import annotations
 
-import os
 from typing import Iterable, Sequence
 
 import numpy as np
@@ -16,6 +15,7 @@ from ..errors import BisentError
 from ..langcodes import normalise_lang, supported
 from ..progress import progress_bar
 from .cache import EmbeddingCache
+from .cache import enabled as cache_enabled
 
 
 def l2_normalise(x: np.ndarray) -> np.ndarray:
@@ -78,7 +78,7 @@ class Encoder:
         inverse = np.fromiter((uniq.setdefault(s, len(uniq)) for s in sentences), dtype=np.int64, count=len(sentences))
         texts = list(uniq)
         rows = np.zeros((len(texts), self.dim), dtype=np.float32)
-        use_cache = cache if cache is not None else os.environ.get("BISENT_NO_EMBED_CACHE", "") in ("", "0")
+        use_cache = cache if cache is not None else cache_enabled()
         store = EmbeddingCache(self.id, self.dim) if use_cache else None
         ckey = lang if self.lang_dependent else None
         if store is not None:

@@ -52,6 +52,11 @@ def cache_folder() -> Path:
     return cache_dir("embeddings")
 
 
+def enabled() -> bool:
+    """Whether the persistent cache is on (``BISENT_NO_EMBED_CACHE`` unset, empty or ``0``)."""
+    return os.environ.get("BISENT_NO_EMBED_CACHE", "") in ("", "0")
+
+
 def max_bytes() -> int:
     """The cap on one encoder's cache file, from ``BISENT_CACHE_MAX_MB`` (MB of 10**6 bytes)."""
     raw = os.environ.get("BISENT_CACHE_MAX_MB", "")

@@ -23,7 +23,10 @@ from contextlib import contextmanager
 import numpy as np
 
 from ..encoders import Encoder, get_encoder
+from ..encoders.cache import EmbeddingCache
+from ..encoders.cache import enabled as cache_enabled
 from ..errors import BisentError
+from ..threads import VARIABLES as THREAD_VARIABLES
 
 
 def teacher_embeddings(teacher: str | Encoder, sentences: list[str], lang: str, *, batch_size: int = 64,
@@ -61,21 +64,19 @@ def fill_cache(teacher: str, groups: list[tuple[list[str], str]], *, workers: in
     done (and ``{}`` returned) for one worker, caching off, or fewer missing sentences than a batch; a chunk
     whose rows could not be written is embedded again by :func:`teacher_embeddings`. Returns what to log.
     """
-    if workers <= 1 or not _caching():
+    if workers <= 1 or not cache_enabled():
         return {}
-    from ..encoders.cache import EmbeddingCache
     from ..progress import progress_bar
 
     enc = get_encoder(teacher)
-    cache = EmbeddingCache(enc.id, enc.dim)
     todo: dict[str, list[str]] = {}
     for texts, lang in groups:
         try:
-            ckey = enc.check_lang(lang) if enc.lang_dependent else None
+            enc.check_lang(lang)
         except BisentError:
             continue                                         # teacher_embeddings says so, in one line
         uniq = list(dict.fromkeys(texts))
-        found, _ = cache.get(uniq, ckey)
+        found = _cached_mask(enc, uniq, lang)
         todo.setdefault(lang, []).extend(t for t, f in zip(uniq, found) if not f)
     todo = {lang: list(dict.fromkeys(ts)) for lang, ts in todo.items() if ts}
     missing = sum(map(len, todo.values()))
@@ -105,9 +106,8 @@ def _embed_chunk(args: tuple) -> int:
 @contextmanager
 def _single_threaded():
     """Spawned workers inherit one BLAS / OpenMP thread each (set before they import NumPy or torch)."""
-    names = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
-    old = {n: os.environ.get(n) for n in names}
-    os.environ.update({n: "1" for n in names})
+    old = {n: os.environ.get(n) for n in THREAD_VARIABLES}
+    os.environ.update({n: "1" for n in THREAD_VARIABLES})
     try:
         yield
     finally:
@@ -118,17 +118,14 @@ def _single_threaded():
                 os.environ[n] = v
 
 
-def _caching() -> bool:
-    return os.environ.get("BISENT_NO_EMBED_CACHE", "") in ("", "0")
-
+def _cached_mask(enc: Encoder, texts: list[str], lang: str) -> np.ndarray:
+    """``(n,)`` bool: which of ``texts`` the encoder's persistent cache holds (all False when caching is off)."""
+    if not cache_enabled() or not texts:
+        return np.zeros(len(texts), dtype=bool)
+    ckey = enc.check_lang(lang) if enc.lang_dependent else None
+    return EmbeddingCache(enc.id, enc.dim).get(texts, ckey)[0]
 
 
 def _cached_count(enc: Encoder, texts: list[str], lang: str) -> int:
     """How many of ``texts`` the encoder's persistent cache holds already (0 when caching is off)."""
-    from ..encoders.cache import EmbeddingCache
-
-    if not _caching() or not texts:
-        return 0
-    ckey = enc.check_lang(lang) if enc.lang_dependent else None
-    found, _ = EmbeddingCache(enc.id, enc.dim).get(texts, ckey)
-    return int(found.sum())
+    return int(_cached_mask(enc, texts, lang).sum())
