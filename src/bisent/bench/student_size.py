@@ -73,20 +73,13 @@ def folded_dir(src: Path, out: Path, buckets: int, counts: np.ndarray) -> Path:
     return modeldir.save(out, cfg["architecture"], hp, tensors, extra=extra)
 
 
-def half_dir(src: Path, out: Path) -> Path:
-    """A copy of ``src`` with every floating-point tensor stored as float16."""
+def stored_as(src: Path, out: Path, **storage) -> Path:
+    """A copy of ``src`` saved with ``storage`` (``half=True``: every float tensor as float16; ``int8=True``:
+    the hashed table as int8 rows + a scale each, the rest float16; :func:`bisent.models.modeldir.save`)."""
     cfg = json.loads((src / modeldir.CONFIG_FILE).read_text(encoding="utf-8"))
     _, tensors = modeldir.read_safetensors(src / modeldir.WEIGHTS_FILE)
     extra = {k: v for k, v in cfg.items() if k not in ("architecture", "format_version", "model")}
-    return modeldir.save(out, cfg["architecture"], cfg["model"], tensors, extra=extra, half=True)
-
-
-def int8_dir(src: Path, out: Path) -> Path:
-    """A copy of ``src`` with its hashed table stored as int8 rows + a scale each, the rest as float16."""
-    cfg = json.loads((src / modeldir.CONFIG_FILE).read_text(encoding="utf-8"))
-    _, tensors = modeldir.read_safetensors(src / modeldir.WEIGHTS_FILE)
-    extra = {k: v for k, v in cfg.items() if k not in ("architecture", "format_version", "model")}
-    return modeldir.save(out, cfg["architecture"], cfg["model"], tensors, extra=extra, int8=True)
+    return modeldir.save(out, cfg["architecture"], cfg["model"], tensors, extra=extra, **storage)
 
 
 def dir_mb(path: Path) -> float:
@@ -124,7 +117,8 @@ def main(argv=None) -> None:
     hc = HashConfig(**{k: cfg["model"][k] for k in ("buckets", "n_min", "n_max", "word_ngrams", "lowercase",
                                                      "max_tokens") if k in cfg["model"]})
     counts = bucket_counts(hc, _texts(args.counts))
-    variants = [("stored", src), ("float16", half_dir(src, work / "half")), ("int8", int8_dir(src, work / "int8"))]
+    variants = [("stored", src), ("float16", stored_as(src, work / "half", half=True)),
+                ("int8", stored_as(src, work / "int8", int8=True))]
     for b in (int(x) for x in args.buckets.split(",") if x):
         variants.append((f"fold-{b}", folded_dir(src, work / f"fold-{b}", b, counts)))
     encoders = [(name, d, get_encoder(str(d))) for name, d in variants] + [("anchor", None, get_encoder("use-m3"))]
