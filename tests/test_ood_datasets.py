@@ -148,6 +148,23 @@ def test_dictd_index_and_entries():
         freedict.package_for("xx")
 
 
+def test_reverse_dictionary_entries_turn_round_without_pronunciation_tags_or_labels():
+    body = ("00-database-info\nheader\n"
+            "accoupler /akuple/ <v>\njoin, couple\n"
+            "[ichi1] 打付ける /tɕi/, 打ち付ける /tsɯ/\nto nail\n"
+            "ぶよぶよ\n(adjectival nouns or quasi-adjectives )\n"
+            "Paris /paʁi/\nParis\n").encode("utf-8")
+    heads = ["00-database-info", "accoupler", "[ichi1] 打付ける", "ぶよぶよ", "Paris"]
+    starts = [body.index(h.encode()) for h in heads]
+    rows = [(w, s, e - s) for w, s, e in zip(heads, starts, starts[1:] + [len(body)])]
+    removed = dict.fromkeys(freedict.REMOVAL_REASONS, 0)
+    pairs = freedict.reverse_dictionary_pairs(_index(rows), body, "fra-eng", removed)
+    assert [(p.src, p.tgt, p.split) for p in pairs] == [("join", "accoupler", "train"), ("to nail", "打付ける", "train")]
+    assert removed["no_translation"] == 1 and removed["identical"] == 1       # a label only; a name
+    with pytest.raises(BisentError, match="no FreeDict dictionary into English read for 'xx'"):
+        freedict.load_reverse_pairs("en", "xx")
+
+
 def test_domain_switch_and_bench_option(capsys):
     with pytest.raises(BisentError, match="unknown domain 'news'"):
         load_domain_pairs("news", "en", "de")
@@ -215,6 +232,9 @@ def test_real_freedict_sample():
     assert all(p.split == freedict.split_of(p.doc) for p in pairs)
     assert len({p.src.casefold() for p in pairs}) == len(pairs) == len({p.tgt.casefold() for p in pairs})
     assert sum(p.split == "test" for p in pairs) > 300
+    reverse = _fetched(lambda: freedict.load_reverse_pairs("en", "fr"), "dict-freedict-fra-eng")
+    assert len(reverse) > 5000 and {p.split for p in reverse} == {"train"}
+    assert not any(c in p.tgt for p in reverse for c in "/<[")                # pronunciation and tags removed
 
 
 @pytest.mark.network
@@ -265,7 +285,7 @@ def test_general_collection_holds_out_benchmark_text_and_is_deterministic(tmp_pa
     texts = {c for row in de for c in row.split("\t")[2:]}
     held = {t for d in ("ui", "help", "dict") for p in loader(d)("en", "de") if p.split != "train" for t in (p.src, p.tgt)}
     assert texts and not texts & held                      # no dev/test text, not even through another source
-    assert stats["languages"]["de"]["bitext"] == {"ui": 10, "help": 24, "dict": 24}
+    assert stats["languages"]["de"]["bitext"] == {"ui": 10, "help": 24, "dict": 24, "rdict": 24}
     assert {r.split("\t")[0].split(":")[0] for r in de[:3]} == {"ui", "help", "dict"}   # domains interleaved
     mono = (tmp_path / "g" / "mono.fr.txt").read_text(encoding="utf-8").splitlines()
     assert len(mono) == 4 and all(" fr paragraph" in t for t in mono)                # train pages only, capped
@@ -276,6 +296,23 @@ def test_general_collection_holds_out_benchmark_text_and_is_deterministic(tmp_pa
     assert {p.name: p.read_bytes() for p in (tmp_path / "g").iterdir()} == first
     with pytest.raises(BisentError, match="no sources for xx"):
         write_general(tmp_path / "h", ("xx",), loader=loader, pages=pages)
+
+
+def test_general_collection_holds_reverse_dictionary_entries_out_in_any_case(tmp_path):
+    """A dictionary into English is another source of the test words: its entries are held out in any case."""
+    from bisent.datasets.general import write_general
+
+    loader, pages = _general_sources()
+
+    def with_reverse(domain):
+        load = loader(domain)
+        extra = {"dict": [Pair("h", "1", "House", "Haus", "test")],
+                 "rdict": [Pair("rev:haus", "r1", "house", "haus", "train"),
+                           Pair("rev:hund", "r2", "dog", "Hund", "train")]}.get(domain, [])
+        return lambda src, tgt, split=None: load(src, tgt, split) + [p for p in extra if split in (None, p.split)]
+    write_general(tmp_path / "g", ("de",), {"ui": 10, "gnome": 4, "words": 0}, loader=with_reverse, pages=pages)
+    rows = {tuple(r.split("\t")[2:]) for r in (tmp_path / "g" / "train.en-de.tsv").read_text("utf-8").splitlines()}
+    assert ("dog", "Hund") in rows and ("house", "haus") not in rows
 
 
 def test_general_collection_word_lists_come_from_wordfreq_most_frequent_first_without_held_out_words(tmp_path):

@@ -19,6 +19,15 @@ so en-de mixes phrases and sentences while the others are headword pairs.
 
 Split by entry, not by line: blake2b(headword) % 100 < 80 train, < 90 dev,
 else test, so a headword's translation and its examples share one split.
+
+**Reverse dictionaries** (``dict-freedict-XXX-eng``, :func:`load_reverse_pairs`)
+are training material only, for the general collection (:mod:`.general`): no
+benchmark reads them. Each entry's headword (pronunciation ``/.../``, tags
+``<...>`` and labels ``[...]`` removed, first ``, ``-alternative) with its
+first English translation, turned round to English -> XX; every entry is in
+the ``train`` split (the general collection removes every benchmark dev/test
+text wherever it occurs). They add what the small eng-fra/spa/ita
+dictionaries lack: fra-eng has about 8,500 entries, spa-eng 4,500.
 """
 
 from __future__ import annotations
@@ -38,12 +47,16 @@ LANGS = {"af": "afr", "ar": "ara", "bg": "bul", "cs": "ces", "cy": "cym", "da": 
          "fi": "fin", "fr": "fra", "ga": "gle", "hi": "hin", "hr": "hrv", "hu": "hun", "id": "ind", "it": "ita",
          "ja": "jpn", "la": "lat", "lt": "lit", "nl": "nld", "no": "nor", "pl": "pol", "pt": "por", "ro": "rom",
          "ru": "rus", "es": "spa", "sr": "srp", "sv": "swe", "sw": "swh", "tr": "tur"}
+#: ISO 639-1 codes -> FreeDict's names of the dictionaries *into* English that the general collection reads
+REVERSE_LANGS = {"de": "deu", "fr": "fra", "es": "spa", "it": "ita", "nl": "nld", "pt": "por", "pl": "pol",
+                 "tr": "tur", "ja": "jpn", "ar": "ara"}
 REMOVAL_REASONS = ("no_translation", "no_letters", "identical", "duplicate")
 
 _B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 _EXAMPLE_RE = re.compile(r'^\s+"(.+)"\s+-\s+(.+)$')
 _SKIP_RE = re.compile(r"^\s*(?:Note:|see:|Synonym:|Antonym:|\{)")
 _TAG_RE = re.compile(r"<[^<>]*>|\[[^\[\]]*\]|\([^()]*\)")
+_PRONUNCIATION_RE = re.compile(r"/[^/]*/")
 
 
 def b64_number(text: str) -> int:
@@ -135,6 +148,41 @@ def dictionary_pairs(index_text: str, body: bytes, name: str, removed: dict) -> 
     return pairs
 
 
+def clean_headword(head: str) -> str:
+    """A headword without pronunciation, tags and labels: its first ``, ``-alternative."""
+    head = _PRONUNCIATION_RE.sub(" ", _TAG_RE.sub(" ", head))
+    return " ".join(head.split(", ")[0].split())
+
+
+def reverse_dictionary_pairs(index_text: str, body: bytes, name: str, removed: dict) -> list[Pair]:
+    """English -> XX pairs of one XX -> English dictd database (headwords only), all in the ``train`` split."""
+    pairs = []
+    for n, (_, off, length) in enumerate(read_index(index_text, f"{name}.index")):
+        head, translation, _ = parse_entry(body[off:off + length].decode("utf-8", "replace"))
+        head = clean_headword(head)
+        if not head:
+            continue
+        reason = _reason(translation, head)
+        if reason:
+            removed[reason] += 1
+            continue
+        pairs.append(Pair(f"rev:{head}", f"rhw:{n}", translation, head, "train"))
+    return pairs
+
+
+def _read_dictd(package: str) -> tuple[str, bytes, str, str]:
+    """``(index text, uncompressed body, database name, package version)`` of a FreeDict package, fetched on
+    first use."""
+    folder = fetch_package(package)
+    stem = folder / "usr/share/dictd" / package.removeprefix("dict-")
+    try:
+        index_text = stem.with_suffix(".index").read_text(encoding="utf-8")
+        with gzip.open(stem.with_suffix(".dict.dz")) as f:
+            return index_text, f.read(), stem.name, package_info(folder)["version"]
+    except (OSError, EOFError) as e:
+        raise BisentError(f"{package}: cannot read its dictd database ({e})") from None
+
+
 def package_for(lang: str) -> str:
     code = lang.strip().lower()
     if code not in LANGS:
@@ -144,18 +192,12 @@ def package_for(lang: str) -> str:
 
 def _build(tgt: str) -> tuple[list[Pair], dict]:
     package = package_for(tgt)
-    folder = fetch_package(package)
-    stem = folder / "usr/share/dictd" / package.removeprefix("dict-")
-    try:
-        index_text = stem.with_suffix(".index").read_text(encoding="utf-8")
-        with gzip.open(stem.with_suffix(".dict.dz")) as f:
-            body = f.read()
-    except (OSError, EOFError) as e:
-        raise BisentError(f"{package}: cannot read its dictd database ({e})") from None
+    index_text, body, name, version = _read_dictd(package)
     removed = dict.fromkeys(REMOVAL_REASONS, 0)
-    pairs = dictionary_pairs(index_text, body, stem.name, removed)
+    pairs = dictionary_pairs(index_text, body, name, removed)
     pairs, removed["duplicate"] = one_to_one(pairs)
-    stats = {"dataset": "freedict", "src": "en", "tgt": tgt, "packages": {package: package_info(folder)["version"]},
+    stats = {"dataset": "freedict", "src": "en", "tgt": tgt,
+             "packages": {package: version},
              "split_rule": "blake2b(headword, 8 bytes) % 100: <80 train, <90 dev, else test",
              "examples": sum(p.pid.startswith("ex:") for p in pairs),
              "headwords": sum(p.pid.startswith("hw:") for p in pairs), "removed": removed}
@@ -179,3 +221,25 @@ def load_pairs(src: str = "en", tgt: str = "de", split: str | None = None) -> li
 def write_dataset(src: str, tgt: str, out_dir) -> dict:
     """Write ``train/dev/test.tsv`` (headword, id, en, tgt) and ``stats.json`` to ``out_dir``; return the stats."""
     return write_pairs_dataset(build(src, tgt), out_dir)
+
+
+def _build_reverse(tgt: str) -> tuple[list[Pair], dict]:
+    package = f"dict-freedict-{REVERSE_LANGS[tgt]}-eng"
+    index_text, body, name, version = _read_dictd(package)
+    removed = dict.fromkeys(REMOVAL_REASONS, 0)
+    pairs = reverse_dictionary_pairs(index_text, body, name, removed)
+    pairs, removed["duplicate"] = one_to_one(pairs)
+    stats = {"dataset": "freedict-reverse", "src": "en", "tgt": tgt,
+             "packages": {package: version},
+             "split_rule": "training material only: every entry train", "removed": removed}
+    return pairs, stats
+
+
+def load_reverse_pairs(src: str = "en", tgt: str = "fr", split: str | None = None, *, force: bool = False) -> list[Pair]:
+    """English -> ``tgt`` headword pairs from FreeDict's ``tgt`` -> English dictionary (all ``train``), cached."""
+    tgt = tgt.strip().lower()
+    if src.lower() != "en" or tgt not in REVERSE_LANGS:
+        raise BisentError(f"no FreeDict dictionary into English read for {tgt!r}; known: {', '.join(REVERSE_LANGS)}")
+    folder = cached_pairs("freedict-reverse", "en", tgt, lambda: _build_reverse(tgt), format_version=FORMAT_VERSION,
+                          force=force)
+    return read_pairs(folder, split)

@@ -6,8 +6,11 @@ What it holds (all from Debian packages the benchmark builders already fetch):
   builder: UI messages (``ui``, :mod:`.gettext`, split by package), help
   paragraphs (``help``, :mod:`.libreoffice`, split by page) and dictionary
   headwords and example phrases (``dict``, :mod:`.freedict`, split by
-  headword). Written ``train.en-XX.tsv`` (``domain:source``, id, en, XX), the
-  domains interleaved.
+  headword), plus up to 40,000 headwords a language of FreeDict's
+  dictionaries *into* English (``rdict``, :func:`.freedict.load_reverse_pairs`: training material that
+  no benchmark reads, turned round to English -> XX). Written
+  ``train.en-XX.tsv`` (``domain:source``, id, en, XX), the domains
+  interleaved.
 - **monolingual text** in English and each language (``mono.XX.txt``): the
   paragraphs of GNOME's user help (``gnome``, ``gnome-user-docs``) and of
   manual pages (``man``, ``manpages-XX``) whose page falls in the train split
@@ -27,12 +30,14 @@ Held out, besides the split rules: every text (either side) of the dev and
 test splits of the ``libreoffice``, ``gettext`` and ``dict`` sets of every
 language in the collection is removed wherever it occurs (a UI message that
 is also a help paragraph, a man page paragraph that is a test message), and
-counted. Caps per language and domain keep the teacher's work bounded
+counted; from the reverse dictionaries, another source of the same words,
+in any case as well. Caps per language and domain keep the teacher's work bounded
 (sentences chosen by a hash of their source and id, so the English side of
 the help and dictionary pairs is largely the same across languages and the
 teacher embeds it once); every dictionary entry is taken (450,664 distinct
-texts for the teacher in all in the Debian build). Deterministic: the same
-packages give the same bytes.
+texts for the teacher in all in the Debian build; the reverse dictionaries and
+30,000 words a language add 282,582). Deterministic: the same packages give
+the same bytes.
 """
 
 from __future__ import annotations
@@ -54,11 +59,14 @@ LANGS = ("de", "fr", "es", "it", "nl", "pt", "pl", "ru", "tr", "ja", "ko", "zh-c
 #: languages of each bitext domain (where Debian ships the source)
 DOMAIN_LANGS = {"ui": LANGS,
                 "help": ("de", "fr", "es", "it", "nl", "pt", "pl", "ru", "tr", "ja", "ko", "zh-cn"),
-                "dict": ("de", "fr", "es", "it", "nl", "pt", "pl", "ru", "tr", "ja", "ar")}
+                "dict": ("de", "fr", "es", "it", "nl", "pt", "pl", "ru", "tr", "ja", "ar"),
+                "rdict": ("de", "fr", "es", "it", "nl", "pt", "pl", "tr", "ja", "ar")}
+BENCHMARK_DOMAINS = ("ui", "help", "dict")   # the bitext domains whose dev/test splits are benchmarks
 #: per language: most pairs kept per bitext domain, most paragraphs per monolingual source. ``dict``: every
 #: train entry (213,663 en-de, 40,164 en-ar, ... in the Debian build); at 3,000 a language the student stayed
-#: 24-25 points behind use-m3 on en-de dictionary entries, with all of them it is ahead (README, session 16)
-CAPS = {"ui": 6000, "help": 4000, "dict": 1_000_000, "gnome": 3000, "man": 2000, "words": 8000}
+#: 24-25 points behind use-m3 on en-de dictionary entries, with all of them it is ahead (README, session 16).
+#: ``rdict``: up to 40,000 headwords of each dictionary into English (all of fra-eng's and spa-eng's)
+CAPS = {"ui": 6000, "help": 4000, "dict": 1_000_000, "rdict": 40_000, "gnome": 3000, "man": 2000, "words": 30_000}
 MAX_CHARS = 400                  # longer monolingual paragraphs are left out (the teacher's cost, not sentences)
 MIN_WORDS = 3                    # ... and shorter ones (headings), unless written without spaces (CJK):
 MIN_CHARS_UNSPACED = 12
@@ -70,15 +78,18 @@ _UNSPACED = ("ja", "ko", "zh-cn")   # single-character words are words here
 def _loader(domain: str) -> Callable[..., list[Pair]]:
     from . import domains
 
+    if domain == "rdict":
+        from .freedict import load_reverse_pairs
+        return load_reverse_pairs
     name = {"ui": "gettext", "help": "libreoffice", "dict": "dict"}[domain]
     return lambda src, tgt, split=None: domains.load_domain_pairs(name, src, tgt, split)
 
 
 def held_out_texts(langs: tuple[str, ...], loader=_loader) -> set[str]:
-    """Every text of the dev and test splits of every bitext domain in ``langs`` (both sides)."""
+    """Every text of the dev and test splits of every benchmark domain in ``langs`` (both sides)."""
     out: set[str] = set()
-    for domain, dl in DOMAIN_LANGS.items():
-        for lang in (x for x in langs if x in dl):
+    for domain in BENCHMARK_DOMAINS:
+        for lang in (x for x in langs if x in DOMAIN_LANGS[domain]):
             for split in ("dev", "test"):
                 for p in loader(domain)("en", lang, split):
                     out.update((p.src, p.tgt))
@@ -90,11 +101,13 @@ def _ranked(items: list, key: Callable) -> list:
     return sorted(items, key=lambda x: (hash_bucket(key(x), 1 << 62), key(x)))
 
 
-def bitext_rows(domain: str, lang: str, cap: int, held: set[str], removed: dict, loader=_loader) -> list[tuple]:
-    """Up to ``cap`` train pairs of one domain and language as ``(domain:doc, id, en, lang)`` rows."""
+def bitext_rows(domain: str, lang: str, cap: int, held: set[str], removed: dict, loader=_loader,
+                held_folded: frozenset[str] | set[str] = frozenset()) -> list[tuple]:
+    """Up to ``cap`` train pairs of one domain and language as ``(domain:doc, id, en, lang)`` rows; a pair with
+    a text in ``held`` (or, casefolded, in ``held_folded``) is left out."""
     rows, seen = [], set()
     for p in _ranked(loader(domain)("en", lang, "train"), lambda p: f"{p.doc}\x00{p.pid}"):
-        if p.src in held or p.tgt in held:
+        if p.src in held or p.tgt in held or p.src.casefold() in held_folded or p.tgt.casefold() in held_folded:
             removed["held_out"] = removed.get("held_out", 0) + 1
             continue
         if (p.src, p.tgt) in seen:
@@ -216,6 +229,7 @@ def write_general(out_dir, langs: tuple[str, ...] = LANGS, caps: dict | None = N
     held_folded = {t.casefold() for t in held}
     stats = {"dataset": "general", "languages": {}, "held_out_texts": len(held), "caps": caps,
              "split_rule": "train splits of gettext (by package), libreoffice (by page), dict (by headword); "
+                           "rdict (dictionaries into English) whole; "
                            "monolingual pages with docsets' split_of(page id) == train; every dev/test text "
                            "of those sets removed wherever it occurs (from the word lists also in another case)",
              "words": "wordfreq " + _wordfreq_version() + ", most frequent first" if caps["words"] else None,
@@ -228,7 +242,8 @@ def write_general(out_dir, langs: tuple[str, ...] = LANGS, caps: dict | None = N
             groups = []
             for domain, dl in DOMAIN_LANGS.items():
                 if lang in dl:
-                    rows = bitext_rows(domain, lang, caps[domain], held, stats["removed"], loader)
+                    rows = bitext_rows(domain, lang, caps[domain], held, stats["removed"], loader,
+                                       held_folded if domain == "rdict" else frozenset())
                     entry["bitext"][domain] = len(rows)
                     groups.append(rows)
             files[f"train.en-{file_lang(lang)}.tsv"] = ["\t".join(r) for r in _interleave(groups)]
