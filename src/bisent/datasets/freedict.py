@@ -35,6 +35,7 @@ from __future__ import annotations
 import gzip
 import re
 from pathlib import Path
+from typing import Callable
 
 from ..errors import BisentError
 from .debian import fetch_package, package_info
@@ -183,6 +184,15 @@ def _read_dictd(package: str) -> tuple[str, bytes, str, str]:
         raise BisentError(f"{package}: cannot read its dictd database ({e})") from None
 
 
+def _one_to_one_pairs(package: str, parse: Callable) -> tuple[list[Pair], dict, str]:
+    """``(pairs, removal counts, package version)``: a FreeDict package's pairs by ``parse``, each text once."""
+    index_text, body, name, version = _read_dictd(package)
+    removed = dict.fromkeys(REMOVAL_REASONS, 0)
+    pairs = parse(index_text, body, name, removed)
+    pairs, removed["duplicate"] = one_to_one(pairs)
+    return pairs, removed, version
+
+
 def package_for(lang: str) -> str:
     code = lang.strip().lower()
     if code not in LANGS:
@@ -192,10 +202,7 @@ def package_for(lang: str) -> str:
 
 def _build(tgt: str) -> tuple[list[Pair], dict]:
     package = package_for(tgt)
-    index_text, body, name, version = _read_dictd(package)
-    removed = dict.fromkeys(REMOVAL_REASONS, 0)
-    pairs = dictionary_pairs(index_text, body, name, removed)
-    pairs, removed["duplicate"] = one_to_one(pairs)
+    pairs, removed, version = _one_to_one_pairs(package, dictionary_pairs)
     stats = {"dataset": "freedict", "src": "en", "tgt": tgt,
              "packages": {package: version},
              "split_rule": "blake2b(headword, 8 bytes) % 100: <80 train, <90 dev, else test",
@@ -225,10 +232,7 @@ def write_dataset(src: str, tgt: str, out_dir) -> dict:
 
 def _build_reverse(tgt: str) -> tuple[list[Pair], dict]:
     package = f"dict-freedict-{REVERSE_LANGS[tgt]}-eng"
-    index_text, body, name, version = _read_dictd(package)
-    removed = dict.fromkeys(REMOVAL_REASONS, 0)
-    pairs = reverse_dictionary_pairs(index_text, body, name, removed)
-    pairs, removed["duplicate"] = one_to_one(pairs)
+    pairs, removed, version = _one_to_one_pairs(package, reverse_dictionary_pairs)
     stats = {"dataset": "freedict-reverse", "src": "en", "tgt": tgt,
              "packages": {package: version},
              "split_rule": "training material only: every entry train", "removed": removed}
