@@ -116,3 +116,10 @@ def test_mismatched_shards_and_model_dir(tmp_path):
     model.mkdir()
     code, _, err = run("embed", src, "-l", "en", "-e", model, "-o", tmp_path / "w")
     assert code == 2 and "config.json: missing" in err
+
+
+def test_data_general_caps_only_the_optional_sources_may_be_zero(tmp_path):
+    """ui=0 is a one-line error naming the sources a cap of 0 may turn off; nothing is written."""
+    code, _, err = run("data", "general", "--cap", "ui=0", "-o", tmp_path / "g")
+    assert code != 0 and "--cap ui=0" in err and "rdict, words: N >= 0" in err and "Traceback" not in err
+    assert not (tmp_path / "g").exists()

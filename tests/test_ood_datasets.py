@@ -285,7 +285,7 @@ def test_general_collection_holds_out_benchmark_text_and_is_deterministic(tmp_pa
     texts = {c for row in de for c in row.split("\t")[2:]}
     held = {t for d in ("ui", "help", "dict") for p in loader(d)("en", "de") if p.split != "train" for t in (p.src, p.tgt)}
     assert texts and not texts & held                      # no dev/test text, not even through another source
-    assert stats["languages"]["de"]["bitext"] == {"ui": 10, "help": 24, "dict": 24, "rdict": 24}
+    assert stats["languages"]["de"]["bitext"] == {"ui": 10, "help": 24, "dict": 24}
     assert {r.split("\t")[0].split(":")[0] for r in de[:3]} == {"ui", "help", "dict"}   # domains interleaved
     mono = (tmp_path / "g" / "mono.fr.txt").read_text(encoding="utf-8").splitlines()
     assert len(mono) == 4 and all(" fr paragraph" in t for t in mono)                # train pages only, capped
@@ -310,7 +310,9 @@ def test_general_collection_holds_reverse_dictionary_entries_out_in_any_case(tmp
                  "rdict": [Pair("rev:haus", "r1", "house", "haus", "train"),
                            Pair("rev:hund", "r2", "dog", "Hund", "train")]}.get(domain, [])
         return lambda src, tgt, split=None: load(src, tgt, split) + [p for p in extra if split in (None, p.split)]
-    write_general(tmp_path / "g", ("de",), {"ui": 10, "gnome": 4, "words": 0}, loader=with_reverse, pages=pages)
+    stats = write_general(tmp_path / "g", ("de",), {"ui": 10, "rdict": 50, "gnome": 4, "words": 0},
+                          loader=with_reverse, pages=pages)
+    assert stats["languages"]["de"]["bitext"]["rdict"] == 25           # 24 of the fake loader's rows, and dog
     rows = {tuple(r.split("\t")[2:]) for r in (tmp_path / "g" / "train.en-de.tsv").read_text("utf-8").splitlines()}
     assert ("dog", "Hund") in rows and ("house", "haus") not in rows
 

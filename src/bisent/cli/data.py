@@ -153,21 +153,22 @@ _pair_set_command("dict", "freedict", "Target language (ISO 639-1, e.g. de, fr, 
 @click.option("--langs", default=",".join(("de", "fr", "es", "it", "nl", "pt", "pl", "ru", "tr", "ja", "ko", "zh-cn", "ar")),
               show_default=True, help="Comma-separated languages besides English.")
 @click.option("--cap", "caps", multiple=True, metavar="SOURCE=N",
-              help="Most pairs (ui, help, dict, rdict), paragraphs (gnome, man) or words (words; 0: no word lists) per "
+              help="Most pairs (ui, help, dict; rdict: dictionaries into English, 0 by default), paragraphs (gnome, man) or "
+                   "words (words; 0: no word lists) per "
                    "language; repeatable.")
 @click.option("-o", "--out", "out_dir", required=True, type=click.Path(file_okay=False),
               help="Output folder (train.en-XX.tsv: domain:source, id, en, XX; mono.XX.txt; words.XX.txt; stats.json).")
 def general(langs: str, caps: tuple[str, ...], out_dir: str):
     """A multi-domain, multilingual training collection for students (benchmark dev/test text held out)."""
-    from ..datasets.general import CAPS, write_general
+    from ..datasets.general import CAPS, OPTIONAL, write_general
     from ..errors import BisentError
 
     cap = {}
     for c in caps:
         name, _, n = c.partition("=")
-        if name not in CAPS or not n.isdigit() or int(n) < (0 if name == "words" else 1):
+        if name not in CAPS or not n.isdigit() or int(n) < (0 if name in OPTIONAL else 1):
             raise BisentError(f"--cap {c}: expected SOURCE=N with SOURCE one of {', '.join(CAPS)} and N >= 1 "
-                              "(words: N >= 0)")
+                              f"({', '.join(OPTIONAL)}: N >= 0)")
         cap[name] = int(n)
     stats = write_general(out_dir, tuple(x.strip() for x in langs.split(",") if x.strip()), cap)
     for lang, e in stats["languages"].items():

@@ -6,9 +6,10 @@ What it holds (all from Debian packages the benchmark builders already fetch):
   builder: UI messages (``ui``, :mod:`.gettext`, split by package), help
   paragraphs (``help``, :mod:`.libreoffice`, split by page) and dictionary
   headwords and example phrases (``dict``, :mod:`.freedict`, split by
-  headword), plus up to 40,000 headwords a language of FreeDict's
-  dictionaries *into* English (``rdict``, :func:`.freedict.load_reverse_pairs`: training material that
-  no benchmark reads, turned round to English -> XX). Written
+  headword); on request (``--cap rdict=N``, off by default) also up to N
+  headwords a language of FreeDict's dictionaries *into* English (``rdict``,
+  :func:`.freedict.load_reverse_pairs`: training material that no benchmark
+  reads, turned round to English -> XX). Written
   ``train.en-XX.tsv`` (``domain:source``, id, en, XX), the domains
   interleaved.
 - **monolingual text** in English and each language (``mono.XX.txt``): the
@@ -35,9 +36,8 @@ in any case as well. Caps per language and domain keep the teacher's work bounde
 (sentences chosen by a hash of their source and id, so the English side of
 the help and dictionary pairs is largely the same across languages and the
 teacher embeds it once); every dictionary entry is taken (450,664 distinct
-texts for the teacher in all in the Debian build; the reverse dictionaries and
-30,000 words a language add 282,582). Deterministic: the same packages give
-the same bytes.
+texts for the teacher in all in the Debian build). Deterministic: the same
+packages give the same bytes.
 """
 
 from __future__ import annotations
@@ -65,8 +65,11 @@ BENCHMARK_DOMAINS = ("ui", "help", "dict")   # the bitext domains whose dev/test
 #: per language: most pairs kept per bitext domain, most paragraphs per monolingual source. ``dict``: every
 #: train entry (213,663 en-de, 40,164 en-ar, ... in the Debian build); at 3,000 a language the student stayed
 #: 24-25 points behind use-m3 on en-de dictionary entries, with all of them it is ahead (README, session 16).
-#: ``rdict``: up to 40,000 headwords of each dictionary into English (all of fra-eng's and spa-eng's)
-CAPS = {"ui": 6000, "help": 4000, "dict": 1_000_000, "rdict": 40_000, "gnome": 3000, "man": 2000, "words": 30_000}
+#: ``rdict`` (dictionaries into English) is off by default: with 40,000 a language and 30,000 words a language
+#: instead of 8,000 the recipe's student was no closer to use-m3 on French and Spanish headwords and ran 18 %
+#: fewer steps in the same time (README, session 17). ``0``: none (``rdict``, ``words``).
+CAPS = {"ui": 6000, "help": 4000, "dict": 1_000_000, "rdict": 0, "gnome": 3000, "man": 2000, "words": 8000}
+OPTIONAL = ("rdict", "words")    # sources a cap of 0 turns off
 MAX_CHARS = 400                  # longer monolingual paragraphs are left out (the teacher's cost, not sentences)
 MIN_WORDS = 3                    # ... and shorter ones (headings), unless written without spaces (CJK):
 MIN_CHARS_UNSPACED = 12
@@ -229,7 +232,7 @@ def write_general(out_dir, langs: tuple[str, ...] = LANGS, caps: dict | None = N
     held_folded = {t.casefold() for t in held}
     stats = {"dataset": "general", "languages": {}, "held_out_texts": len(held), "caps": caps,
              "split_rule": "train splits of gettext (by package), libreoffice (by page), dict (by headword); "
-                           "rdict (dictionaries into English) whole; "
+                           "rdict (dictionaries into English, if asked for) whole; "
                            "monolingual pages with docsets' split_of(page id) == train; every dev/test text "
                            "of those sets removed wherever it occurs (from the word lists also in another case)",
              "words": "wordfreq " + _wordfreq_version() + ", most frequent first" if caps["words"] else None,
@@ -241,7 +244,7 @@ def write_general(out_dir, langs: tuple[str, ...] = LANGS, caps: dict | None = N
         if lang != "en":
             groups = []
             for domain, dl in DOMAIN_LANGS.items():
-                if lang in dl:
+                if lang in dl and caps[domain]:
                     rows = bitext_rows(domain, lang, caps[domain], held, stats["removed"], loader,
                                        held_folded if domain == "rdict" else frozenset())
                     entry["bitext"][domain] = len(rows)
