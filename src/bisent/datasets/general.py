@@ -245,8 +245,9 @@ def write_general(out_dir, langs: tuple[str, ...] = LANGS, caps: dict | None = N
             groups = []
             for domain, dl in DOMAIN_LANGS.items():
                 if lang in dl and caps[domain]:
+                    other_source = domain not in BENCHMARK_DOMAINS     # the same words from elsewhere: any case
                     rows = bitext_rows(domain, lang, caps[domain], held, stats["removed"], loader,
-                                       held_folded if domain == "rdict" else frozenset())
+                                       held_folded if other_source else frozenset())
                     entry["bitext"][domain] = len(rows)
                     groups.append(rows)
             files[f"train.en-{file_lang(lang)}.tsv"] = ["\t".join(r) for r in _interleave(groups)]
