@@ -410,6 +410,32 @@ def test_word_lists_are_their_own_stream_and_init_continues_a_model_on_new_data(
         train(recipe, [bt], [], [], tmp_path / "a", resume=True, progress=False, init=tmp_path / "a")
 
 
+def test_vocab_adaptation_fits_the_words_of_text_the_student_never_met(corpus, tmp_path):
+    """vocab.XX.txt ('bisent data vocab') -> a 'vocab XX' stream; a student continued with the words of new text
+    is closer to its teacher on those words than the same continuation without them."""
+    from bisent.datasets.vocab import write_vocab
+    from bisent.training.data import resolve_monotext
+
+    train_rows, _ = corpus
+    new_text = [r["de"] for r in cipher_corpus(60, vocab=40, seed=11)]            # another cipher: unseen words
+    write_vocab(tmp_path / "v", {"de": new_text})
+    vocab = resolve_monotext(str(tmp_path / "v" / "vocab.de.txt"))
+    words = vocab.sentences
+    assert (vocab.kind, vocab.lang, len(words)) == ("vocab", "de", 40)
+    assert not set(words) & {w for r in train_rows for w in r["de"].split()}
+    bt = bitext(train_rows)
+    recipe = _recipe(architecture="dan", objective="distill", model=TINY_DAN, objectives={"teacher": "char-ngram"})
+    train(recipe, [bt], [], [], tmp_path / "a", max_steps=40, progress=False)
+    plain = train(recipe, [bt], [], [], tmp_path / "b", max_steps=40, progress=False, init=tmp_path / "a")
+    adapted = train(recipe, [bt], [vocab], [], tmp_path / "c", max_steps=40, progress=False, init=tmp_path / "a")
+    start = [r for r in adapted.log if r.get("event") == "start"][0]
+    assert [s["name"] for s in start["streams"]] == ["en-de", "vocab de"]
+    t = get_encoder("char-ngram").encode(words, "de")
+    c_plain = _mean_cos(get_encoder(str(plain.model_dir)).encode(words, "de"), t)
+    c_adapted = _mean_cos(get_encoder(str(adapted.model_dir)).encode(words, "de"), t)
+    assert c_adapted > c_plain + 0.1, (c_plain, c_adapted)
+
+
 @pytest.mark.parametrize("arch,model", [
     ("dan", TINY_DAN),
     ("bilstm", {"embed_dim": 24, "hidden_dim": 24}),

@@ -174,3 +174,36 @@ def general(langs: str, caps: tuple[str, ...], out_dir: str):
         parts = [f"{k} {v}" for k, v in {**e["bitext"], **e["mono"], "words": e["words"]}.items()]
         click.echo(f"{lang}: {', '.join(parts)}")
     click.echo(f"wrote {out_dir}")
+
+
+@data_group.command("vocab")
+@click.option("--train", "train_specs", multiple=True, metavar="[SRC-TGT=]TSV",
+              help="Bitext to take the words of, both sides (languages from the name, like train.en-de.tsv).")
+@click.option("--mono", "mono_specs", multiple=True, metavar="[LANG=]TXT",
+              help="Text, one per line, to take the words of (language from the name, like mono.de.txt).")
+@click.option("--min-count", default=1, show_default=True, type=click.IntRange(min=1),
+              help="Leave out words seen fewer times.")
+@click.option("--max-words", default=None, type=click.IntRange(min=1), help="Most words kept per language.")
+@click.option("-o", "--out", "out_dir", required=True, type=click.Path(file_okay=False),
+              help="Output folder (vocab.XX.txt: one word a line, most frequent first; stats.json).")
+def vocab(train_specs: tuple[str, ...], mono_specs: tuple[str, ...], min_count: int, max_words: int | None,
+          out_dir: str):
+    """The words of a corpus per language, to adapt a student to them (recipes/student-vocab.yaml)."""
+    from ..datasets.vocab import write_vocab
+    from ..errors import BisentError
+    from ..training.data import resolve_bitext, resolve_monotext
+
+    if not train_specs and not mono_specs:
+        raise BisentError("bisent data vocab: give at least one --train or --mono file")
+    texts: dict[str, list[str]] = {}
+    for spec in train_specs:
+        b = resolve_bitext(spec)
+        texts.setdefault(b.src_lang, []).extend(p[0] for p in b.pairs)
+        texts.setdefault(b.tgt_lang, []).extend(p[1] for p in b.pairs)
+    for spec in mono_specs:
+        m = resolve_monotext(spec)
+        texts.setdefault(m.lang, []).extend(m.sentences)
+    stats = write_vocab(out_dir, texts, min_count=min_count, max_words=max_words)
+    for lang, e in stats["languages"].items():
+        click.echo(f"{lang}: {e['texts']} texts, {e['tokens']} words, {e['types']} types, {e['written']} written")
+    click.echo(f"wrote {out_dir}")

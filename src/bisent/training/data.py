@@ -48,7 +48,8 @@ class Bitext:
 
 @dataclass
 class Monotext:
-    """Sentences in one language; ``kind`` ``"words"`` for a word list (``words.XX.txt``), a stream of its own."""
+    """Sentences in one language; ``kind`` ``"words"`` for a word list (``words.XX.txt``) and ``"vocab"`` for a
+    corpus's words (``vocab.XX.txt``), each a stream of its own."""
 
     lang: str
     sentences: list[str]
@@ -140,8 +141,9 @@ def resolve_monotext(spec: str) -> Monotext:
     if lang is None:
         raise BisentError(f"{path}: cannot tell its language: write de={path} or name it like mono.de.txt")
     mono = read_monotext(path, lang)
-    if Path(path).name.startswith("words."):        # a word list of 'bisent data general'
-        mono.kind = "words"
+    kind = Path(path).name.split(".")[0]
+    if kind in ("words", "vocab"):                  # a word list of 'bisent data general' / 'bisent data vocab'
+        mono.kind = kind
     return mono
 
 

@@ -50,7 +50,8 @@ def pair_specs(bitexts: list[Bitext], recipe: dict) -> list[PairSpec]:
 
 def mono_specs(monos: list[Monotext], recipe: dict) -> list[PairSpec]:
     """One stream per language of monolingual text (files merged; ``tgt is src``), batch share ``data.mono_weight``;
-    word lists (``kind == "words"``) make one more stream per language, named ``words LANG``, with the same share."""
+    word lists (``kind == "words"``) and a corpus's words (``"vocab"``) make one more stream per language each,
+    named ``words LANG`` / ``vocab LANG``, with the same share."""
     by_lang: dict[tuple[str, str], list[str]] = {}
     for m in monos:
         by_lang.setdefault((m.kind, m.lang), []).extend(m.sentences)
