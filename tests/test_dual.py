@@ -434,6 +434,11 @@ def test_vocab_adaptation_fits_the_words_of_text_the_student_never_met(corpus, t
     c_plain = _mean_cos(get_encoder(str(plain.model_dir)).encode(words, "de"), t)
     c_adapted = _mean_cos(get_encoder(str(adapted.model_dir)).encode(words, "de"), t)
     assert c_adapted > c_plain + 0.1, (c_plain, c_adapted)
+    heavy = _recipe(architecture="dan", objective="distill", model=TINY_DAN, data={"batch_size": 32, "vocab_weight": 3},
+                    objectives={"teacher": "char-ngram"})
+    start = [r for r in train(heavy, [bt], [vocab], [], tmp_path / "h", max_steps=0, progress=False).log
+             if r.get("event") == "start"][0]
+    assert [(s["name"], s["per_batch"]) for s in start["streams"]] == [("en-de", 8), ("vocab de", 24)]
 
 
 @pytest.mark.parametrize("arch,model", [

@@ -119,6 +119,7 @@ _DUAL_COMMON: dict[str, dict[str, Field]] = {
         "batch_size": Field(128, int, minimum=2),   # K pairs per step, split between the language pairs
         "max_pairs": Field(None, int, nullable=True, minimum=1),  # use the first N pairs of each language pair
         "mono_weight": Field(1.0, _NUM, minimum=0),  # batch share of each --mono language vs one language pair (distill)
+        "vocab_weight": Field(None, _NUM, nullable=True, minimum=0),  # ... of each vocab.XX.txt stream; null: mono_weight
     },
     "optim": {
         "embed_lr_mult": Field(1.0, _NUM, minimum=0),  # learning-rate multiplier of hashed embedding tables
