@@ -188,7 +188,7 @@ def general(langs: str, caps: tuple[str, ...], out_dir: str):
               help="Output folder (vocab.XX.txt: one word a line, most frequent first; stats.json).")
 def vocab(train_specs: tuple[str, ...], mono_specs: tuple[str, ...], min_count: int, max_words: int | None,
           out_dir: str):
-    """The words of a corpus per language, to adapt a student to them (recipes/student-vocab.yaml)."""
+    """The words of a corpus per language, to continue a student on them (README, "Vocabulary adaptation")."""
     from ..datasets.vocab import write_vocab
     from ..errors import BisentError
     from ..training.data import resolve_bitext, resolve_monotext
