@@ -29,8 +29,9 @@ def test_data_vocab_writes_a_file_per_language_from_bitext_and_text(tmp_path, ca
     assert (out / "vocab.en.txt").read_text(encoding="utf-8").split() == ["the", "cat", "dog"]
     assert (out / "vocab.fr.txt").read_text(encoding="utf-8").split() == ["chien", "le", "chat", "noir", "un"]
     stats = json.loads((out / "stats.json").read_text())
-    assert stats["languages"]["fr"] == {"texts": 4, "tokens": 9, "types": 5, "written": 5}
-    assert "fr: 4 texts, 9 words, 5 types, 5 written" in capsys.readouterr().out
+    assert stats["languages"]["fr"] == {"texts": 4, "empty_lines": 1, "tokens": 9, "types": 5, "written": 5}
+    assert stats["languages"]["en"]["empty_lines"] == 0
+    assert "fr: 4 texts (1 empty lines left out), 9 words, 5 types, 5 written" in capsys.readouterr().out
     assert not [p for p in out.iterdir() if p.name.startswith(".")]      # no temp file left behind
 
 

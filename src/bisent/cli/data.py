@@ -196,6 +196,7 @@ def vocab(train_specs: tuple[str, ...], mono_specs: tuple[str, ...], min_count: 
     if not train_specs and not mono_specs:
         raise BisentError("bisent data vocab: give at least one --train or --mono file")
     texts: dict[str, list[str]] = {}
+    empty: dict[str, int] = {}
     for spec in train_specs:
         b = resolve_bitext(spec)
         texts.setdefault(b.src_lang, []).extend(p[0] for p in b.pairs)
@@ -203,7 +204,9 @@ def vocab(train_specs: tuple[str, ...], mono_specs: tuple[str, ...], min_count: 
     for spec in mono_specs:
         m = resolve_monotext(spec)
         texts.setdefault(m.lang, []).extend(m.sentences)
-    stats = write_vocab(out_dir, texts, min_count=min_count, max_words=max_words)
+        empty[m.lang] = empty.get(m.lang, 0) + m.empty_lines
+    stats = write_vocab(out_dir, texts, min_count=min_count, max_words=max_words, empty_lines=empty)
     for lang, e in stats["languages"].items():
-        click.echo(f"{lang}: {e['texts']} texts, {e['tokens']} words, {e['types']} types, {e['written']} written")
+        click.echo(f"{lang}: {e['texts']} texts ({e['empty_lines']} empty lines left out), {e['tokens']} words, "
+                   f"{e['types']} types, {e['written']} written")
     click.echo(f"wrote {out_dir}")

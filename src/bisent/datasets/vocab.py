@@ -57,8 +57,9 @@ def vocabulary(counts: Counter, *, min_count: int = 1, max_words: int | None = N
 
 
 def write_vocab(out_dir, texts_by_lang: dict[str, list[str]], *, min_count: int = 1,
-                max_words: int | None = None) -> dict:
-    """Write ``vocab.XX.txt`` per language and ``stats.json`` (texts, tokens, types written) into ``out_dir``.
+                max_words: int | None = None, empty_lines: dict[str, int] | None = None) -> dict:
+    """Write ``vocab.XX.txt`` per language and ``stats.json`` (texts, empty input lines left out, tokens,
+    types, written) into ``out_dir``.
 
     Each file is written to a temporary name and renamed into place.
     """
@@ -76,7 +77,8 @@ def write_vocab(out_dir, texts_by_lang: dict[str, list[str]], *, min_count: int 
             raise BisentError(f"{lang}: no words in {len(texts_by_lang[lang])} text(s)")
         with atomic_write(out / f"vocab.{lang}.txt") as f:
             f.write("".join(w + "\n" for w in words))
-        stats["languages"][lang] = {"texts": len(texts_by_lang[lang]), "tokens": sum(counts.values()),
+        stats["languages"][lang] = {"texts": len(texts_by_lang[lang]),
+                                    "empty_lines": (empty_lines or {}).get(lang, 0), "tokens": sum(counts.values()),
                                     "types": len({w.casefold() for w in counts}), "written": len(words)}
     with atomic_write(out / "stats.json") as f:
         f.write(json.dumps(stats, indent=1, ensure_ascii=False) + "\n")

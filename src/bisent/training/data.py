@@ -55,6 +55,7 @@ class Monotext:
     sentences: list[str]
     source: str = "<memory>"
     kind: str = "mono"
+    empty_lines: int = 0      # lines of the file left out because they were empty
 
 
 _PAIR_IN_NAME = re.compile(r"(?:^|[._])([a-z]{2,3}(?:_[A-Za-z]{2,4})?)-([a-z]{2,3}(?:_[A-Za-z]{2,4})?)(?:[._]|$)")
@@ -112,11 +113,16 @@ def read_bitext(path, src_lang: str, tgt_lang: str) -> Bitext:
 
 
 def read_monotext(path, lang: str) -> Monotext:
-    """Read one sentence per line (empty lines skipped, other bad lines are errors)."""
-    sents = [ln.text for ln in read_lines(path) if ln.problem is None]
+    """Read one sentence per line (empty lines skipped and counted, other bad lines are errors)."""
+    sents, empty = [], 0
+    for ln in read_lines(path):                      # a line with a problem here is an empty one
+        if ln.problem is None:
+            sents.append(ln.text)
+        else:
+            empty += 1
     if not sents:
         raise BisentError(f"{path}: no sentences")
-    return Monotext(lang, sents, str(path))
+    return Monotext(lang, sents, str(path), empty_lines=empty)
 
 
 def resolve_bitext(spec: str, default_langs: list[str] | None = None) -> Bitext:

@@ -57,8 +57,8 @@ def mono_specs(monos: list[Monotext], recipe: dict) -> list[PairSpec]:
         by_lang.setdefault((m.kind, m.lang), []).extend(m.sentences)
     w = float(recipe["data"].get("mono_weight", 1.0))
     vw = recipe["data"].get("vocab_weight")
-    weight = {"vocab": w if vw is None else float(vw)}
-    return [PairSpec(f"{kind} {lang}", lang, lang, sents, sents, weight.get(kind, w))
+    vw = w if vw is None else float(vw)
+    return [PairSpec(f"{kind} {lang}", lang, lang, sents, sents, vw if kind == "vocab" else w)
             for (kind, lang), sents in by_lang.items()]
 
 
