@@ -121,5 +121,5 @@ def test_mismatched_shards_and_model_dir(tmp_path):
 def test_data_general_caps_only_the_optional_sources_may_be_zero(tmp_path):
     """ui=0 is a one-line error naming the sources a cap of 0 may turn off; nothing is written."""
     code, _, err = run("data", "general", "--cap", "ui=0", "-o", tmp_path / "g")
-    assert code != 0 and "--cap ui=0" in err and "rdict, words: N >= 0" in err and "Traceback" not in err
+    assert code != 0 and "--cap ui=0" in err and "rdict, gnome-pairs, words: N >= 0" in err and "Traceback" not in err
     assert not (tmp_path / "g").exists()

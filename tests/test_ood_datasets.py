@@ -283,9 +283,10 @@ def test_general_collection_holds_out_benchmark_text_and_is_deterministic(tmp_pa
     stats = write_general(tmp_path / "g", ("de", "fr"), {"ui": 10, "gnome": 4, "words": 0}, loader=loader, pages=pages)
     de = (tmp_path / "g" / "train.en-de.tsv").read_text(encoding="utf-8").splitlines()
     texts = {c for row in de for c in row.split("\t")[2:]}
-    held = {t for d in ("ui", "help", "dict") for p in loader(d)("en", "de") if p.split != "train" for t in (p.src, p.tgt)}
+    held = {t for d in ("ui", "help", "dict", "gnome-pairs") for p in loader(d)("en", "de") if p.split != "train"
+            for t in (p.src, p.tgt)}
     assert texts and not texts & held                      # no dev/test text, not even through another source
-    assert stats["languages"]["de"]["bitext"] == {"ui": 10, "help": 24, "dict": 24}
+    assert stats["languages"]["de"]["bitext"] == {"ui": 10, "help": 24, "dict": 24}   # gnome-pairs: off by default
     assert {r.split("\t")[0].split(":")[0] for r in de[:3]} == {"ui", "help", "dict"}   # domains interleaved
     mono = (tmp_path / "g" / "mono.fr.txt").read_text(encoding="utf-8").splitlines()
     assert len(mono) == 4 and all(" fr paragraph" in t for t in mono)                # train pages only, capped
@@ -296,6 +297,44 @@ def test_general_collection_holds_out_benchmark_text_and_is_deterministic(tmp_pa
     assert {p.name: p.read_bytes() for p in (tmp_path / "g").iterdir()} == first
     with pytest.raises(BisentError, match="no sources for xx"):
         write_general(tmp_path / "h", ("xx",), loader=loader, pages=pages)
+
+
+def test_general_collection_holds_gnome_test_blocks_out_of_every_other_source(tmp_path):
+    """GNOME help blocks are a benchmark (``--domain gnome``): a test block that is also a UI message of some
+    package's catalog is not trained on through the UI pairs, whether or not the GNOME pairs are asked for."""
+    from bisent.datasets.general import write_general
+
+    loader, pages = _general_sources()
+
+    def with_block(domain):
+        load = loader(domain)
+        extra = {"gnome-pairs": [Pair("gnome:zoom.page", "p1", "Zoom out", "Ansicht verkleinern", "test")],
+                 "ui": [Pair("viewer", "9", "Zoom out", "Verkleinern", "train")]}.get(domain, [])
+        return lambda src, tgt, split=None: load(src, tgt, split) + [p for p in extra if split in (None, p.split)]
+    stats = write_general(tmp_path / "g", ("de",), {"ui": 100, "gnome-pairs": 100, "gnome": 4, "words": 0},
+                          loader=with_block, pages=pages)
+    rows = (tmp_path / "g" / "train.en-de.tsv").read_text("utf-8").splitlines()
+    assert not [r for r in rows if "Zoom out" in r] and stats["languages"]["de"]["bitext"]["ui"] == 24
+    assert sum(r.startswith("gnome-pairs:") for r in rows) == 24
+    stats = write_general(tmp_path / "g", ("de",), {"ui": 100, "gnome": 4, "words": 0}, loader=with_block, pages=pages)
+    rows = (tmp_path / "g" / "train.en-de.tsv").read_text("utf-8").splitlines()
+    assert "gnome-pairs" not in stats["languages"]["de"]["bitext"] and not any("gnome-pairs:" in r for r in rows)
+    assert not [r for r in rows if "Zoom out" in r]                    # the default: no GNOME pairs, still held out
+
+
+def test_gnome_pages_read_the_locale_folder_of_a_language_code(tmp_path, monkeypatch):
+    """``zh-cn`` is GNOME's ``zh_CN`` folder (the benchmark and the collection both ask for it by our code)."""
+    from bisent.datasets import docsets
+
+    page = tmp_path / "usr/share/help/zh_CN/hello.page"
+    page.parent.mkdir(parents=True)
+    page.write_text('<page xmlns="http://projectmallard.org/1.0/" id="hello"><title>你好</title>'
+                    '<p>这是一个段落。</p></page>', encoding="utf-8")
+    monkeypatch.setattr(docsets, "fetch_package", lambda name: tmp_path)
+    pages = docsets.gnome_pages("zh-cn")
+    assert list(pages) == ["gnome:hello.page"] and "这是一个段落。" in pages["gnome:hello.page"]
+    with pytest.raises(BisentError, match="no help in language 'ko'"):
+        docsets.gnome_pages("ko")
 
 
 def test_general_collection_holds_reverse_dictionary_entries_out_in_any_case(tmp_path):

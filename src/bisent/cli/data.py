@@ -153,8 +153,9 @@ _pair_set_command("dict", "freedict", "Target language (ISO 639-1, e.g. de, fr, 
 @click.option("--langs", default=",".join(("de", "fr", "es", "it", "nl", "pt", "pl", "ru", "tr", "ja", "ko", "zh-cn", "ar")),
               show_default=True, help="Comma-separated languages besides English.")
 @click.option("--cap", "caps", multiple=True, metavar="SOURCE=N",
-              help="Most pairs (ui, help, dict; rdict: dictionaries into English, 0 by default), paragraphs "
-                   "(gnome, man) or words (words; 0: no word lists) per language; repeatable.")
+              help="Most pairs (ui, help, dict: every train pair by default; gnome-pairs: GNOME help blocks and "
+                   "rdict: dictionaries into English, 0 by default), paragraphs (gnome, man) or words (words; 0: "
+                   "no word lists) per language; repeatable.")
 @click.option("-o", "--out", "out_dir", required=True, type=click.Path(file_okay=False),
               help="Output folder (train.en-XX.tsv: domain:source, id, en, XX; mono.XX.txt; words.XX.txt; stats.json).")
 def general(langs: str, caps: tuple[str, ...], out_dir: str):

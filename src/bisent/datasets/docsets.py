@@ -183,10 +183,14 @@ GNOME_APPS = ("evolution-common", "gnome-devel-docs", "evince-common", "orca", "
               "gnome-mines", "polari", "gnome-logs")
 
 
+#: our language codes where GNOME's help folders name the locale otherwise
+_GNOME_LOCALE = {"en": "C", "zh-cn": "zh_CN", "zh-tw": "zh_TW", "pt-br": "pt_BR"}
+
+
 def gnome_pages(lang: str, packages: tuple[str, ...] = ("gnome-user-docs",), prefix: str = "gnome") -> dict[str, list[str]]:
     pages = {}
     for package in packages:
-        root = fetch_package(package) / "usr/share/help" / ("C" if lang == "en" else lang)
+        root = fetch_package(package) / "usr/share/help" / _GNOME_LOCALE.get(lang, lang)
         if not root.is_dir():
             raise BisentError(f"{package}: no help in language '{lang}'")
         for p in sorted(root.rglob("*.page")):
