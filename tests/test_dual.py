@@ -441,6 +441,41 @@ def test_vocab_adaptation_fits_the_words_of_text_the_student_never_met(corpus, t
     assert [(s["name"], s["per_batch"]) for s in start["streams"]] == [("en-de", 8), ("vocab de", 24)]
 
 
+def test_domain_weights_split_a_pair_into_domain_streams_and_every_row_stays(corpus, tmp_path):
+    """data.domain_weights: `bisent data general`'s 4-column rows become one stream per (pair, domain) sharing the
+    pair's batch share in the given proportions; a domain with one row joins the largest; no row is lost."""
+    from bisent.training.data import resolve_bitext, resolve_monotext
+    from bisent.training.objectives.dual import pair_specs
+
+    train_rows, _ = corpus
+    doms = ["ui"] * 60 + ["help"] * 150 + ["dict"] * 29 + ["odd"]
+    (tmp_path / "train.en-de.tsv").write_text("".join(f"{d}:src{i % 3}\t{i}\t{r['en']}\t{r['de']}\n"
+                                                      for i, (d, r) in enumerate(zip(doms, train_rows))), encoding="utf-8")
+    bt = resolve_bitext(str(tmp_path / "train.en-de.tsv"))
+    assert bt.domains == doms
+    recipe = _recipe(architecture="dan", objective="distill", model=TINY_DAN, data={"batch_size": 32,
+                     "domain_weights": {"help": 2}}, objectives={"teacher": "char-ngram"})
+    specs = pair_specs([bt], recipe)
+    assert [(s.name, len(s.src), s.weight) for s in specs] == [("en-de ui", 60, 0.25), ("en-de help", 151, 0.5),
+                                                               ("en-de dict", 29, 0.25)]
+    assert sorted(zip(*[sum((s.src for s in specs), []), sum((s.tgt for s in specs), [])])) == sorted(bt.pairs)
+    (tmp_path / "mono.de.txt").write_text("".join(r["de"] + "\n" for r in train_rows[:50]), encoding="utf-8")
+    start = [r for r in train(recipe, [bt], [resolve_monotext(str(tmp_path / "mono.de.txt"))], [], tmp_path / "m",
+                              max_steps=2, progress=False).log if r.get("event") == "start"][0]
+    assert [(s["name"], s["per_batch"]) for s in start["streams"]] == [("en-de ui", 4), ("en-de help", 8),
+                                                                       ("en-de dict", 4), ("mono de", 16)]
+    assert [s.name for s in pair_specs([bt], _recipe(architecture="dan", objective="distill", model=TINY_DAN))] == ["en-de"]
+    sqrt = pair_specs([bt], _recipe(architecture="dan", objective="distill", model=TINY_DAN,
+                                    data={"domain_temperature": 2}))                       # shares as sqrt(rows)
+    assert [(s.name, round(s.weight, 4)) for s in sqrt] == [
+        (n, round(math.sqrt(k) / (math.sqrt(60) + math.sqrt(151) + math.sqrt(29)), 4))
+        for n, k in (("en-de ui", 60), ("en-de help", 151), ("en-de dict", 29))]
+    for bad in ({"dict": -1}, {"ui": 0, "help": 0, "dict": 0, "odd": 0}):
+        with pytest.raises(BisentError, match="domain_weights"):
+            pair_specs([bt], _recipe(architecture="dan", objective="distill", model=TINY_DAN,
+                                     data={"domain_weights": bad}))
+
+
 @pytest.mark.parametrize("arch,model", [
     ("dan", TINY_DAN),
     ("bilstm", {"embed_dim": 24, "hidden_dim": 24}),

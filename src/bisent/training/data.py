@@ -40,6 +40,8 @@ class Bitext:
     tgt_lang: str
     pairs: list[tuple[str, str]]
     source: str = "<memory>"
+    #: per pair, the domain of a ``domain:source<TAB>id<TAB>src<TAB>tgt`` line (``bisent data general``); else None
+    domains: list[str] | None = None
 
     @property
     def langs(self) -> tuple[str, str]:
@@ -97,9 +99,12 @@ def _first_line_columns(path) -> int:
 def read_bitext(path, src_lang: str, tgt_lang: str) -> Bitext:
     """Read ``src<TAB>tgt`` lines, or the ``doc<TAB>id<TAB>src<TAB>tgt`` lines that ``bisent data
     libreoffice`` writes (told apart by the first line); any unusable line is a one-line error."""
-    pairs = []
+    pairs, domains = [], []
     ncols = 4 if _first_line_columns(path) == 4 else 2
     for n, cols in read_tsv(path, ncols):
+        if ncols == 4:
+            head, colon, _ = cols[0].partition(":")
+            domains.append(head if colon else "")
         row = []
         for lang, col in zip((src_lang, tgt_lang), cols[-2:]):
             text, problem = line_problem(col.encode("utf-8"))
@@ -109,7 +114,7 @@ def read_bitext(path, src_lang: str, tgt_lang: str) -> Bitext:
         pairs.append((row[0], row[1]))
     if not pairs:
         raise BisentError(f"{path}: file is empty")
-    return Bitext(src_lang, tgt_lang, pairs, str(path))
+    return Bitext(src_lang, tgt_lang, pairs, str(path), domains if any(domains) else None)
 
 
 def read_monotext(path, lang: str) -> Monotext:

@@ -30,21 +30,55 @@ DEFAULT_DIM = 384
 
 
 def pair_specs(bitexts: list[Bitext], recipe: dict) -> list[PairSpec]:
-    """One stream per language pair (files of the same pair merged, first file's orientation kept)."""
+    """One stream per language pair (files of the same pair merged, first file's orientation kept).
+
+    With ``data.domain_weights`` (``{domain: weight}``, 1 for a domain not named) or
+    ``data.domain_temperature`` T, one stream per (pair, domain) instead, named ``en-de dict``: the pair
+    keeps its batch share, split between its domains in proportion to ``weight * rows ** (1 / T)`` (T null:
+    equal base shares; multilingual MT's temperature sampling, here within a pair). Why: in a pair's single
+    stream a domain's share is its share of the rows, so taking every UI and help pair shrank the
+    dictionary's (session 19: en-fr's from a quarter to a tenth) while en-de's stream is 88 % dictionary.
+    Rows without a domain (2-column files) form the domain ``""``."""
+    temperature = recipe["data"].get("domain_temperature")
+    weights = recipe["data"].get("domain_weights")
+    if temperature is not None and weights is None:
+        weights = {}
+    for d, w in (weights or {}).items():
+        if not isinstance(w, (int, float)) or isinstance(w, bool) or w < 0:
+            raise BisentError(f"data.domain_weights.{d}: {w!r} is not a number >= 0")
     by_pair: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    doms: dict[tuple[str, str], list[str]] = {}
     orient: dict[frozenset, tuple[str, str]] = {}
     for b in bitexts:
         if b.src_lang == b.tgt_lang:
             raise BisentError(f"{b.source}: both columns are {b.src_lang}")
         key = orient.setdefault(frozenset(b.langs), b.langs)
         by_pair.setdefault(key, []).extend(p if b.langs == key else (p[1], p[0]) for p in b.pairs)
+        doms.setdefault(key, []).extend(b.domains or [""] * len(b.pairs))
     cap = recipe["data"].get("max_pairs")
     specs = []
     for (a, b), pairs in by_pair.items():
         pairs = pairs[:cap] if cap else pairs
         if len(pairs) < 2:
             raise BisentError(f"{a}-{b}: {len(pairs)} training pair(s); in-batch ranking needs at least 2")
-        specs.append(PairSpec(f"{a}-{b}", a, b, [p[0] for p in pairs], [p[1] for p in pairs]))
+        if weights is None:
+            specs.append(PairSpec(f"{a}-{b}", a, b, [p[0] for p in pairs], [p[1] for p in pairs]))
+            continue
+        groups: dict[str, list[tuple[str, str]]] = {}
+        for p, d in zip(pairs, doms[(a, b)]):
+            groups.setdefault(d, []).append(p)
+        for d in [d for d, g in groups.items() if len(g) < 2 and len(groups) > 1]:   # too few for in-batch ranking:
+            lone = groups.pop(d)                                                      # into the largest domain
+            max(groups.values(), key=len).extend(lone)
+        groups = {d: g for d, g in groups.items() if weights.get(d, 1.0) > 0}        # weight 0: left out on purpose
+        if not groups:
+            raise BisentError(f"{a}-{b}: data.domain_weights gives every domain of this pair weight 0")
+        share = {d: weights.get(d, 1.0) * (1.0 if temperature is None else len(g) ** (1.0 / temperature))
+                 for d, g in groups.items()}
+        total = sum(share.values())
+        for d, g in groups.items():
+            specs.append(PairSpec(f"{a}-{b} {d}".rstrip(), a, b, [p[0] for p in g], [p[1] for p in g],
+                                  share[d] / total))
     return specs
 
 
