@@ -233,6 +233,20 @@ def test_batches_mixed_deterministic_and_bucketed(corpus):
         get_objective("kim2019").build_streams([bitext(rows)], [Monotext("en", ["x"])], recipe)
 
 
+def test_a_stream_of_weight_zero_is_skipped_without_shifting_the_others():
+    """collate gets each stream's own index: with the middle stream at weight 0 the last one still reads its own
+    examples (a shifted index would hand the last stream's sampler the middle stream's texts and teacher rows)."""
+    from bisent.training.data import Batches
+
+    streams = [("a", np.arange(10), 1.0), ("b", np.arange(10), 0.0), ("c", np.arange(100, 110), 1.0)]
+    seen = []
+    batches = Batches(streams, lambda i, idx: seen.append((i, len(idx))) or i, batch_size=8, seed=1)
+    assert next(batches) == [0, 2] and [i for i, _ in seen] == [0, 2] and seen[0][1] == seen[1][1] > 0
+    assert [d["name"] for d in batches.describe()] == ["a", "c"]
+    with pytest.raises(BisentError, match="no stream with a positive weight"):
+        Batches([("b", np.arange(3), 0.0)], lambda i, idx: i, batch_size=8, seed=1)
+
+
 def test_artetxe_streams_cover_every_direction():
     rows = cipher_corpus(20, langs=("en", "de", "fr"))
     recipe = load_recipe(f"{RECIPES}/artetxe2019.yaml")

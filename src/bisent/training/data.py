@@ -264,22 +264,24 @@ class Batches:
 
     def __init__(self, streams: list[tuple[str, np.ndarray, float]], collate, *, batch_size: int, seed: int,
                  bucket_batches: int = 50, full_only: bool = False):
-        streams = [s for s in streams if s[2] > 0]
-        if not streams:
+        kept = [i for i, s in enumerate(streams) if s[2] > 0]   # a stream of weight 0 is not drawn from
+        if not kept:
             raise BisentError("training data: no stream with a positive weight")
-        for name, keys, _ in streams:
-            if not len(keys):
-                raise BisentError(f"stream '{name}': no examples")
-        sizes = shares([w for _, _, w in streams], batch_size)
-        self.samplers = [BucketSampler(name, keys, n, seed=seed, index=i, bucket_batches=bucket_batches,
-                                       full_only=full_only) for i, ((name, keys, _), n) in enumerate(zip(streams, sizes))]
+        for i in kept:
+            if not len(streams[i][1]):
+                raise BisentError(f"stream '{streams[i][0]}': no examples")
+        sizes = shares([streams[i][2] for i in kept], batch_size)
+        self.samplers = [BucketSampler(streams[i][0], streams[i][1], n, seed=seed, index=i,
+                                       bucket_batches=bucket_batches, full_only=full_only)
+                         for i, n in zip(kept, sizes)]
+        self.indices = kept                                     # collate gets the stream's index in ``streams``
         self.collate = collate
 
     def __iter__(self):
         return self
 
     def __next__(self) -> list:
-        return [self.collate(i, s.next()) for i, s in enumerate(self.samplers)]
+        return [self.collate(i, s.next()) for i, s in zip(self.indices, self.samplers)]
 
     def describe(self) -> list[dict]:
         return [{"name": s.name, "examples": len(s.keys), "per_batch": s.n} for s in self.samplers]
