@@ -384,3 +384,13 @@ def test_general_collection_word_lists_come_from_wordfreq_most_frequent_first_wi
     assert not list((tmp_path / "g").glob("words.*"))                           # words=0: no word lists (replaced)
     write_general(tmp_path / "g", ("de", "ja"), caps, loader=with_headword, pages=pages)
     assert {p.name: p.read_bytes() for p in (tmp_path / "g").iterdir()} == first
+    kept = write_general(tmp_path / "k", ("de", "ja"), caps, loader=with_headword, pages=pages, word_lists="as-listed")
+    de_kept = (tmp_path / "k" / "words.de.txt").read_text(encoding="utf-8").splitlines()
+    assert "haus" in de_kept and "house" in (tmp_path / "k" / "words.en.txt").read_text("utf-8").splitlines()
+    assert de_kept[:len(de_kept) // 2] == [w for w in real if w in de_kept][:len(de_kept) // 2]  # the list's order
+    assert kept["removed"]["held_out_words_kept"] >= 2 and "held_out_words" not in kept["removed"]
+    assert kept["word_lists"] == "as-listed" and stats["word_lists"] == "strict"
+    for name in ("train.en-de.tsv", "mono.de.txt"):                              # only the word lists differ
+        assert (tmp_path / "k" / name).read_bytes() == first[name]
+    with pytest.raises(BisentError, match="word_lists 'all'"):
+        write_general(tmp_path / "x", ("de",), caps, loader=with_headword, pages=pages, word_lists="all")

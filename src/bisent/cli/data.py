@@ -156,9 +156,13 @@ _pair_set_command("dict", "freedict", "Target language (ISO 639-1, e.g. de, fr, 
               help="Most pairs (ui, help, dict: every train pair by default; gnome-pairs: GNOME help blocks and "
                    "rdict: dictionaries into English, 0 by default), paragraphs (gnome, man) or words (words; 0: "
                    "no word lists) per language; repeatable.")
+@click.option("--word-lists", type=click.Choice(["strict", "as-listed"]), default="strict", show_default=True,
+              help="strict: word-list words equal to a benchmark dev/test text are left out (the benchmarks stay "
+                   "unseen); as-listed: kept, as wordfreq lists them (the student a user ships knows them; "
+                   "benchmark figures then say so).")
 @click.option("-o", "--out", "out_dir", required=True, type=click.Path(file_okay=False),
               help="Output folder (train.en-XX.tsv: domain:source, id, en, XX; mono.XX.txt; words.XX.txt; stats.json).")
-def general(langs: str, caps: tuple[str, ...], out_dir: str):
+def general(langs: str, caps: tuple[str, ...], word_lists: str, out_dir: str):
     """A multi-domain, multilingual training collection for students (benchmark dev/test text held out)."""
     from ..datasets.general import CAPS, OPTIONAL, write_general
     from ..errors import BisentError
@@ -170,10 +174,14 @@ def general(langs: str, caps: tuple[str, ...], out_dir: str):
             raise BisentError(f"--cap {c}: expected SOURCE=N with SOURCE one of {', '.join(CAPS)} and N >= 1 "
                               f"({', '.join(OPTIONAL)}: N >= 0)")
         cap[name] = int(n)
-    stats = write_general(out_dir, tuple(x.strip() for x in langs.split(",") if x.strip()), cap)
+    stats = write_general(out_dir, tuple(x.strip() for x in langs.split(",") if x.strip()), cap,
+                          word_lists=word_lists)
     for lang, e in stats["languages"].items():
         parts = [f"{k} {v}" for k, v in {**e["bitext"], **e["mono"], "words": e["words"]}.items()]
         click.echo(f"{lang}: {', '.join(parts)}")
+    if word_lists == "as-listed":
+        click.echo(f"word lists as listed: {stats['removed'].get('held_out_words_kept', 0)} words equal to a "
+                   "benchmark dev/test text kept")
     click.echo(f"wrote {out_dir}")
 
 

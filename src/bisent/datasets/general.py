@@ -28,7 +28,12 @@ What it holds (all from Debian packages the benchmark builders already fetch):
   A word is kept if it has a letter and no digit (at least 2 characters
   outside Chinese, Japanese and Korean), and is left out if it matches a
   held-out text below case-insensitively (the student lowercases, so a test
-  headword ``Haus`` is held out as ``haus`` too).
+  headword ``Haus`` is held out as ``haus`` too). ``word_lists="as-listed"``
+  (``--word-lists as-listed``) keeps such words, counted, as wordfreq lists
+  them: the student then knows a language's frequent words the way a model a
+  user ships should, and the single-word test items among them (a third of
+  the French dictionary test headwords are among its 8,000 most frequent
+  words) are no longer unseen as monolingual text; never their translation.
 
 Held out, besides the split rules: every text (either side) of the dev and
 test splits of the ``libreoffice``, ``gettext``, ``gnome`` and ``dict`` sets of every
@@ -82,6 +87,8 @@ BENCHMARK_DOMAINS = ("ui", "help", "dict", "gnome-pairs")   # the bitext domains
 CAPS = {"ui": 1_000_000, "help": 1_000_000, "dict": 1_000_000, "rdict": 0, "gnome-pairs": 0, "gnome": 3000,
         "man": 2000, "words": 8000}
 OPTIONAL = ("rdict", "gnome-pairs", "words")    # sources a cap of 0 turns off
+#: ``strict``: word-list entries equal to a held-out text are left out; ``as-listed``: kept (and counted)
+WORD_LISTS = ("strict", "as-listed")
 MAX_CHARS = 400                  # longer monolingual paragraphs are left out (the teacher's cost, not sentences)
 MIN_WORDS = 3                    # ... and shorter ones (headings), unless written without spaces (CJK):
 MIN_CHARS_UNSPACED = 12
@@ -190,9 +197,10 @@ def top_words(lang: str, n: int) -> list[str]:
     return wordfreq.top_n_list(WORDFREQ_LANG.get(lang, lang), n, wordlist="best")
 
 
-def word_rows(lang: str, cap: int, held_folded: set[str], removed: dict, words=top_words) -> list[str]:
+def word_rows(lang: str, cap: int, held_folded: set[str], removed: dict, words=top_words, *,
+              keep_held: bool = False) -> list[str]:
     """Up to ``cap`` of the most frequent words of ``lang`` (with a letter, no digit; held-out texts removed,
-    compared case-insensitively: ``held_folded`` holds them casefolded)."""
+    compared case-insensitively: ``held_folded`` holds them casefolded; ``keep_held``: kept and counted)."""
     min_len = 1 if lang in _UNSPACED else 2
     out, seen = [], set()
     for w in words(lang, cap * 2 + 1000):                   # room for the words filtered out below
@@ -201,8 +209,10 @@ def word_rows(lang: str, cap: int, held_folded: set[str], removed: dict, words=t
             continue
         seen.add(w)
         if w.casefold() in held_folded:
-            removed["held_out_words"] = removed.get("held_out_words", 0) + 1
-            continue
+            key = "held_out_words_kept" if keep_held else "held_out_words"
+            removed[key] = removed.get(key, 0) + 1
+            if not keep_held:
+                continue
         out.append(w)
         if len(out) >= cap:
             break
@@ -233,9 +243,12 @@ def _wordfreq_version() -> str:
 
 
 def write_general(out_dir, langs: tuple[str, ...] = LANGS, caps: dict | None = None, *,
-                  loader=_loader, pages=mono_pages, words=top_words) -> dict:
+                  loader=_loader, pages=mono_pages, words=top_words, word_lists: str = "strict") -> dict:
     """Write ``train.en-XX.tsv``, ``mono.XX.txt``, ``words.XX.txt`` and ``stats.json`` to ``out_dir``; return
-    the stats. ``caps["words"] == 0`` writes no word lists."""
+    the stats. ``caps["words"] == 0`` writes no word lists; ``word_lists``: ``"strict"`` (held-out texts left
+    out of them) or ``"as-listed"`` (kept, counted as ``removed["held_out_words_kept"]``)."""
+    if word_lists not in WORD_LISTS:
+        raise BisentError(f"general collection: word_lists {word_lists!r}; choose one of {', '.join(WORD_LISTS)}")
     caps = {**CAPS, **(caps or {})}
     unknown = [x for x in langs if x not in LANGS]
     if unknown:
@@ -248,7 +261,9 @@ def write_general(out_dir, langs: tuple[str, ...] = LANGS, caps: dict | None = N
                            "rdict (dictionaries into English, if asked for) whole; "
                            "monolingual pages with docsets' split_of(page id) == train; every dev/test text "
                            "of the gettext, libreoffice, dict and gnome sets removed wherever it occurs (from "
-                           "the word lists also in another case)",
+                           "the word lists also in another case)" if word_lists == "strict" else
+                           "the word lists as wordfreq lists them: held-out texts among them kept and counted)",
+             "word_lists": word_lists,
              "words": "wordfreq " + _wordfreq_version() + ", most frequent first" if caps["words"] else None,
              "removed": {}}
     files: dict[str, list[str]] = {}
@@ -274,7 +289,8 @@ def write_general(out_dir, langs: tuple[str, ...] = LANGS, caps: dict | None = N
         if texts:
             files[f"mono.{file_lang(lang)}.txt"] = texts
         if caps["words"]:
-            wl = word_rows(lang, caps["words"], held_folded, stats["removed"], words)
+            wl = word_rows(lang, caps["words"], held_folded, stats["removed"], words,
+                           keep_held=word_lists == "as-listed")
             entry["words"] = len(wl)
             if wl:
                 files[f"words.{file_lang(lang)}.txt"] = wl
