@@ -441,6 +441,26 @@ def test_vocab_adaptation_fits_the_words_of_text_the_student_never_met(corpus, t
     assert [(s["name"], s["per_batch"]) for s in start["streams"]] == [("en-de", 8), ("vocab de", 24)]
 
 
+def test_dan_forward_many_is_forward_of_each_batch_with_one_table_lookup():
+    """forward_many (one read of the hashed table a training step) gives each batch's forward output and the
+    same table gradient as separate calls, whose summed sparse gradients cost time quadratic in their number."""
+    torch.manual_seed(0)
+    model = DAN(dim=16, embed_dim=8, hidden=[12], buckets=4096)
+    texts = [["das ist ein haus", "hallo welt"], ["ein kleines haus", "x", "noch ein satz hier"], ["hallo"], [""]]
+    feats = [model.featurize(t) for t in texts]
+    separate, many = [model(**f) for f in feats], model.forward_many(feats)
+    assert [o.shape for o in many] == [(2, 16), (3, 16), (1, 16), (1, 16)]
+    for a, b in zip(separate, many):
+        torch.testing.assert_close(a, b)
+    grads = [torch.autograd.grad(sum((o ** 2).sum() for o in outs), model.embed.weight)[0].to_dense()
+             for outs in ([model(**f) for f in feats], model.forward_many(feats))]
+    torch.testing.assert_close(grads[0], grads[1])
+    calls = []
+    model.embed.register_forward_hook(lambda *a: calls.append(1))
+    model.forward_many(feats)
+    assert len(calls) == 1
+
+
 def test_domain_weights_split_a_pair_into_domain_streams_and_every_row_stays(corpus, tmp_path):
     """data.domain_weights: `bisent data general`'s 4-column rows become one stream per (pair, domain) sharing the
     pair's batch share in the given proportions; a domain with one row joins the largest; no row is lost."""

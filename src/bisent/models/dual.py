@@ -127,6 +127,31 @@ class DAN(nn.Module):
         h = F.embedding_bag(inv, local, offsets, mode="sum", per_sample_weights=weights)        # (B, E) means
         return _run_mlp(self.layers, h, self.drop)                                              # (B, D)
 
+    def forward_many(self, feats: list[dict[str, torch.Tensor]]) -> list[torch.Tensor]:
+        """``forward`` of several featurized batches in one pass: ``[(B_i, D)]``.
+
+        Why: each lookup of the table adds a row-sparse gradient to it, and
+        autograd sums those by copying the sum so far, so a step of many small
+        lookups (a distillation step has one per stream and side, 50-100) costs
+        time quadratic in their number (measured: 64 lookups of 3,000 rows,
+        3.3 s a step against 0.2 s for one). Here the bags are concatenated and
+        the table is read once."""
+        if len(feats) == 1:
+            return [self.forward(**feats[0])]
+        u_off = m_off = b_off = 0
+        uniq, inv, offsets, rows, weights, sizes = [], [], [], [], [], []
+        for f in feats:
+            uniq.append(f["uniq"])
+            inv.append(f["inv"] + u_off)
+            offsets.append(f["offsets"] + m_off)
+            rows.append(f["rows"] + b_off)
+            weights.append(f["weights"])
+            sizes.append(len(f["offsets"]))
+            u_off, m_off, b_off = u_off + len(f["uniq"]), m_off + len(f["inv"]), b_off + len(f["offsets"])
+        distinct, where = torch.unique(torch.cat(uniq), return_inverse=True)   # (U,), (sum U_i,): one row each
+        out = self.forward(distinct, where[torch.cat(inv)], torch.cat(offsets), torch.cat(rows), torch.cat(weights))
+        return list(out.split(sizes))                                                           # [(B_i, D)]
+
 
 class HashTransformer(nn.Module):
     """Transformer over tokens whose input is word + character n-gram embeddings (hashed): ``(B texts) -> (B, dim)``."""

@@ -160,15 +160,22 @@ class HardNegatives:
 
 # --- forward and loss ---------------------------------------------------------------------------------
 
-def encode_subbatch(model, sb: DualSubBatch) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Raw model outputs ``x (K, D), y (K, D), x_hard (H, D), y_hard (H, D)`` of one sub-batch
-    (monolingual: ``y`` is ``x``, no hard negatives)."""
-    if sb.mono:
-        xs = model(**sb.src)                                             # (K, D)
-        return xs, xs, xs[:0], xs[:0]
-    xs = model(**sb.src)                                                 # (K + H, D)
-    ys = model(**sb.tgt)                                                 # (K + H, D)
-    return xs[: sb.k], ys[: sb.k], xs[sb.k:], ys[sb.k:]
+def encode_batch(model, batch: list[DualSubBatch]) -> list[tuple[torch.Tensor, ...]]:
+    """Raw model outputs ``(x (K, D), y (K, D), x_hard (H, D), y_hard (H, D))`` of every sub-batch of a step
+    (monolingual: ``y`` is ``x``, no hard negatives), in one pass where the model has ``forward_many`` (the
+    DAN: one lookup of its hashed table a step instead of one per stream and side)."""
+    inputs = [f for sb in batch for f in ((sb.src,) if sb.mono else (sb.src, sb.tgt))]
+    many = getattr(model, "forward_many", None)
+    outs = iter(many(inputs) if many is not None else [model(**f) for f in inputs])
+    encoded = []
+    for sb in batch:
+        xs = next(outs)                                                  # (K + H, D)
+        if sb.mono:
+            encoded.append((xs, xs, xs[:0], xs[:0]))
+            continue
+        ys = next(outs)                                                  # (K + H, D)
+        encoded.append((xs[: sb.k], ys[: sb.k], xs[sb.k:], ys[sb.k:]))
+    return encoded
 
 
 def make_loss(terms: list[Callable]) -> Callable:
@@ -176,8 +183,7 @@ def make_loss(terms: list[Callable]) -> Callable:
 
     def loss(model, batch: list[DualSubBatch]) -> tuple[torch.Tensor, dict[str, float]]:
         total, n, parts = 0.0, 0, {}
-        for sb in batch:
-            x, y, x_hard, y_hard = encode_subbatch(model, sb)
+        for sb, (x, y, x_hard, y_hard) in zip(batch, encode_batch(model, batch)):
             term = 0.0
             for t in terms:
                 value, p = t(sb, x, y, x_hard, y_hard)
