@@ -490,6 +490,10 @@ def test_domain_weights_split_a_pair_into_domain_streams_and_every_row_stays(cor
     assert [(s.name, round(s.weight, 4)) for s in sqrt] == [
         (n, round(math.sqrt(k) / (math.sqrt(60) + math.sqrt(151) + math.sqrt(29)), 4))
         for n, k in (("en-de ui", 60), ("en-de help", 151), ("en-de dict", 29))]
+    sqrt_recipe = _recipe(architecture="dan", objective="distill", model=TINY_DAN, data={"domain_temperature": 2})
+    two_lone = pair_specs([type(bt)("en", "de", bt.pairs[:2], domains=["ui", "dict"])], sqrt_recipe)
+    assert [(s.name, len(s.src), s.weight) for s in two_lone] == [("en-de dict", 2, 1.0)]   # one row each: merged
+    assert len(pair_specs([bt], sqrt_recipe)) == 3
     for bad in ({"dict": -1}, {"ui": 0, "help": 0, "dict": 0, "odd": 0}):
         with pytest.raises(BisentError, match="domain_weights"):
             pair_specs([bt], _recipe(architecture="dan", objective="distill", model=TINY_DAN,

@@ -261,8 +261,8 @@ def write_general(out_dir, langs: tuple[str, ...] = LANGS, caps: dict | None = N
                            "rdict (dictionaries into English, if asked for) whole; "
                            "monolingual pages with docsets' split_of(page id) == train; every dev/test text "
                            "of the gettext, libreoffice, dict and gnome sets removed wherever it occurs (from "
-                           "the word lists also in another case)" if word_lists == "strict" else
-                           "the word lists as wordfreq lists them: held-out texts among them kept and counted)",
+                           + ("the word lists also in another case)" if word_lists == "strict" else
+                              "the word lists not: they are as wordfreq lists them, those texts kept and counted)"),
              "word_lists": word_lists,
              "words": "wordfreq " + _wordfreq_version() + ", most frequent first" if caps["words"] else None,
              "removed": {}}

@@ -67,9 +67,10 @@ def pair_specs(bitexts: list[Bitext], recipe: dict) -> list[PairSpec]:
         groups: dict[str, list[tuple[str, str]]] = {}
         for p, d in zip(pairs, doms[(a, b)]):
             groups.setdefault(d, []).append(p)
-        for d in [d for d, g in groups.items() if len(g) < 2 and len(groups) > 1]:   # too few for in-batch ranking:
-            lone = groups.pop(d)                                                      # into the largest domain
-            max(groups.values(), key=len).extend(lone)
+        for d in sorted(groups, key=lambda d: len(groups[d])):           # too few for in-batch ranking: into the
+            if len(groups[d]) < 2 and len(groups) > 1:                   # largest domain (sizes as they are now)
+                lone = groups.pop(d)
+                max(groups.values(), key=len).extend(lone)
         groups = {d: g for d, g in groups.items() if weights.get(d, 1.0) > 0}        # weight 0: left out on purpose
         if not groups:
             raise BisentError(f"{a}-{b}: data.domain_weights gives every domain of this pair weight 0")
