@@ -113,6 +113,17 @@ def test_non_finite_numbers_in_a_recipe_are_refused(override):
     assert override.split("=")[0] in msg and "\n" not in msg, msg
 
 
+@pytest.mark.parametrize("override", ["data.domain_weights={dict: -1}", "data.domain_weights={dict: .nan}",
+                                      "data.domain_weights={dict: yes}", "data.domain_weights={dict: '2'}"])
+def test_bad_domain_weights_are_refused_when_the_recipe_loads(override):
+    """Not minutes later, after the teacher's cache is filled, when the streams are built."""
+    with pytest.raises(BisentError, match=r"data\.domain_weights\.dict") as e:
+        load_recipe("recipes/student-general.yaml", [override])
+    assert "\n" not in str(e.value)
+    assert load_recipe("recipes/student-general.yaml", ["data.domain_weights={dict: 2, ui: 0}"])["data"][
+        "domain_weights"] == {"dict": 2, "ui": 0}
+
+
 def test_cli_refuses_a_nan_override_in_one_line(tmp_path, capsys):
     from bisent.cli import main
 

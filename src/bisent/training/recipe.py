@@ -370,6 +370,9 @@ def _check_dual(out: dict, raw: dict, src: str) -> None:
         raise BisentError(f"{src}: objectives.distill: the guo2019 objective has no teacher; use objective: distill")
     if obj["ranking"] <= 0 and obj["distill"] <= 0:
         raise BisentError(f"{src}: objectives: ranking and distill are both 0: nothing to train")
+    for d, w in (out["data"].get("domain_weights") or {}).items():     # at load, not minutes later at train start
+        if not isinstance(w, (int, float)) or isinstance(w, bool) or not math.isfinite(w) or w < 0:
+            raise BisentError(f"{src}: data.domain_weights.{d}: {w!r} is not a number >= 0")
     for key in ("hidden",):
         if key in model and not all(isinstance(h, int) and not isinstance(h, bool) and h > 0 for h in model[key]):
             raise BisentError(f"{src}: model.{key}: expected a list of positive integers, got {model[key]!r}")
