@@ -148,6 +148,21 @@ def test_dictd_index_and_entries():
         freedict.package_for("xx")
 
 
+def test_headwords_lose_pronunciations_and_grammar_tags_wherever_they_stand():
+    """eng-deu headword lines as Debian's package has them; a slash inside a headword stays."""
+    cases = {"swirl /swˈɜːl/ <v>": "swirl",
+             "uncharitably /ʌntʃˈaɹɪtəbli/ <adv>": "uncharitably",
+             "Prevention of Money Laundering Act /pɹɪvˈɛnʃən ɒv mˈʌni lˈɔːndəɹɪŋ ˈakt/ (PMLA /pˌiːˌɛmˌɛlˈeɪ/)":
+                 "Prevention of Money Laundering Act (PMLA)",
+             "abate /əˈbeɪt/ <V>": "abate", "able //ə.bl̩// <suffix>": "able",
+             "'s-Hertogenbosch //-toʊx-// //ˌsɜːtəʊɡənˈbɒs// <pn>": "'s-Hertogenbosch",
+             "cat /kæt/": "cat", "he/she misinterprets": "he/she misinterprets",
+             "at a/the minimum, at least": "at a/the minimum, at least", "km / h": "km / h",
+             "siliceous sandstone": "siliceous sandstone"}
+    for line, head in cases.items():
+        assert freedict.parse_entry(line + "\nwirbeln\n")[0] == head, line
+
+
 def test_reverse_dictionary_entries_turn_round_without_pronunciation_tags_or_labels():
     body = ("00-database-info\nheader\n"
             "accoupler /akuple/ <v>\njoin, couple\n"
