@@ -403,7 +403,8 @@ def test_general_collection_word_lists_come_from_wordfreq_most_frequent_first_wi
     de_kept = (tmp_path / "k" / "words.de.txt").read_text(encoding="utf-8").splitlines()
     assert "haus" in de_kept and "house" in (tmp_path / "k" / "words.en.txt").read_text("utf-8").splitlines()
     assert de_kept[:len(de_kept) // 2] == [w for w in real if w in de_kept][:len(de_kept) // 2]  # the list's order
-    assert kept["removed"]["held_out_words_kept"] >= 2 and "held_out_words" not in kept["removed"]
+    assert kept["kept"]["held_out_words"] >= 2 and "held_out_words" not in kept["removed"]
+    assert stats["kept"] == {}                                                   # strict keeps none
     assert kept["word_lists"] == "as-listed" and stats["word_lists"] == "strict"
     assert kept["split_rule"].startswith(stats["split_rule"].split("(from ")[0]) and "kept" in kept["split_rule"]
     for name in ("train.en-de.tsv", "mono.de.txt"):                              # only the word lists differ

@@ -180,7 +180,7 @@ def general(langs: str, caps: tuple[str, ...], word_lists: str, out_dir: str):
         parts = [f"{k} {v}" for k, v in {**e["bitext"], **e["mono"], "words": e["words"]}.items()]
         click.echo(f"{lang}: {', '.join(parts)}")
     if word_lists == "as-listed":
-        click.echo(f"word lists as listed: {stats['removed'].get('held_out_words_kept', 0)} words equal to a "
+        click.echo(f"word lists as listed: {stats['kept'].get('held_out_words', 0)} words equal to a "
                    "benchmark dev/test text kept")
     click.echo(f"wrote {out_dir}")
 

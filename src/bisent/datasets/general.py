@@ -198,9 +198,10 @@ def top_words(lang: str, n: int) -> list[str]:
 
 
 def word_rows(lang: str, cap: int, held_folded: set[str], removed: dict, words=top_words, *,
-              keep_held: bool = False) -> list[str]:
+              keep_held: bool = False, kept: dict | None = None) -> list[str]:
     """Up to ``cap`` of the most frequent words of ``lang`` (with a letter, no digit; held-out texts removed,
-    compared case-insensitively: ``held_folded`` holds them casefolded; ``keep_held``: kept and counted)."""
+    compared case-insensitively: ``held_folded`` holds them casefolded, counted in ``removed["held_out_words"]``;
+    ``keep_held``: kept instead, counted in ``kept["held_out_words"]``)."""
     min_len = 1 if lang in _UNSPACED else 2
     out, seen = [], set()
     for w in words(lang, cap * 2 + 1000):                   # room for the words filtered out below
@@ -209,8 +210,8 @@ def word_rows(lang: str, cap: int, held_folded: set[str], removed: dict, words=t
             continue
         seen.add(w)
         if w.casefold() in held_folded:
-            key = "held_out_words_kept" if keep_held else "held_out_words"
-            removed[key] = removed.get(key, 0) + 1
+            counts = kept if keep_held and kept is not None else removed
+            counts["held_out_words"] = counts.get("held_out_words", 0) + 1
             if not keep_held:
                 continue
         out.append(w)
@@ -246,7 +247,7 @@ def write_general(out_dir, langs: tuple[str, ...] = LANGS, caps: dict | None = N
                   loader=_loader, pages=mono_pages, words=top_words, word_lists: str = "strict") -> dict:
     """Write ``train.en-XX.tsv``, ``mono.XX.txt``, ``words.XX.txt`` and ``stats.json`` to ``out_dir``; return
     the stats. ``caps["words"] == 0`` writes no word lists; ``word_lists``: ``"strict"`` (held-out texts left
-    out of them) or ``"as-listed"`` (kept, counted as ``removed["held_out_words_kept"]``)."""
+    out of them) or ``"as-listed"`` (kept, counted as ``kept["held_out_words"]``)."""
     if word_lists not in WORD_LISTS:
         raise BisentError(f"general collection: word_lists {word_lists!r}; choose one of {', '.join(WORD_LISTS)}")
     caps = {**CAPS, **(caps or {})}
@@ -265,7 +266,7 @@ def write_general(out_dir, langs: tuple[str, ...] = LANGS, caps: dict | None = N
                               "the word lists not: they are as wordfreq lists them, those texts kept and counted)"),
              "word_lists": word_lists,
              "words": "wordfreq " + _wordfreq_version() + ", most frequent first" if caps["words"] else None,
-             "removed": {}}
+             "removed": {}, "kept": {}}
     files: dict[str, list[str]] = {}
     mono_sources = ("gnome", "man")
     for lang in tqdm(("en", *langs), desc="general collection", unit="lang"):
@@ -290,7 +291,7 @@ def write_general(out_dir, langs: tuple[str, ...] = LANGS, caps: dict | None = N
             files[f"mono.{file_lang(lang)}.txt"] = texts
         if caps["words"]:
             wl = word_rows(lang, caps["words"], held_folded, stats["removed"], words,
-                           keep_held=word_lists == "as-listed")
+                           keep_held=word_lists == "as-listed", kept=stats["kept"])
             entry["words"] = len(wl)
             if wl:
                 files[f"words.{file_lang(lang)}.txt"] = wl
