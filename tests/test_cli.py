@@ -123,3 +123,26 @@ def test_data_general_caps_only_the_optional_sources_may_be_zero(tmp_path):
     code, _, err = run("data", "general", "--cap", "ui=0", "-o", tmp_path / "g")
     assert code != 0 and "--cap ui=0" in err and "rdict, gnome-pairs, words: N >= 0" in err and "Traceback" not in err
     assert not (tmp_path / "g").exists()
+
+
+def test_a_command_whose_extra_is_missing_says_which_to_install(tmp_path, monkeypatch):
+    """Without torch (the train extra), `bisent data vocab` is a one-line error naming the extra, not a
+    traceback; an unrelated missing module is not hidden."""
+    (tmp_path / "mono.de.txt").write_text("ein haus\n", encoding="utf-8")
+    code = ("import sys; sys.modules['torch'] = None; from bisent.cli import main; "
+            "sys.exit(main(sys.argv[1:]))")
+    p = subprocess.run([sys.executable, "-c", code, "data", "vocab", "--mono", tmp_path / "mono.de.txt",
+                        "-o", tmp_path / "v"], capture_output=True, text=True)
+    assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
+    assert p.stderr.strip() == "bisent: error: this command needs torch, which this install lacks: " \
+                               "pip install 'bisent[train]'"
+    assert not (tmp_path / "v").exists()
+
+    def missing(*args, **kwargs):
+        raise ModuleNotFoundError("No module named 'nosuchthing'", name="nosuchthing")
+
+    import bisent.cli
+
+    monkeypatch.setattr(bisent.cli.cli, "main", missing)
+    with pytest.raises(ModuleNotFoundError):
+        main(["encoders"])

@@ -3,7 +3,8 @@
 Each job's command lives in its own module (``cli/embed.py``, ``cli/mine.py``,
 ...) and is listed in ``COMMANDS`` below; modules are imported only when their
 command runs, so ``bisent --help`` is fast. A :class:`BisentError` (a user
-mistake) is printed as one line ``bisent: error: ...`` with exit status 2.
+mistake) is printed as one line ``bisent: error: ...`` with exit status 2, and so
+is a command that needs an optional extra the install lacks (``EXTRAS``).
 """
 
 from __future__ import annotations
@@ -36,6 +37,10 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "run": ("run", "run_cmd", "Run the road from document pairs to clean bitext as resumable stages (YAML)."),
     "docs": ("docs", "docs_group", "Match parallel documents of two collections (HiDE, BoW, Sentence-Avg)."),
 }
+
+
+#: top-level module -> the pyproject extra that installs it (a command needing it says so in one line)
+EXTRAS: dict[str, str] = {"torch": "train", "gensim": "train", "wordfreq": "train", "ray": "ray"}
 
 
 class LazyGroup(click.Group):
@@ -78,6 +83,13 @@ def main(argv=None) -> int:
             return e.exit_code
         click.echo(f"bisent: error: {' '.join(e.format_message().split())}", err=True)
         return e.exit_code
+    except ModuleNotFoundError as e:
+        root = (e.name or "").split(".")[0]
+        if root not in EXTRAS:
+            raise
+        click.echo(f"bisent: error: this command needs {root}, which this install lacks: "
+                   f"pip install 'bisent[{EXTRAS[root]}]'", err=True)
+        return 2
     except KeyboardInterrupt:
         click.echo("bisent: interrupted", err=True)
         return 130
