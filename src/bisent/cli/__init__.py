@@ -10,6 +10,7 @@ is a command that needs an optional extra the install lacks (``EXTRAS``).
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import sys
 
 import click
@@ -85,7 +86,7 @@ def main(argv=None) -> int:
         return e.exit_code
     except ModuleNotFoundError as e:
         root = (e.name or "").split(".")[0]
-        if root not in EXTRAS:
+        if root not in EXTRAS or importlib.util.find_spec(root) is not None:   # installed: a real bug, not an extra
             raise
         click.echo(f"bisent: error: this command needs {root}, which this install lacks: "
                    f"pip install 'bisent[{EXTRAS[root]}]'", err=True)
