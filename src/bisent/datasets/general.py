@@ -198,10 +198,10 @@ def top_words(lang: str, n: int) -> list[str]:
 
 
 def word_rows(lang: str, cap: int, held_folded: set[str], removed: dict, words=top_words, *,
-              keep_held: bool = False, kept: dict | None = None) -> list[str]:
+              kept: dict | None = None) -> list[str]:
     """Up to ``cap`` of the most frequent words of ``lang`` (with a letter, no digit; held-out texts removed,
     compared case-insensitively: ``held_folded`` holds them casefolded, counted in ``removed["held_out_words"]``;
-    ``keep_held``: kept instead, counted in ``kept["held_out_words"]``)."""
+    given ``kept``, they stay instead, counted in ``kept["held_out_words"]``)."""
     min_len = 1 if lang in _UNSPACED else 2
     out, seen = [], set()
     for w in words(lang, cap * 2 + 1000):                   # room for the words filtered out below
@@ -210,9 +210,9 @@ def word_rows(lang: str, cap: int, held_folded: set[str], removed: dict, words=t
             continue
         seen.add(w)
         if w.casefold() in held_folded:
-            counts = kept if keep_held and kept is not None else removed
+            counts = removed if kept is None else kept
             counts["held_out_words"] = counts.get("held_out_words", 0) + 1
-            if not keep_held:
+            if kept is None:
                 continue
         out.append(w)
         if len(out) >= cap:
@@ -291,7 +291,7 @@ def write_general(out_dir, langs: tuple[str, ...] = LANGS, caps: dict | None = N
             files[f"mono.{file_lang(lang)}.txt"] = texts
         if caps["words"]:
             wl = word_rows(lang, caps["words"], held_folded, stats["removed"], words,
-                           keep_held=word_lists == "as-listed", kept=stats["kept"])
+                           kept=stats["kept"] if word_lists == "as-listed" else None)
             entry["words"] = len(wl)
             if wl:
                 files[f"words.{file_lang(lang)}.txt"] = wl
