@@ -439,6 +439,12 @@ def test_vocab_adaptation_fits_the_words_of_text_the_student_never_met(corpus, t
     start = [r for r in train(heavy, [bt], [vocab], [], tmp_path / "h", max_steps=0, progress=False).log
              if r.get("event") == "start"][0]
     assert [(s["name"], s["per_batch"]) for s in start["streams"]] == [("en-de", 8), ("vocab de", 24)]
+    listed = Monotext("de", words, kind="words")                                  # a word list: its own share
+    heavy = _recipe(architecture="dan", objective="distill", model=TINY_DAN,
+                    data={"batch_size": 40, "words_weight": 2, "vocab_weight": 1}, objectives={"teacher": "char-ngram"})
+    start = [r for r in train(heavy, [bt], [vocab, listed], [], tmp_path / "w", max_steps=0, progress=False).log
+             if r.get("event") == "start"][0]
+    assert [(s["name"], s["per_batch"]) for s in start["streams"]] == [("en-de", 10), ("vocab de", 10), ("words de", 20)]
 
 
 def test_dan_forward_many_is_forward_of_each_batch_with_one_table_lookup():

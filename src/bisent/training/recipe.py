@@ -120,6 +120,7 @@ _DUAL_COMMON: dict[str, dict[str, Field]] = {
         "max_pairs": Field(None, int, nullable=True, minimum=1),  # use the first N pairs of each language pair
         "mono_weight": Field(1.0, _NUM, minimum=0),  # batch share of each --mono language vs one language pair (distill)
         "vocab_weight": Field(None, _NUM, nullable=True, minimum=0),  # ... of each vocab.XX.txt stream; null: mono_weight
+        "words_weight": Field(None, _NUM, nullable=True, minimum=0),  # ... of each words.XX.txt stream; null: mono_weight
         # one stream per (language pair, domain) of `bisent data general`'s files when either is set, sharing the pair's
         # batch share in proportion to weight * rows ** (1 / temperature) (weight: 1 for a domain not named; temperature
         # null: equal base shares, 1: shares as the rows, 2: as their square roots); both null: one stream per pair

@@ -86,14 +86,16 @@ def pair_specs(bitexts: list[Bitext], recipe: dict) -> list[PairSpec]:
 def mono_specs(monos: list[Monotext], recipe: dict) -> list[PairSpec]:
     """One stream per language of monolingual text (files merged; ``tgt is src``), batch share ``data.mono_weight``;
     word lists (``kind == "words"``) and a corpus's words (``"vocab"``) make one more stream per language each,
-    named ``words LANG`` / ``vocab LANG``, with the same share (``data.vocab_weight`` for ``vocab``, if set)."""
+    named ``words LANG`` / ``vocab LANG``, with the same share (``data.words_weight`` / ``data.vocab_weight``, if set)."""
     by_lang: dict[tuple[str, str], list[str]] = {}
     for m in monos:
         by_lang.setdefault((m.kind, m.lang), []).extend(m.sentences)
     w = float(recipe["data"].get("mono_weight", 1.0))
-    vw = recipe["data"].get("vocab_weight")
-    vw = w if vw is None else float(vw)
-    return [PairSpec(f"{kind} {lang}", lang, lang, sents, sents, vw if kind == "vocab" else w)
+    share = {"mono": w}
+    for kind in ("words", "vocab"):
+        v = recipe["data"].get(f"{kind}_weight")
+        share[kind] = w if v is None else float(v)
+    return [PairSpec(f"{kind} {lang}", lang, lang, sents, sents, share.get(kind, w))
             for (kind, lang), sents in by_lang.items()]
 
 
