@@ -148,3 +148,12 @@ def test_config_keys_unknown_or_missing_give_one_line(tmp_path):
         with pytest.raises(BisentError) as e:
             load_model_dir(tmp_path / "m")
         assert word in str(e.value) and str(cfg_path) in str(e.value) and "\n" not in str(e.value)
+
+
+def test_cjk_n_min_is_checked_when_the_recipe_loads():
+    """model.cjk_n_min: 0 (off) or below n_min; a bad value is a one-line error naming the key."""
+    assert load_recipe("recipes/student-general.yaml", ["model.cjk_n_min=1"])["model"]["cjk_n_min"] == 1
+    for bad in ("model.cjk_n_min=3", "model.cjk_n_min=-1"):
+        with pytest.raises(BisentError, match=r"model\.cjk_n_min") as e:
+            load_recipe("recipes/student-general.yaml", [bad])
+        assert "\n" not in str(e.value)

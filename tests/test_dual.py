@@ -104,7 +104,7 @@ def test_distill_loss():
 def test_hashed_features_match_the_regex_tokens_and_do_not_depend_on_the_batch():
     f = HashFeaturizer(buckets=1 << 20, word_ngrams=2)
     texts = ["Hello, World!", "", "über Straße  naïve 2x_y", "a\nb", "日本語 テキスト", "emoji 🙂 ok", "x" * 3]
-    _, _, _, _, sent_of_tok, n_tok = f._spans(texts)
+    _, _, _, _, sent_of_tok, n_tok, _ = f._spans(texts)
     assert n_tok.tolist() == [len(re.findall(r"\w+|[^\w\s]", t.lower())) for t in texts]
     batch = f.bags(texts)
     for i, t in enumerate(texts):
@@ -128,15 +128,53 @@ def test_golden_ids_are_what_the_featurizer_gives():
     assert len(f.bags(["Hello"]).ids) == 1 + (7 - 3 + 1) + (7 - 4 + 1) + (7 - 5 + 1)
 
 
+def test_cjk_characters_get_features_of_their_own_only_when_asked():
+    """cjk_n_min=1: a token with Han/kana/Hangul characters also gets its characters (without the boundary marks)
+    and character pairs, so two orders of the same characters share features; other tokens are untouched."""
+    off = HashFeaturizer(buckets=1 << 20)
+    on = HashFeaturizer(buckets=1 << 20, cjk_n_min=1)
+    shared = [len(set(f.bags(["我爱你"]).ids) & set(f.bags(["你爱我"]).ids)) for f in (off, on)]
+    assert shared == [0, 3]                                          # 我, 爱, 你
+    assert on.bags(["我爱你"]).counts.tolist() == [off.bags(["我爱你"]).counts[0] + 3 + 4]   # + <我 我爱 爱你 你>
+    latin = ["Das ist ein Haus, gebaut 1999.", "naïve Straße"]
+    a, b = off.bags(latin), on.bags(latin)
+    assert np.array_equal(a.ids, b.ids) and np.array_equal(a.counts, b.counts)
+    mixed = ["Datei 文件 öffnen", "ファイルを開く", "한국어 텍스트"]
+    assert (on.bags(mixed).counts - off.bags(mixed).counts).tolist() == [2 + 3, 7 + 8, 3 + 4 + 3 + 4]
+    grams_off, words_off, _ = off.tokens(mixed)
+    grams_on, words_on, _ = on.tokens(mixed)
+    assert np.array_equal(words_off, words_on) and grams_on.counts[0] == grams_off.counts[0]   # "datei" unchanged
+    with pytest.raises(ValueError, match="cjk_n_min"):
+        HashFeaturizer(cjk_n_min=3)                                  # must be below n_min
+
+
+def test_a_model_saved_before_cjk_n_min_loads_with_it_off(tmp_path):
+    """config.json of older DAN directories has no cjk_n_min: they load, with the feature off."""
+    torch.manual_seed(0)
+    save_dual(DAN(dim=16, **TINY_DAN).eval(), tmp_path / "m")
+    texts = _texts() + ["日本語のテキスト"]
+    before = load_model_dir(tmp_path / "m").encode(texts, "en", cache=False)
+    cfg_path = tmp_path / "m" / "config.json"
+    cfg = json.loads(cfg_path.read_text())
+    assert cfg["model"].pop("cjk_n_min") == 0
+    cfg_path.write_text(json.dumps(cfg))
+    old = load_model_dir(tmp_path / "m")
+    assert old.featurizer.config.cjk_n_min == 0
+    np.testing.assert_array_equal(old.encode(texts, "en", cache=False), before)
+    module, _ = load_dual(tmp_path / "m")
+    assert module.featurizer.config.cjk_n_min == 0
+
+
 # --- models and model directories ---------------------------------------------------------------------
 
 def _texts():
-    return ["Hello world", "", "Guten Tag, Welt!", "Bonjour le monde", "x"]
+    return ["Hello world", "", "Guten Tag, Welt!", "Bonjour le monde", "x", "你好，世界"]
 
 
 #: tiny torch dual models that save and load (the round-trip tests run on each)
 TINY_MODELS = [
     lambda: DAN(dim=16, **TINY_DAN),
+    lambda: DAN(dim=16, cjk_n_min=1, **TINY_DAN),
     lambda: HashTransformer(dim=16, buckets=4096, embed_dim=8, d_model=16, heads=2, ff_dim=32, layers=1),
 ]
 

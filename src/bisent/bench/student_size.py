@@ -114,8 +114,7 @@ def main(argv=None) -> None:
     if work.exists():
         shutil.rmtree(work)
     cfg = json.loads((src / modeldir.CONFIG_FILE).read_text(encoding="utf-8"))
-    hc = HashConfig(**{k: cfg["model"][k] for k in ("buckets", "n_min", "n_max", "word_ngrams", "lowercase",
-                                                     "max_tokens") if k in cfg["model"]})
+    hc = HashConfig(**{k: cfg["model"][k] for k in HashConfig.__dataclass_fields__ if k in cfg["model"]})
     counts = bucket_counts(hc, _texts(args.counts))
     variants = [("stored", src), ("float16", stored_as(src, work / "half", half=True)),
                 ("int8", stored_as(src, work / "int8", int8=True))]

@@ -49,7 +49,8 @@ from .tokenizer import FILENAME as TOKENIZER_FILE
 from .tokenizer import UNK, Tokenizer
 
 #: hashing keys every hashed model's hyper-parameters carry (see :class:`bisent.models.hashing.HashConfig`)
-HASH_DEFAULTS = {"buckets": 1 << 18, "n_min": 3, "n_max": 5, "word_ngrams": 2, "lowercase": True, "max_tokens": 128}
+HASH_DEFAULTS = {"buckets": 1 << 18, "n_min": 3, "n_max": 5, "word_ngrams": 2, "lowercase": True, "max_tokens": 128,
+                 "cjk_n_min": 0}
 
 
 def _mlp(sizes: list[int]) -> nn.ModuleList:

@@ -6,7 +6,10 @@ boundaries). Features, each hashed into ``buckets`` ids:
 
 - ``word``: the whole wrapped token;
 - ``bigram``: two consecutive wrapped tokens ``<a><b>`` (``word_ngrams >= 2``);
-- ``char n``: every character n-gram of a wrapped token, ``n_min <= n <= n_max``.
+- ``char n``: every character n-gram of a wrapped token, ``n_min <= n <= n_max``;
+  with ``cjk_n_min`` > 0, a token holding a Han, kana or Hangul character also gets its
+  ``cjk_n_min <= n < n_min`` grams (n = 1: its characters alone, without the marks), because
+  unspaced Chinese or Japanese text is one long token whose words are one or two characters.
 
 Why vectorised: a Python loop over ~300 n-grams per sentence would cap an
 encoder at a few thousand sentences/s. Here every span ``[a, b)`` of the
@@ -50,6 +53,19 @@ def _classes(cp: np.ndarray) -> np.ndarray:
     astral = np.flatnonzero(cp > 0xFFFF)
     if len(astral):
         out[astral] = [_class_of(chr(int(x))) for x in cp[astral]]
+    return out
+
+
+#: Han (with extensions and compatibility ideographs), hiragana, katakana (with half-width forms), Hangul
+_CJK_RANGES = ((0x1100, 0x11FF), (0x3040, 0x30FF), (0x3130, 0x318F), (0x31F0, 0x31FF), (0x3400, 0x4DBF),
+               (0x4E00, 0x9FFF), (0xAC00, 0xD7AF), (0xF900, 0xFAFF), (0xFF66, 0xFF9F), (0x20000, 0x3134F))
+
+
+def _is_cjk(cp: np.ndarray) -> np.ndarray:
+    """``(C,)`` bool: the code point is a CJK character (:data:`_CJK_RANGES`)."""
+    out = np.zeros(len(cp), dtype=bool)
+    for lo, hi in _CJK_RANGES:
+        out |= (cp >= lo) & (cp <= hi)
     return out
 
 
@@ -102,6 +118,7 @@ class HashConfig:
     word_ngrams: int = 2          # 1: words only; 2: words and bigrams
     lowercase: bool = True
     max_tokens: int = 128         # tokens kept per sentence
+    cjk_n_min: int = 0            # 0: off; else the shortest character n-gram of a token holding CJK characters
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -116,6 +133,9 @@ class HashConfig:
             raise ValueError(f"'buckets' must be below 2**32, got {self.buckets}")
         if self.n_max < self.n_min - 1:
             raise ValueError(f"'n_max' ({self.n_max}) must be at least 'n_min' - 1 ({self.n_min - 1})")
+        v = self.cjk_n_min
+        if isinstance(v, bool) or not isinstance(v, int) or v < 0 or (v and v >= self.n_min):
+            raise ValueError(f"'cjk_n_min' must be 0 (off) or a whole number from 1 to n_min - 1 ({self.n_min - 1}), got {v!r}")
         if not isinstance(self.lowercase, bool):
             raise ValueError(f"'lowercase' must be true or false, got {self.lowercase!r}")
 
@@ -168,25 +188,51 @@ class HashFeaturizer:
         wrapped[starts_w] = _BOW
         wrapped[ends_w - 1] = _EOW
         n_tok = np.bincount(sent_of_tok, minlength=len(texts)).astype(np.int64)
+        cjk = np.zeros(T, dtype=bool)                                                  # (T,) token holds a CJK character
+        if c.cjk_n_min:
+            in_cjk = np.concatenate([[0], np.cumsum(_is_cjk(cp), dtype=np.int64)])
+            cjk = in_cjk[ends] > in_cjk[starts]
         if T and n_tok.max() > c.max_tokens:                                           # keep the first max_tokens
             rank = np.arange(T) - np.repeat(np.cumsum(n_tok) - n_tok, n_tok)
             keep = rank < c.max_tokens
-            starts_w, ends_w, sent_of_tok = starts_w[keep], ends_w[keep], sent_of_tok[keep]
+            starts_w, ends_w, sent_of_tok, cjk = starts_w[keep], ends_w[keep], sent_of_tok[keep], cjk[keep]
             n_tok = np.minimum(n_tok, c.max_tokens)
         pw = _powers(_P, len(wrapped) + 1, _POW_CACHE)
         prefix = np.zeros(len(wrapped) + 1, dtype=np.uint64)
         np.cumsum(wrapped * pw[: len(wrapped)], dtype=np.uint64, out=prefix[1:])       # H[k], wraps
         ipw = _powers(_P_INV, len(wrapped) + 1, _POW_CACHE)
-        return prefix, ipw, starts_w, ends_w, sent_of_tok, n_tok
+        return prefix, ipw, starts_w, ends_w, sent_of_tok, n_tok, cjk
 
     @staticmethod
     def _hash(prefix: np.ndarray, ipw: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         return (prefix[b] - prefix[a]) * ipw[a]                                     # (n,) uint64, position-free
 
+    def _char_grams(self, prefix, ipw, starts, ends, cjk) -> tuple[list[np.ndarray], list[np.ndarray]]:
+        """Hashes (uint64, salted) of the character n-grams of every wrapped token ``[starts, ends)`` (T,), and
+        the token each belongs to: ``n_min..n_max`` for all, ``cjk_n_min..n_min - 1`` for tokens with ``cjk``."""
+        c = self.config
+        tok_range = np.arange(len(starts), dtype=np.int64)
+        plans = [(n, starts, ends, tok_range) for n in range(c.n_min, c.n_max + 1)]
+        if c.cjk_n_min and cjk.any():
+            sel = np.flatnonzero(cjk)
+            plans += [(n, starts[sel] + (n == 1), ends[sel] - (n == 1), sel) for n in range(c.cjk_n_min, c.n_min)]
+        ids, owners = [], []
+        for n, s, e, own in plans:
+            cnt = np.maximum(e - s - n + 1, 0)                                      # n-grams per token
+            total = int(cnt.sum())
+            if total == 0:
+                continue
+            owner = np.repeat(np.arange(len(s), dtype=np.int64), cnt)               # (total,) index into s
+            first_of = np.cumsum(cnt) - cnt
+            a = s[owner] + (np.arange(total, dtype=np.int64) - first_of[owner])
+            ids.append(_mix(self._hash(prefix, ipw, a, a + n), _SALT_CHAR + n))
+            owners.append(own[owner])
+        return ids, owners
+
     def _all(self, texts: list[str]):
         """Every feature of the batch: (bucket ids, token index, sentence index, token count per sentence)."""
         c = self.config
-        prefix, ipw, starts, ends, sent_of_tok, n_tok = self._spans(texts)
+        prefix, ipw, starts, ends, sent_of_tok, n_tok, cjk = self._spans(texts)
         T = len(starts)
         ids, tok_idx = [], []
         tok_range = np.arange(T, dtype=np.int64)
@@ -201,17 +247,9 @@ class HashFeaturizer:
             ids.append(_mix(whole[first] * _Q + whole[first + 1], _SALT_BIGRAM))
             tok_idx.append(first)
         # character n-grams inside each wrapped token
-        lens = ends - starts
-        for n in range(c.n_min, c.n_max + 1):
-            cnt = np.maximum(lens - n + 1, 0)                                        # (T,) n-grams per token
-            total = int(cnt.sum())
-            if total == 0:
-                continue
-            owner = np.repeat(tok_range, cnt)                                        # (total,)
-            first_of = np.cumsum(cnt) - cnt
-            a = starts[owner] + (np.arange(total, dtype=np.int64) - first_of[owner])
-            ids.append(_mix(self._hash(prefix, ipw, a, a + n), _SALT_CHAR + n))
-            tok_idx.append(owner)
+        grams, owners = self._char_grams(prefix, ipw, starts, ends, cjk)
+        ids += grams
+        tok_idx += owners
         return _bucket(np.concatenate(ids), c.buckets), np.concatenate(tok_idx), sent_of_tok, n_tok
 
     @staticmethod
@@ -234,22 +272,10 @@ class HashFeaturizer:
         ``tokens per sentence (B,)``; the Transformer sums word and n-gram embeddings per token.
         """
         c = self.config
-        prefix, ipw, starts, ends, sent_of_tok, n_tok = self._spans(texts)
+        prefix, ipw, starts, ends, sent_of_tok, n_tok, cjk = self._spans(texts)
         T = len(starts)
         words = _bucket(_mix(self._hash(prefix, ipw, starts, ends), _SALT_WORD), c.buckets)
-        ids, tok_idx = [], []
-        lens = ends - starts
-        tok_range = np.arange(T, dtype=np.int64)
-        for n in range(c.n_min, c.n_max + 1):
-            cnt = np.maximum(lens - n + 1, 0)
-            total = int(cnt.sum())
-            if total == 0:
-                continue
-            owner = np.repeat(tok_range, cnt)
-            first_of = np.cumsum(cnt) - cnt
-            a = starts[owner] + (np.arange(total, dtype=np.int64) - first_of[owner])
-            ids.append(_mix(self._hash(prefix, ipw, a, a + n), _SALT_CHAR + n))
-            tok_idx.append(owner)
+        ids, tok_idx = self._char_grams(prefix, ipw, starts, ends, cjk)
         if ids:
             grams = _bucket(np.concatenate(ids), c.buckets)
             owners = np.concatenate(tok_idx)

@@ -152,10 +152,15 @@ def load(model_dir, config_keys: Iterable[str], *, architecture: str | Iterable[
     return ModelDir(model_dir, config, hp, data, tensors)
 
 
+#: keys added after models were saved without them: a config may lack them (the loader's default applies)
+OPTIONAL_KEYS = frozenset({"cjk_n_min"})
+
+
 def check_keys(cfg_path, architecture: Any, hp: dict, config_keys: Iterable[str]) -> None:
-    """One-line error for unknown or missing keys of the ``model`` section."""
+    """One-line error for unknown or missing keys of the ``model`` section (:data:`OPTIONAL_KEYS` may be missing)."""
     keys = list(config_keys)
-    unknown, missing = sorted(set(hp) - set(keys)), [k for k in keys if k not in hp]
+    unknown = sorted(set(hp) - set(keys))
+    missing = [k for k in keys if k not in hp and k not in OPTIONAL_KEYS]
     if unknown:
         raise BisentError(f"{cfg_path}: unknown key(s) {', '.join(unknown)} in 'model' "
                           f"(a {architecture} model takes {', '.join(keys)})")

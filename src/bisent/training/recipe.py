@@ -111,6 +111,7 @@ _HASHING = {
     "n_max": Field(5, int, minimum=0),
     "lowercase": Field(True, bool),
     "max_tokens": Field(128, int, minimum=1),       # tokens kept per sentence
+    "cjk_n_min": Field(0, int, minimum=0),          # 0: off; else tokens with CJK characters also get n-grams from this n
 }
 
 #: Sections shared by every dual architecture (merged into ARCH below).
@@ -379,6 +380,8 @@ def _check_dual(out: dict, raw: dict, src: str) -> None:
             raise BisentError(f"{src}: model.{key}: expected a list of positive integers, got {model[key]!r}")
     if "n_max" in model and model["n_max"] < model["n_min"] - 1:
         raise BisentError(f"{src}: model.n_max: {model['n_max']} is below model.n_min - 1 ({model['n_min'] - 1})")
+    if model.get("cjk_n_min") and model["cjk_n_min"] >= model.get("n_min", 3):
+        raise BisentError(f"{src}: model.cjk_n_min: {model['cjk_n_min']} must be below model.n_min ({model.get('n_min', 3)}), or 0")
     if out["architecture"] == "hash-transformer" and model["d_model"] % model["heads"]:
         raise BisentError(f"{src}: model.d_model: {model['d_model']} is not a multiple of model.heads ({model['heads']})")
     if out["architecture"] == "adapter" and model["residual"] and model["dim"] is not None:
