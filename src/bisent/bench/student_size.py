@@ -32,6 +32,7 @@ from ..encoders import get_encoder
 from ..evaluate import recovery_error, sample_distinct_pairs
 from ..io import iter_raw_lines, read_lines
 from ..models import modeldir
+from ..models.dan import hash_config
 from ..models.hashing import HashConfig, HashFeaturizer
 from .common import Recorder, add_results_option
 
@@ -114,7 +115,7 @@ def main(argv=None) -> None:
     if work.exists():
         shutil.rmtree(work)
     cfg = json.loads((src / modeldir.CONFIG_FILE).read_text(encoding="utf-8"))
-    hc = HashConfig(**{k: cfg["model"][k] for k in HashConfig.__dataclass_fields__ if k in cfg["model"]})
+    hc = hash_config(cfg["model"])
     counts = bucket_counts(hc, _texts(args.counts))
     variants = [("stored", src), ("float16", stored_as(src, work / "half", half=True)),
                 ("int8", stored_as(src, work / "int8", int8=True))]

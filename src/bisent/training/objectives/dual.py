@@ -91,10 +91,8 @@ def mono_specs(monos: list[Monotext], recipe: dict) -> list[PairSpec]:
     for m in monos:
         by_lang.setdefault((m.kind, m.lang), []).extend(m.sentences)
     w = float(recipe["data"].get("mono_weight", 1.0))
-    share = {"mono": w}
-    for kind in ("words", "vocab"):
-        v = recipe["data"].get(f"{kind}_weight")
-        share[kind] = w if v is None else float(v)
+    share = {kind: float(recipe["data"][f"{kind}_weight"]) for kind in ("words", "vocab")
+             if recipe["data"].get(f"{kind}_weight") is not None}
     return [PairSpec(f"{kind} {lang}", lang, lang, sents, sents, share.get(kind, w))
             for (kind, lang), sents in by_lang.items()]
 
