@@ -238,6 +238,17 @@ def test_real_gettext_sample_builds_a_mining_task():
     split = {p.split for p in a if p.doc == "sed"}.pop()
     task = make_mining_task(a, split, max_gold=20, src_lang="en", tgt_lang="de")
     assert 0 < len(task.gold) <= 20
+    c, stats = gettext._build("de", packages=("sed", "grep"), held_out=False)     # training-only catalogs
+    assert {p.split for p in c} == {"train"} and len(c) == len(a) and "every package train" in stats["split_rule"]
+
+
+def test_app_catalogs_are_no_benchmark_s_packages():
+    """``ui-apps`` is training text: none of its packages is a UI benchmark package, a GNOME application whose
+    help the document benchmarks pair, or the desktop whose UI the GNOME help test pages describe."""
+    from bisent.datasets.docsets import GNOME_APPS
+
+    described = ("gnome-shell-common", "nautilus-data", "gnome-control-center-data")
+    assert not set(gettext.APP_PACKAGES) & {*gettext.PACKAGES, *GNOME_APPS, *described}
 
 
 @pytest.mark.network
@@ -369,6 +380,29 @@ def test_general_collection_holds_reverse_dictionary_entries_out_in_any_case(tmp
     assert stats["languages"]["de"]["bitext"]["rdict"] == 25           # 24 of the fake loader's rows, and dog
     rows = {tuple(r.split("\t")[2:]) for r in (tmp_path / "g" / "train.en-de.tsv").read_text("utf-8").splitlines()}
     assert ("dog", "Hund") in rows and ("house", "haus") not in rows
+
+
+def test_general_collection_app_catalogs_only_when_asked_and_held_out_in_any_case(tmp_path):
+    """``ui-apps`` (catalogs no benchmark reads) is off by default; asked for, a message equal to a held-out
+    text in another case is left out, like the reverse dictionaries'."""
+    from bisent.datasets.general import write_general
+
+    loader, pages = _general_sources()
+
+    def with_apps(domain):
+        load = loader(domain)
+        extra = {"ui": [Pair("tool", "1", "Open the file", "Datei öffnen", "test")],
+                 "ui-apps": [Pair("gimp", "a1", "open the file", "datei öffnen", "train"),
+                             Pair("gimp", "a2", "Close the window", "Fenster schließen", "train")]}.get(domain, [])
+        return lambda src, tgt, split=None: load(src, tgt, split) + [p for p in extra if split in (None, p.split)]
+    stats = write_general(tmp_path / "g", ("de",), {"ui": 10, "gnome": 4, "words": 0}, loader=with_apps, pages=pages)
+    assert "ui-apps" not in stats["languages"]["de"]["bitext"]
+    stats = write_general(tmp_path / "g", ("de",), {"ui": 10, "ui-apps": 50, "gnome": 4, "words": 0},
+                          loader=with_apps, pages=pages)
+    rows = [r.split("\t") for r in (tmp_path / "g" / "train.en-de.tsv").read_text("utf-8").splitlines()]
+    apps = {tuple(r[2:]) for r in rows if r[0].startswith("ui-apps:")}
+    assert ("Close the window", "Fenster schließen") in apps and ("open the file", "datei öffnen") not in apps
+    assert stats["languages"]["de"]["bitext"]["ui-apps"] == len(apps) == 25      # 24 of the fake loader's, and one
 
 
 def test_general_collection_word_lists_come_from_wordfreq_most_frequent_first_without_held_out_words(tmp_path):

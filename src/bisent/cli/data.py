@@ -153,8 +153,9 @@ _pair_set_command("dict", "freedict", "Target language (ISO 639-1, e.g. de, fr, 
 @click.option("--langs", default=",".join(("de", "fr", "es", "it", "nl", "pt", "pl", "ru", "tr", "ja", "ko", "zh-cn", "ar")),
               show_default=True, help="Comma-separated languages besides English.")
 @click.option("--cap", "caps", multiple=True, metavar="SOURCE=N",
-              help="Most pairs (ui, help, dict: every train pair by default; gnome-pairs: GNOME help blocks and "
-                   "rdict: dictionaries into English, 0 by default), paragraphs (gnome, man) or words (words; 0: "
+              help="Most pairs (ui, help, dict: every train pair by default; gnome-pairs: GNOME help blocks, "
+                   "rdict: dictionaries into English and ui-apps: UI messages of applications no benchmark "
+                   "reads, 0 by default), paragraphs (gnome, man) or words (words; 0: "
                    "no word lists) per language; repeatable.")
 @click.option("--word-lists", type=click.Choice(["strict", "as-listed"]), default="strict", show_default=True,
               help="strict: word-list words equal to a benchmark dev/test text are left out (the benchmarks stay "

@@ -3,7 +3,9 @@
 What it holds (all from Debian packages the benchmark builders already fetch):
 
 - **bitext** English -> each language, from the *train* split of every pair
-  builder: UI messages (``ui``, :mod:`.gettext`, split by package), help
+  builder: UI messages (``ui``, :mod:`.gettext`, split by package; on request,
+  ``--cap ui-apps=N``, up to N more from the catalogs of toolkits and
+  applications no benchmark reads, :data:`.gettext.APP_PACKAGES`), help
   paragraphs (``help``, :mod:`.libreoffice`, split by page) and dictionary
   headwords and example phrases (``dict``, :mod:`.freedict`, split by
   headword); on request (``--cap gnome-pairs=N``, off by default, so that
@@ -65,7 +67,7 @@ from .pairset import hash_bucket
 #: use-m3's languages other than English (Thai has no help, catalogs or dictionary here)
 LANGS = ("de", "fr", "es", "it", "nl", "pt", "pl", "ru", "tr", "ja", "ko", "zh-cn", "ar")
 #: languages of each bitext domain (where Debian ships the source)
-DOMAIN_LANGS = {"ui": LANGS,
+DOMAIN_LANGS = {"ui": LANGS, "ui-apps": LANGS,
                 "help": ("de", "fr", "es", "it", "nl", "pt", "pl", "ru", "tr", "ja", "ko", "zh-cn"),
                 "dict": ("de", "fr", "es", "it", "nl", "pt", "pl", "ru", "tr", "ja", "ar"),
                 "rdict": ("de", "fr", "es", "it", "nl", "pt", "pl", "tr", "ja", "ar"),
@@ -84,9 +86,11 @@ BENCHMARK_DOMAINS = ("ui", "help", "dict", "gnome-pairs")   # the bitext domains
 #: ``rdict`` (dictionaries into English) is off by default: with 40,000 a language and 30,000 words a language
 #: instead of 8,000 the recipe's student was no closer to use-m3 on French and Spanish headwords and ran 18 %
 #: fewer steps in the same time (README, session 17). ``0``: none (``rdict``, ``gnome-pairs``, ``words``).
-CAPS = {"ui": 1_000_000, "help": 1_000_000, "dict": 1_000_000, "rdict": 0, "gnome-pairs": 0, "gnome": 3000,
-        "man": 2000, "words": 8000}
-OPTIONAL = ("rdict", "gnome-pairs", "words")    # sources a cap of 0 turns off
+#: ``ui-apps`` (UI messages of toolkits and applications no benchmark reads, :data:`.gettext.APP_PACKAGES`) is
+#: off by default until measured.
+CAPS = {"ui": 1_000_000, "ui-apps": 0, "help": 1_000_000, "dict": 1_000_000, "rdict": 0, "gnome-pairs": 0,
+        "gnome": 3000, "man": 2000, "words": 8000}
+OPTIONAL = ("ui-apps", "rdict", "gnome-pairs", "words")    # sources a cap of 0 turns off
 #: ``strict``: word-list entries equal to a held-out text are left out; ``as-listed``: kept (and counted)
 WORD_LISTS = ("strict", "as-listed")
 MAX_CHARS = 400                  # longer monolingual paragraphs are left out (the teacher's cost, not sentences)
@@ -103,6 +107,9 @@ def _loader(domain: str) -> Callable[..., list[Pair]]:
     if domain == "rdict":
         from .freedict import load_reverse_pairs
         return load_reverse_pairs
+    if domain == "ui-apps":
+        from .gettext import load_app_pairs
+        return load_app_pairs
     name = {"ui": "gettext", "help": "libreoffice", "dict": "dict", "gnome-pairs": "gnome"}[domain]
     return lambda src, tgt, split=None: domains.load_domain_pairs(name, src, tgt, split)
 
@@ -259,7 +266,8 @@ def write_general(out_dir, langs: tuple[str, ...] = LANGS, caps: dict | None = N
     stats = {"dataset": "general", "languages": {}, "held_out_texts": len(held), "caps": caps,
              "split_rule": "train splits of gettext (by package), libreoffice (by page), dict (by headword) and, "
                            "if asked for, gnome (GNOME help blocks, by page); "
-                           "rdict (dictionaries into English, if asked for) whole; "
+                           "rdict (dictionaries into English) and ui-apps (catalogs no benchmark reads), if "
+                           "asked for, whole; "
                            "monolingual pages with docsets' split_of(page id) == train; every dev/test text "
                            "of the gettext, libreoffice, dict and gnome sets removed wherever it occurs (from "
                            + ("the word lists also in another case)" if word_lists == "strict" else

@@ -40,6 +40,12 @@ FORMAT_VERSION = 2
 #: Debian packages whose own .deb (or -l10n/-locales companion) ships translated catalogs; fixed order.
 PACKAGES = ("apt", "bash", "coreutils", "cpio", "debconf-i18n", "diffutils", "dpkg", "e2fsprogs-l10n", "findutils",
             "gawk", "gettext-base", "gnupg-l10n", "grep", "nano", "sed", "tar", "util-linux-locales", "wget")
+#: Catalogs of toolkits and large applications that no benchmark reads, training text only (the general
+#: collection's ``ui-apps`` source): not gnome-shell, nautilus or gnome-control-center, whose UI the GNOME help
+#: test pages describe, nor the GNOME applications whose help the document benchmarks pair (docsets.GNOME_APPS).
+APP_PACKAGES = ("binutils-common", "evolution-data-server-common", "gcc-12-locales", "gimp-data", "git",
+                "gnumeric-common", "gramps", "grub-common", "inkscape", "libglib2.0-data", "libgtk-3-common",
+                "libgtk-4-common", "locales", "vlc-l10n")
 MIN_WORDS = 2
 MIN_CHARS = 10
 MAX_CHARS = 1000
@@ -140,9 +146,10 @@ def package_pairs(folder: Path, package: str, lang: str, split: str, removed: di
     return pairs
 
 
-def _build(tgt: str, packages=PACKAGES) -> tuple[list[Pair], dict]:
+def _build(tgt: str, packages=PACKAGES, held_out: bool = True) -> tuple[list[Pair], dict]:
+    """The pairs of ``packages``, split by package (``held_out``) or all ``train`` (no benchmark reads them)."""
     removed = dict.fromkeys(REMOVAL_REASONS, 0)
-    splits = split_of_packages(packages)
+    splits = split_of_packages(packages) if held_out else dict.fromkeys(packages, "train")
     pairs, versions, without = [], {}, []
     for package in tqdm(sorted(packages), desc=f"gettext en-{tgt}", unit="package"):
         folder = fetch_package(package)
@@ -153,7 +160,8 @@ def _build(tgt: str, packages=PACKAGES) -> tuple[list[Pair], dict]:
             without.append(package)
     pairs, removed["duplicate"] = one_to_one(pairs)
     stats = {"dataset": "gettext", "src": "en", "tgt": tgt, "packages": versions, "packages_without_pairs": without,
-             "split_rule": "packages ranked by blake2b(name); rank % 7 == 0 test, == 1 dev, else train",
+             "split_rule": ("packages ranked by blake2b(name); rank % 7 == 0 test, == 1 dev, else train" if held_out
+                            else "every package train (training text no benchmark reads)"),
              "package_splits": splits, "removed": removed,
              "filter_rule": (f"drop header, plurals, untranslated, format-only, English shorter than {MIN_CHARS} "
                              f"chars or {MIN_WORDS} words, longer than {MAX_CHARS} chars; each source and target text "
@@ -174,6 +182,16 @@ def build(src: str = "en", tgt: str = "de", *, force: bool = False) -> Path:
 def load_pairs(src: str = "en", tgt: str = "de", split: str | None = None) -> list[Pair]:
     """UI-message pairs (doc = package), all splits or one, building them on first use."""
     return read_pairs(build(src, tgt), split)
+
+
+def load_app_pairs(src: str = "en", tgt: str = "de", split: str | None = None) -> list[Pair]:
+    """UI-message pairs of :data:`APP_PACKAGES` (doc = package; every one ``train``), built on first use."""
+    if src.lower() != "en":
+        raise BisentError(f"gettext catalogs translate from English: the source language must be en, not {src!r}")
+    tgt = tgt.strip().lower()
+    folder = cached_pairs("gettext-apps", "en", tgt, lambda: _build(tgt, APP_PACKAGES, held_out=False),
+                          format_version=FORMAT_VERSION)
+    return read_pairs(folder, split)
 
 
 def write_dataset(src: str, tgt: str, out_dir) -> dict:
