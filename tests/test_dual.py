@@ -16,7 +16,7 @@ from bisent.encoders import get_encoder  # noqa: E402
 from bisent.encoders.trained import load_model_dir  # noqa: E402
 from bisent.errors import BisentError  # noqa: E402
 from bisent.models.dual import Adapter, DAN, HashTransformer, TorchDualEncoder, load_dual, save_dual  # noqa: E402
-from bisent.models.hashing import HashFeaturizer  # noqa: E402
+from bisent.models.hashing import CYRILLIC_LATIN, HashFeaturizer  # noqa: E402
 from bisent.training import checkpoint  # noqa: E402
 from bisent.training.data import Monotext  # noqa: E402
 from bisent.training.loop import train  # noqa: E402
@@ -104,7 +104,7 @@ def test_distill_loss():
 def test_hashed_features_match_the_regex_tokens_and_do_not_depend_on_the_batch():
     f = HashFeaturizer(buckets=1 << 20, word_ngrams=2)
     texts = ["Hello, World!", "", "über Straße  naïve 2x_y", "a\nb", "日本語 テキスト", "emoji 🙂 ok", "x" * 3]
-    _, _, _, _, sent_of_tok, n_tok, _ = f._spans(texts)
+    n_tok = f._spans(texts).n_tok
     assert n_tok.tolist() == [len(re.findall(r"\w+|[^\w\s]", t.lower())) for t in texts]
     batch = f.bags(texts)
     for i, t in enumerate(texts):
@@ -148,6 +148,30 @@ def test_cjk_characters_get_features_of_their_own_only_when_asked():
         HashFeaturizer(cjk_n_min=3)                                  # must be below n_min
 
 
+def test_cyrillic_tokens_get_their_transliteration_s_features_only_when_asked():
+    """translit: a Cyrillic token also gets the word and n-gram ids of its Latin spelling, the ids the English
+    token has (Байкал / Baikal share every feature of the English one); other tokens are untouched."""
+    off = HashFeaturizer(buckets=1 << 20)
+    on = HashFeaturizer(buckets=1 << 20, translit=True)
+    assert not set(off.bags(["Байкал"]).ids) & set(off.bags(["Baikal"]).ids)
+    assert set(on.bags(["Baikal"]).ids) <= set(on.bags(["Байкал"]).ids)
+    assert on.bags(["Байкал"]).counts[0] == 2 * off.bags(["Байкал"]).counts[0]      # baikal: as many as байкал
+    assert "Щука, объём".translate(CYRILLIC_LATIN) == "Shchuka, obem"
+    latin = ["Das ist ein Haus, gebaut 1999.", "naïve Straße", "日本語"]
+    a, b = off.bags(latin), on.bags(latin)
+    assert np.array_equal(a.ids, b.ids) and np.array_equal(a.counts, b.counts)
+    texts = ["Озеро Байкал ok", "ь и ъ", "Київ, їжак"]                # a lone soft sign transliterates to nothing
+    batch = on.bags(texts)
+    for i, t in enumerate(texts):                                    # the same features alone and in a batch
+        np.testing.assert_array_equal(on.bags([t]).ids, batch.ids[batch.offsets[i]:batch.offsets[i] + batch.counts[i]])
+    grams_off, words_off, n_off = off.tokens(texts[:1])
+    grams_on, words_on, n_on = on.tokens(texts[:1])
+    assert np.array_equal(words_off, words_on) and np.array_equal(n_off, n_on)
+    assert (grams_on.counts - grams_off.counts).tolist() == [1 + 5 + 4 + 3, 1 + 6 + 5 + 4, 0]  # <ozero>, <baikal>
+    with pytest.raises(ValueError, match="translit"):
+        HashFeaturizer(translit="yes")
+
+
 def test_a_model_saved_before_cjk_n_min_loads_with_it_off(tmp_path):
     """config.json of older DAN directories has no cjk_n_min: they load, with the feature off."""
     torch.manual_seed(0)
@@ -156,10 +180,10 @@ def test_a_model_saved_before_cjk_n_min_loads_with_it_off(tmp_path):
     before = load_model_dir(tmp_path / "m").encode(texts, "en", cache=False)
     cfg_path = tmp_path / "m" / "config.json"
     cfg = json.loads(cfg_path.read_text())
-    assert cfg["model"].pop("cjk_n_min") == 0
+    assert cfg["model"].pop("cjk_n_min") == 0 and cfg["model"].pop("translit") is False
     cfg_path.write_text(json.dumps(cfg))
     old = load_model_dir(tmp_path / "m")
-    assert old.featurizer.config.cjk_n_min == 0
+    assert old.featurizer.config.cjk_n_min == 0 and old.featurizer.config.translit is False
     np.testing.assert_array_equal(old.encode(texts, "en", cache=False), before)
     module, _ = load_dual(tmp_path / "m")
     assert module.featurizer.config.cjk_n_min == 0
@@ -168,13 +192,14 @@ def test_a_model_saved_before_cjk_n_min_loads_with_it_off(tmp_path):
 # --- models and model directories ---------------------------------------------------------------------
 
 def _texts():
-    return ["Hello world", "", "Guten Tag, Welt!", "Bonjour le monde", "x", "你好，世界"]
+    return ["Hello world", "", "Guten Tag, Welt!", "Bonjour le monde", "x", "你好，世界", "Привет, мир"]
 
 
 #: tiny torch dual models that save and load (the round-trip tests run on each)
 TINY_MODELS = [
     lambda: DAN(dim=16, **TINY_DAN),
     lambda: DAN(dim=16, cjk_n_min=1, **TINY_DAN),
+    lambda: DAN(dim=16, translit=True, **TINY_DAN),
     lambda: HashTransformer(dim=16, buckets=4096, embed_dim=8, d_model=16, heads=2, ff_dim=32, layers=1),
 ]
 

@@ -9,7 +9,12 @@ boundaries). Features, each hashed into ``buckets`` ids:
 - ``char n``: every character n-gram of a wrapped token, ``n_min <= n <= n_max``;
   with ``cjk_n_min`` > 0, a token holding a Han, kana or Hangul character also gets its
   ``cjk_n_min <= n < n_min`` grams (n = 1: its characters alone, without the marks), because
-  unspaced Chinese or Japanese text is one long token whose words are one or two characters.
+  unspaced Chinese or Japanese text is one long token whose words are one or two characters;
+- ``translit``: a token holding a Cyrillic letter also gets the word and character n-gram
+  features of its Latin transliteration (:data:`CYRILLIC_LATIN`, as English spells Russian
+  names: ``байкал`` -> ``baikal``), the same ids an English token of that spelling has. Latin
+  script languages share n-grams with English in names and loanwords (Afghanistan,
+  Afganistán); Russian shares none without it.
 
 Why vectorised: a Python loop over ~300 n-grams per sentence would cap an
 encoder at a few thousand sentences/s. Here every span ``[a, b)`` of the
@@ -24,7 +29,7 @@ text and the configuration, the same on every machine and in every process.
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import NamedTuple
 
 import numpy as np
@@ -69,6 +74,18 @@ def _is_cjk(cp: np.ndarray) -> np.ndarray:
     return out
 
 
+#: Cyrillic letters (Russian, Ukrainian, Belarusian, Bulgarian, Serbian, Macedonian) -> Latin, after BGN/PCGN
+#: without diacritics; hard and soft signs drop; capitals give capitalised Latin.
+_CYRILLIC_LOWER = {
+    "а": "a", "б": "b", "в": "v", "г": "g", "д": "d", "е": "e", "ё": "e", "ж": "zh", "з": "z", "и": "i",
+    "й": "i", "к": "k", "л": "l", "м": "m", "н": "n", "о": "o", "п": "p", "р": "r", "с": "s", "т": "t",
+    "у": "u", "ф": "f", "х": "kh", "ц": "ts", "ч": "ch", "ш": "sh", "щ": "shch", "ъ": "", "ы": "y", "ь": "",
+    "э": "e", "ю": "yu", "я": "ya", "і": "i", "ї": "i", "є": "ye", "ґ": "g", "ў": "u", "ђ": "dj", "ј": "j",
+    "љ": "lj", "њ": "nj", "ћ": "c", "џ": "dz", "ѓ": "gj", "ќ": "kj", "ѕ": "dz"}
+CYRILLIC_LATIN = str.maketrans({**_CYRILLIC_LOWER, **{k.upper(): v.capitalize() for k, v in _CYRILLIC_LOWER.items()}})
+_CYRILLIC = (0x0400, 0x04FF)
+
+
 def _powers(base: np.uint64, n: int, cache: dict) -> np.ndarray:
     """``base**0 .. base**(n-1)`` modulo 2**64, grown on demand and kept."""
     have = cache.get(int(base))
@@ -108,6 +125,21 @@ class Features(NamedTuple):
     counts: np.ndarray     # (R,) int64 features per row (0 for an empty row)
 
 
+class _Spans(NamedTuple):
+    """The tokens of a batch (see :meth:`HashFeaturizer._spans`); T tokens after the ``max_tokens`` cut."""
+
+    prefix: np.ndarray       # (W + 1,) uint64 prefix hashes of the wrapped text
+    ipw: np.ndarray          # (W + 1,) inverse powers
+    starts: np.ndarray       # (T,) start of "<token>" in the wrapped text
+    ends: np.ndarray         # (T,) exclusive end of "<token>"
+    sent_of_tok: np.ndarray  # (T,) sentence of each token
+    n_tok: np.ndarray        # (B,) tokens per sentence
+    cjk: np.ndarray          # (T,) bool: the token holds a CJK character (only looked for with cjk_n_min)
+    cyr: np.ndarray          # (T,) bool: the token holds a Cyrillic letter (only looked for with translit)
+    text: str                # the batch as one (lower-cased) string
+    raw: np.ndarray          # (T, 2) each token's [start, end) in ``text``
+
+
 @dataclass(frozen=True)
 class HashConfig:
     """What the features are; stored in a model's ``config.json`` so loading hashes the same way."""
@@ -119,6 +151,7 @@ class HashConfig:
     lowercase: bool = True
     max_tokens: int = 128         # tokens kept per sentence
     cjk_n_min: int = 0            # 0: off; else the shortest character n-gram of a token holding CJK characters
+    translit: bool = False        # Cyrillic tokens also get the features of their Latin transliteration
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -136,8 +169,9 @@ class HashConfig:
         v = self.cjk_n_min
         if isinstance(v, bool) or not isinstance(v, int) or v < 0 or (v and v >= self.n_min):
             raise ValueError(f"'cjk_n_min' must be 0 (off) or a whole number from 1 to n_min - 1 ({self.n_min - 1}), got {v!r}")
-        if not isinstance(self.lowercase, bool):
-            raise ValueError(f"'lowercase' must be true or false, got {self.lowercase!r}")
+        for key in ("lowercase", "translit"):
+            if not isinstance(getattr(self, key), bool):
+                raise ValueError(f"'{key}' must be true or false, got {getattr(self, key)!r}")
 
 
 class HashFeaturizer:
@@ -146,15 +180,16 @@ class HashFeaturizer:
     def __init__(self, config: HashConfig | None = None, **kw):
         self.config = config or HashConfig(**kw)
         self.config.check()
+        self._latin: HashFeaturizer | None = None          # hashes transliterations (translit)
 
     def tokenize(self, texts: list[str]) -> list[list[str]]:
         """Tokens per text: ``\\w+`` runs and single punctuation marks, lower-cased if configured."""
         c = self.config
         return [_TOKEN.findall(t.lower() if c.lowercase else t)[: c.max_tokens] for t in texts]
 
-    def _spans(self, texts: list[str]):
+    def _spans(self, texts: list[str]) -> _Spans:
         """Find every token of the batch with array operations; return prefix hashes of the wrapped text
-        and per token (start, end) in it, its sentence, and the tokens per sentence.
+        and per token (start, end) in it, its sentence, and the tokens per sentence (:class:`_Spans`).
 
         The batch is one string (sentences joined by newlines); each code point
         is classed as word (``\\w``), space (``\\s``) or other (a token of its
@@ -192,16 +227,22 @@ class HashFeaturizer:
         if c.cjk_n_min:
             in_cjk = np.concatenate([[0], np.cumsum(_is_cjk(cp), dtype=np.int64)])
             cjk = in_cjk[ends] > in_cjk[starts]
+        cyr = np.zeros(T, dtype=bool)                                                  # (T,) token holds a Cyrillic letter
+        if c.translit:
+            in_cyr = np.concatenate([[0], np.cumsum((cp >= _CYRILLIC[0]) & (cp <= _CYRILLIC[1]), dtype=np.int64)])
+            cyr = in_cyr[ends] > in_cyr[starts]
+        raw = np.stack([starts, ends], axis=1)                                         # (T, 2)
         if T and n_tok.max() > c.max_tokens:                                           # keep the first max_tokens
             rank = np.arange(T) - np.repeat(np.cumsum(n_tok) - n_tok, n_tok)
             keep = rank < c.max_tokens
-            starts_w, ends_w, sent_of_tok, cjk = starts_w[keep], ends_w[keep], sent_of_tok[keep], cjk[keep]
+            starts_w, ends_w, sent_of_tok, cjk, cyr, raw = (starts_w[keep], ends_w[keep], sent_of_tok[keep], cjk[keep],
+                                                            cyr[keep], raw[keep])
             n_tok = np.minimum(n_tok, c.max_tokens)
         pw = _powers(_P, len(wrapped) + 1, _POW_CACHE)
         prefix = np.zeros(len(wrapped) + 1, dtype=np.uint64)
         np.cumsum(wrapped * pw[: len(wrapped)], dtype=np.uint64, out=prefix[1:])       # H[k], wraps
         ipw = _powers(_P_INV, len(wrapped) + 1, _POW_CACHE)
-        return prefix, ipw, starts_w, ends_w, sent_of_tok, n_tok, cjk
+        return _Spans(prefix, ipw, starts_w, ends_w, sent_of_tok, n_tok, cjk, cyr, big, raw)
 
     @staticmethod
     def _hash(prefix: np.ndarray, ipw: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -229,10 +270,26 @@ class HashFeaturizer:
             owners.append(own[owner])
         return ids, owners
 
+    def _translit(self, sp: _Spans) -> tuple[list[np.ndarray], list[np.ndarray]]:
+        """Hashes (uint64, salted) of the whole-token and character n-gram features of the Latin transliteration
+        of every Cyrillic token of ``sp``, and the token each belongs to (empty lists when there is none)."""
+        sel = np.flatnonzero(sp.cyr)
+        if not len(sel):
+            return [], []
+        if self._latin is None:                   # the same features, Latin input, no recursion
+            self._latin = HashFeaturizer(replace(self.config, translit=False, cjk_n_min=0, lowercase=False))
+        words = [sp.text[a:b].translate(CYRILLIC_LATIN) for a, b in sp.raw[sel]]  # each one \w+ token or empty
+        lt = self._latin._spans(words)
+        ids, owners = self._latin._char_grams(lt.prefix, lt.ipw, lt.starts, lt.ends, lt.cjk)
+        ids.append(_mix(self._hash(lt.prefix, lt.ipw, lt.starts, lt.ends), _SALT_WORD))
+        owners.append(np.arange(len(lt.starts), dtype=np.int64))
+        return ids, [sel[lt.sent_of_tok[o]] for o in owners]
+
     def _all(self, texts: list[str]):
         """Every feature of the batch: (bucket ids, token index, sentence index, token count per sentence)."""
         c = self.config
-        prefix, ipw, starts, ends, sent_of_tok, n_tok, cjk = self._spans(texts)
+        sp = self._spans(texts)
+        prefix, ipw, starts, ends, sent_of_tok, n_tok = sp[:6]
         T = len(starts)
         ids, tok_idx = [], []
         tok_range = np.arange(T, dtype=np.int64)
@@ -247,9 +304,13 @@ class HashFeaturizer:
             ids.append(_mix(whole[first] * _Q + whole[first + 1], _SALT_BIGRAM))
             tok_idx.append(first)
         # character n-grams inside each wrapped token
-        grams, owners = self._char_grams(prefix, ipw, starts, ends, cjk)
+        grams, owners = self._char_grams(prefix, ipw, starts, ends, sp.cjk)
         ids += grams
         tok_idx += owners
+        if c.translit:
+            grams, owners = self._translit(sp)
+            ids += grams
+            tok_idx += owners
         return _bucket(np.concatenate(ids), c.buckets), np.concatenate(tok_idx), sent_of_tok, n_tok
 
     @staticmethod
@@ -269,13 +330,19 @@ class HashFeaturizer:
         """Per token: the whole-token id and a bag of its character n-grams (bigrams left out).
 
         Returns ``(char n-gram bags, one row per token)``, ``word ids (T,)`` and
-        ``tokens per sentence (B,)``; the Transformer sums word and n-gram embeddings per token.
+        ``tokens per sentence (B,)``; the Transformer sums word and n-gram embeddings per token. With
+        ``translit``, a Cyrillic token's bag also holds its transliteration's word and n-gram ids.
         """
         c = self.config
-        prefix, ipw, starts, ends, sent_of_tok, n_tok, cjk = self._spans(texts)
+        sp = self._spans(texts)
+        prefix, ipw, starts, ends, _, n_tok = sp[:6]
         T = len(starts)
         words = _bucket(_mix(self._hash(prefix, ipw, starts, ends), _SALT_WORD), c.buckets)
-        ids, tok_idx = self._char_grams(prefix, ipw, starts, ends, cjk)
+        ids, tok_idx = self._char_grams(prefix, ipw, starts, ends, sp.cjk)
+        if c.translit:                                      # the transliteration's word id joins the token's bag
+            more, owners = self._translit(sp)
+            ids += more
+            tok_idx += owners
         if ids:
             grams = _bucket(np.concatenate(ids), c.buckets)
             owners = np.concatenate(tok_idx)
