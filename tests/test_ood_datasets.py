@@ -188,6 +188,20 @@ def test_domain_switch_and_bench_option(capsys):
     assert "bisent: error: --domain gettext: only the mining, recover and divergence tasks" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("task", ["recover", "mining"])
+def test_a_benchmark_set_without_test_pairs_is_a_clear_error(task, monkeypatch, capsys):
+    """GNOME help in Turkish is untranslated: every block is dropped as identical, no test pairs are left; the
+    benchmark says so in one line instead of printing NaN errors."""
+    from bisent.datasets import domains
+
+    monkeypatch.setattr(domains, "load_domain_pairs", lambda d, s, t, split=None: [
+        p for p in [Pair("page", "1", "Open the file", "Dosyayı aç", "train")] if split in (None, p.split)])
+    assert main(["bench", task, "--domain", "gnome", "--pair", "en-tr", "--no-anchors", "-e", "random",
+                 "--results", ""]) == 2
+    err = capsys.readouterr().err
+    assert "--domain gnome --pair en-tr: the " in err and "split holds no pairs (1 pairs in all)" in err
+
+
 
 def test_gnome_blocks_are_paired_by_position_and_cleaned():
     from bisent.datasets.gnome_help import block_pairs

@@ -39,7 +39,7 @@ import time
 
 import numpy as np
 
-from ..datasets.domains import load_domain_pairs
+from ..datasets.domains import load_domain_pairs, split_pairs
 from ..divergence import (BOUNDARY_COST, MIN_WORD_GAIN, STEP_DEFAULTS, TAU, aggregate, parallel_share, repair_pair,
                           tokenize, word_accuracy, word_test_set)
 from .common import Recorder
@@ -75,7 +75,7 @@ def _model_info(enc) -> dict:
 
 def run(src_lang: str, tgt_lang: str, encoders: list, record: Recorder, *, limit: int | None = None,
         progress: bool | None = None, domain: str = "libreoffice") -> list[dict]:
-    rows = [(p.doc, p.pid, p.src, p.tgt) for p in load_domain_pairs(domain, src_lang, tgt_lang, split="test")]
+    rows = [(p.doc, p.pid, p.src, p.tgt) for p in split_pairs(domain, src_lang, tgt_lang)]
     t0 = time.perf_counter()
     test = []
     if any(_is_divergence(enc) for enc in encoders):                       # word classes + aligner: minutes

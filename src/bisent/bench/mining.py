@@ -9,7 +9,7 @@ threshold. The gap between the two shows how well a threshold transfers.
 from __future__ import annotations
 
 from ..datasets.comparable import make_mining_task
-from ..datasets.domains import load_domain_pairs
+from ..datasets.domains import load_domain_pairs, split_pairs
 from ..evaluate import mining_task
 from ..mining import RETRIEVALS
 from ..scoring import MARGINS
@@ -20,6 +20,8 @@ def run(src_lang: str, tgt_lang: str, encoders: list, record: Recorder, *, max_g
         k: int = 4, margins=MARGINS, retrievals=RETRIEVALS, progress: bool | None = None,
         domain: str = "libreoffice") -> list[dict]:
     pairs = load_domain_pairs(domain, src_lang, tgt_lang)
+    for split in ("dev", "test"):                       # a one-line error when either is empty
+        split_pairs(domain, src_lang, tgt_lang, split)
     tasks = {s: make_mining_task(pairs, s, max_gold=max_gold, src_lang=src_lang, tgt_lang=tgt_lang)
              for s in ("dev", "test")}
     sizes = {s: {"src": len(t.src), "tgt": len(t.tgt), "gold": len(t.gold)} for s, t in tasks.items()}

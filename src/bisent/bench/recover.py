@@ -7,7 +7,7 @@ cosine, Euclidean, CSLS and the ratio margin.
 
 from __future__ import annotations
 
-from ..datasets.domains import load_domain_pairs
+from ..datasets.domains import split_pairs
 from ..evaluate import recovery_error, sample_distinct_pairs
 from .common import Recorder
 
@@ -16,7 +16,7 @@ KINDS = ("cosine", "euclidean", "csls", "ratio")
 
 def run(src_lang: str, tgt_lang: str, encoders: list, record: Recorder, *, limit: int = 3000, split: str = "test",
         k: int = 4, progress: bool | None = None, domain: str = "libreoffice") -> list[dict]:
-    pairs = sample_distinct_pairs(load_domain_pairs(domain, src_lang, tgt_lang, split=split), limit=limit)
+    pairs = sample_distinct_pairs(split_pairs(domain, src_lang, tgt_lang, split), limit=limit)
     out = []
     for enc in encoders:
         x = enc.encode([p.src for p in pairs], src_lang, progress=progress)

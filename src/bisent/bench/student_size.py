@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..datasets.domains import load_domain_pairs
+from ..datasets.domains import split_pairs
 from ..encoders import get_encoder
 from ..evaluate import recovery_error, sample_distinct_pairs
 from ..io import iter_raw_lines, read_lines
@@ -125,7 +125,7 @@ def main(argv=None) -> None:
     for spec in args.sets:
         domain, pair = spec.split(":")
         s, t = pair.split("-")
-        pairs = sample_distinct_pairs(load_domain_pairs(domain, s, t, split="test"), limit=args.limit)
+        pairs = sample_distinct_pairs(split_pairs(domain, s, t), limit=args.limit)
         for name, d, enc in encoders:
             x = enc.encode([p.src for p in pairs], s, progress=False)
             y = enc.encode([p.tgt for p in pairs], t, progress=False)

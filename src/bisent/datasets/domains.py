@@ -29,3 +29,13 @@ def load_domain_pairs(domain: str, src: str, tgt: str, split: str | None = None)
     else:
         raise BisentError(f"unknown domain {domain!r}; choose one of {', '.join(DOMAINS)}")
     return load_pairs(src, tgt, split=split)
+
+
+def split_pairs(domain: str, src: str, tgt: str, split: str = "test") -> list[Pair]:
+    """The ``split`` pairs a benchmark reads; a one-line error when there are none (GNOME help in Turkish, for
+    one: its pages are English, so every block is dropped as identical), not an empty result."""
+    pairs = load_domain_pairs(domain, src, tgt, split=split)
+    if not pairs:
+        raise BisentError(f"--domain {domain} --pair {src}-{tgt}: the {split} split holds no pairs "
+                          f"({len(load_domain_pairs(domain, src, tgt))} pairs in all); choose another pair or domain")
+    return pairs
