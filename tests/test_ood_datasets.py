@@ -316,6 +316,14 @@ def _general_sources():
     return loader, pages
 
 
+def _with_extra(loader, extra: dict):
+    """``loader`` whose domains also give the pairs ``extra[domain]`` (each in its split)."""
+    def with_extra(domain):
+        load, more = loader(domain), extra.get(domain, [])
+        return lambda src, tgt, split=None: load(src, tgt, split) + [p for p in more if split in (None, p.split)]
+    return with_extra
+
+
 def test_general_collection_holds_out_benchmark_text_and_is_deterministic(tmp_path):
     from bisent.datasets.general import write_general
 
@@ -346,11 +354,9 @@ def test_general_collection_holds_gnome_test_blocks_out_of_every_other_source(tm
 
     loader, pages = _general_sources()
 
-    def with_block(domain):
-        load = loader(domain)
-        extra = {"gnome-pairs": [Pair("gnome:zoom.page", "p1", "Zoom out", "Ansicht verkleinern", "test")],
-                 "ui": [Pair("viewer", "9", "Zoom out", "Verkleinern", "train")]}.get(domain, [])
-        return lambda src, tgt, split=None: load(src, tgt, split) + [p for p in extra if split in (None, p.split)]
+    with_block = _with_extra(loader, {
+        "gnome-pairs": [Pair("gnome:zoom.page", "p1", "Zoom out", "Ansicht verkleinern", "test")],
+        "ui": [Pair("viewer", "9", "Zoom out", "Verkleinern", "train")]})
     stats = write_general(tmp_path / "g", ("de",), {"ui": 100, "gnome-pairs": 100, "gnome": 4, "words": 0},
                           loader=with_block, pages=pages)
     rows = (tmp_path / "g" / "train.en-de.tsv").read_text("utf-8").splitlines()
@@ -383,12 +389,9 @@ def test_general_collection_holds_reverse_dictionary_entries_out_in_any_case(tmp
 
     loader, pages = _general_sources()
 
-    def with_reverse(domain):
-        load = loader(domain)
-        extra = {"dict": [Pair("h", "1", "House", "Haus", "test")],
-                 "rdict": [Pair("rev:haus", "r1", "house", "haus", "train"),
-                           Pair("rev:hund", "r2", "dog", "Hund", "train")]}.get(domain, [])
-        return lambda src, tgt, split=None: load(src, tgt, split) + [p for p in extra if split in (None, p.split)]
+    with_reverse = _with_extra(loader, {"dict": [Pair("h", "1", "House", "Haus", "test")],
+                                        "rdict": [Pair("rev:haus", "r1", "house", "haus", "train"),
+                                                  Pair("rev:hund", "r2", "dog", "Hund", "train")]})
     stats = write_general(tmp_path / "g", ("de",), {"ui": 10, "rdict": 50, "gnome": 4, "words": 0},
                           loader=with_reverse, pages=pages)
     assert stats["languages"]["de"]["bitext"]["rdict"] == 25           # 24 of the fake loader's rows, and dog
@@ -403,12 +406,9 @@ def test_general_collection_app_catalogs_only_when_asked_and_held_out_in_any_cas
 
     loader, pages = _general_sources()
 
-    def with_apps(domain):
-        load = loader(domain)
-        extra = {"ui": [Pair("tool", "1", "Open the file", "Datei öffnen", "test")],
-                 "ui-apps": [Pair("gimp", "a1", "open the file", "datei öffnen", "train"),
-                             Pair("gimp", "a2", "Close the window", "Fenster schließen", "train")]}.get(domain, [])
-        return lambda src, tgt, split=None: load(src, tgt, split) + [p for p in extra if split in (None, p.split)]
+    with_apps = _with_extra(loader, {"ui": [Pair("tool", "1", "Open the file", "Datei öffnen", "test")],
+                                     "ui-apps": [Pair("gimp", "a1", "open the file", "datei öffnen", "train"),
+                                                 Pair("gimp", "a2", "Close the window", "Fenster schließen", "train")]})
     stats = write_general(tmp_path / "g", ("de",), {"ui": 10, "gnome": 4, "words": 0}, loader=with_apps, pages=pages)
     assert "ui-apps" not in stats["languages"]["de"]["bitext"]
     stats = write_general(tmp_path / "g", ("de",), {"ui": 10, "ui-apps": 50, "gnome": 4, "words": 0},
