@@ -422,6 +422,7 @@ def test_bench_divergence_runs_out_of_domain(toy_model, monkeypatch):
         return load_domain_pairs(domain, src, tgt, split=split)[:400]
 
     monkeypatch.setattr(bench_div, "load_domain_pairs", few)
+    monkeypatch.setattr(bench_div, "split_pairs", lambda domain, src, tgt, split="test": few(domain, src, tgt, split))
     _, out = toy_model
     recs = bench_div.run("en", "de", [get_encoder(str(out))], Recorder("divergence", None), limit=60,
                          progress=False, domain="gettext")
