@@ -1,6 +1,6 @@
 """A general training collection for distilled students: many domains and languages, benchmarks held out.
 
-What it holds (all from Debian packages the benchmark builders already fetch):
+What it holds (all from Debian packages; those of ``ui-apps`` are the only ones no benchmark builder fetches):
 
 - **bitext** English -> each language, from the *train* split of every pair
   builder: UI messages (``ui``, :mod:`.gettext`, split by package; on request,
