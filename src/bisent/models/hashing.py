@@ -66,12 +66,18 @@ _CJK_RANGES = ((0x1100, 0x11FF), (0x3040, 0x30FF), (0x3130, 0x318F), (0x31F0, 0x
                (0x4E00, 0x9FFF), (0xAC00, 0xD7AF), (0xF900, 0xFAFF), (0xFF66, 0xFF9F), (0x20000, 0x3134F))
 
 
-def _is_cjk(cp: np.ndarray) -> np.ndarray:
-    """``(C,)`` bool: the code point is a CJK character (:data:`_CJK_RANGES`)."""
+def _in_ranges(cp: np.ndarray, ranges) -> np.ndarray:
+    """``(C,)`` bool: the code point lies in one of ``ranges`` (inclusive ``(lo, hi)`` pairs)."""
     out = np.zeros(len(cp), dtype=bool)
-    for lo, hi in _CJK_RANGES:
+    for lo, hi in ranges:
         out |= (cp >= lo) & (cp <= hi)
     return out
+
+
+def _tokens_holding(hit: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """``(T,)`` bool: token ``[starts, ends)`` holds a code point where ``hit`` (C,) is true."""
+    seen = np.concatenate([[0], np.cumsum(hit, dtype=np.int64)])
+    return seen[ends] > seen[starts]
 
 
 #: Cyrillic letters (Russian, Ukrainian, Belarusian, Bulgarian, Serbian, Macedonian) -> Latin, after BGN/PCGN
@@ -83,7 +89,7 @@ _CYRILLIC_LOWER = {
     "э": "e", "ю": "yu", "я": "ya", "і": "i", "ї": "i", "є": "ye", "ґ": "g", "ў": "u", "ђ": "dj", "ј": "j",
     "љ": "lj", "њ": "nj", "ћ": "c", "џ": "dz", "ѓ": "gj", "ќ": "kj", "ѕ": "dz"}
 CYRILLIC_LATIN = str.maketrans({**_CYRILLIC_LOWER, **{k.upper(): v.capitalize() for k, v in _CYRILLIC_LOWER.items()}})
-_CYRILLIC = (0x0400, 0x04FF)
+_CYRILLIC_RANGES = ((0x0400, 0x04FF),)
 
 
 def _powers(base: np.uint64, n: int, cache: dict) -> np.ndarray:
@@ -223,14 +229,9 @@ class HashFeaturizer:
         wrapped[starts_w] = _BOW
         wrapped[ends_w - 1] = _EOW
         n_tok = np.bincount(sent_of_tok, minlength=len(texts)).astype(np.int64)
-        cjk = np.zeros(T, dtype=bool)                                                  # (T,) token holds a CJK character
-        if c.cjk_n_min:
-            in_cjk = np.concatenate([[0], np.cumsum(_is_cjk(cp), dtype=np.int64)])
-            cjk = in_cjk[ends] > in_cjk[starts]
-        cyr = np.zeros(T, dtype=bool)                                                  # (T,) token holds a Cyrillic letter
-        if c.translit:
-            in_cyr = np.concatenate([[0], np.cumsum((cp >= _CYRILLIC[0]) & (cp <= _CYRILLIC[1]), dtype=np.int64)])
-            cyr = in_cyr[ends] > in_cyr[starts]
+        none = np.zeros(T, dtype=bool)
+        cjk = _tokens_holding(_in_ranges(cp, _CJK_RANGES), starts, ends) if c.cjk_n_min else none       # (T,)
+        cyr = _tokens_holding(_in_ranges(cp, _CYRILLIC_RANGES), starts, ends) if c.translit else none   # (T,)
         raw = np.stack([starts, ends], axis=1)                                         # (T, 2)
         if T and n_tok.max() > c.max_tokens:                                           # keep the first max_tokens
             rank = np.arange(T) - np.repeat(np.cumsum(n_tok) - n_tok, n_tok)
@@ -289,7 +290,7 @@ class HashFeaturizer:
         """Every feature of the batch: (bucket ids, token index, sentence index, token count per sentence)."""
         c = self.config
         sp = self._spans(texts)
-        prefix, ipw, starts, ends, sent_of_tok, n_tok = sp[:6]
+        prefix, ipw, starts, ends, sent_of_tok, n_tok = sp.prefix, sp.ipw, sp.starts, sp.ends, sp.sent_of_tok, sp.n_tok
         T = len(starts)
         ids, tok_idx = [], []
         tok_range = np.arange(T, dtype=np.int64)
@@ -335,7 +336,7 @@ class HashFeaturizer:
         """
         c = self.config
         sp = self._spans(texts)
-        prefix, ipw, starts, ends, _, n_tok = sp[:6]
+        prefix, ipw, starts, ends, n_tok = sp.prefix, sp.ipw, sp.starts, sp.ends, sp.n_tok
         T = len(starts)
         words = _bucket(_mix(self._hash(prefix, ipw, starts, ends), _SALT_WORD), c.buckets)
         ids, tok_idx = self._char_grams(prefix, ipw, starts, ends, sp.cjk)
