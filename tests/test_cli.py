@@ -123,6 +123,10 @@ def test_data_general_caps_only_the_optional_sources_may_be_zero(tmp_path):
     code, _, err = run("data", "general", "--cap", "ui=0", "-o", tmp_path / "g")
     assert code != 0 and "--cap ui=0" in err and "rdict, gnome-pairs, words: N >= 0" in err and "Traceback" not in err
     assert not (tmp_path / "g").exists()
+    for bad in ("ui-apps=-1", "ui-apps=many", "apps=10"):                 # ui-apps may be 0 (its default), not less
+        code, _, err = run("data", "general", "--cap", bad, "-o", tmp_path / "g")
+        assert code != 0 and f"--cap {bad}" in err and "ui-apps, rdict" in err and "Traceback" not in err
+        assert not (tmp_path / "g").exists()
 
 
 def test_a_command_whose_extra_is_missing_says_which_to_install(tmp_path, monkeypatch):

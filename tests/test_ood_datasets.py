@@ -256,6 +256,15 @@ def test_real_gettext_sample_builds_a_mining_task():
     assert {p.split for p in c} == {"train"} and len(c) == len(a) and "every package train" in stats["split_rule"]
 
 
+def test_app_catalogs_check_their_languages_like_the_benchmark_set():
+    """The training-only catalogs translate from English into another language, as ``bisent data gettext``."""
+    for load in (gettext.load_pairs, gettext.load_app_pairs):
+        with pytest.raises(BisentError, match="source language must be en, not 'fr'"):
+            load("fr", "de")
+        with pytest.raises(BisentError, match="must differ from en"):
+            load("en", " EN ")
+
+
 def test_app_catalogs_are_no_benchmark_s_packages():
     """``ui-apps`` is training text: none of its packages is a UI benchmark package, a GNOME application whose
     help the document benchmarks pair, or the desktop whose UI the GNOME help test pages describe."""

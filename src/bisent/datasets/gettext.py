@@ -169,13 +169,19 @@ def _build(tgt: str, packages=PACKAGES, held_out: bool = True) -> tuple[list[Pai
     return pairs, stats
 
 
-def build(src: str = "en", tgt: str = "de", *, force: bool = False) -> Path:
-    """Fetch, parse and cache the ``en``-``tgt`` UI-message pairs (unless cached); return the cache folder."""
+def _target(src: str, tgt: str) -> str:
+    """``tgt`` normalised; a one-line error unless ``src`` is English and ``tgt`` another language."""
     if src.lower() != "en":
         raise BisentError(f"gettext catalogs translate from English: the source language must be en, not {src!r}")
     tgt = tgt.strip().lower()
     if tgt in ("en", ""):
         raise BisentError(f"gettext target language must differ from en, got {tgt!r}")
+    return tgt
+
+
+def build(src: str = "en", tgt: str = "de", *, force: bool = False) -> Path:
+    """Fetch, parse and cache the ``en``-``tgt`` UI-message pairs (unless cached); return the cache folder."""
+    tgt = _target(src, tgt)
     return cached_pairs("gettext", "en", tgt, lambda: _build(tgt), format_version=FORMAT_VERSION, force=force)
 
 
@@ -186,9 +192,7 @@ def load_pairs(src: str = "en", tgt: str = "de", split: str | None = None) -> li
 
 def load_app_pairs(src: str = "en", tgt: str = "de", split: str | None = None) -> list[Pair]:
     """UI-message pairs of :data:`APP_PACKAGES` (doc = package; every one ``train``), built on first use."""
-    if src.lower() != "en":
-        raise BisentError(f"gettext catalogs translate from English: the source language must be en, not {src!r}")
-    tgt = tgt.strip().lower()
+    tgt = _target(src, tgt)
     folder = cached_pairs("gettext-apps", "en", tgt, lambda: _build(tgt, APP_PACKAGES, held_out=False),
                           format_version=FORMAT_VERSION)
     return read_pairs(folder, split)
