@@ -16,7 +16,7 @@ from bisent.encoders import get_encoder  # noqa: E402
 from bisent.encoders.trained import load_model_dir  # noqa: E402
 from bisent.errors import BisentError  # noqa: E402
 from bisent.models.dual import Adapter, DAN, HashTransformer, TorchDualEncoder, load_dual, save_dual  # noqa: E402
-from bisent.models.hashing import CYRILLIC_LATIN, HashFeaturizer  # noqa: E402
+from bisent.models.hashing import CYRILLIC_LATIN, HashFeaturizer, _transliterate  # noqa: E402
 from bisent.training import checkpoint  # noqa: E402
 from bisent.training.data import Monotext  # noqa: E402
 from bisent.training.loop import train  # noqa: E402
@@ -170,6 +170,15 @@ def test_cyrillic_tokens_get_their_transliteration_s_features_only_when_asked():
     assert (grams_on.counts - grams_off.counts).tolist() == [1 + 5 + 4 + 3, 1 + 6 + 5 + 4, 0]  # <ozero>, <baikal>
     with pytest.raises(ValueError, match="translit"):
         HashFeaturizer(translit="yes")
+
+
+def test_the_array_transliteration_is_str_translate():
+    """_transliterate (the featurizer's vectorised CYRILLIC_LATIN) spells every code point as str.translate does:
+    the whole Cyrillic block (mapped letters, unmapped ones, signs that vanish), Latin, CJK, astral and newlines."""
+    text = "".join(chr(c) for c in range(0x3F0, 0x530)) + "\nABC ok ёЁ щ ъ日本😀\n" + "Щука, объём — Київ"
+    cp = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
+    assert "".join(map(chr, _transliterate(cp))) == text.translate(CYRILLIC_LATIN)
+    assert len(_transliterate(cp[:0])) == 0
 
 
 def test_a_model_saved_before_cjk_n_min_loads_with_it_off(tmp_path):

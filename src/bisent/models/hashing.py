@@ -92,6 +92,33 @@ CYRILLIC_LATIN = str.maketrans({**_CYRILLIC_LOWER, **{k.upper(): v.capitalize() 
 _CYRILLIC_RANGES = ((0x0400, 0x04FF),)
 
 
+def _translit_tables() -> tuple[np.ndarray, np.ndarray]:
+    """:data:`CYRILLIC_LATIN` as arrays over code points ``0..M-1``: Latin length ``(M,)`` (-1: not mapped)
+    and Latin code points ``(M, K)``, K the longest spelling (4, "shch")."""
+    size, width = max(CYRILLIC_LATIN) + 1, max(len(v) for v in CYRILLIC_LATIN.values())
+    length = np.full(size, -1, dtype=np.int64)
+    chars = np.zeros((size, width), dtype=np.uint32)
+    for k, v in CYRILLIC_LATIN.items():
+        length[k] = len(v)
+        chars[k, : len(v)] = [ord(ch) for ch in v]
+    return length, chars
+
+
+_TL_LEN, _TL_CHARS = _translit_tables()
+
+
+def _transliterate(cp: np.ndarray) -> np.ndarray:
+    """``cp`` (C,) code points with every :data:`CYRILLIC_LATIN` letter replaced by its Latin spelling
+    (0 to 4 code points), others kept: ``str.translate`` on arrays, ``(C',)`` uint32."""
+    near = np.minimum(cp, len(_TL_LEN) - 1)
+    n = np.where(cp < len(_TL_LEN), _TL_LEN[near], -1)                       # (C,) -1: kept as it is
+    rows = _TL_CHARS[near]                                                  # (C, K) the Latin spellings
+    kept = np.flatnonzero(n < 0)
+    rows[kept, 0] = cp[kept]
+    n[kept] = 1
+    return rows[np.arange(rows.shape[1]) < n[:, None]]                      # row by row: (C',)
+
+
 def _powers(base: np.uint64, n: int, cache: dict) -> np.ndarray:
     """``base**0 .. base**(n-1)`` modulo 2**64, grown on demand and kept."""
     have = cache.get(int(base))
@@ -142,8 +169,8 @@ class _Spans(NamedTuple):
     n_tok: np.ndarray        # (B,) tokens per sentence
     cjk: np.ndarray          # (T,) bool: the token holds a CJK character (only looked for with cjk_n_min)
     cyr: np.ndarray          # (T,) bool: the token holds a Cyrillic letter (only looked for with translit)
-    text: str                # the batch as one (lower-cased) string
-    raw: np.ndarray          # (T, 2) each token's [start, end) in ``text``
+    cp: np.ndarray           # (C,) uint32 code points of the batch as one (lower-cased) string, newline-joined
+    raw: np.ndarray          # (T, 2) each token's [start, end) in ``cp``
 
 
 @dataclass(frozen=True)
@@ -202,13 +229,17 @@ class HashFeaturizer:
         own), exactly as the regex ``\\w+|[^\\w\\s]`` would; then two marker
         code points standing for ``<`` and ``>`` are inserted around every token.
         """
-        c = self.config
         big = "\n".join(texts)
         if big.count("\n") != len(texts) - 1:                                       # a text holds a newline
             big = "\n".join(" ".join(t.splitlines()) for t in texts)
-        if c.lowercase:
+        if self.config.lowercase:
             big = big.lower()
         cp = np.frombuffer(big.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)  # (C,) code points
+        return self._spans_of(cp, len(texts))
+
+    def _spans_of(self, cp: np.ndarray, n_texts: int) -> _Spans:
+        """:meth:`_spans` of ``n_texts`` texts given as code points ``cp`` (C,), newline (10) between texts."""
+        c = self.config
         cls = _classes(cp)                                                            # (C,) 0 space, 1 word, 2 other
         word, other = cls == 1, cls == 2
         prev_word = np.concatenate([[False], word[:-1]])
@@ -228,7 +259,7 @@ class HashFeaturizer:
         starts_w, ends_w = starts + two_t, ends + two_t + 2                            # spans of "<tok>"
         wrapped[starts_w] = _BOW
         wrapped[ends_w - 1] = _EOW
-        n_tok = np.bincount(sent_of_tok, minlength=len(texts)).astype(np.int64)
+        n_tok = np.bincount(sent_of_tok, minlength=n_texts).astype(np.int64)
         none = np.zeros(T, dtype=bool)
         cjk = _tokens_holding(_in_ranges(cp, _CJK_RANGES), starts, ends) if c.cjk_n_min else none       # (T,)
         cyr = _tokens_holding(_in_ranges(cp, _CYRILLIC_RANGES), starts, ends) if c.translit else none   # (T,)
@@ -243,7 +274,7 @@ class HashFeaturizer:
         prefix = np.zeros(len(wrapped) + 1, dtype=np.uint64)
         np.cumsum(wrapped * pw[: len(wrapped)], dtype=np.uint64, out=prefix[1:])       # H[k], wraps
         ipw = _powers(_P_INV, len(wrapped) + 1, _POW_CACHE)
-        return _Spans(prefix, ipw, starts_w, ends_w, sent_of_tok, n_tok, cjk, cyr, big, raw)
+        return _Spans(prefix, ipw, starts_w, ends_w, sent_of_tok, n_tok, cjk, cyr, cp, raw)
 
     @staticmethod
     def _hash(prefix: np.ndarray, ipw: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -279,8 +310,13 @@ class HashFeaturizer:
             return [], []
         if self._latin is None:                   # the same features, Latin input, no recursion
             self._latin = HashFeaturizer(replace(self.config, translit=False, cjk_n_min=0, lowercase=False))
-        words = [sp.text[a:b].translate(CYRILLIC_LATIN) for a, b in sp.raw[sel]]  # each one \w+ token or empty
-        lt = self._latin._spans(words)
+        a, b = sp.raw[sel, 0], sp.raw[sel, 1]
+        span = b - a + 1                                          # each token and the newline after it
+        pos = np.arange(int(span.sum()) - 1, dtype=np.int64)      # (C',) the tokens newline-joined
+        tok = np.repeat(np.arange(len(sel), dtype=np.int64), span)[:-1]
+        off = pos - (np.cumsum(span) - span)[tok]                 # offset in its token; b - a: the newline
+        joined = np.where(off < (b - a)[tok], sp.cp[np.minimum(a[tok] + off, len(sp.cp) - 1)], 10)
+        lt = self._latin._spans_of(_transliterate(joined.astype(np.uint32)), len(sel))  # each one \w+ token or empty
         ids, owners = self._latin._char_grams(lt.prefix, lt.ipw, lt.starts, lt.ends, lt.cjk)
         ids.append(_mix(self._hash(lt.prefix, lt.ipw, lt.starts, lt.ends), _SALT_WORD))
         owners.append(np.arange(len(lt.starts), dtype=np.int64))
