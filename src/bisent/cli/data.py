@@ -218,5 +218,5 @@ def vocab(train_specs: tuple[str, ...], mono_specs: tuple[str, ...], min_count: 
     stats = write_vocab(out_dir, texts, min_count=min_count, max_words=max_words, empty_lines=empty)
     for lang, e in stats["languages"].items():
         click.echo(f"{lang}: {e['texts']} texts ({e['empty_lines']} empty lines left out), {e['tokens']} words, "
-                   f"{e['types']} types, {e['written']} written")
+                   f"{e['types']} types, {e['written']} written" + (" (Han/kana runs cut into words)" if e["segmented"] else ""))
     click.echo(f"wrote {out_dir}")

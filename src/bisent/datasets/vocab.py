@@ -14,28 +14,83 @@ which: the teacher's own vectors of the words are the only targets.
 A word is a run of letters/digits, joined through an apostrophe or hyphen
 (``s'abonner``, ``sous-marin``); words made of digits only are left out. One
 surface form is kept per casefolded type (its most frequent one, the first met
-on a tie), most frequent first. Scripts written without spaces (ja, zh) give
-whole runs between punctuation, not words.
+on a tie), most frequent first. In Chinese and Japanese, written without
+spaces, a run of Han and kana is cut into words
+against wordfreq's word list of the language (:func:`segment`: the most
+probable split under the list's frequencies), not kept whole.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections import Counter
 from collections.abc import Iterable
+from functools import lru_cache
 from pathlib import Path
 
 from ..errors import BisentError
 
 WORD = re.compile(r"\w+(?:['’-]\w+)*")
+#: Han and kana (with half-width katakana): the scripts segmented in the languages of UNSPACED
+HAN_KANA = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f]+")
+UNSPACED = {"zh": "zh", "ja": "ja"}     # language (before any "-") -> its wordfreq list
+MAX_MATCH = 8                            # longest word tried, in characters
+LEXICON_SIZE = 200_000                   # wordfreq words read per language
+UNKNOWN_LOGP = math.log(1e-9)            # a character that is no listed word
 
 
-def word_counts(texts: Iterable[str]) -> Counter:
-    """Occurrences of every surface word of ``texts`` (digits-only words left out)."""
+@lru_cache(maxsize=4)
+def _lexicon(wordfreq_lang: str) -> dict[str, float]:
+    """Han/kana words of wordfreq's list of the language -> log frequency."""
+    from wordfreq import get_frequency_dict
+
+    freq = get_frequency_dict(wordfreq_lang)
+    top = sorted(freq, key=freq.get, reverse=True)[:LEXICON_SIZE]
+    return {w: math.log(freq[w]) for w in top if HAN_KANA.fullmatch(w)}
+
+
+def segment(run: str, lexicon: dict[str, float]) -> list[str]:
+    """Cut a run of Han/kana into the words of ``lexicon`` (up to :data:`MAX_MATCH` characters) whose
+    frequencies give the most probable split (a unigram model, by dynamic programming); a character that
+    starts no listed word is a word of its own at :data:`UNKNOWN_LOGP`."""
+    best = [0.0] + [-math.inf] * len(run)          # best[i]: log probability of the best split of run[:i]
+    back = [0] * (len(run) + 1)                    # back[i]: where the last word of that split starts
+    for i in range(1, len(run) + 1):
+        for j in range(max(0, i - MAX_MATCH), i):
+            lp = lexicon.get(run[j:i], UNKNOWN_LOGP if i - j == 1 else None)
+            if lp is not None and best[j] + lp > best[i]:
+                best[i], back[i] = best[j] + lp, j
+    out, i = [], len(run)
+    while i:
+        out.append(run[back[i]:i])
+        i = back[i]
+    return out[::-1]
+
+
+def words_of(text: str, lang: str | None = None) -> list[str]:
+    """The words of ``text`` (digits-only ones left out); in Chinese and Japanese Han/kana runs segmented."""
+    words = [w for w in WORD.findall(text) if not w.isdigit()]
+    unspaced = UNSPACED.get((lang or "").split("-")[0])
+    if unspaced is None or not any(HAN_KANA.search(w) for w in words):
+        return words
+    lexicon, out = _lexicon(unspaced), []
+    for w in words:
+        at = 0
+        for m in HAN_KANA.finditer(w):                      # "Windows键盘" -> "Windows", "键盘"
+            out += [p for p in WORD.findall(w[at:m.start()]) if not p.isdigit()]
+            out += segment(m.group(), lexicon)
+            at = m.end()
+        out += [p for p in WORD.findall(w[at:]) if not p.isdigit()]
+    return out
+
+
+def word_counts(texts: Iterable[str], lang: str | None = None) -> Counter:
+    """Occurrences of every surface word of ``texts`` in ``lang`` (:func:`words_of`)."""
     c: Counter = Counter()
     for t in texts:
-        c.update(w for w in WORD.findall(t) if not w.isdigit())
+        c.update(words_of(t, lang))
     return c
 
 
@@ -71,7 +126,7 @@ def write_vocab(out_dir, texts_by_lang: dict[str, list[str]], *, min_count: int 
     out.mkdir(parents=True, exist_ok=True)
     stats: dict = {"min_count": min_count, "max_words": max_words, "languages": {}}
     for lang in sorted(texts_by_lang):
-        counts = word_counts(texts_by_lang[lang])
+        counts = word_counts(texts_by_lang[lang], lang)
         words = vocabulary(counts, min_count=min_count, max_words=max_words)
         if not words:
             raise BisentError(f"{lang}: no words in {len(texts_by_lang[lang])} text(s)")
@@ -79,7 +134,8 @@ def write_vocab(out_dir, texts_by_lang: dict[str, list[str]], *, min_count: int 
             f.write("".join(w + "\n" for w in words))
         stats["languages"][lang] = {"texts": len(texts_by_lang[lang]),
                                     "empty_lines": (empty_lines or {}).get(lang, 0), "tokens": sum(counts.values()),
-                                    "types": len({w.casefold() for w in counts}), "written": len(words)}
+                                    "types": len({w.casefold() for w in counts}), "written": len(words),
+                                    "segmented": lang.split("-")[0] in UNSPACED}
     with atomic_write(out / "stats.json") as f:
         f.write(json.dumps(stats, indent=1, ensure_ascii=False) + "\n")
     return stats
