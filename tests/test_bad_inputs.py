@@ -547,3 +547,19 @@ def test_cache_reads_float32_entries_of_older_versions_rounded_alike(tmp_path, m
     found, rows = db.get(["old", "new"])
     assert found.tolist() == [True, False]
     np.testing.assert_array_equal(rows[0], row.astype(np.float16).astype(np.float32))
+
+
+def test_cache_has_says_what_get_finds(tmp_path, monkeypatch):
+    """has() (the teacher's "what is missing" check) agrees with get(): fp16 and float32 entries found, an entry of
+    another dimension and an unknown text not, a repeated text twice, languages kept apart."""
+    from bisent.encoders.cache import EmbeddingCache, _key
+
+    monkeypatch.setenv("BISENT_EMBED_CACHE", str(tmp_path / "c"))
+    db = EmbeddingCache("has-test", 4)
+    db.put(["a", "b"], np.ones((2, 4), np.float32), "de")
+    with db._db:
+        db._db.execute("INSERT INTO emb (k, v) VALUES (?, ?)", (_key("old", "de"), np.ones(4, np.float32).tobytes()))
+        db._db.execute("INSERT INTO emb (k, v) VALUES (?, ?)", (_key("stale", "de"), np.ones(3, np.float16).tobytes()))
+    texts = ["a", "old", "stale", "zzz", "b", "a"]
+    assert db.has(texts, "de").tolist() == db.get(texts, "de")[0].tolist() == [True, True, False, False, True, True]
+    assert not db.has(texts, "fr").any() and db.has([], "de").tolist() == []

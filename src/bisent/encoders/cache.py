@@ -90,7 +90,8 @@ def used_bytes(db: sqlite3.Connection) -> int:
 
 
 class EmbeddingCache:
-    """``get(texts) -> (found_mask, rows)`` and ``put(texts, rows)`` for one encoder id and dimension."""
+    """``get(texts) -> (found_mask, rows)``, ``has(texts) -> found_mask`` and ``put(texts, rows)`` for one encoder
+    id and dimension."""
 
     def __init__(self, encoder_id: str, dim: int, path=None):
         safe = re.sub(r"[^A-Za-z0-9._-]+", "_", encoder_id)[:120]
@@ -154,6 +155,26 @@ class EmbeddingCache:
             found[:] = False
             rows[:] = 0.0
         return found, rows
+
+    def has(self, texts: list[str], lang: str | None = None) -> np.ndarray:
+        """``(n,)`` bool: which of ``texts`` :meth:`get` would find, without reading or converting the rows."""
+        found = np.zeros(len(texts), dtype=bool)
+        if self.broken:
+            return found
+        where: dict[bytes, list[int]] = {}
+        for i, t in enumerate(texts):
+            where.setdefault(_key(t, lang), []).append(i)
+        uniq = list(where)
+        try:
+            for s in range(0, len(uniq), _CHUNK):
+                part = uniq[s:s + _CHUNK]
+                q = f"SELECT k FROM emb WHERE k IN ({','.join('?' * len(part))}) AND length(v) IN (?, ?)"
+                for (k,) in self._db.execute(q, [*part, 2 * self.dim, 4 * self.dim]):
+                    found[where[k]] = True
+        except sqlite3.Error as e:
+            self._fail(e)
+            found[:] = False
+        return found
 
     def put(self, texts: list[str], rows: np.ndarray, lang: str | None = None) -> None:
         """Store ``rows`` (n, dim) as float16; rows that are not finite are never stored."""

@@ -69,6 +69,7 @@ def fill_cache(teacher: str, groups: list[tuple[list[str], str]], *, workers: in
     from ..progress import progress_bar
 
     enc = get_encoder(teacher)
+    store = EmbeddingCache(enc.id, enc.dim)                  # one connection for every group
     todo: dict[str, list[str]] = {}
     for texts, lang in groups:
         try:
@@ -76,7 +77,7 @@ def fill_cache(teacher: str, groups: list[tuple[list[str], str]], *, workers: in
         except BisentError:
             continue                                         # teacher_embeddings says so, in one line
         uniq = list(dict.fromkeys(texts))
-        found = _cached_mask(enc, uniq, lang)
+        found = _cached_mask(enc, uniq, lang, store)
         todo.setdefault(lang, []).extend(t for t, f in zip(uniq, found) if not f)
     todo = {lang: list(dict.fromkeys(ts)) for lang, ts in todo.items() if ts}
     missing = sum(map(len, todo.values()))
@@ -118,12 +119,13 @@ def _single_threaded():
                 os.environ[n] = v
 
 
-def _cached_mask(enc: Encoder, texts: list[str], lang: str) -> np.ndarray:
-    """``(n,)`` bool: which of ``texts`` the encoder's persistent cache holds (all False when caching is off)."""
+def _cached_mask(enc: Encoder, texts: list[str], lang: str, store: EmbeddingCache | None = None) -> np.ndarray:
+    """``(n,)`` bool: which of ``texts`` the encoder's persistent cache (``store``, else opened here) holds
+    (all False when caching is off)."""
     if not cache_enabled() or not texts:
         return np.zeros(len(texts), dtype=bool)
     ckey = enc.check_lang(lang) if enc.lang_dependent else None
-    return EmbeddingCache(enc.id, enc.dim).get(texts, ckey)[0]
+    return (store or EmbeddingCache(enc.id, enc.dim)).has(texts, ckey)
 
 
 def _cached_count(enc: Encoder, texts: list[str], lang: str) -> int:
