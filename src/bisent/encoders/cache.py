@@ -126,30 +126,34 @@ class EmbeddingCache:
         self.broken = True
         _warn_once(self.path, error)
 
+    def _select(self, texts: list[str], lang: str | None, column: str):
+        """Yield ``(positions in texts, column value)`` for every text the file holds; ``column`` is an SQL
+        expression over the row ``v`` (raises :class:`sqlite3.Error`)."""
+        where: dict[bytes, list[int]] = {}
+        for i, t in enumerate(texts):
+            where.setdefault(_key(t, lang), []).append(i)
+        uniq = list(where)
+        for s in range(0, len(uniq), _CHUNK):
+            part = uniq[s:s + _CHUNK]
+            for k, v in self._db.execute(f"SELECT k, {column} FROM emb WHERE k IN ({','.join('?' * len(part))})", part):
+                yield where[k], v
+
     def get(self, texts: list[str], lang: str | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Return ``(found (n,) bool, rows (n, dim) float32 holding float16 values)``; missing rows are zero."""
         rows = np.zeros((len(texts), self.dim), dtype=np.float32)
         found = np.zeros(len(texts), dtype=bool)
         if self.broken:
             return found, rows
-        where: dict[bytes, list[int]] = {}
-        for i, t in enumerate(texts):
-            where.setdefault(_key(t, lang), []).append(i)
-        uniq = list(where)
         try:
-            for s in range(0, len(uniq), _CHUNK):
-                part = uniq[s:s + _CHUNK]
-                q = f"SELECT k, v FROM emb WHERE k IN ({','.join('?' * len(part))})"
-                for k, v in self._db.execute(q, part):
-                    if len(v) == 2 * self.dim:
-                        vec = np.frombuffer(v, dtype="<f2").astype(np.float32)
-                    elif len(v) == 4 * self.dim:  # a float32 entry of an older version, rounded alike
-                        vec = np.frombuffer(v, dtype="<f4").astype(np.float16).astype(np.float32)
-                    else:
-                        continue  # stale entry from another dimension: re-embed
-                    for i in where[k]:
-                        rows[i] = vec
-                        found[i] = True
+            for at, v in self._select(texts, lang, "v"):
+                if len(v) == 2 * self.dim:
+                    vec = np.frombuffer(v, dtype="<f2").astype(np.float32)
+                elif len(v) == 4 * self.dim:  # a float32 entry of an older version, rounded alike
+                    vec = np.frombuffer(v, dtype="<f4").astype(np.float16).astype(np.float32)
+                else:
+                    continue  # stale entry from another dimension: re-embed
+                rows[at] = vec
+                found[at] = True
         except sqlite3.Error as e:
             self._fail(e)
             found[:] = False
@@ -161,16 +165,9 @@ class EmbeddingCache:
         found = np.zeros(len(texts), dtype=bool)
         if self.broken:
             return found
-        where: dict[bytes, list[int]] = {}
-        for i, t in enumerate(texts):
-            where.setdefault(_key(t, lang), []).append(i)
-        uniq = list(where)
         try:
-            for s in range(0, len(uniq), _CHUNK):
-                part = uniq[s:s + _CHUNK]
-                q = f"SELECT k FROM emb WHERE k IN ({','.join('?' * len(part))}) AND length(v) IN (?, ?)"
-                for (k,) in self._db.execute(q, [*part, 2 * self.dim, 4 * self.dim]):
-                    found[where[k]] = True
+            for at, size in self._select(texts, lang, "length(v)"):
+                found[at] = size in (2 * self.dim, 4 * self.dim)
         except sqlite3.Error as e:
             self._fail(e)
             found[:] = False
