@@ -15,9 +15,9 @@ A word is a run of letters/digits, joined through an apostrophe or hyphen
 (``s'abonner``, ``sous-marin``); words made of digits only are left out. One
 surface form is kept per casefolded type (its most frequent one, the first met
 on a tie), most frequent first. In Chinese and Japanese, written without
-spaces, a run of Han and kana is cut into words
-against wordfreq's word list of the language (:func:`segment`: the most
-probable split under the list's frequencies), not kept whole.
+spaces, a run of Han and kana is cut into the words of wordfreq's list for
+the language (:func:`segment`: the most probable split under the list's
+frequencies), not kept whole.
 """
 
 from __future__ import annotations
