@@ -35,7 +35,7 @@ from ..errors import BisentError
 WORD = re.compile(r"\w+(?:['’-]\w+)*")
 #: Han and kana (with half-width katakana): the scripts segmented in the languages of UNSPACED
 HAN_KANA = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f]+")
-UNSPACED = {"zh": "zh", "ja": "ja"}     # language (before any "-") -> its wordfreq list
+UNSPACED = frozenset({"zh", "ja"})       # languages (before any "-") segmented, each by its own wordfreq list
 MAX_MATCH = 8                            # longest word tried, in characters
 LEXICON_SIZE = 200_000                   # wordfreq words read per language
 UNKNOWN_LOGP = math.log(1e-9)            # a character that is no listed word
@@ -69,20 +69,29 @@ def segment(run: str, lexicon: dict[str, float]) -> list[str]:
     return out[::-1]
 
 
+def unspaced(lang: str | None) -> str | None:
+    """The wordfreq language whose list segments ``lang``'s Han/kana runs (``zh-cn`` -> ``zh``), else None."""
+    base = (lang or "").split("-")[0]
+    return base if base in UNSPACED else None
+
+
+def _plain_words(text: str) -> list[str]:
+    return [w for w in WORD.findall(text) if not w.isdigit()]
+
+
 def words_of(text: str, lang: str | None = None) -> list[str]:
     """The words of ``text`` (digits-only ones left out); in Chinese and Japanese Han/kana runs segmented."""
-    words = [w for w in WORD.findall(text) if not w.isdigit()]
-    unspaced = UNSPACED.get((lang or "").split("-")[0])
-    if unspaced is None or not any(HAN_KANA.search(w) for w in words):
+    words = _plain_words(text)
+    wordfreq_lang = unspaced(lang)
+    if wordfreq_lang is None or not any(HAN_KANA.search(w) for w in words):
         return words
-    lexicon, out = _lexicon(unspaced), []
+    lexicon, out = _lexicon(wordfreq_lang), []
     for w in words:
         at = 0
         for m in HAN_KANA.finditer(w):                      # "Windows键盘" -> "Windows", "键盘"
-            out += [p for p in WORD.findall(w[at:m.start()]) if not p.isdigit()]
-            out += segment(m.group(), lexicon)
+            out += _plain_words(w[at:m.start()]) + segment(m.group(), lexicon)
             at = m.end()
-        out += [p for p in WORD.findall(w[at:]) if not p.isdigit()]
+        out += _plain_words(w[at:])
     return out
 
 
@@ -135,7 +144,7 @@ def write_vocab(out_dir, texts_by_lang: dict[str, list[str]], *, min_count: int 
         stats["languages"][lang] = {"texts": len(texts_by_lang[lang]),
                                     "empty_lines": (empty_lines or {}).get(lang, 0), "tokens": sum(counts.values()),
                                     "types": len({w.casefold() for w in counts}), "written": len(words),
-                                    "segmented": lang.split("-")[0] in UNSPACED}
+                                    "segmented": unspaced(lang) is not None}
     with atomic_write(out / "stats.json") as f:
         f.write(json.dumps(stats, indent=1, ensure_ascii=False) + "\n")
     return stats
