@@ -468,3 +468,25 @@ def test_general_collection_word_lists_come_from_wordfreq_most_frequent_first_wi
         assert (tmp_path / "k" / name).read_bytes() == first[name]
     with pytest.raises(BisentError, match="word_lists 'all'"):
         write_general(tmp_path / "x", ("de",), caps, loader=with_headword, pages=pages, word_lists="all")
+
+
+def test_general_collection_caps_one_language_apart_from_the_others(tmp_path, capsys):
+    """``SOURCE:LANG`` caps one language (the UI messages of other applications for Chinese only); the other
+    languages keep ``SOURCE``'s cap, and the CLI names a language outside ``--langs`` as the error."""
+    from bisent.datasets.general import cap_of, write_general
+
+    loader, pages = _general_sources()
+    caps = {"ui": 10, "gnome": 4, "words": 0, "ui:fr": 3, "gnome:en": 2}
+    stats = write_general(tmp_path / "g", ("de", "fr"), caps, loader=loader, pages=pages)
+    assert stats["languages"]["de"]["bitext"]["ui"] == 10 and stats["languages"]["fr"]["bitext"]["ui"] == 3
+    assert stats["languages"]["en"]["mono"]["gnome"] == 2 and stats["languages"]["de"]["mono"]["gnome"] == 4
+    assert stats["caps"]["ui:fr"] == 3
+    fr = (tmp_path / "g" / "train.en-fr.tsv").read_text("utf-8").splitlines()
+    assert sum(r.startswith("ui:") for r in fr) == 3
+    assert cap_of({"words": 30000, "words:ja": 100000}, "words", "ja") == 100000
+    assert cap_of({"words": 30000, "words:ja": 100000}, "words", "ru") == 30000
+
+    assert main(["data", "general", "--langs", "de", "--cap", "ui-apps:fr=5", "-o", str(tmp_path / "c")]) == 2
+    assert "--cap ui-apps:fr=5: fr is not one of the languages (en, de)" in capsys.readouterr().err
+    assert main(["data", "general", "--cap", "talk:de=5", "-o", str(tmp_path / "c")]) == 2
+    assert "expected SOURCE=N or SOURCE:LANG=N" in capsys.readouterr().err

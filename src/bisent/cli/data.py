@@ -152,11 +152,12 @@ _pair_set_command("dict", "freedict", "Target language (ISO 639-1, e.g. de, fr, 
 @data_group.command("general")
 @click.option("--langs", default=",".join(("de", "fr", "es", "it", "nl", "pt", "pl", "ru", "tr", "ja", "ko", "zh-cn", "ar")),
               show_default=True, help="Comma-separated languages besides English.")
-@click.option("--cap", "caps", multiple=True, metavar="SOURCE=N",
+@click.option("--cap", "caps", multiple=True, metavar="SOURCE[:LANG]=N",
               help="Most pairs (ui, help, dict: every train pair by default; gnome-pairs: GNOME help blocks, "
                    "rdict: dictionaries into English and ui-apps: UI messages of applications no benchmark "
                    "reads, 0 by default), paragraphs (gnome, man) or words (words; 0: "
-                   "no word lists) per language; repeatable.")
+                   "no word lists) per language; SOURCE:LANG=N for one language (ui-apps:zh-cn=60000); "
+                   "repeatable.")
 @click.option("--word-lists", type=click.Choice(["strict", "as-listed"]), default="strict", show_default=True,
               help="strict: word-list words equal to a benchmark dev/test text are left out (the benchmarks stay "
                    "unseen); as-listed: kept, as wordfreq lists them (the student a user ships knows them; "
@@ -168,14 +169,18 @@ def general(langs: str, caps: tuple[str, ...], word_lists: str, out_dir: str):
     from ..datasets.general import CAPS, OPTIONAL, write_general
     from ..errors import BisentError
 
+    chosen = tuple(x.strip() for x in langs.split(",") if x.strip())
     cap = {}
     for c in caps:
-        name, _, n = c.partition("=")
+        key, _, n = c.partition("=")
+        name, _, lang = key.partition(":")
         if name not in CAPS or not n.isdigit() or int(n) < (0 if name in OPTIONAL else 1):
-            raise BisentError(f"--cap {c}: expected SOURCE=N with SOURCE one of {', '.join(CAPS)} and N >= 1 "
-                              f"({', '.join(OPTIONAL)}: N >= 0)")
-        cap[name] = int(n)
-    stats = write_general(out_dir, tuple(x.strip() for x in langs.split(",") if x.strip()), cap,
+            raise BisentError(f"--cap {c}: expected SOURCE=N or SOURCE:LANG=N with SOURCE one of {', '.join(CAPS)} "
+                              f"and N >= 1 ({', '.join(OPTIONAL)}: N >= 0)")
+        if lang and lang not in ("en", *chosen):
+            raise BisentError(f"--cap {c}: {lang} is not one of the languages (en, {', '.join(chosen)})")
+        cap[key] = int(n)
+    stats = write_general(out_dir, chosen, cap,
                           word_lists=word_lists)
     for lang, e in stats["languages"].items():
         parts = [f"{k} {v}" for k, v in {**e["bitext"], **e["mono"], "words": e["words"]}.items()]

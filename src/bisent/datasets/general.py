@@ -101,6 +101,12 @@ WORDFREQ_LANG = {"zh-cn": "zh"}      # wordfreq's code where ours differs
 _UNSPACED = ("ja", "ko", "zh-cn")   # single-character words are words here
 
 
+def cap_of(caps: dict, source: str, lang: str) -> int:
+    """The cap of ``source`` for ``lang``: ``caps["SOURCE:LANG"]`` where given (a per-language cap, such as
+    ``ui-apps:zh-cn``), else ``caps[SOURCE]``."""
+    return caps.get(f"{source}:{lang}", caps[source])
+
+
 def _loader(domain: str) -> Callable[..., list[Pair]]:
     from . import domains
 
@@ -253,7 +259,8 @@ def _wordfreq_version() -> str:
 def write_general(out_dir, langs: tuple[str, ...] = LANGS, caps: dict | None = None, *,
                   loader=_loader, pages=mono_pages, words=top_words, word_lists: str = "strict") -> dict:
     """Write ``train.en-XX.tsv``, ``mono.XX.txt``, ``words.XX.txt`` and ``stats.json`` to ``out_dir``; return
-    the stats. ``caps["words"] == 0`` writes no word lists; ``word_lists``: ``"strict"`` (held-out texts left
+    the stats. ``caps``: ``{SOURCE: N}`` for every language, ``{"SOURCE:LANG": N}`` for one (it wins);
+    ``caps["words"] == 0`` writes no word lists; ``word_lists``: ``"strict"`` (held-out texts left
     out of them) or ``"as-listed"`` (kept, counted as ``kept["held_out_words"]``)."""
     if word_lists not in WORD_LISTS:
         raise BisentError(f"general collection: word_lists {word_lists!r}; choose one of {', '.join(WORD_LISTS)}")
@@ -273,7 +280,8 @@ def write_general(out_dir, langs: tuple[str, ...] = LANGS, caps: dict | None = N
                            + ("the word lists also in another case)" if word_lists == "strict" else
                               "the word lists not: they are as wordfreq lists them, those texts kept and counted)"),
              "word_lists": word_lists,
-             "words": "wordfreq " + _wordfreq_version() + ", most frequent first" if caps["words"] else None,
+             "words": "wordfreq " + _wordfreq_version() + ", most frequent first"
+                      if any(cap_of(caps, "words", x) for x in ("en", *langs)) else None,
              "removed": {}, "kept": {}}
     files: dict[str, list[str]] = {}
     mono_sources = ("gnome", "man")
@@ -282,23 +290,23 @@ def write_general(out_dir, langs: tuple[str, ...] = LANGS, caps: dict | None = N
         if lang != "en":
             groups = []
             for domain, dl in DOMAIN_LANGS.items():
-                if lang in dl and caps[domain]:
+                if lang in dl and cap_of(caps, domain, lang):
                     other_source = domain not in BENCHMARK_DOMAINS     # the same words from elsewhere: any case
-                    rows = bitext_rows(domain, lang, caps[domain], held, stats["removed"], loader,
+                    rows = bitext_rows(domain, lang, cap_of(caps, domain, lang), held, stats["removed"], loader,
                                        held_folded if other_source else frozenset())
                     entry["bitext"][domain] = len(rows)
                     groups.append(rows)
             files[f"train.en-{file_lang(lang)}.tsv"] = ["\t".join(r) for r in _interleave(groups)]
         mono = []
         for source in mono_sources:
-            rows = mono_rows(source, lang, caps[source], held, stats["removed"], pages)
+            rows = mono_rows(source, lang, cap_of(caps, source, lang), held, stats["removed"], pages)
             entry["mono"][source] = len(rows)
             mono.append(rows)
         texts = list(dict.fromkeys(_interleave(mono)))
         if texts:
             files[f"mono.{file_lang(lang)}.txt"] = texts
-        if caps["words"]:
-            wl = word_rows(lang, caps["words"], held_folded, stats["removed"], words,
+        if cap_of(caps, "words", lang):
+            wl = word_rows(lang, cap_of(caps, "words", lang), held_folded, stats["removed"], words,
                            kept=stats["kept"] if word_lists == "as-listed" else None)
             entry["words"] = len(wl)
             if wl:
