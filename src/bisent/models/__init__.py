@@ -9,6 +9,7 @@ torch; the others (and all training) need torch.
 
 from . import adapter, dan  # noqa: F401  register "adapter" and "dan" (NumPy, no torch)
 from . import zhang2016  # noqa: F401  register "zhang2016" and "bbowae" (NumPy, no torch)
+from . import ensemble  # noqa: F401  register "ensemble" (the mean of its members)
 
 try:
     import torch  # noqa: F401

@@ -1,0 +1,120 @@
+"""An ensemble of trained encoders in one model directory: the normalised mean of its members' embeddings.
+
+Students distilled into the same teacher's space from different seeds make
+different errors (on the general student's benchmarks two seeds differ by
+0.8 points a set on average, README); the mean of their unit vectors keeps
+what they agree on. Every member must give vectors of one dimension in one
+space (students of one teacher), which the loader cannot check beyond the
+dimension: join students of the same teacher only.
+
+A directory::
+
+    config.json        {"architecture": "ensemble", "format_version": 1, "members": ["member-1", "member-2"]}
+    member-1/          a model directory of any architecture (config.json + safetensors)
+    member-2/
+
+Members are sub-directories, so the ensemble moves and copies as one folder.
+:func:`make_ensemble` builds one from model directories (hard links where the
+file system allows, else copies); ``bisent ensemble`` is its command.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from pathlib import Path
+
+import numpy as np
+
+from ..datasets.debian import atomic_dir
+from ..encoders.base import Encoder, l2_normalise
+from ..encoders.trained import load_model_dir, read_config, register_architecture
+from ..errors import BisentError
+
+ARCHITECTURE = "ensemble"
+FORMAT_VERSION = 1
+
+
+class EnsembleEncoder(Encoder):
+    """The mean of the members' unit embeddings (``encode`` normalises it again)."""
+
+    def __init__(self, members: list[Encoder], *, name: str):
+        if len(members) < 2:
+            raise BisentError(f"ensemble {name}: needs at least 2 members, got {len(members)}")
+        dims = sorted({m.dim for m in members})
+        if len(dims) > 1:
+            raise BisentError(f"ensemble {name}: members give vectors of different sizes ({', '.join(map(str, dims))})")
+        self.members = members
+        self.name = name
+        self.dim = dims[0]
+        self.id = f"{ARCHITECTURE}/" + hashlib.sha256("|".join(m.id for m in members).encode()).hexdigest()[:20]
+        known = [m.languages for m in members if m.languages is not None]
+        self.languages = frozenset.intersection(*known) if known else None
+        self.lang_dependent = any(m.lang_dependent for m in members)
+        self.batch_size = min(m.batch_size for m in members)
+
+    def embed_batch(self, sentences: list[str], lang: str) -> np.ndarray:
+        out = np.zeros((len(sentences), self.dim), dtype=np.float32)                 # (B, D)
+        for m in self.members:
+            out += l2_normalise(m.embed_batch(sentences, lang))                         # (B, D) unit rows
+        return out
+
+
+@register_architecture(ARCHITECTURE)
+def load_ensemble(model_dir: Path, config: dict) -> EnsembleEncoder:
+    """Load every member (a sub-directory named in ``members``) and join them."""
+    where = Path(model_dir) / "config.json"
+    members = config.get("members")
+    if not isinstance(members, list) or not all(isinstance(m, str) and m for m in members):
+        raise BisentError(f"{where}: 'members' must be a list of sub-directory names")
+    root = Path(model_dir).resolve()
+    loaded = []
+    for m in members:
+        path = (root / m).resolve()
+        if Path(m).is_absolute() or root not in path.parents:
+            raise BisentError(f"{where}: member '{m}' is not a sub-directory of the ensemble")
+        if not path.is_dir():
+            raise BisentError(f"{where}: member '{m}' is missing ({path.name}/ not found)")
+        loaded.append(load_model_dir(path))
+    return EnsembleEncoder(loaded, name=str(model_dir))
+
+
+def _copy_tree(src: Path, dst: Path) -> None:
+    """Copy a model directory, hard-linking its files where the file system allows (no second 261 MB copy)."""
+    for path in sorted(src.rglob("*")):
+        target = dst / path.relative_to(src)
+        if path.is_dir():
+            target.mkdir(parents=True, exist_ok=True)
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            os.link(path, target)
+        except OSError:
+            shutil.copy2(path, target)
+
+
+def make_ensemble(out_dir, members: list) -> Path:
+    """Write an ensemble directory at ``out_dir`` holding the model directories ``members`` (at least 2, each
+    loadable, the same output size), as ``member-1/``, ``member-2/``, ...; built in a temp folder and renamed."""
+    out_dir = Path(out_dir)
+    members = [Path(m) for m in members]
+    if len(members) < 2:
+        raise BisentError(f"ensemble: needs at least 2 model directories, got {len(members)}")
+    encoders = []
+    for m in members:
+        if not m.is_dir():
+            raise BisentError(f"{m}: no such model directory")
+        read_config(m)
+        encoders.append(load_model_dir(m))
+    EnsembleEncoder(encoders, name=str(out_dir))                     # checks the sizes before anything is written
+    names = [f"member-{i + 1}" for i in range(len(members))]
+    sources = [{"member": n, "from": src.name, "architecture": read_config(src)["architecture"]}
+               for n, src in zip(names, members)]
+    config = {"architecture": ARCHITECTURE, "format_version": FORMAT_VERSION, "members": names, "sources": sources}
+    with atomic_dir(out_dir, replace_names=frozenset()) as tmp:      # an existing non-empty folder: an error
+        for src, name in zip(members, names):
+            _copy_tree(src, tmp / name)
+        (tmp / "config.json").write_text(json.dumps(config, indent=1) + "\n", encoding="utf-8")
+    return out_dir

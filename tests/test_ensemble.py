@@ -1,0 +1,83 @@
+"""An ensemble model directory: the normalised mean of its members' embeddings, built and loaded as one folder."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from bisent.cli import main  # noqa: E402
+from bisent.encoders import get_encoder, l2_normalise  # noqa: E402
+from bisent.encoders.trained import load_model_dir  # noqa: E402
+from bisent.errors import BisentError  # noqa: E402
+from bisent.models.dual import DAN, save_dual  # noqa: E402
+from bisent.models.ensemble import make_ensemble  # noqa: E402
+
+TINY_DAN = {"buckets": 4096, "embed_dim": 32, "hidden": [64]}
+TEXTS = ["Open the file", "Save the document as PDF", "hello world", "Datei öffnen", "打开文件", ""]
+
+
+@pytest.fixture(autouse=True)
+def _isolated_cache(monkeypatch, tmp_path):
+    monkeypatch.setenv("BISENT_CACHE", str(tmp_path / "cache"))
+
+
+def _students(tmp_path, dims=(8, 8)) -> list:
+    out = []
+    for seed, dim in enumerate(dims):
+        torch.manual_seed(seed)
+        save_dual(DAN(dim=dim, **TINY_DAN), tmp_path / f"s{seed}")
+        out.append(tmp_path / f"s{seed}")
+    return out
+
+
+def test_ensemble_is_the_normalised_mean_of_its_members_and_moves_as_one_folder(tmp_path):
+    a, b, c = _students(tmp_path, (8, 8, 8))
+    assert main(["ensemble", str(a), str(b), "-o", str(tmp_path / "ens")]) == 0
+    moved = tmp_path / "elsewhere" / "ens"
+    moved.parent.mkdir()
+    shutil.move(tmp_path / "ens", moved)                                    # members travel with it
+    ens = get_encoder(str(moved))
+    ea, eb = (load_model_dir(m).encode(TEXTS, "en", cache=False) for m in (a, b))
+    got = ens.encode(TEXTS, "en", cache=False)
+    np.testing.assert_allclose(got, l2_normalise(ea + eb), atol=1e-5)
+    assert got.shape == (len(TEXTS), 8)
+    assert ens.id != load_model_dir(a).id and ens.id.startswith("ensemble/")
+    cos = lambda x, y: np.sum(x * y, axis=1)                                # noqa: E731
+    # cos(normalised mean, t) = the members' mean cosine / |mean| with |mean| <= 1: never nearer zero than it
+    t = load_model_dir(c).encode(TEXTS[:5], "en", cache=False)
+    assert np.all(np.abs(cos(got[:5], t)) >= np.abs(cos(ea[:5], t) + cos(eb[:5], t)) / 2 - 1e-5)
+    config = json.loads((moved / "config.json").read_text())
+    assert config["members"] == ["member-1", "member-2"] and config["sources"][0]["from"] == "s0"
+    three = make_ensemble(tmp_path / "ens3", [a, b, c])
+    each = sum(load_model_dir(m).encode(TEXTS, "de", cache=False) for m in (a, b, c))
+    np.testing.assert_allclose(load_model_dir(three).encode(TEXTS, "de", cache=False), l2_normalise(each), atol=1e-5)
+
+
+def test_ensemble_mistakes_are_one_line_errors(tmp_path, capsys):
+    a, b = _students(tmp_path)
+    save_dual(DAN(dim=16, **TINY_DAN), tmp_path / "wide")
+    wide = tmp_path / "wide"
+    with pytest.raises(BisentError, match="at least 2 model directories"):
+        make_ensemble(tmp_path / "e1", [a])
+    with pytest.raises(BisentError, match="different sizes \\(8, 16\\)"):
+        make_ensemble(tmp_path / "e2", [a, wide])
+    assert not (tmp_path / "e2").exists()                                      # nothing written
+    with pytest.raises(BisentError, match="no such model directory"):
+        make_ensemble(tmp_path / "e3", [a, tmp_path / "nowhere"])
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "notes.txt").write_text("mine")
+    assert main(["ensemble", str(a), str(b), "-o", str(tmp_path / "full")]) == 2
+    assert "holds other files (notes.txt)" in capsys.readouterr().err
+    assert (tmp_path / "full" / "notes.txt").read_text() == "mine"            # a user's folder is never clobbered
+    ens = make_ensemble(tmp_path / "ok", [a, b])
+    cfg = json.loads((ens / "config.json").read_text())
+    for members, message in ((["member-1", "../s0"], "not a sub-directory"), (["member-1", "member-9"], "is missing"),
+                             ("member-1", "must be a list"), (["member-1"], "at least 2 members")):
+        (ens / "config.json").write_text(json.dumps({**cfg, "members": members}))
+        with pytest.raises(BisentError, match=message):
+            load_model_dir(ens)
