@@ -379,10 +379,12 @@ def _check_dual(out: dict, raw: dict, src: str) -> None:
     for key in ("hidden",):
         if key in model and not all(isinstance(h, int) and not isinstance(h, bool) and h > 0 for h in model[key]):
             raise BisentError(f"{src}: model.{key}: expected a list of positive integers, got {model[key]!r}")
-    if "n_max" in model and model["n_max"] < model["n_min"] - 1:
-        raise BisentError(f"{src}: model.n_max: {model['n_max']} is below model.n_min - 1 ({model['n_min'] - 1})")
-    if model.get("cjk_n_min") and model["cjk_n_min"] >= model.get("n_min", 3):
-        raise BisentError(f"{src}: model.cjk_n_min: {model['cjk_n_min']} must be below model.n_min ({model.get('n_min', 3)}), or 0")
+    if "buckets" in model:                       # the hashed features: HashConfig's own rules, now, not at train start
+        from ..models.dan import hash_config
+        try:
+            hash_config(model).check()
+        except ValueError as e:
+            raise BisentError(f"{src}: model: {e}") from None
     if out["architecture"] == "hash-transformer" and model["d_model"] % model["heads"]:
         raise BisentError(f"{src}: model.d_model: {model['d_model']} is not a multiple of model.heads ({model['heads']})")
     if out["architecture"] == "adapter" and model["residual"] and model["dim"] is not None:
