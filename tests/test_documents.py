@@ -318,6 +318,29 @@ def test_parsers_on_samples():
     assert roff_paragraphs(".so man3/other.3\n") is None
 
 
+def test_page_readers_leave_out_aliases_and_broken_files(tmp_path, capsys):
+    """One reader per format for the document sets and the scale collection: a manual page that is a link or
+    not gzip, a Mallard page that does not parse, are left out (the broken gzip said on stderr)."""
+    import gzip
+
+    from bisent.datasets.docsets import mallard_pages, man_page
+
+    (tmp_path / "man1").mkdir()
+    good = tmp_path / "man1" / "ls.1.gz"
+    good.write_bytes(gzip.compress(b".TH LS 1\n.SH NAME\nls \\- list\n"))
+    (tmp_path / "man1" / "dir.1.gz").symlink_to(good)
+    (tmp_path / "man1" / "bad.1.gz").write_bytes(b"not gzip")
+    assert man_page(good) == ["NAME", "ls - list"]
+    assert man_page(tmp_path / "man1" / "dir.1.gz") is None
+    assert man_page(tmp_path / "man1" / "bad.1.gz") is None
+    assert "bad.1.gz: not a readable gzip file; left out" in capsys.readouterr().err
+    (tmp_path / "help" / "sub").mkdir(parents=True)
+    (tmp_path / "help" / "sub" / "b.page").write_text('<page xmlns="http://projectmallard.org/1.0/" id="b">'
+                                                      '<title>Wi-Fi</title></page>', encoding="utf-8")
+    (tmp_path / "help" / "a.page").write_text("<page><title>unclosed", encoding="utf-8")
+    assert mallard_pages(tmp_path / "help") == {"sub/b.page": ["Wi-Fi"]}
+
+
 @pytest.mark.network
 def test_gnome_docset_from_debian(tmp_path):
     """gnome-user-docs (apt-get download, cached): the same page path in C and de is a gold pair."""

@@ -49,6 +49,7 @@ from __future__ import annotations
 import gzip
 import json
 import re
+import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Callable, NamedTuple
@@ -187,17 +188,25 @@ GNOME_APPS = ("evolution-common", "gnome-devel-docs", "evince-common", "orca", "
 _GNOME_LOCALE = {"en": "C", "zh-cn": "zh_CN", "zh-tw": "zh_TW", "pt-br": "pt_BR"}
 
 
+def mallard_pages(root: Path) -> dict[str, list[str]]:
+    """The paragraphs of every Mallard page (``*.page``) under ``root``, by its path relative to ``root``,
+    sorted; a page that does not parse is left out (a benchmark counts it as a missing page)."""
+    pages = {}
+    for p in sorted(root.rglob("*.page")):
+        try:
+            pages[p.relative_to(root).as_posix()] = mallard_paragraphs(p.read_text(encoding="utf-8"))
+        except (ET.ParseError, UnicodeDecodeError):
+            continue
+    return pages
+
+
 def gnome_pages(lang: str, packages: tuple[str, ...] = ("gnome-user-docs",), prefix: str = "gnome") -> dict[str, list[str]]:
     pages = {}
     for package in packages:
         root = fetch_package(package) / "usr/share/help" / _GNOME_LOCALE.get(lang, lang)
         if not root.is_dir():
             raise BisentError(f"{package}: no help in language '{lang}'")
-        for p in sorted(root.rglob("*.page")):
-            try:
-                pages[f"{prefix}:{p.relative_to(root).as_posix()}"] = mallard_paragraphs(p.read_text(encoding="utf-8"))
-            except (ET.ParseError, UnicodeDecodeError):
-                continue                                                 # counted as a missing page
+        pages.update({f"{prefix}:{rel}": paras for rel, paras in mallard_pages(root).items()})
     return pages
 
 
@@ -265,13 +274,23 @@ def man_pages(lang: str) -> dict[str, list[str]]:
     pages = {}
     for root in roots:
         for p in sorted(root.glob("man*/*.gz")):
-            if not p.is_file() or p.is_symlink():
-                continue                                                 # aliases: the same page under another name
-            text = gzip.decompress(p.read_bytes()).decode("utf-8", errors="replace")
-            paras = roff_paragraphs(text)
+            paras = man_page(p)
             if paras is not None:
                 pages[f"man:{p.parent.name}/{p.name[:-3]}"] = paras
     return pages
+
+
+def man_page(path: Path) -> list[str] | None:
+    """The paragraphs of one gzipped manual page; None for an alias (a symbolic link or a ``.so`` page: the
+    same page under another name) and for a file that is not gzip (said on stderr, left out)."""
+    if not path.is_file() or path.is_symlink():
+        return None
+    try:
+        text = gzip.decompress(path.read_bytes()).decode("utf-8", errors="replace")
+    except (OSError, EOFError):
+        print(f"{path}: not a readable gzip file; left out", file=sys.stderr)
+        return None
+    return roff_paragraphs(text)
 
 
 # --- manuals: HTML books cut into sections, and LilyPond's pages ----------------------------------------

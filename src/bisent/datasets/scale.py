@@ -48,11 +48,9 @@ Parsed pages are cached per source under ``cache_dir("datasets", "scale")``.
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import json
 import re
-import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -62,7 +60,7 @@ from ..cache import cache_dir
 from ..errors import BisentError
 from ..io import atomic_write
 from .debian import atomic_dir, fetch_package
-from .docsets import MAN_PACKAGES, GNOME_APPS, html_paragraphs, mallard_paragraphs, roff_paragraphs
+from .docsets import MAN_PACKAGES, GNOME_APPS, html_paragraphs, mallard_pages, man_page
 from .gettext import PACKAGES as GETTEXT_BASE, _clean, drop_reason, read_mo
 from .libreoffice import MIN_CHARS, MIN_WORDS, _UNSPACED_RE, _too_short, load_documents
 
@@ -199,12 +197,8 @@ def _mallard(packages: tuple[str, ...]) -> Callable[[], dict[str, dict[str, list
             root = fetch_package(package) / "usr/share/help"
             for folder in sorted(d for d in root.iterdir() if d.is_dir()) if root.is_dir() else ():
                 lang = _lang_dir(folder.name)
-                for p in sorted(folder.rglob("*.page")) if lang else ():
-                    try:
-                        paragraphs = mallard_paragraphs(p.read_text(encoding="utf-8"))
-                    except (ET.ParseError, UnicodeDecodeError):
-                        continue
-                    out.setdefault(lang, {}).setdefault(f"{package}:{p.relative_to(folder).as_posix()}", paragraphs)
+                for rel, paragraphs in mallard_pages(folder).items() if lang else ():
+                    out.setdefault(lang, {}).setdefault(f"{package}:{rel}", paragraphs)
         return out
     return read
 
@@ -226,13 +220,9 @@ def _manpages() -> dict[str, dict[str, list[str]]]:
         for p in sorted(root.glob("**/man*/*.gz")):
             rel = p.relative_to(root).parts
             lang = "en" if len(rel) == 2 else _lang_dir(rel[0]) if len(rel) == 3 else None
-            if lang is None or (len(rel) == 3 and lang == "en") or not p.is_file() or p.is_symlink():
+            if lang is None or (len(rel) == 3 and lang == "en"):
                 continue
-            try:
-                paragraphs = roff_paragraphs(gzip.decompress(p.read_bytes()).decode("utf-8", errors="replace"))
-            except (OSError, EOFError):
-                tqdm.write(f"{package}: {p.name}: not a readable gzip file; left out")
-                continue
+            paragraphs = man_page(p)
             if paragraphs is not None:
                 out.setdefault(lang, {}).setdefault(f"man:{rel[-2]}/{p.name[:-3]}", paragraphs)
     return out
