@@ -14,7 +14,7 @@ from bisent.cli import main  # noqa: E402
 from bisent.encoders import get_encoder, l2_normalise  # noqa: E402
 from bisent.encoders.trained import load_model_dir  # noqa: E402
 from bisent.errors import BisentError  # noqa: E402
-from bisent.models.dual import DAN, save_dual  # noqa: E402
+from bisent.models.dual import DAN, Adapter, save_dual  # noqa: E402
 from bisent.models.ensemble import make_ensemble  # noqa: E402
 
 TINY_DAN = {"buckets": 4096, "embed_dim": 32, "hidden": [64]}
@@ -53,6 +53,11 @@ def test_ensemble_is_the_normalised_mean_of_its_members_and_moves_as_one_folder(
     assert np.all(np.abs(cos(got[:5], t)) >= np.abs(cos(ea[:5], t) + cos(eb[:5], t)) / 2 - 1e-5)
     config = json.loads((moved / "config.json").read_text())
     assert config["members"] == ["member-1", "member-2"] and config["sources"][0]["from"] == "s0"
+    save_dual(Adapter("char-ngram", 1024, dim=8), tmp_path / "adapter")      # members of other architectures too
+    mixed = make_ensemble(tmp_path / "mixed", [a, tmp_path / "adapter"])
+    np.testing.assert_allclose(load_model_dir(mixed).encode(TEXTS, "en", cache=False),
+                               l2_normalise(ea + load_model_dir(tmp_path / "adapter").encode(TEXTS, "en", cache=False)),
+                               atol=1e-5)
     three = make_ensemble(tmp_path / "ens3", [a, b, c])
     each = sum(load_model_dir(m).encode(TEXTS, "de", cache=False) for m in (a, b, c))
     np.testing.assert_allclose(load_model_dir(three).encode(TEXTS, "de", cache=False), l2_normalise(each), atol=1e-5)

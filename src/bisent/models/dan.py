@@ -23,7 +23,7 @@ import numpy as np
 
 from ..encoders.base import Encoder
 from ..encoders.trained import register_architecture
-from .hashing import HashConfig, HashFeaturizer
+from .hashing import Features, HashConfig, HashFeaturizer
 from .modeldir import dense_shapes, load_checked
 
 ARCHITECTURE = "dan"
@@ -68,16 +68,16 @@ class DANEncoder(Encoder):
             self._torch, self._torch_table = torch, torch.from_numpy(self.table[:-1])
             self._torch_layers = [(torch.from_numpy(w), torch.from_numpy(b)) for w, b in self.layers]
 
-    def pooled(self, sentences: list[str]) -> np.ndarray:
-        """Mean of the feature embeddings per sentence: ``(B, E)``; a sentence without features is zero.
+    def pooled(self, f: Features) -> np.ndarray:
+        """Mean of the feature embeddings per sentence of the bags ``f`` (B sentences): ``(B, E)``; a sentence
+        without features is zero.
 
         The bags are laid out as a padded ``(B, L)`` id matrix whose padding
         points at an all-zero row, then summed over an axis (``np.add.reduceat``
         over ragged segments is an order of magnitude slower); ``encode``
         batches sentences of similar length, so little padding is wasted.
         """
-        f = self.featurizer.bags(sentences)
-        B, L = len(sentences), max(int(f.counts.max(initial=0)), 1)
+        B, L = len(f.counts), max(int(f.counts.max(initial=0)), 1)
         rows = np.repeat(np.arange(B), f.counts)                                              # (M,)
         cols = np.arange(len(f.ids)) - np.repeat(f.offsets, f.counts)                         # (M,) slot in its row
         padded = np.full((B, L), self.zero_row, dtype=np.int64)                               # (B, L)
@@ -86,20 +86,24 @@ class DANEncoder(Encoder):
         return sums / np.maximum(f.counts, 1)[:, None].astype(np.float32)
 
     def embed_batch(self, sentences: list[str], lang: str) -> np.ndarray:
+        return self.embed_bags(self.featurizer.bags(sentences))
+
+    def embed_bags(self, f: Features) -> np.ndarray:
+        """``(B, D)`` from the hashed bags of B sentences (``self.featurizer.bags``); an ensemble of DANs that
+        hash alike computes the bags once for all of them."""
         if self._torch is not None:
-            return self._embed_torch(sentences)
-        h = self.pooled(sentences)                                                           # (B, E)
+            return self._embed_torch(f)
+        h = self.pooled(f)                                                                   # (B, E)
         for i, (w, b) in enumerate(self.layers):
             h = h @ w + b                                                                    # (B, out_i)
             if i < len(self.layers) - 1:
                 np.maximum(h, 0, out=h)
         return h                                                                             # (B, D)
 
-    def _embed_torch(self, sentences: list[str]) -> np.ndarray:
+    def _embed_torch(self, f: Features) -> np.ndarray:
         """The same computation in torch on ONE thread: these matrices are small (B x 256 x 512), and
         on a shared machine two BLAS threads waiting for each other were measured 5-15x slower than one."""
         torch = self._torch
-        f = self.featurizer.bags(sentences)
         threads = torch.get_num_threads()
         torch.set_num_threads(1)
         try:

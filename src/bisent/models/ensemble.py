@@ -32,6 +32,7 @@ from ..datasets.debian import atomic_dir
 from ..encoders.base import Encoder, l2_normalise
 from ..encoders.trained import load_model_dir, read_config, register_architecture
 from ..errors import BisentError
+from .dan import DANEncoder
 
 ARCHITECTURE = "ensemble"
 FORMAT_VERSION = 1
@@ -57,8 +58,16 @@ class EnsembleEncoder(Encoder):
 
     def embed_batch(self, sentences: list[str], lang: str) -> np.ndarray:
         out = np.zeros((len(sentences), self.dim), dtype=np.float32)                 # (B, D)
+        bags: dict = {}                                  # DAN members that hash alike share one featurisation
         for m in self.members:
-            out += l2_normalise(m.embed_batch(sentences, lang))                         # (B, D) unit rows
+            if isinstance(m, DANEncoder):
+                key = m.featurizer.config
+                if key not in bags:
+                    bags[key] = m.featurizer.bags(sentences)
+                vecs = m.embed_bags(bags[key])                                          # (B, D)
+            else:
+                vecs = m.embed_batch(sentences, lang)
+            out += l2_normalise(vecs)                                                   # (B, D) unit rows
         return out
 
 
