@@ -485,6 +485,8 @@ def test_general_collection_caps_one_language_apart_from_the_others(tmp_path, ca
     assert sum(r.startswith("ui:") for r in fr) == 3
     assert cap_of({"words": 30000, "words:ja": 100000}, "words", "ja") == 100000
     assert cap_of({"words": 30000, "words:ja": 100000}, "words", "ru") == 30000
+    with pytest.raises(BisentError, match="unknown cap 'talk:de'"):
+        write_general(tmp_path / "x", ("de",), {"talk:de": 5}, loader=loader, pages=pages)
 
     assert main(["data", "general", "--langs", "de", "--cap", "ui-apps:fr=5", "-o", str(tmp_path / "c")]) == 2
     assert "--cap ui-apps:fr=5: fr is not one of the languages (en, de)" in capsys.readouterr().err

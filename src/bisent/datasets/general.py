@@ -264,6 +264,9 @@ def write_general(out_dir, langs: tuple[str, ...] = LANGS, caps: dict | None = N
     out of them) or ``"as-listed"`` (kept, counted as ``kept["held_out_words"]``)."""
     if word_lists not in WORD_LISTS:
         raise BisentError(f"general collection: word_lists {word_lists!r}; choose one of {', '.join(WORD_LISTS)}")
+    bad = [k for k in (caps or {}) if k.partition(":")[0] not in CAPS]
+    if bad:
+        raise BisentError(f"general collection: unknown cap {bad[0]!r}; sources: {', '.join(CAPS)} (SOURCE or SOURCE:LANG)")
     caps = {**CAPS, **(caps or {})}
     unknown = [x for x in langs if x not in LANGS]
     if unknown:
