@@ -632,11 +632,11 @@ def test_dual_recipes_and_errors(tmp_path):
     r = validate_recipe({"architecture": "dan", "objective": "distill"})
     assert r["objectives"]["distill"] == 1.0 and r["objectives"]["ranking"] == 0.0
     # the hashed features' rules are HashConfig's, checked when the recipe loads
-    with pytest.raises(BisentError, match="model: 'cjk_n_min' must be 0 \\(off\\) or a whole number from 1 to n_min - 1 \\(2\\)"):
+    with pytest.raises(BisentError, match="model.cjk_n_min: must be 0 \\(off\\) or a whole number from 1 to n_min - 1 \\(2\\)"):
         validate_recipe({"architecture": "dan", "objective": "distill", "model": {"cjk_n_min": 3}})
-    with pytest.raises(BisentError, match="model: 'n_max' \\(1\\) must be at least 'n_min' - 1 \\(3\\)"):
+    with pytest.raises(BisentError, match="model.n_max: \\(1\\) must be at least 'n_min' - 1 \\(3\\)"):
         validate_recipe({"architecture": "hash-transformer", "objective": "distill", "model": {"n_min": 4, "n_max": 1}})
-    with pytest.raises(BisentError, match="model: 'buckets' must be below 2\\*\\*32"):
+    with pytest.raises(BisentError, match="model.buckets: must be below 2\\*\\*32"):
         validate_recipe({"architecture": "dan", "objective": "distill", "model": {"buckets": 2 ** 33}})
     assert validate_recipe({"architecture": "dan", "objective": "distill", "model": {"cjk_n_min": 2}})["model"]["cjk_n_min"] == 2
 

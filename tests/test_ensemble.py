@@ -77,7 +77,7 @@ def test_ensemble_mistakes_are_one_line_errors(tmp_path, capsys):
     (tmp_path / "full").mkdir()
     (tmp_path / "full" / "notes.txt").write_text("mine")
     assert main(["ensemble", str(a), str(b), "-o", str(tmp_path / "full")]) == 2
-    assert "holds other files (notes.txt)" in capsys.readouterr().err
+    assert "full: exists and is not an empty folder" in capsys.readouterr().err
     assert (tmp_path / "full" / "notes.txt").read_text() == "mine"            # a user's folder is never clobbered
     ens = make_ensemble(tmp_path / "ok", [a, b])
     cfg = json.loads((ens / "config.json").read_text())
