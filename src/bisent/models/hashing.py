@@ -173,6 +173,15 @@ class _Spans(NamedTuple):
     raw: np.ndarray          # (T, 2) each token's [start, end) in ``cp``
 
 
+class HashConfigError(ValueError):
+    """An invalid :class:`HashConfig` setting: ``key`` names it, ``problem`` says what is wrong with it; the
+    message is ``'key' problem``."""
+
+    def __init__(self, key: str, problem: str):
+        super().__init__(f"'{key}' {problem}")
+        self.key, self.problem = key, problem
+
+
 @dataclass(frozen=True)
 class HashConfig:
     """What the features are; stored in a model's ``config.json`` so loading hashes the same way."""
@@ -190,21 +199,21 @@ class HashConfig:
         return asdict(self)
 
     def check(self) -> None:
-        """Raise ``ValueError`` naming the first key that is not a valid setting."""
+        """Raise :class:`HashConfigError` (a ``ValueError``) naming the first key that is not a valid setting."""
         for key, low in (("buckets", 2), ("n_min", 1), ("n_max", 0), ("word_ngrams", 0), ("max_tokens", 1)):
             v = getattr(self, key)
             if isinstance(v, bool) or not isinstance(v, int) or v < low:
-                raise ValueError(f"'{key}' must be a whole number >= {low}, got {v!r}")
+                raise HashConfigError(key, f"must be a whole number >= {low}, got {v!r}")
         if self.buckets >= 2 ** 32:
-            raise ValueError(f"'buckets' must be below 2**32, got {self.buckets}")
+            raise HashConfigError("buckets", f"must be below 2**32, got {self.buckets}")
         if self.n_max < self.n_min - 1:
-            raise ValueError(f"'n_max' ({self.n_max}) must be at least 'n_min' - 1 ({self.n_min - 1})")
+            raise HashConfigError("n_max", f"({self.n_max}) must be at least 'n_min' - 1 ({self.n_min - 1})")
         v = self.cjk_n_min
         if isinstance(v, bool) or not isinstance(v, int) or v < 0 or (v and v >= self.n_min):
-            raise ValueError(f"'cjk_n_min' must be 0 (off) or a whole number from 1 to n_min - 1 ({self.n_min - 1}), got {v!r}")
+            raise HashConfigError("cjk_n_min", f"must be 0 (off) or a whole number from 1 to n_min - 1 ({self.n_min - 1}), got {v!r}")
         for key in ("lowercase", "translit"):
             if not isinstance(getattr(self, key), bool):
-                raise ValueError(f"'{key}' must be true or false, got {getattr(self, key)!r}")
+                raise HashConfigError(key, f"must be true or false, got {getattr(self, key)!r}")
 
 
 class HashFeaturizer:

@@ -381,11 +381,11 @@ def _check_dual(out: dict, raw: dict, src: str) -> None:
             raise BisentError(f"{src}: model.{key}: expected a list of positive integers, got {model[key]!r}")
     if "buckets" in model:                       # the hashed features: HashConfig's own rules, now, not at train start
         from ..models.dan import hash_config
+        from ..models.hashing import HashConfigError
         try:
             hash_config(model).check()
-        except ValueError as e:                  # "'key' must be ..." -> "model.key: must be ..."
-            key, _, rest = str(e).partition("' ")
-            raise BisentError(f"{src}: model.{key.strip(chr(39))}: {rest}") from None
+        except HashConfigError as e:
+            raise BisentError(f"{src}: model.{e.key}: {e.problem}") from None
     if out["architecture"] == "hash-transformer" and model["d_model"] % model["heads"]:
         raise BisentError(f"{src}: model.d_model: {model['d_model']} is not a multiple of model.heads ({model['heads']})")
     if out["architecture"] == "adapter" and model["residual"] and model["dim"] is not None:
