@@ -79,6 +79,15 @@ def test_ensemble_mistakes_are_one_line_errors(tmp_path, capsys):
     assert main(["ensemble", str(a), str(b), "-o", str(tmp_path / "full")]) == 2
     assert "full: exists and is not an empty folder" in capsys.readouterr().err
     assert (tmp_path / "full" / "notes.txt").read_text() == "mine"            # a user's folder is never clobbered
+    # through the command: one "bisent: error:" line, no traceback, the member folders unchanged, nothing written
+    before = {q: q.read_bytes() for q in tmp_path.rglob("*") if q.is_file()}
+    for argv, message in (([a], "at least 2 model directories, got 1"), ([a, wide], "different sizes (8, 16)"),
+                          ([a, tmp_path / "nowhere"], "nowhere: no such model directory")):
+        assert main(["ensemble", *map(str, argv), "-o", str(tmp_path / "cli")]) == 2
+        err = capsys.readouterr().err
+        assert err.count("bisent: error:") == 1 and message in err and "Traceback" not in err
+        assert not (tmp_path / "cli").exists()
+    assert {q: q.read_bytes() for q in tmp_path.rglob("*") if q.is_file()} == before
     ens = make_ensemble(tmp_path / "ok", [a, b])
     cfg = json.loads((ens / "config.json").read_text())
     for members, message in ((["member-1", "../s0"], "not a sub-directory"), (["member-1", "member-9"], "is missing"),

@@ -54,6 +54,8 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Callable, NamedTuple
 
+from tqdm import tqdm
+
 from ..cache import cache_dir
 from ..errors import BisentError
 from .debian import atomic_dir, fetch_package, package_info
@@ -288,7 +290,7 @@ def man_page(path: Path) -> list[str] | None:
     try:
         text = gzip.decompress(path.read_bytes()).decode("utf-8", errors="replace")
     except (OSError, EOFError):
-        print(f"{path}: not a readable gzip file; left out", file=sys.stderr)
+        tqdm.write(f"{path}: not a readable gzip file; left out", file=sys.stderr)   # beside any progress bar
         return None
     return roff_paragraphs(text)
 

@@ -293,9 +293,10 @@ def write_general(out_dir, langs: tuple[str, ...] = LANGS, caps: dict | None = N
         if lang != "en":
             groups = []
             for domain, dl in DOMAIN_LANGS.items():
-                if lang in dl and cap_of(caps, domain, lang):
+                cap = cap_of(caps, domain, lang) if lang in dl else 0
+                if cap:
                     other_source = domain not in BENCHMARK_DOMAINS     # the same words from elsewhere: any case
-                    rows = bitext_rows(domain, lang, cap_of(caps, domain, lang), held, stats["removed"], loader,
+                    rows = bitext_rows(domain, lang, cap, held, stats["removed"], loader,
                                        held_folded if other_source else frozenset())
                     entry["bitext"][domain] = len(rows)
                     groups.append(rows)
@@ -308,8 +309,9 @@ def write_general(out_dir, langs: tuple[str, ...] = LANGS, caps: dict | None = N
         texts = list(dict.fromkeys(_interleave(mono)))
         if texts:
             files[f"mono.{file_lang(lang)}.txt"] = texts
-        if cap_of(caps, "words", lang):
-            wl = word_rows(lang, cap_of(caps, "words", lang), held_folded, stats["removed"], words,
+        n_words = cap_of(caps, "words", lang)
+        if n_words:
+            wl = word_rows(lang, n_words, held_folded, stats["removed"], words,
                            kept=stats["kept"] if word_lists == "as-listed" else None)
             entry["words"] = len(wl)
             if wl:

@@ -91,7 +91,7 @@ def load_ensemble(model_dir: Path, config: dict) -> EnsembleEncoder:
 
 
 def _copy_tree(src: Path, dst: Path) -> None:
-    """Copy a model directory, hard-linking its files where the file system allows (no second 261 MB copy)."""
+    """Copy a model directory, hard-linking its files where the file system allows (no second copy of a 273 MB table)."""
     for path in sorted(src.rglob("*")):
         target = dst / path.relative_to(src)
         if path.is_dir():
@@ -111,19 +111,16 @@ def make_ensemble(out_dir, members: list) -> Path:
     members = [Path(m) for m in members]
     if len(members) < 2:
         raise BisentError(f"ensemble: needs at least 2 model directories, got {len(members)}")
-    encoders = []
+    if out_dir.exists() and (not out_dir.is_dir() or any(out_dir.iterdir())):
+        raise BisentError(f"{out_dir}: exists and is not an empty folder; choose a new one")
     for m in members:
         if not m.is_dir():
             raise BisentError(f"{m}: no such model directory")
-        read_config(m)
-        encoders.append(load_model_dir(m))
-    EnsembleEncoder(encoders, name=str(out_dir))                     # checks the sizes before anything is written
+    EnsembleEncoder([load_model_dir(m) for m in members], name=str(out_dir))   # loadable, one size: before writing
     names = [f"member-{i + 1}" for i in range(len(members))]
     sources = [{"member": n, "from": src.name, "architecture": read_config(src)["architecture"]}
                for n, src in zip(names, members)]
     config = {"architecture": ARCHITECTURE, "format_version": FORMAT_VERSION, "members": names, "sources": sources}
-    if out_dir.exists() and (not out_dir.is_dir() or any(out_dir.iterdir())):
-        raise BisentError(f"{out_dir}: exists and is not an empty folder; choose a new one")
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     tmp = make_temp_dir(out_dir.parent, f".{out_dir.name}.")
     try:
