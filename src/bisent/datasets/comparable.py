@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Iterable, Protocol
 
 from ..errors import BisentError
-from .debian import atomic_dir
+from ..io import atomic_dir
 
 ROLES = ("gold", "src_only", "tgt_only")
 

@@ -20,11 +20,10 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
-from typing import Iterator
 
 from ..cache import cache_dir
 from ..errors import BisentError
-from ..io import make_temp_dir
+from ..io import atomic_dir
 
 #: Debian package names: lower-case letters, digits, + - . (at least 2 characters).
 PACKAGE_RE = re.compile(r"^[a-z0-9][a-z0-9+.-]+$")
@@ -38,67 +37,6 @@ APT_TIMEOUT_S = 900
 STALE_TMP_S = 24 * 3600
 
 _updated_once = False
-
-
-@contextlib.contextmanager
-def atomic_dir(path: Path, *, replace_names: frozenset[str] | None = None) -> Iterator[Path]:
-    """Yield an empty temp folder beside ``path``; on success rename it to ``path``, on error remove it.
-
-    Readers never see a half-written folder. An existing ``path`` is replaced
-    only when it is empty or holds nothing but files named in
-    ``replace_names`` (a previous output of the same builder); otherwise it is
-    a :class:`BisentError`, so a user's folder is never clobbered. When
-    ``replace_names`` is None and ``path`` appears meanwhile (another process
-    won the race), the new copy is discarded and the existing one kept.
-    """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    _check_replaceable(path, replace_names)
-    tmp = make_temp_dir(path.parent, f".{path.name}.")
-    try:
-        yield tmp
-        _move_into_place(tmp, path, replace_names)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-
-
-def _check_replaceable(path: Path, replace_names: frozenset[str] | None) -> None:
-    """Fail early if ``path`` exists and may not be replaced by :func:`atomic_dir`."""
-    if not path.exists() or replace_names is None:
-        return
-    if not path.is_dir():
-        raise BisentError(f"{path}: exists and is not a folder")
-    foreign = sorted(p.name for p in path.iterdir() if p.name not in replace_names)
-    if foreign:
-        raise BisentError(f"{path}: folder exists and holds other files ({', '.join(foreign[:3])}); "
-                          "choose a new or empty folder")
-
-
-def _move_into_place(tmp: Path, path: Path, replace_names: frozenset[str] | None) -> None:
-    """Rename ``tmp`` to ``path``, swapping out a replaceable old folder."""
-    if path.is_dir() and not any(path.iterdir()):
-        path.rmdir()
-    if not path.exists():
-        try:
-            os.rename(tmp, path)
-            return
-        except OSError:
-            if not path.exists():
-                raise
-    if replace_names is None:  # someone else finished the same folder first: keep theirs
-        shutil.rmtree(tmp, ignore_errors=True)
-        return
-    _check_replaceable(path, replace_names)
-    old = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".old", dir=path.parent))
-    os.rename(path, old / "previous")
-    try:
-        os.rename(tmp, path)
-    except OSError:
-        os.rename(old / "previous", path)  # put the old folder back
-        raise
-    finally:
-        shutil.rmtree(old, ignore_errors=True)
 
 
 def fetch_package(name: str) -> Path:

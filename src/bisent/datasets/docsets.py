@@ -58,7 +58,8 @@ from tqdm import tqdm
 
 from ..cache import cache_dir
 from ..errors import BisentError
-from .debian import atomic_dir, fetch_package, package_info
+from ..io import atomic_dir
+from .debian import fetch_package, package_info
 from .libreoffice import _SKIP, _Node, _TreeBuilder, normalise_lang, normalise_text, split_of
 
 SOURCES = ("libreoffice", "gimp", "gnome", "manpages", "gnome-apps", "kicad", "debian-installer", "debian-reference", "debian-handbook", "debian-edu",

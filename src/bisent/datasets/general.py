@@ -60,7 +60,7 @@ from typing import Callable
 from tqdm import tqdm
 
 from ..errors import BisentError
-from .debian import atomic_dir
+from ..io import atomic_dir
 from .libreoffice import Pair
 from .pairset import hash_bucket
 

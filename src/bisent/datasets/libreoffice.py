@@ -42,8 +42,8 @@ from tqdm import tqdm
 from .. import langcodes
 from ..cache import cache_dir
 from ..errors import BisentError
-from ..io import atomic_write, read_tsv
-from .debian import atomic_dir, available_packages, fetch_package, package_info
+from ..io import atomic_dir, atomic_write, read_tsv
+from .debian import available_packages, fetch_package, package_info
 
 #: Bump when parsing or filtering changes: cached builds of another version are rebuilt.
 FORMAT_VERSION = 1

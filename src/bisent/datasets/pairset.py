@@ -17,8 +17,7 @@ from typing import Callable, Iterable
 
 from ..cache import cache_dir
 from ..errors import BisentError
-from ..io import atomic_write, read_tsv
-from .debian import atomic_dir
+from ..io import atomic_dir, atomic_write, read_tsv
 from .libreoffice import SPLITS, Pair
 
 #: Files a pair-set dataset folder holds (an existing folder with only these may be replaced).

@@ -58,8 +58,8 @@ from tqdm import tqdm
 
 from ..cache import cache_dir
 from ..errors import BisentError
-from ..io import atomic_write
-from .debian import atomic_dir, fetch_package
+from ..io import atomic_dir, atomic_write
+from .debian import fetch_package
 from .docsets import MAN_PACKAGES, GNOME_APPS, html_paragraphs, mallard_pages, man_page
 from .gettext import PACKAGES as GETTEXT_BASE, _clean, drop_reason, read_mo
 from .libreoffice import MIN_CHARS, MIN_WORDS, _UNSPACED_RE, _too_short, load_documents

@@ -31,7 +31,7 @@ import numpy as np
 from ..encoders.base import Encoder, l2_normalise
 from ..encoders.trained import load_model_dir, read_config, register_architecture
 from ..errors import BisentError
-from ..io import make_temp_dir
+from ..io import atomic_dir
 from .dan import DANEncoder
 
 ARCHITECTURE = "ensemble"
@@ -121,16 +121,8 @@ def make_ensemble(out_dir, members: list) -> Path:
     sources = [{"member": n, "from": src.name, "architecture": read_config(src)["architecture"]}
                for n, src in zip(names, members)]
     config = {"architecture": ARCHITECTURE, "format_version": FORMAT_VERSION, "members": names, "sources": sources}
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = make_temp_dir(out_dir.parent, f".{out_dir.name}.")
-    try:
+    with atomic_dir(out_dir, replace_names=frozenset()) as tmp:      # a folder filled meanwhile: an error
         for src, name in zip(members, names):
             _copy_tree(src, tmp / name)
         (tmp / "config.json").write_text(json.dumps(config, indent=1) + "\n", encoding="utf-8")
-        if out_dir.exists():
-            out_dir.rmdir()                                          # empty (checked above)
-        os.rename(tmp, out_dir)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return out_dir
