@@ -157,3 +157,37 @@ def test_cjk_n_min_is_checked_when_the_recipe_loads():
         with pytest.raises(BisentError, match=r"model\.cjk_n_min") as e:
             load_recipe("recipes/student-general.yaml", [bad])
         assert "\n" not in str(e.value)
+
+
+def test_write_safetensors_is_read_back_by_safetensors(tmp_path):
+    """The streamed checkpoint writer (no whole-file bytes object in memory) writes the format safetensors reads:
+    every dtype a training state holds, a 0-d and an empty tensor, a non-contiguous one, and the metadata."""
+    from safetensors import safe_open
+    from safetensors.torch import load_file
+
+    g = torch.Generator().manual_seed(0)
+    tensors = {"w": torch.randn(5, 3, generator=g), "half": torch.randn(4, generator=g).half(),
+               "bf": torch.randn(3, generator=g).bfloat16(), "step": torch.tensor(7.0),
+               "ids": torch.arange(6, dtype=torch.int64), "i8": torch.tensor([-128, 0, 127], dtype=torch.int8),
+               "rng": torch.get_rng_state(), "mask": torch.tensor([True, False, True]),
+               "empty": torch.zeros(0, 4), "t": torch.randn(3, 5, generator=g).t()}     # .t(): not contiguous
+    path = tmp_path / "x.safetensors"
+    with open(path, "wb") as f:
+        checkpoint.write_safetensors(f, tensors, metadata={"k": "v"})
+    back = load_file(path)
+    assert set(back) == set(tensors)
+    for name, t in tensors.items():
+        assert back[name].dtype == t.dtype and back[name].shape == t.shape and torch.equal(back[name], t), name
+    with safe_open(path, framework="pt") as f:
+        assert f.metadata() == {"k": "v"}
+    assert (path.stat().st_size - 8) % 8 == 0                       # header padded to 8 bytes, then the data
+
+
+def test_a_truncated_checkpoint_is_a_one_line_error(tmp_path):
+    data = [bitext(cipher_corpus(80, seed=5))]
+    recipe = validate_recipe(RECIPE)
+    train(recipe, data, [], [], tmp_path / "a", max_steps=2, progress=False)
+    path = tmp_path / "a" / checkpoint.FILE
+    path.write_bytes(path.read_bytes()[:-100])
+    with pytest.raises(BisentError, match="corrupt safetensors file"):
+        train(recipe, data, [], [], tmp_path / "a", max_steps=4, resume=True, progress=False)

@@ -265,6 +265,21 @@ def test_half_weights_halve_the_directory_and_load_as_float32(make, tmp_path):
         np.testing.assert_allclose(enc.encode(_texts(), "en", cache=False), b, atol=1e-5)
 
 
+def test_int8_rows_in_blocks_equal_the_whole_table_formula(monkeypatch):
+    """Quantised in blocks of rows (bounded temporaries), a table gets exactly the one-shot formula's bytes."""
+    from bisent.models import modeldir
+
+    v = np.random.default_rng(0).normal(size=(modeldir.INT8_MIN_ROWS + 1000, 8)).astype(np.float32)
+    v[17] = 0.0                                                                         # an all-zero row: scale 1
+    monkeypatch.setattr(modeldir, "_INT8_BLOCK", 1000)                                  # 6 blocks, the last short
+    (_, q), (_, scale) = modeldir._int8_rows("t", v)
+    want_scale = np.abs(v).max(axis=1, keepdims=True).astype(np.float32) / 127.0
+    want_scale[want_scale == 0] = 1.0
+    np.testing.assert_array_equal(scale, want_scale)
+    np.testing.assert_array_equal(q, np.clip(np.rint(v / want_scale), -127, 127).astype(np.int8))
+    assert q.dtype == np.int8 and scale.dtype == np.float32 and scale[17, 0] == 1.0
+
+
 def test_int8_tables_quarter_the_table_and_load_as_float32(tmp_path, monkeypatch):
     """int8 storage: every table of at least INT8_MIN_ROWS rows becomes int8 rows + a float32 scale a row;
     read back, each weight is within half a step of its float32 value and the student encodes as before."""

@@ -60,6 +60,7 @@ FORMAT_VERSION = 1
 #: as int8 rows, ``NAME.int8`` (rows, cols), with one float32 scale a row, ``NAME.int8_scale`` (rows, 1)
 INT8_MIN_ROWS = 4096
 INT8, INT8_SCALE = ".int8", ".int8_scale"
+_INT8_BLOCK = 65536                              # rows quantised at a time
 
 
 def save(out_dir, architecture: str, hp: dict, tensors: dict, *, extra: dict | None = None,
@@ -224,9 +225,14 @@ def _int8_rows(name: str, v: np.ndarray):
     rows plus one float32 scale a row (symmetric, max |row| / 127), anything else unchanged."""
     if v.dtype.kind != "f" or v.ndim != 2 or v.shape[0] < INT8_MIN_ROWS:
         return [(name, v)]
-    scale = np.abs(v).max(axis=1, keepdims=True).astype(np.float32) / 127.0     # (rows, 1)
-    scale[scale == 0] = 1.0
-    q = np.clip(np.rint(v / scale), -127, 127).astype(np.int8)                   # (rows, cols)
+    scale = np.empty((v.shape[0], 1), np.float32)                                # (rows, 1)
+    q = np.empty(v.shape, np.int8)                                               # (rows, cols)
+    for a in range(0, v.shape[0], _INT8_BLOCK):     # in blocks: whole-table temporaries were 2 GB for 2^20 x 256
+        block = v[a:a + _INT8_BLOCK]
+        s = np.abs(block).max(axis=1, keepdims=True).astype(np.float32) / 127.0
+        s[s == 0] = 1.0
+        scale[a:a + _INT8_BLOCK] = s
+        q[a:a + _INT8_BLOCK] = np.clip(np.rint(block / s), -127, 127)
     return [(name + INT8, q), (name + INT8_SCALE, scale)]
 
 
