@@ -207,3 +207,17 @@ def test_curve_data_nested_sets_and_errors(tmp_path):
     bad.write_text("help:x\tid\tonly three\n", encoding="utf-8")
     with pytest.raises(SystemExit, match="bad.tsv:1: expected"):
         main([str(bad), "--out", str(tmp_path / "c")])
+
+
+def test_train_memory_refuses_missing_train_args_or_an_output_folder(tmp_path):
+    """benchmarks/train_memory.py: no `bisent train` arguments after --, or an -o of the user's (the run goes to a
+    temporary folder), is a one-line usage error before anything runs or is recorded."""
+    from bisent.bench.train_memory import main
+
+    res = ["--results", str(tmp_path / "results")]
+    for argv in (res, [*res, "--steps", "1"], [*res, "--"],
+                 [*res, "--", "--recipe", "r.yaml", "-o", str(tmp_path / "x")],
+                 [*res, "--", "--recipe", "r.yaml", f"--out={tmp_path / 'x'}"]):
+        with pytest.raises(SystemExit, match="after --, without -o"):
+            main(argv)
+    assert not (tmp_path / "results").exists() and not (tmp_path / "x").exists()

@@ -34,7 +34,7 @@ def main(argv=None) -> None:
     ap.add_argument("--steps", type=int, default=1, help="training steps (the checkpoint and model follow them)")
     add_results_option(ap)
     args = ap.parse_args(ours)
-    if not train_args or "-o" in train_args or "--out" in train_args:
+    if not train_args or any(a in ("-o", "--out") or a.startswith("--out=") for a in train_args):
         raise SystemExit("give the bisent train arguments after --, without -o (a temporary folder is used)")
     record = Recorder("train_memory", args.results or None, echo=lambda line: print(line, flush=True))
     with tempfile.TemporaryDirectory(prefix="bisent-train-memory-") as tmp:
