@@ -260,7 +260,7 @@ def test_half_weights_halve_the_directory_and_load_as_float32(make, tmp_path):
         assert torch.equal(v, model.state_dict()[k].half().float())
     if model.architecture == "dan":
         enc = load_model_dir(tmp_path / "half")
-        assert enc.table.dtype == np.float32
+        assert enc.rows.dtype == np.float32
         enc._torch = None                                                                     # the NumPy path
         np.testing.assert_allclose(enc.encode(_texts(), "en", cache=False), b, atol=1e-5)
 
@@ -313,6 +313,36 @@ def test_int8_tables_quarter_the_table_and_load_as_float32(tmp_path, monkeypatch
     save_file({k: v for k, v in stored.items() if not k.endswith(".int8_scale")}, str(tmp_path / "q8" / "model.safetensors"))
     with pytest.raises(BisentError, match="model.safetensors: corrupt safetensors file .*int8_scale"):
         load_model_dir(tmp_path / "q8")
+
+
+def test_an_int8_table_stays_int8_in_memory_and_encodes_as_the_float_table(tmp_path, monkeypatch):
+    """A DAN saved with int8 rows keeps them as int8 (fbgemm's packed rows: E + 8 bytes a row) instead of a float32
+    copy, and encodes as the dequantised table does on every path: fbgemm, gathered rows, NumPy."""
+    from bisent.models import modeldir
+    from bisent.models.dan import DANEncoder
+
+    torch.manual_seed(0)
+    model = DAN(dim=16, cjk_n_min=1, **TINY_DAN).eval()
+    save_dual(model, tmp_path / "q8", int8=True)                               # 4096 buckets: the table is int8
+    texts = _texts() + ["Die aktuelle Datei speichern"] * 3
+    _, tensors = modeldir.read_safetensors(tmp_path / "q8" / "model.safetensors")      # float32, as before
+    ref = DANEncoder(json.loads((tmp_path / "q8" / "config.json").read_text())["model"], tensors, name="float",
+                     content_hash="f").encode(texts, "en", cache=False)
+    fast = load_model_dir(tmp_path / "q8")
+    assert fast._packed is not None and fast._packed.dtype == torch.uint8
+    assert tuple(fast._packed.shape) == (4096, TINY_DAN["embed_dim"] + 8) and fast.rows.dtype == np.uint8
+    assert fast.rows.base is not None and np.shares_memory(fast.rows, fast._packed.numpy())   # held once
+    np.testing.assert_allclose(fast.encode(texts, "en", cache=False), ref, atol=1e-5)
+    fast._torch = None                                                          # NumPy over the packed rows
+    np.testing.assert_allclose(fast.encode(texts, "en", cache=False), ref, atol=1e-5)
+    monkeypatch.setattr(DANEncoder, "_pack_for_fbgemm", lambda self: None)     # torch without fbgemm
+    plain = load_model_dir(tmp_path / "q8")
+    assert plain._packed is None and plain.rows.dtype == np.int8
+    np.testing.assert_allclose(plain.encode(texts, "en", cache=False), ref, atol=1e-5)
+    plain._torch = None                                                         # NumPy over int8 rows
+    np.testing.assert_allclose(plain.encode(texts, "en", cache=False), ref, atol=1e-5)
+    fast._torch = torch
+    np.testing.assert_allclose(fast.encode([""], "en", cache=False)[0], ref[1], atol=1e-6)   # a batch without features
 
 
 def test_a_folded_table_is_the_student_with_fewer_buckets(tmp_path):
@@ -710,3 +740,20 @@ def test_teacher_workers_fill_the_cache_in_parallel_with_the_same_rows(tmp_path,
         assert np.array_equal(got, rows)
     assert fill_cache("char-ngram", [(en, "en")], workers=2, progress=False) == {}          # nothing missing
     assert fill_cache("char-ngram", [(en + ["new"], "en")], workers=1, progress=False) == {}  # one worker: no fill
+
+
+def test_encoder_memory_benchmark_measures_a_fresh_process_per_encoder(tmp_path):
+    """benchmarks/encoder_memory.py: one record per encoder, peak >= held > 0, the weights' size on disk; an
+    int8-stored DAN holds less than a float32 copy of its table would (a float32 table of 2^18 x 256 is 256 MB)."""
+    from bisent.bench.encoder_memory import main
+
+    torch.manual_seed(0)
+    save_dual(DAN(dim=16, buckets=2 ** 18, embed_dim=256, hidden=[32]).eval(), tmp_path / "q8", int8=True)
+    recs = main(["--no-anchors", "-e", "char-ngram", "-e", str(tmp_path / "q8"), "--results", str(tmp_path / "r")])
+    assert [r["encoder"] for r in recs] == ["char-ngram", "q8"] and all(r["exit"] == 0 for r in recs)
+    assert all(0 < r["held_rss_mb"] <= r["peak_rss_mb"] for r in recs)
+    assert recs[0]["weights_mb"] is None and 60 < recs[1]["weights_mb"] < 70                # 2^18 x 256 int8 rows
+    assert recs[1]["held_rss_mb"] < recs[1]["baseline_held_rss_mb"] + 200
+    assert len((tmp_path / "r" / "encoder_memory.jsonl").read_text().splitlines()) == 2
+    with pytest.raises(SystemExit, match="no encoder to measure"):
+        main(["--no-anchors", "--results", ""])
