@@ -661,6 +661,49 @@ def test_hard_negatives_resume_bit_exact(corpus, tmp_path):
         assert k == k2 and torch.equal(v, v2)
 
 
+def test_teacher_hard_negatives_are_each_sources_nearest_other_source(monkeypatch):
+    """Exact below EXACT_ROWS, IVF above (all lists probed: the exact answer); never the source's own text."""
+    from bisent.training.objectives import dual
+
+    rng = np.random.default_rng(0)
+    t = rng.standard_normal((3000, 32)).astype(np.float32)
+    t[1500:1600] = t[1400:1500]                                          # 100 duplicate texts
+    t /= np.linalg.norm(t, axis=1, keepdims=True)
+    ids = np.arange(3000)
+    ids[1500:1600] = ids[1400:1500]
+    sim = t @ t.T
+    sim[ids[:, None] == ids[None, :]] = -np.inf
+    brute = sim.argmax(axis=1)
+    hn = dual.HardNegatives([], every=1)
+    np.testing.assert_array_equal(hn._nearest_other(t, ids), brute)
+    monkeypatch.setattr(dual, "EXACT_ROWS", 100)
+    best = sim[np.arange(3000), brute]
+    full = hn._nearest_other(t, ids, nprobe=10 ** 6)                     # either copy of a duplicate is right
+    assert np.all(sim[np.arange(3000), full] > best - 1e-4) and not (ids[full] == ids).any()
+    quick = hn._nearest_other(t, ids)                                    # 16 of 219 lists
+    assert not (ids[quick] == ids).any() and np.mean(sim[np.arange(3000), quick] > best - 1e-4) > 0.3
+
+
+def test_distillation_with_teacher_mined_hard_negatives(corpus, tmp_path):
+    recipe = _recipe(architecture="dan", objective="distill", model=TINY_DAN,
+                     objectives={"teacher": "char-ngram", "ranking": 0.1, "hard_negatives": True,
+                                 "hard_source": "teacher"},
+                     train={**TINY["train"], "log_every": 1, "checkpoint_every": 4})
+    data = [bitext(corpus[0][:120])]
+    straight = train(recipe, data, [], [], tmp_path / "a", max_steps=8, progress=False)
+    start = [r for r in straight.log if r.get("event") == "start"][0]
+    assert 0.2 < start["hard_negatives"]["hard_cos_en-de"] < 1.0
+    assert not any(r.get("event") == "hard negatives mined" for r in straight.log)   # once, before step 1
+    train(recipe, data, [], [], tmp_path / "b", max_steps=4, progress=False)
+    resumed = train(recipe, data, [], [], tmp_path / "b", max_steps=8, resume=True, progress=False)
+    losses = lambda r: [x["loss"] for x in r.log if "loss" in x]  # noqa: E731
+    assert losses(resumed) == losses(straight)
+    with pytest.raises(BisentError, match="hard_source: teacher needs a teacher"):
+        train(_recipe(architecture="dan", objective="guo2019", model=TINY_DAN,
+                      objectives={"hard_negatives": True, "hard_source": "teacher"}),
+              data, [], [], tmp_path / "c", max_steps=1, progress=False)
+
+
 def test_dual_recipes_and_errors(tmp_path):
     for name in ("guo2019-dan", "guo2019-transformer", "guo2019-bilstm", "distill-dan", "adapt-use-m3",
                  "adapt-me5-small"):

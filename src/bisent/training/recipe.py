@@ -138,6 +138,9 @@ _DUAL_COMMON: dict[str, dict[str, Field]] = {
         "margin": Field(0.3, _NUM, minimum=0),       # m, additive margin (paper: 0.3)
         "hard_negatives": Field(False, bool),        # append mined hard negatives to the in-batch ones
         "hard_every": Field(1000, int, minimum=1),   # re-mine them with the current model every N steps
+        # model: mined with the model being trained (every hard_every steps); teacher (distill): each source's
+        # nearest other source by the teacher's rows, mined once before step 1
+        "hard_source": Field("model", str, ("model", "teacher")),
         "distill": Field(0.0, _NUM, minimum=0),      # weight of the teacher loss (objective: distill)
         "teacher": Field("me5-small", str),          # registered encoder or model directory
         "distill_loss": Field("mse", str, ("mse", "cosine")),
