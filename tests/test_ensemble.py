@@ -37,7 +37,11 @@ def _students(tmp_path, dims=(8, 8)) -> list:
 
 def test_ensemble_is_the_normalised_mean_of_its_members_and_moves_as_one_folder(tmp_path):
     a, b, c = _students(tmp_path, (8, 8, 8))
+    (a / "checkpoint.safetensors").write_bytes(b"a training run's state")     # left behind: resumes that run only
+    (a / "train_log.jsonl").write_text("{}\n")
     assert main(["ensemble", str(a), str(b), "-o", str(tmp_path / "ens")]) == 0
+    assert sorted(p.name for p in (tmp_path / "ens" / "member-1").iterdir()) == [
+        "config.json", "model.safetensors", "train_log.jsonl"]
     moved = tmp_path / "elsewhere" / "ens"
     moved.parent.mkdir()
     shutil.move(tmp_path / "ens", moved)                                    # members travel with it

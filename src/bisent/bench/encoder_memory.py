@@ -3,7 +3,7 @@
 A process imports bisent, loads the encoder (``get_encoder``: a registered name, a model directory or
 an ensemble) and embeds two sentences; its own peak RSS (VmHWM) and resident set after (VmRSS) are
 recorded beside the same figures of a process that only imports bisent and torch (``baseline``), and
-the size of the weights on disk (every ``*.safetensors`` under a model directory). Why: a hashed
+the size of the weights on disk (every ``model.safetensors`` under a model directory). Why: a hashed
 student's int8 table read back as float32 held four times its file, so an ensemble of seven held
 7.4 GB (session 29). One JSON line per encoder; use-m3 is the anchor unless ``--no-anchors``.
 
@@ -29,9 +29,10 @@ _HELD = ("with open('/proc/self/status') as f:\n"
 
 
 def weights_mb(name: str) -> float | None:
-    """MB of the ``*.safetensors`` files under a model directory (members of an ensemble too); None for a name."""
+    """MB of the weights a model directory loads (``model.safetensors``, its ensemble members' too; not a training
+    checkpoint beside them); None for a registered name."""
     p = Path(name)
-    return round(sum(f.stat().st_size for f in p.rglob("*.safetensors")) / 2**20, 1) if p.is_dir() else None
+    return round(sum(f.stat().st_size for f in p.rglob("model.safetensors")) / 2**20, 1) if p.is_dir() else None
 
 
 def measure(code: str, env: dict, log: Path) -> dict:

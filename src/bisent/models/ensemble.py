@@ -15,7 +15,8 @@ A directory::
 
 Members are sub-directories, so the ensemble moves and copies as one folder.
 :func:`make_ensemble` builds one from model directories (hard links where the
-file system allows, else copies); ``bisent ensemble`` is its command.
+file system allows, else copies; a run's training checkpoint stays behind);
+``bisent ensemble`` is its command.
 """
 
 from __future__ import annotations
@@ -90,9 +91,17 @@ def load_ensemble(model_dir: Path, config: dict) -> EnsembleEncoder:
     return EnsembleEncoder(loaded, name=str(model_dir))
 
 
+#: a training run's state beside its model (``bisent.training.checkpoint``): 3 GB for a general student,
+#: needed only to resume that run, so an ensemble leaves it behind
+RUN_STATE = frozenset({"checkpoint.safetensors", "checkpoint.json"})
+
+
 def _copy_tree(src: Path, dst: Path) -> None:
-    """Copy a model directory, hard-linking its files where the file system allows (no second copy of a 273 MB table)."""
+    """Copy a model directory, hard-linking its files where the file system allows (no second copy of a 273 MB table),
+    without a training run's checkpoint (:data:`RUN_STATE`)."""
     for path in sorted(src.rglob("*")):
+        if path.name in RUN_STATE and path.parent == src:
+            continue
         target = dst / path.relative_to(src)
         if path.is_dir():
             target.mkdir(parents=True, exist_ok=True)
