@@ -17,9 +17,9 @@ gather and the sum), several times faster. The weights are the torch module's ``
 A table stored as int8 rows (``train.int8_weights``) stays int8 in memory, a quarter of float32
 (2^20 x 256: 264 MB instead of 1 GB, what made an ensemble of seven hold 7.4 GB): only the rows a
 batch gathers are scaled. In torch it is fbgemm's 8-bit row-wise embedding bag (the layout of
-quantised recommender tables: each row's uint8 values, then its float32 scale and bias), which
-also beat ``embedding_bag`` over the float32 table; where that kernel is missing (no fbgemm),
-gathered rows are scaled and summed in ``embedding_bag``.
+quantised recommender tables: each row's uint8 values, then its float32 scale and bias; in a quick
+probe, not yet a benchmark, faster than ``embedding_bag`` over the float32 table); where that
+kernel is missing (no fbgemm), gathered rows are scaled and summed in ``embedding_bag``.
 """
 
 from __future__ import annotations
@@ -99,6 +99,7 @@ class DANEncoder(Encoder):
             return None
         self.rows, self._flipped = packed[:, :e], True
         return t
+
     def pooled(self, f: Features) -> np.ndarray:
         """Mean of the feature embeddings per sentence of the bags ``f`` (B sentences): ``(B, E)``; a sentence
         without features is zero.
