@@ -668,9 +668,11 @@ def test_teacher_hard_negatives_are_each_sources_nearest_other_source(monkeypatc
     rng = np.random.default_rng(0)
     t = rng.standard_normal((3000, 32)).astype(np.float32)
     t[1500:1600] = t[1400:1500]                                          # 100 duplicate texts
-    t /= np.linalg.norm(t, axis=1, keepdims=True)
+    t[2000:2012] = t[1999]                                               # 13 copies: more than k = 8 neighbours share
+    t /= np.linalg.norm(t, axis=1, keepdims=True)                        # their id (searched exactly instead)
     ids = np.arange(3000)
     ids[1500:1600] = ids[1400:1500]
+    ids[2000:2012] = ids[1999]
     sim = t @ t.T
     sim[ids[:, None] == ids[None, :]] = -np.inf
     brute = sim.argmax(axis=1)

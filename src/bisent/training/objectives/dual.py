@@ -127,12 +127,14 @@ class HardNegatives:
     def mined(self) -> bool:
         return bool(self.hard_tgt) and bool((self.hard_tgt[0] >= 0).any())
 
-    def _best_wrong(self, a: np.ndarray, b: np.ndarray, b_ids: np.ndarray) -> np.ndarray:
-        """For each row i of ``a`` (N, D) the row j of ``b`` (N, D) with the highest score and ``b_ids[j] != b_ids[i]``."""
+    def _best_wrong(self, a: np.ndarray, b: np.ndarray, b_ids: np.ndarray, a_ids: np.ndarray | None = None) -> np.ndarray:
+        """For each row i of ``a`` (M, D) the row j of ``b`` (N, D) with the highest score and ``b_ids[j] != a_ids[i]``
+        (``a_ids`` None: ``a`` is row-aligned with ``b``, ``a_ids = b_ids``)."""
+        a_ids = b_ids if a_ids is None else a_ids
         out = np.empty(len(a), dtype=np.int64)
         for s in range(0, len(a), self.block):
             sim = a[s:s + self.block] @ b.T                                          # (blk, N)
-            sim[b_ids[s:s + self.block, None] == b_ids[None, :]] = -np.inf           # the true partner and its copies
+            sim[a_ids[s:s + self.block, None] == b_ids[None, :]] = -np.inf           # the true partner and its copies
             out[s:s + self.block] = sim.argmax(axis=1)
         return out
 
@@ -150,11 +152,8 @@ class HardNegatives:
         first = ok.argmax(axis=1)
         out = nn[np.arange(len(t)), first]
         lost = np.flatnonzero(~ok.any(axis=1))
-        for s in range(0, len(lost), self.block):
-            rows = lost[s:s + self.block]
-            sim = t[rows] @ t.T                                                      # (blk, N)
-            sim[ids[rows, None] == ids[None, :]] = -np.inf
-            out[rows] = sim.argmax(axis=1)
+        if len(lost):
+            out[lost] = self._best_wrong(t[lost], t, ids, ids[lost])
         return out
 
     def mine(self, encoder, specs: list[PairSpec]) -> dict[str, float]:
