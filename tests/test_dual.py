@@ -802,3 +802,10 @@ def test_encoder_memory_benchmark_measures_a_fresh_process_per_encoder(tmp_path)
     assert len((tmp_path / "r" / "encoder_memory.jsonl").read_text().splitlines()) == 2
     with pytest.raises(SystemExit, match="no encoder to measure"):
         main(["--no-anchors", "--results", ""])
+    for bad, message in ((str(tmp_path / "nowhere"), "nowhere: no such model directory"), ("use-m4", "unknown encoder 'use-m4'")):
+        with pytest.raises(SystemExit, match=f"^bisent: error: .*{re.escape(message)}"):
+            main(["--no-anchors", "-e", "char-ngram", "-e", bad, "--results", str(tmp_path / "r")])
+    assert len((tmp_path / "r" / "encoder_memory.jsonl").read_text().splitlines()) == 2       # nothing more recorded
+    (tmp_path / "q8" / "config.json").write_text("{")                                         # a broken model directory
+    broken = main(["--no-anchors", "-e", str(tmp_path / "q8"), "--results", ""])
+    assert broken[0]["exit"] == 1 and broken[0]["held_rss_mb"] is None

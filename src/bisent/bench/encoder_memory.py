@@ -18,6 +18,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from ..encoders import resolve
+from ..errors import BisentError
 from .common import Recorder, add_results_option
 from .mine_memory import run_measured
 
@@ -54,14 +56,20 @@ def main(argv=None) -> list[dict]:
     names = list(dict.fromkeys(([] if args.no_anchors else list(ANCHORS)) + args.encoder))
     if not names:
         raise SystemExit("no encoder to measure: give -e NAME (or leave out --no-anchors)")
+    try:
+        for name in names:                                # every name known before anything runs or is recorded
+            resolve(name)
+    except BisentError as e:
+        raise SystemExit(f"bisent: error: {e}") from None
     record = Recorder("encoder_memory", args.results or None, echo=lambda line: print(line, flush=True))
     out = []
     with tempfile.TemporaryDirectory(prefix="bisent-encoder-memory-") as tmp:
         log, env = Path(tmp, "stderr.txt"), dict(os.environ)
         base = measure("import sys, torch, bisent.encoders\n" + _HELD, env, log)
         for name in names:
-            code = ("import sys\nfrom bisent.encoders import get_encoder\n"
-                    f"enc = get_encoder({name!r})\n"
+            code = ("import sys\nfrom bisent.encoders import get_encoder\nfrom bisent.errors import BisentError\n"
+                    f"try:\n    enc = get_encoder({name!r})\n"
+                    "except BisentError as e:\n    sys.exit(f'bisent: error: {e}')\n"     # one line, exit 1, recorded
                     "enc.encode(['Save the current file', 'Die aktuelle Datei speichern'], 'en', cache=False, "
                     "progress=False)\n" + _HELD)
             res = measure(code, env, log)
