@@ -160,13 +160,27 @@ def test_cjk_n_min_is_checked_when_the_recipe_loads():
 
 
 def test_write_safetensors_is_read_back_by_safetensors(tmp_path):
-    """The streamed checkpoint writer (no whole-file bytes object in memory) writes the format safetensors reads:
-    every dtype a training state holds, a 0-d and an empty tensor, a non-contiguous one, and the metadata."""
+    """The streamed writer (no whole-file bytes object in memory; checkpoints and model directories) writes the
+    format safetensors reads: every dtype a training state holds, a 0-d and an empty tensor, a non-contiguous
+    one, and the metadata; NumPy arrays likewise; every tensor starts at a multiple of its item size."""
+    import json
+
+    import numpy as np
     from safetensors import safe_open
+    from safetensors.numpy import load_file as load_numpy
     from safetensors.torch import load_file
 
+    from bisent.models.modeldir import write_safetensors
+
+    def data_starts(path):
+        raw = path.read_bytes()
+        head_len = int.from_bytes(raw[:8], "little")
+        assert head_len % 8 == 0                                    # the header padded to 8 bytes, then the data
+        head = json.loads(raw[8:8 + head_len])
+        return {k: v["data_offsets"][0] for k, v in head.items() if k != "__metadata__"}, 8 + head_len
+
     g = torch.Generator().manual_seed(0)
-    tensors = {"w": torch.randn(5, 3, generator=g), "half": torch.randn(4, generator=g).half(),
+    tensors = {"half": torch.randn(3, generator=g).half(), "w": torch.randn(5, 3, generator=g),
                "bf": torch.randn(3, generator=g).bfloat16(), "step": torch.tensor(7.0),
                "ids": torch.arange(6, dtype=torch.int64), "i8": torch.tensor([-128, 0, 127], dtype=torch.int8),
                "rng": torch.get_rng_state(), "mask": torch.tensor([True, False, True]),
@@ -180,9 +194,25 @@ def test_write_safetensors_is_read_back_by_safetensors(tmp_path):
         assert back[name].dtype == t.dtype and back[name].shape == t.shape and torch.equal(back[name], t), name
     with safe_open(path, framework="pt") as f:
         assert f.metadata() == {"k": "v"}
-    head_len = int.from_bytes(path.read_bytes()[:8], "little")
-    assert head_len % 8 == 0                                        # the header padded to 8 bytes, then the data
-    assert path.stat().st_size == 8 + head_len + sum(t.numel() * t.element_size() for t in tensors.values())
+    starts, head_end = data_starts(path)
+    assert all(starts[k] % tensors[k].element_size() == 0 for k in tensors)   # 3 float16 before float32: moved
+    assert path.stat().st_size == head_end + sum(t.numel() * t.element_size() for t in tensors.values())
+
+    rng = np.random.default_rng(0)
+    arrays = {"q": rng.integers(-127, 128, (7, 3)).astype(np.int8), "h": rng.normal(size=5).astype(np.float16),
+              "s": rng.normal(size=(7, 1)).astype(np.float32), "m": np.array([True, False]),
+              "z": np.float32(2.5).reshape(()), "e": np.zeros((0, 2), np.float64),
+              "ft": np.asfortranarray(rng.normal(size=(3, 4)))}                 # not C-contiguous
+    path = tmp_path / "y.safetensors"
+    with open(path, "wb") as f:
+        write_safetensors(f, arrays, metadata={"architecture": "dan"})
+    back = load_numpy(path)
+    assert set(back) == set(arrays)
+    for name, a in arrays.items():
+        assert back[name].dtype == a.dtype and back[name].shape == a.shape and np.array_equal(back[name], a), name
+    starts, head_end = data_starts(path)
+    assert all(starts[k] % arrays[k].dtype.itemsize == 0 for k in arrays)
+    assert path.stat().st_size == head_end + sum(a.nbytes for a in arrays.values())
 
 
 def test_a_truncated_checkpoint_is_a_one_line_error(tmp_path):

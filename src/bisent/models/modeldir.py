@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import struct
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
@@ -75,8 +76,6 @@ def save(out_dir, architecture: str, hp: dict, tensors: dict, *, extra: dict | N
     (:data:`INT8_MIN_ROWS` rows or more) are stored as int8 rows with a float32 scale each (max |row| / 127;
     a quarter of float32), everything else as float16; read back as float32 (row * scale).
     """
-    from safetensors.numpy import save as save_arrays
-
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     for name, data in (files or {}).items():
@@ -90,12 +89,60 @@ def save(out_dir, architecture: str, hp: dict, tensors: dict, *, extra: dict | N
         arrays = {k: v.astype(np.float16) if v.dtype.kind == "f" and not k.endswith(INT8_SCALE) else v
                   for k, v in arrays.items()}
     with atomic_write(out_dir / WEIGHTS_FILE, "wb") as f:
-        f.write(save_arrays(arrays, metadata={"architecture": architecture}))
+        write_safetensors(f, arrays, metadata={"architecture": architecture})
     config = {"architecture": architecture, "format_version": FORMAT_VERSION, "model": hp, **(extra or {})}
     with atomic_write(out_dir / CONFIG_FILE) as f:
         json.dump(config, f, indent=2)
         f.write("\n")
     return out_dir
+
+
+#: dtype name (NumPy's or torch's, without "torch.") -> the safetensors format's name for it
+_SAFETENSORS_DTYPES = {"float64": "F64", "float32": "F32", "float16": "F16", "bfloat16": "BF16", "int64": "I64",
+                       "int32": "I32", "int16": "I16", "int8": "I8", "uint8": "U8", "bool": "BOOL"}
+
+
+def write_safetensors(f, tensors: dict, metadata: dict[str, str]) -> None:
+    """Write ``tensors`` (NumPy arrays or torch tensors) to the binary file ``f`` in the safetensors format,
+    one tensor at a time.
+
+    ``safetensors``' own ``save`` copies every tensor to bytes and then builds the whole file as one bytes
+    object: twice the tensors more in memory (for a 3 GB training state, 13.0 GB peak against 7.6 GB;
+    for a general student's 273 MB model directory, 546 MB). Here only a GPU tensor's CPU copy (or a
+    non-contiguous tensor's contiguous one) exists beside them, one at a time. The layout is the format's
+    own (8-byte little-endian header length, JSON header padded with spaces to 8 bytes, the raw
+    little-endian data in header order, wider dtypes first so every tensor starts aligned), so
+    ``safetensors`` reads the file back."""
+    items = sorted(tensors.items(), key=lambda kv: -_itemsize(kv[1]))            # stable: same-width in given order
+    header: dict = {"__metadata__": metadata}
+    offset = 0
+    for name, t in items:
+        kind = str(t.dtype).removeprefix("torch.")
+        if kind not in _SAFETENSORS_DTYPES:
+            raise TypeError(f"{name}: dtype {t.dtype} has no safetensors name")
+        n = _itemsize(t) * int(np.prod(tuple(t.shape), dtype=np.int64))
+        header[name] = {"dtype": _SAFETENSORS_DTYPES[kind], "shape": [int(d) for d in t.shape],
+                        "data_offsets": [offset, offset + n]}
+        offset += n
+    head = json.dumps(header, separators=(",", ":")).encode("utf-8")
+    head += b" " * (-len(head) % 8)
+    f.write(struct.pack("<Q", len(head)))
+    f.write(head)
+    for _, t in items:
+        if hasattr(t, "detach"):                                                  # torch: bytes via a uint8 view
+            import torch
+
+            flat = t.detach().to("cpu").contiguous().reshape(-1)
+            raw = flat.view(torch.uint8).numpy() if flat.numel() else None
+        else:
+            flat = np.ascontiguousarray(t).reshape(-1)
+            raw = flat.view(np.uint8) if flat.size else None
+        if raw is not None:
+            f.write(memoryview(raw))
+
+
+def _itemsize(t) -> int:
+    return t.element_size() if hasattr(t, "element_size") else t.dtype.itemsize
 
 
 @dataclass

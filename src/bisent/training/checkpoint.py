@@ -21,6 +21,7 @@ import torch
 
 from ..errors import BisentError
 from ..io import atomic_write
+from ..models.modeldir import write_safetensors
 
 FILE = "checkpoint.safetensors"
 LEGACY_STATE = "checkpoint.json"          # first-wave checkpoints kept the state in a second file
@@ -71,39 +72,6 @@ def save(out_dir: Path, run, opts: list, recipe: dict, *, step: int, elapsed_s: 
     with atomic_write(Path(out_dir) / FILE, "wb") as f:
         write_safetensors(f, tensors, metadata={_META_KEY: json.dumps(meta)})
     (Path(out_dir) / LEGACY_STATE).unlink(missing_ok=True)             # a resumed first-wave run's old state
-
-
-#: torch dtype -> the safetensors format's name for it
-_DTYPES = {torch.float64: "F64", torch.float32: "F32", torch.float16: "F16", torch.bfloat16: "BF16",
-           torch.int64: "I64", torch.int32: "I32", torch.int16: "I16", torch.int8: "I8", torch.uint8: "U8",
-           torch.bool: "BOOL"}
-
-
-def write_safetensors(f, tensors: dict[str, torch.Tensor], metadata: dict[str, str]) -> None:
-    """Write ``tensors`` to the binary file ``f`` in the safetensors format, one tensor at a time.
-
-    ``safetensors.torch.save`` copies every tensor to bytes and then builds the whole file as one bytes
-    object: for the general student's 3 GB training state that held about twice the state more in memory at
-    every checkpoint (13.0 GB peak against 7.6 now, benchmarks/train_memory.py). Here only a GPU tensor's
-    CPU copy exists beside the state, one tensor at a time. The layout is the format's own (8-byte
-    little-endian header length, JSON header padded with spaces to 8 bytes, the raw little-endian data in
-    header order), so ``safetensors`` reads the file back."""
-    header: dict = {"__metadata__": metadata}
-    offset = 0
-    for name, t in tensors.items():
-        if t.dtype not in _DTYPES:
-            raise TypeError(f"{name}: dtype {t.dtype} has no safetensors name")
-        n = t.numel() * t.element_size()
-        header[name] = {"dtype": _DTYPES[t.dtype], "shape": list(t.shape), "data_offsets": [offset, offset + n]}
-        offset += n
-    head = json.dumps(header, separators=(",", ":")).encode("utf-8")
-    head += b" " * (-len(head) % 8)
-    f.write(struct.pack("<Q", len(head)))
-    f.write(head)
-    for t in tensors.values():
-        t = t.detach().to("cpu").contiguous()
-        if t.numel():
-            f.write(memoryview(t.reshape(-1).view(torch.uint8).numpy()))
 
 
 def exists(out_dir: Path) -> bool:
