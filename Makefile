@@ -35,14 +35,16 @@ clean-venv:
 	rm -rf $(VENV)
 
 # make -j2 student-general: the general student of recipes/student-general.yaml (README, "A general student"), end to end:
-# the collection, SEEDS runs from scratch (1 thread each: -j2 runs two at a time on 2 cores) and `bisent ensemble`
-# of them into $(OUT)/student-general (use it as -e $(OUT)/student-general). A run that stopped (a crash, Ctrl-C)
-# resumes from its checkpoint on the next make; student-general-sN.done marks a finished run (its 3 GB training
-# checkpoint removed). One seed (SEEDS=1) is linked, not joined. STUDENT_SET: more --set options.
-OUT         ?= out
-SEEDS       ?= 1 2 3 4
-STUDENT_SET ?=
+# the collection, SEEDS runs from scratch (1 thread each: -j2 runs two at a time on 2 cores) in $(OUT)/student-general-runs/
+# and `bisent ensemble` of them into $(OUT)/student-general (use it as -e $(OUT)/student-general; one seed is linked, not
+# joined). A run that stopped (a crash, Ctrl-C) resumes from its checkpoint on the next make; sN.done marks a finished run
+# (its 3 GB training checkpoint removed). An $(OUT)/student-general that make did not build is never replaced.
+# Override on the command line: make -j2 student-general SEEDS="1 2 3" OUT=DIR STUDENT_SET="--set KEY=VALUE".
+OUT         := out
+SEEDS       := 1 2 3 4
+STUDENT_SET :=
 GENERAL     := $(OUT)/general
+RUNS        := $(OUT)/student-general-runs
 GENERAL_CAPS := --word-lists as-listed --cap words=30000 --cap words:ja=100000 --cap words:ru=100000 --cap ui-apps=10000 \
     --cap ui-apps:zh-cn=60000 --cap ui-apps:ja=60000 --cap ui-apps:ko=60000
 
@@ -52,17 +54,20 @@ $(GENERAL)/stats.json: | $(STAMP)
 $(OUT)/data/en-de/dev.tsv: | $(STAMP)
 	$(BIN)/bisent data libreoffice --src en --tgt de -o $(OUT)/data/en-de
 
-$(OUT)/student-general-s%.done: $(GENERAL)/stats.json $(OUT)/data/en-de/dev.tsv
+$(RUNS)/s%.done: $(GENERAL)/stats.json $(OUT)/data/en-de/dev.tsv
 	$(BIN)/bisent train --recipe recipes/student-general.yaml \
 	    $$(for f in $(GENERAL)/train.*.tsv; do echo --train $$f; done) \
 	    $$(for f in $(GENERAL)/mono.*.txt $(GENERAL)/words.*.txt; do echo --mono $$f; done) \
-	    --dev $(OUT)/data/en-de/dev.tsv --set seed=$* $(STUDENT_SET) -o $(OUT)/student-general-s$* \
-	    $$(test -f $(OUT)/student-general-s$*/checkpoint.safetensors && echo --resume)
-	rm -f $(OUT)/student-general-s$*/checkpoint.safetensors
+	    --dev $(OUT)/data/en-de/dev.tsv --set seed=$* $(STUDENT_SET) -o $(RUNS)/s$* \
+	    $$(test -f $(RUNS)/s$*/checkpoint.safetensors && echo --resume)
+	rm -f $(RUNS)/s$*/checkpoint.safetensors
 	touch $@
 
-$(OUT)/student-general/config.json: $(foreach s,$(SEEDS),$(OUT)/student-general-s$(s).done)
+$(OUT)/student-general/config.json: $(foreach s,$(SEEDS),$(RUNS)/s$(s).done)
+	@if [ -e $(@D) ] && [ ! -e $(RUNS)/joined ]; then \
+	  echo "make: $(@D) exists and make did not build it; move it away or set OUT=DIR"; exit 1; fi
 	rm -rf $(@D)
-	$(if $(word 2,$(SEEDS)),$(BIN)/bisent ensemble $(foreach s,$(SEEDS),$(OUT)/student-general-s$(s)) -o $(@D),cp -rl $(OUT)/student-general-s$(strip $(SEEDS)) $(@D))
+	$(if $(word 2,$(SEEDS)),$(BIN)/bisent ensemble $(foreach s,$(SEEDS),$(RUNS)/s$(s)) -o $(@D),cp -rl $(RUNS)/s$(strip $(SEEDS)) $(@D))
+	touch $(RUNS)/joined
 
 student-general: $(OUT)/student-general/config.json
