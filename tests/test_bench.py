@@ -221,3 +221,19 @@ def test_train_memory_refuses_missing_train_args_or_an_output_folder(tmp_path):
         with pytest.raises(SystemExit, match="after --, without -o"):
             main(argv)
     assert not (tmp_path / "results").exists() and not (tmp_path / "x").exists()
+
+
+def test_recover_compares_each_encoder_with_the_reference_item_by_item():
+    rec = Recorder("recover", None, echo=lambda s: None)
+    recs = task_module("recover").run("en", "de", run_encoders(["random", "char-ngram"], anchors=False), rec,
+                                      limit=150, reference="char-ngram")
+    by = {(r["encoder"], r["score"]): r for r in recs}
+    assert "vs" not in by[("char-ngram", "csls")]                   # the reference is not compared with itself
+    r = by[("random", "csls")]
+    assert r["vs"] == "char-ngram"
+    for d in ("src_tgt", "tgt_src"):
+        g = r[f"paired_{d}"]
+        ref_err = by[("char-ngram", "csls")][f"error_{d}"]
+        assert g["gap"] == pytest.approx(r[f"error_{d}"] - ref_err, abs=0.02)   # the same items, both ways
+        assert g["only_this_wrong"] - g["only_ref_wrong"] == round(g["gap"] * r["n"] / 100)
+        assert g["gap_ci95"][0] > 10 and g["p"] < 1e-6                          # chance is far behind, for sure
