@@ -172,7 +172,7 @@ def exact_sign_p(only_a: int, only_b: int) -> float:
 def paired_gap(miss: np.ndarray, ref_miss: np.ndarray) -> dict:
     """How far one system's errors are from a reference's on the SAME items (``(n,)`` bool arrays, True = wrong):
     the error gap in points (positive: behind the reference), its 95 % interval (the normal approximation of a
-    paired difference), the items only each gets wrong, and :func:`exact_sign_p`. On a 300-item set one item is
+    paired difference), the items only each gets wrong, and :func:`exact_sign_p` (3 significant digits). On a 300-item set one item is
     a third of a point, so a 1-point gap is 3 items; the interval says what such a set can tell apart."""
     miss, ref_miss = np.asarray(miss, bool), np.asarray(ref_miss, bool)
     n = len(miss)
@@ -180,7 +180,7 @@ def paired_gap(miss: np.ndarray, ref_miss: np.ndarray) -> dict:
     d = (only - only_ref) / n
     se = math.sqrt(max(only + only_ref - n * d * d, 0.0)) / n
     return {"gap": round(100 * d, 2), "gap_ci95": [round(100 * (d - 1.96 * se), 2), round(100 * (d + 1.96 * se), 2)],
-            "only_this_wrong": only, "only_ref_wrong": only_ref, "p": round(exact_sign_p(only, only_ref), 4)}
+            "only_this_wrong": only, "only_ref_wrong": only_ref, "p": float(f"{exact_sign_p(only, only_ref):.3g}")}
 
 
 def retrieval_p_at(a: np.ndarray, b: np.ndarray, n: int = 1) -> tuple[float, float]:
