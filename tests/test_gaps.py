@@ -1,0 +1,73 @@
+"""benchmarks/gaps.py (bisent.bench.gaps): encoders' gaps to use-m3 over recover records."""
+
+import json
+
+import pytest
+
+from bisent.bench.gaps import gaps, load_records, main
+from bisent.errors import BisentError
+from bisent.evaluate import paired_gap
+
+
+def _rec(enc, domain, pair, st, ts, score="csls", paired=None):
+    r = {"task": "recover", "pair": pair, "domain": domain, "encoder": enc, "score": score, "n": 300, "split": "test",
+         "error_src_tgt": st, "error_tgt_src": ts}
+    if paired:
+        r.update({"vs": "use-m3", "paired_src_tgt": paired[0], "paired_tgt_src": paired[1]})
+    return r
+
+
+def _paired(only, only_ref, n=300):
+    import numpy as np
+    a, b = np.zeros(n, bool), np.zeros(n, bool)
+    a[:only] = True
+    b[only:only + only_ref] = True
+    return paired_gap(a, b)
+
+
+@pytest.fixture
+def results(tmp_path):
+    recs = [
+        _rec("use-m3", "gnome", "en-de", 5.0, 4.0),
+        _rec("S", "gnome", "en-de", 9.0, 9.0),                                 # an older record: replaced below
+        _rec("S", "gnome", "en-de", 6.33, 3.0, paired=(_paired(5, 1), _paired(0, 3))),
+        _rec("use-m3", "dict", "en-it", 32.0, 30.0),
+        _rec("S", "dict", "en-it", 20.0, 30.5, paired=(_paired(2, 38), _paired(3, 2))),
+        _rec("S", "dict", "en-it", 1.0, 1.0, score="cosine"),                  # another score: not read
+        _rec("use-m3", "libreoffice", "en-de", 5.0, 4.4),
+        _rec("S", "libreoffice", "en-de", 9.0, 9.0),                           # in domain: left out by default
+        _rec("S", "gettext", "en-fr", 1.0, 1.0),                               # no use-m3 record: left out
+    ]
+    path = tmp_path / "recover.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in recs), encoding="utf-8")
+    return path
+
+
+def test_gaps_over_the_directions_both_ran(results):
+    g = gaps(load_records([results]), "S")
+    assert g["directions"] == 4 and g["paired_directions"] == 4
+    assert g["mean_error"] == pytest.approx((6.33 + 3.0 + 20.0 + 30.5) / 4, abs=0.01)
+    assert [(x["domain"], x["direction"]) for x in g["behind_more_than_1"]] == [("gnome", "src_tgt")]
+    assert g["points_behind_summed"] == pytest.approx(1.33 + 0.5, abs=0.01)
+    assert g["significantly_behind"] == []                                       # 5 against 1 item: not significant
+    assert [(x["domain"], x["direction"]) for x in g["significantly_ahead"]] == [("dict", "src_tgt")]
+    assert gaps(load_records([results]), "S", exclude_domains=())["directions"] == 6
+
+
+def test_main_prints_a_summary_line_and_the_list(results, capsys):
+    main(["-e", "S", "--results", str(results.parent), "--list"])
+    out = capsys.readouterr().out.splitlines()
+    head = json.loads(out[0])
+    assert head["behind_more_than_1"] == 1 and head["significantly_ahead"] == 1
+    assert any("gnome de->en" not in ln and "gnome en->de: 6.33 against 5.00" in ln for ln in out)
+
+
+def test_bad_records_and_unknown_encoders_are_one_line_errors(results, tmp_path, capsys):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps(_rec("S", "dict", "en-it", 1, 1)) + "\n{oops\n", encoding="utf-8")
+    with pytest.raises(BisentError, match=r"bad.jsonl:2: not a JSON record"):
+        load_records([bad])
+    with pytest.raises(SystemExit, match=r"^bisent: error: .*missing.jsonl: no such recover records file$"):
+        main(["-e", "S", "--results", str(tmp_path / "missing.jsonl")])
+    with pytest.raises(SystemExit, match=r"^bisent: error: -e T: no csls recover record beside use-m3's"):
+        main(["-e", "T", "--results", str(results)])
