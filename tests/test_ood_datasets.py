@@ -158,7 +158,8 @@ def test_headwords_lose_pronunciations_and_grammar_tags_wherever_they_stand():
              "'s-Hertogenbosch //-toʊx-// //ˌsɜːtəʊɡənˈbɒs// <pn>": "'s-Hertogenbosch",
              "cat /kæt/": "cat", "he/she misinterprets": "he/she misinterprets",
              "at a/the minimum, at least": "at a/the minimum, at least", "km / h": "km / h",
-             "siliceous sandstone": "siliceous sandstone"}
+             "siliceous sandstone": "siliceous sandstone", "chide // t͡ʃaɪd//": "chide",
+             "exit by land / by sea / by air": "exit by land / by sea / by air"}
     for line, head in cases.items():
         assert freedict.parse_entry(line + "\nwirbeln\n")[0] == head, line
 

@@ -42,7 +42,7 @@ from .debian import fetch_package, package_info
 from .libreoffice import Pair
 from .pairset import cached_pairs, hash_bucket, one_to_one, read_pairs, write_pairs_dataset
 
-FORMAT_VERSION = 2                # 2: pronunciations and grammar tags anywhere in a headword removed
+FORMAT_VERSION = 3                # 2: pronunciations and grammar tags anywhere in a headword removed; 3: "// ...//" too
 #: ISO 639-1 codes -> FreeDict's ISO 639-3 names of the dictionaries from English.
 LANGS = {"af": "afr", "ar": "ara", "bg": "bul", "cs": "ces", "cy": "cym", "da": "dan", "de": "deu", "el": "ell",
          "fi": "fin", "fr": "fra", "ga": "gle", "hi": "hin", "hr": "hrv", "hu": "hun", "id": "ind", "it": "ita",
@@ -62,7 +62,9 @@ _PRONUNCIATION_RE = re.compile(r"/[^/]*/")
 #: the end; "he/she" keeps its slash) and grammar tags " <v>", wherever they stand. Until format 2 only a
 #: pronunciation at the very end went, so 4 % of eng-deu's headwords and nearly all of eng-pol's, eng-por's and
 #: eng-jpn's kept IPA and tags ("swirl /swˈɜːl/ <v>", "abate /əˈbeɪt/ <V>", "able //ə.bl̩// <suffix>").
-_HEAD_PRONUNCIATION_RE = re.compile(r"\s+(//?)[^/\s][^/]*\1(?=[\s),;]|$)")   # eng-jpn writes //...//
+#: eng-jpn writes //...//, three times with a space after the opening pair ("chide // t͡ʃaɪd//"; kept until format 3);
+#: a single slash needs no space after it, so that German alternatives ("by land / by sea") stay.
+_HEAD_PRONUNCIATION_RE = re.compile(r"\s+(?://\s*[^/\s][^/]*//|/[^/\s][^/]*/)(?=[\s),;]|$)")
 _HEAD_TAG_RE = re.compile(r"\s+<[^<>]*>")
 
 
