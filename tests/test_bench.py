@@ -228,6 +228,7 @@ def test_recover_compares_each_encoder_with_the_reference_item_by_item():
     recs = task_module("recover").run("en", "de", run_encoders(["random", "char-ngram"], anchors=False), rec,
                                       limit=150, reference="char-ngram")
     by = {(r["encoder"], r["score"]): r for r in recs}
+    assert len({r["set"] for r in recs}) == 1                         # one fingerprint: the same pairs for all
     assert "vs" not in by[("char-ngram", "csls")]                   # the reference is not compared with itself
     r = by[("random", "csls")]
     assert r["vs"] == "char-ngram"

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from bisent.evaluate import exact_sign_p, paired_gap, recovery_error, recovery_misses
+from bisent.evaluate import exact_sign_p, paired_gap, pairs_fingerprint, recovery_error, recovery_misses
 from conftest import unit_rows
 
 
@@ -51,3 +51,10 @@ def test_recovery_error_is_the_share_of_misses():
         assert a.shape == b.shape == (50,) and a.dtype == bool
         assert 0 < a.sum() < 50
         assert recovery_error(x, y, kind) == (a.mean(), b.mean())
+
+
+def test_pairs_fingerprint_names_texts_and_order():
+    a = [("cat", "Katze"), ("dog", "Hund")]
+    assert pairs_fingerprint(a) == pairs_fingerprint(list(a)) and len(pairs_fingerprint(a)) == 12
+    assert pairs_fingerprint(a) != pairs_fingerprint(a[::-1])
+    assert pairs_fingerprint(a) != pairs_fingerprint([("cat", "Katze"), ("dog", "Hunde")])

@@ -71,3 +71,17 @@ def test_bad_records_and_unknown_encoders_are_one_line_errors(results, tmp_path,
         main(["-e", "S", "--results", str(tmp_path / "missing.jsonl")])
     with pytest.raises(SystemExit, match=r"^bisent: error: -e T: no csls recover record beside use-m3's"):
         main(["-e", "T", "--results", str(results)])
+
+
+def test_records_compare_only_on_the_same_pairs(tmp_path):
+    recs = [dict(_rec("use-m3", "dict", "en-ja", 30.0, 30.0), set="aaa"),
+            dict(_rec("S", "dict", "en-ja", 35.0, 35.0), set="aaa"),
+            dict(_rec("use-m3", "dict", "en-ja", 10.0, 10.0), set="bbb"),       # a rebuilt set, use-m3 only
+            _rec("use-m3", "gnome", "en-ja", 3.0, 3.0),                         # before fingerprints
+            _rec("S", "gnome", "en-ja", 3.5, 3.5),
+            dict(_rec("use-m3", "gnome", "en-ja", 1.0, 1.0), set="ccc")]
+    path = tmp_path / "recover.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in recs), encoding="utf-8")
+    g = gaps(load_records([path]), "S", points=2)
+    assert g["directions"] == 4 and g["ref_mean_error"] == pytest.approx(16.5)   # 30 (set aaa) and 3 (no set)
+    assert [x["domain"] for x in g["behind_more_than_2"]] == ["dict", "dict"]

@@ -158,6 +158,18 @@ def recovery_error(x: np.ndarray, y: np.ndarray, score: str = "cosine", k: int =
     return float(np.mean(a)), float(np.mean(b))
 
 
+def pairs_fingerprint(pairs: Sequence) -> str:
+    """12 hex digits naming a list of pairs (texts and order): records of two runs compare only when theirs agree
+    (a rebuilt data set, or another sample of it, is another set even with the same name and size)."""
+    import hashlib
+
+    h = hashlib.sha1()
+    for p in pairs:
+        src, tgt = _texts(p)
+        h.update(f"{src}\t{tgt}\n".encode("utf-8", "surrogatepass"))
+    return h.hexdigest()[:12]
+
+
 def exact_sign_p(only_a: int, only_b: int) -> float:
     """Two-sided exact McNemar (sign) test: the chance, were each of the ``only_a + only_b`` items that only one
     of two systems gets wrong equally likely to go either way, of a split at least as uneven as this one."""

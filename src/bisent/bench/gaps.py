@@ -22,9 +22,10 @@ from ..errors import BisentError
 DIRECTIONS = ("src_tgt", "tgt_src")
 
 
-def load_records(paths: list[Path], score: str = "csls") -> dict[tuple[str, str, str], dict]:
-    """The latest test-split record per (encoder, domain, pair) with ``score`` in the recover files ``paths``
-    (read in order; a missing file is an error)."""
+def load_records(paths: list[Path], score: str = "csls") -> dict[tuple, dict]:
+    """The latest test-split record with ``score`` in the recover files ``paths`` (read in order; a missing file
+    is an error) per (encoder, domain, pair), and per (encoder, domain, pair, set) too: ``set`` is the pairs'
+    fingerprint (None in records written before session 32)."""
     out = {}
     for path in paths:
         if not path.is_file():
@@ -38,17 +39,23 @@ def load_records(paths: list[Path], score: str = "csls") -> dict[tuple[str, str,
                 except json.JSONDecodeError as e:
                     raise BisentError(f"{path}:{n}: not a JSON record ({e.msg})") from None
                 if r.get("score") == score and r.get("split", "test") == "test":
-                    out[(r["encoder"], r.get("domain", "libreoffice"), r["pair"])] = r
+                    key = (r["encoder"], r.get("domain", "libreoffice"), r["pair"])
+                    out[key] = out[(*key, r.get("set"))] = r
     return out
 
 
 def gaps(records: dict, encoder: str, reference: str = "use-m3", points: float = 1.0, alpha: float = 0.05,
          exclude_domains: tuple[str, ...] = ("libreoffice",)) -> dict:
-    """One encoder's gaps to ``reference`` over every (domain, pair, direction) both have a record for, domains
-    in ``exclude_domains`` left out (the general student trained on LibreOffice help: in domain)."""
+    """One encoder's gaps to ``reference`` over every (domain, pair, direction): the encoder's latest record
+    against the reference's latest on the same pairs (the same ``set``; records without one pair up with
+    records without one), domains in ``exclude_domains`` left out (the general student trained on LibreOffice
+    help: in domain)."""
     rows = []
-    for (enc, domain, pair), r in sorted(records.items()):
-        ref = records.get((reference, domain, pair))
+    for key, r in sorted(records.items(), key=lambda kv: tuple(map(str, kv[0]))):
+        if len(key) != 3:
+            continue
+        enc, domain, pair = key
+        ref = records.get((reference, domain, pair, r.get("set")))
         if enc != encoder or ref is None or domain in exclude_domains:
             continue
         for d in DIRECTIONS:

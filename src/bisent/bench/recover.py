@@ -9,7 +9,7 @@ also compares the two item by item (``paired_*``; ``benchmarks/gaps.py`` sums th
 from __future__ import annotations
 
 from ..datasets.domains import split_pairs
-from ..evaluate import paired_gap, recovery_misses, sample_distinct_pairs
+from ..evaluate import pairs_fingerprint, paired_gap, recovery_misses, sample_distinct_pairs
 from .common import Recorder
 
 KINDS = ("cosine", "euclidean", "csls", "ratio")
@@ -19,7 +19,9 @@ def run(src_lang: str, tgt_lang: str, encoders: list, record: Recorder, *, limit
         k: int = 4, progress: bool | None = None, domain: str = "libreoffice", reference: str = "use-m3") -> list[dict]:
     """One record per encoder and score. When the ``reference`` encoder is in the run, every other encoder's
     record also says how it differs from the reference item by item (``vs``, and ``paired_src_tgt`` /
-    ``paired_tgt_src``: :func:`bisent.evaluate.paired_gap`), so a gap of a point or two can be told from noise."""
+    ``paired_tgt_src``: :func:`bisent.evaluate.paired_gap`), so a gap of a point or two can be told from noise.
+    ``set`` fingerprints the pairs (:func:`bisent.evaluate.pairs_fingerprint`), so records of different runs
+    are compared only on the same pairs."""
     pairs = sample_distinct_pairs(split_pairs(domain, src_lang, tgt_lang, split), limit=limit)
     misses = {}
     for enc in encoders:
@@ -27,12 +29,13 @@ def run(src_lang: str, tgt_lang: str, encoders: list, record: Recorder, *, limit
         y = enc.encode([p.tgt for p in pairs], tgt_lang, progress=progress)
         misses[enc.name] = {kind: recovery_misses(x, y, kind, k) for kind in KINDS}
     ref = misses.get(reference)
+    fingerprint = pairs_fingerprint(pairs)
     out = []
     for enc in encoders:
         for kind in KINDS:
             m_st, m_ts = misses[enc.name][kind]
             rec = {"pair": f"{src_lang}-{tgt_lang}", "domain": domain, "encoder": enc.name, "encoder_id": enc.id,
-                   "score": kind, "k": k, "n": len(pairs), "split": split,
+                   "score": kind, "k": k, "n": len(pairs), "split": split, "set": fingerprint,
                    "error_src_tgt": round(100 * float(m_st.mean()), 2),
                    "error_tgt_src": round(100 * float(m_ts.mean()), 2)}
             if ref is not None and enc.name != reference:
