@@ -58,3 +58,8 @@ def test_pairs_fingerprint_names_texts_and_order():
     assert pairs_fingerprint(a) == pairs_fingerprint(list(a)) and len(pairs_fingerprint(a)) == 12
     assert pairs_fingerprint(a) != pairs_fingerprint(a[::-1])
     assert pairs_fingerprint(a) != pairs_fingerprint([("cat", "Katze"), ("dog", "Hunde")])
+
+
+def test_paired_gap_of_no_items_is_no_gap():
+    g = paired_gap(np.zeros(0, bool), np.zeros(0, bool))
+    assert g["gap"] == 0 and g["p"] == 1.0 and g["only_this_wrong"] == g["only_ref_wrong"] == 0

@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import math
 import time
 from dataclasses import asdict, dataclass, field
@@ -161,8 +162,6 @@ def recovery_error(x: np.ndarray, y: np.ndarray, score: str = "cosine", k: int =
 def pairs_fingerprint(pairs: Sequence) -> str:
     """12 hex digits naming a list of pairs (texts and order): records of two runs compare only when theirs agree
     (a rebuilt data set, or another sample of it, is another set even with the same name and size)."""
-    import hashlib
-
     h = hashlib.sha1()
     for p in pairs:
         src, tgt = _texts(p)
@@ -184,10 +183,11 @@ def exact_sign_p(only_a: int, only_b: int) -> float:
 def paired_gap(miss: np.ndarray, ref_miss: np.ndarray) -> dict:
     """How far one system's errors are from a reference's on the SAME items (``(n,)`` bool arrays, True = wrong):
     the error gap in points (positive: behind the reference), its 95 % interval (the normal approximation of a
-    paired difference), the items only each gets wrong, and :func:`exact_sign_p` (3 significant digits). On a 300-item set one item is
-    a third of a point, so a 1-point gap is 3 items; the interval says what such a set can tell apart."""
+    paired difference), the items only each gets wrong, and :func:`exact_sign_p` (3 significant digits). On a
+    300-item set one item is a third of a point, so a 1-point gap is 3 items; the interval says what such a set can
+    tell apart."""
     miss, ref_miss = np.asarray(miss, bool), np.asarray(ref_miss, bool)
-    n = len(miss)
+    n = max(len(miss), 1)                                            # no items: no gap (0 / 1)
     only, only_ref = int(np.sum(miss & ~ref_miss)), int(np.sum(ref_miss & ~miss))
     d = (only - only_ref) / n
     se = math.sqrt(max(only + only_ref - n * d * d, 0.0)) / n
