@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import sys
 from pathlib import Path
 
 from ..errors import BisentError
@@ -116,6 +118,8 @@ def main(argv=None) -> None:
                         print(_line(x))
     except BisentError as e:
         raise SystemExit(f"bisent: error: {e}") from None
+    except BrokenPipeError:                       # piped into head: stop quietly, and let the final flush go nowhere
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
 if __name__ == "__main__":
