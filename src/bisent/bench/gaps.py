@@ -1,7 +1,7 @@
 """How far encoders are from a reference (use-m3) on every recovery set: issue 17's out-of-domain check.
 
-Reads ``recover.jsonl`` records (``bisent bench recover ... -e use-m3 -e MODEL``), keeps the latest per
-(encoder, domain, pair) for one score (CSLS), and per encoder reports over the directions where both ran:
+Reads ``recover.jsonl`` records (``bisent bench recover ... -e use-m3 -e MODEL``), takes each encoder's latest
+per (domain, pair) for one score (CSLS) beside use-m3's on the same pairs, and per encoder reports over the directions where both ran:
 the mean error, the directions more than ``--points`` behind the reference, the points behind summed over
 the directions where it is behind, and, from the records' item-by-item comparison (``paired_*``, written
 since session 32), how many directions it is significantly behind or ahead (exact sign test, p < 0.05).
@@ -24,11 +24,10 @@ from ..errors import BisentError
 DIRECTIONS = ("src_tgt", "tgt_src")
 
 
-def load_records(paths: list[Path], score: str = "csls") -> dict[tuple, dict]:
-    """The latest test-split record with ``score`` in the recover files ``paths`` (read in order; a missing file
-    is an error) per (encoder, domain, pair), and per (encoder, domain, pair, set) too: ``set`` is the pairs'
-    fingerprint (None in records written before session 32)."""
-    out = {}
+def load_records(paths: list[Path], score: str = "csls") -> list[dict]:
+    """The test-split records with ``score`` in the recover files ``paths``, in file order (a missing file or a
+    line that is not JSON is an error)."""
+    out = []
     for path in paths:
         if not path.is_file():
             raise BisentError(f"{path}: no such recover records file")
@@ -41,24 +40,27 @@ def load_records(paths: list[Path], score: str = "csls") -> dict[tuple, dict]:
                 except json.JSONDecodeError as e:
                     raise BisentError(f"{path}:{n}: not a JSON record ({e.msg})") from None
                 if r.get("score") == score and r.get("split", "test") == "test":
-                    key = (r["encoder"], r.get("domain", "libreoffice"), r["pair"])
-                    out[key] = out[(*key, r.get("set"))] = r
+                    out.append(r)
     return out
 
 
-def gaps(records: dict, encoder: str, reference: str = "use-m3", points: float = 1.0, alpha: float = 0.05,
+def gaps(records: list[dict], encoder: str, reference: str = "use-m3", points: float = 1.0, alpha: float = 0.05,
          exclude_domains: tuple[str, ...] = ("libreoffice",)) -> dict:
     """One encoder's gaps to ``reference`` over every (domain, pair, direction): the encoder's latest record
-    against the reference's latest on the same pairs (the same ``set``; records without one pair up with
-    records without one), domains in ``exclude_domains`` left out (the general student trained on LibreOffice
-    help: in domain)."""
+    against the reference's latest on the same pairs (the same ``set``, the pairs' fingerprint; records written
+    before session 32 have none and pair up with each other), domains in ``exclude_domains`` left out (the
+    general student trained on LibreOffice help: in domain)."""
+    mine, ref_by_set = {}, {}
+    for r in records:                                                   # later records replace earlier ones
+        where = (r.get("domain", "libreoffice"), r["pair"])
+        if r["encoder"] == encoder:
+            mine[where] = r
+        if r["encoder"] == reference:
+            ref_by_set[(*where, r.get("set"))] = r
     rows = []
-    for key, r in sorted(records.items(), key=lambda kv: tuple(map(str, kv[0]))):
-        if len(key) != 3:
-            continue
-        enc, domain, pair = key
-        ref = records.get((reference, domain, pair, r.get("set")))
-        if enc != encoder or ref is None or domain in exclude_domains:
+    for (domain, pair), r in sorted(mine.items()):
+        ref = ref_by_set.get((domain, pair, r.get("set")))
+        if ref is None or domain in exclude_domains:
             continue
         for d in DIRECTIONS:
             paired = r.get(f"paired_{d}") if r.get("vs") == reference else None
