@@ -39,10 +39,13 @@ clean-venv:
 # and `bisent ensemble` of them into $(OUT)/student-general (use it as -e $(OUT)/student-general; one seed is linked, not
 # joined). A run that stopped (a crash, Ctrl-C) resumes from its checkpoint on the next make; sN.done marks a finished run
 # (its 3 GB training checkpoint removed). An $(OUT)/student-general that make did not build is never replaced.
-# Override on the command line: make -j2 student-general SEEDS="1 2 3" OUT=DIR STUDENT_SET="--set KEY=VALUE".
+# The teacher's rows and hard negatives are computed once first ($(RUNS)/prepared, `bisent train --prepare-only`).
+# Override on the command line: make -j2 student-general SEEDS="1 2 3" OUT=DIR STUDENT_SET="--set KEY=VALUE"
+# PREP_WORKERS=N (processes embedding with the teacher; one core each).
 OUT         := out
 SEEDS       := 1 2 3 4
 STUDENT_SET :=
+PREP_WORKERS := 2
 GENERAL     := $(OUT)/general
 RUNS        := $(OUT)/student-general-runs
 GENERAL_CAPS := --word-lists as-listed --cap words=30000 --cap words:ja=100000 --cap words:ru=100000 --cap ui-apps=10000 \
@@ -54,10 +57,17 @@ $(GENERAL)/stats.json: | $(STAMP)
 $(OUT)/data/en-de/dev.tsv: | $(STAMP)
 	$(BIN)/bisent data libreoffice --src en --tgt de -o $(OUT)/data/en-de
 
-$(RUNS)/s%.done: $(GENERAL)/stats.json $(OUT)/data/en-de/dev.tsv
-	$(BIN)/bisent train --recipe recipes/student-general.yaml \
-	    $$(for f in $(GENERAL)/train.*.tsv; do echo --train $$f; done) \
-	    $$(for f in $(GENERAL)/mono.*.txt $(GENERAL)/words.*.txt; do echo --mono $$f; done) \
+GENERAL_DATA = $$(for f in $(GENERAL)/train.*.tsv; do echo --train $$f; done) \
+    $$(for f in $(GENERAL)/mono.*.txt $(GENERAL)/words.*.txt; do echo --mono $$f; done)
+
+# Once, before the seeds: the teacher's rows (PREP_WORKERS processes) and its hard negatives into their caches;
+# the seeds read them back instead of each computing the same ones side by side.
+$(RUNS)/prepared/prepared.json: $(GENERAL)/stats.json
+	$(BIN)/bisent train --recipe recipes/student-general.yaml $(GENERAL_DATA) \
+	    --set objectives.teacher_workers=$(PREP_WORKERS) $(STUDENT_SET) --prepare-only -o $(RUNS)/prepared
+
+$(RUNS)/s%.done: $(GENERAL)/stats.json $(OUT)/data/en-de/dev.tsv $(RUNS)/prepared/prepared.json
+	$(BIN)/bisent train --recipe recipes/student-general.yaml $(GENERAL_DATA) \
 	    --dev $(OUT)/data/en-de/dev.tsv --set seed=$* $(STUDENT_SET) -o $(RUNS)/s$* \
 	    $$(test -f $(RUNS)/s$*/checkpoint.safetensors && echo --resume)
 	rm -f $(RUNS)/s$*/checkpoint.safetensors

@@ -706,6 +706,45 @@ def test_distillation_with_teacher_mined_hard_negatives(corpus, tmp_path):
               data, [], [], tmp_path / "c", max_steps=1, progress=False)
 
 
+def test_prepare_only_fills_the_caches_that_later_runs_read(corpus, tmp_path, monkeypatch, capsys):
+    """--prepare-only mines the teacher's hard negatives once; runs of any seed read them back and train exactly
+    as if they had mined them (a damaged cache file is mined again, with a warning)."""
+    from bisent.training.loop import PREPARED_FILE, prepare
+
+    monkeypatch.setenv("BISENT_EMBED_CACHE", str(tmp_path / "emb"))
+    recipe = _recipe(architecture="dan", objective="distill", model=TINY_DAN,
+                     objectives={"teacher": "char-ngram", "ranking": 0.1, "hard_negatives": True,
+                                 "hard_source": "teacher"},
+                     train={**TINY["train"], "log_every": 1, "checkpoint_every": 100})
+    data = [bitext(corpus[0][:120])]
+    report = prepare(recipe, data, [], [], tmp_path / "prep")
+    assert report["hard_negatives"]["from_cache"] is False and 0.2 < report["hard_negatives"]["hard_cos_en-de"] < 1
+    assert json.loads((tmp_path / "prep" / PREPARED_FILE).read_text())["event"] == "prepared"
+    files = list((tmp_path / "emb" / "hard-negatives").glob("*.safetensors"))
+    assert len(files) == 1
+
+    def run(name, seed=1):
+        r = train({**recipe, "seed": seed}, data, [], [], tmp_path / name, max_steps=6, progress=False)
+        start = [x for x in r.log if x.get("event") == "start"][0]
+        return start["hard_negatives"], [x["loss"] for x in r.log if "loss" in x]
+
+    cached, losses = run("a")
+    assert cached["from_cache"] is True and cached["hard_cos_en-de"] == report["hard_negatives"]["hard_cos_en-de"]
+    assert run("b", seed=2)[0]["from_cache"] is True                   # another seed, the same negatives
+    files[0].unlink()
+    fresh, fresh_losses = run("c")                                      # mined again, and written again
+    assert fresh["from_cache"] is False and fresh_losses == losses and files[0].is_file()
+    files[0].write_bytes(b"not a safetensors file")
+    capsys.readouterr()
+    again, again_losses = run("d")
+    assert again["from_cache"] is False and again_losses == losses
+    assert "hard-negative cache" in capsys.readouterr().err and run("e")[0]["from_cache"] is True   # rewritten
+    with pytest.raises(BisentError, match="holds a training run"):
+        prepare(recipe, data, [], [], tmp_path / "a")
+    monkeypatch.setenv("BISENT_NO_EMBED_CACHE", "1")                   # no cache: mined, nothing read or written
+    assert "from_cache" not in run("f")[0] and len(list(files[0].parent.iterdir())) == 1
+
+
 def test_dual_recipes_and_errors(tmp_path):
     for name in ("guo2019-dan", "guo2019-transformer", "guo2019-bilstm", "distill-dan", "adapt-use-m3",
                  "adapt-me5-small"):
@@ -748,6 +787,9 @@ def test_cli_trains_a_dual_encoder_from_the_dataset_tsv(corpus, tmp_path, monkey
             "-o", "out", "--max-steps", "3", "--no-progress", "--set", "objectives.teacher=char-ngram",
             "--set", "model.buckets=4096", "--set", "model.embed_dim=16", "--set", "model.hidden=[32]",
             "--set", "data.batch_size=16"]
+    prep = [a if a != "out" else "prep" for a in args] + ["--prepare-only"]
+    assert main(prep) == 0 and json.loads((tmp_path / "prep" / "prepared.json").read_text())["event"] == "prepared"
+    assert main(prep + ["--resume"]) == 2 and not (tmp_path / "prep" / "config.json").exists()
     assert main(args) == 0
     cfg = json.loads((tmp_path / "out" / "config.json").read_text())
     assert cfg["architecture"] == "dan" and cfg["model"]["dim"] == 1024

@@ -43,6 +43,11 @@ def _word_vectors(specs: tuple[str, ...]):
 @click.option("--init", "init_dir", type=click.Path(file_okay=False), default=None,
               help="Start a new run from this model directory's weights (continued training on other data; "
                    "the same architecture and model size; optimisers and step start afresh).")
+@click.option("--prepare-only", is_flag=True,
+              help="Do the set-up every run of this recipe and data shares (a distilling recipe: the teacher's rows "
+                   "into the embedding cache, in objectives.teacher_workers processes, and teacher-mined hard "
+                   "negatives into theirs), write prepared.json into the output folder and stop; runs started "
+                   "afterwards, any seed, read both back.")
 @click.option("--max-steps", type=click.IntRange(min=0), default=None, help="Override train.max_steps.")
 @click.option("--max-minutes", type=FiniteFloat(min=0), default=None,
               help="Stop (with a checkpoint) after this many minutes of this run.")
@@ -56,14 +61,15 @@ def _word_vectors(specs: tuple[str, ...]):
               help="divergence: initialise word embeddings from a multilingual encoder's vectors of each vocabulary "
                    "word (e.g. use-m3), projected by one PCA shared by both languages.")
 @click.option("--progress/--no-progress", default=None, help="Show a progress bar (default: when on a terminal).")
-def train(recipe_path, train_specs, mono_specs, dev_specs, out_dir, resume, init_dir, max_steps, max_minutes, threads,
-          overrides, word_vectors, word_vectors_from, progress):
+def train(recipe_path, train_specs, mono_specs, dev_specs, out_dir, resume, init_dir, prepare_only, max_steps,
+          max_minutes, threads, overrides, word_vectors, word_vectors_from, progress):
     """Train an encoder from a recipe and write a model directory that `bisent embed -e DIR` can use.
 
     Sequence-to-sequence recipes (kim2019, artetxe2019) and dual encoders trained by ranking (guo2019-*),
     distillation from a teacher encoder (distill-*) or adaptation of a frozen encoder (adapt-*).
     """
     from ..training.data import resolve_bitext, resolve_monotext
+    from ..training.loop import prepare
     from ..training.loop import train as run_training
     from ..training.recipe import DOCUMENT, load_recipe, parse_override
 
@@ -90,6 +96,14 @@ def train(recipe_path, train_specs, mono_specs, dev_specs, out_dir, resume, init
         bitexts = [resolve_bitext(s, recipe["languages"]) for s in train_specs]
     monos = [resolve_monotext(s) for s in mono_specs]
     dev = [resolve_bitext(s, recipe["languages"]) for s in dev_specs]
+    if prepare_only:
+        if resume or init_dir is not None:
+            raise BisentError("--prepare-only starts no run: drop --resume / --init")
+        report = prepare(recipe, bitexts, monos, dev, out_dir)
+        click.echo(json.dumps({"prepared": str(out_dir), "seconds": report["seconds"],
+                               **({"hard_negatives_from_cache": report["hard_negatives"].get("from_cache")}
+                                  if isinstance(report.get("hard_negatives"), dict) else {})}))
+        return
     result = run_training(recipe, bitexts, monos, dev, out_dir, resume=resume, max_steps=max_steps,
                           max_minutes=max_minutes, progress=progress, init=init_dir)
     last = next((r for r in reversed(result.log) if "loss" in r), {})

@@ -13,6 +13,8 @@ Guo et al. 2018, Yang et al. 2019) are mined here, with the current model or, fo
 
 from __future__ import annotations
 
+import hashlib
+import sys
 from pathlib import Path
 from typing import Callable
 
@@ -20,6 +22,7 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
+from ...encoders.cache import enabled as cache_enabled
 from ...errors import BisentError
 from ...index import build_index, ivf_lists
 from ...models.dual import TorchDualEncoder, build_dual, save_dual
@@ -32,6 +35,8 @@ from .common import data_languages, tokenizer_fingerprint, tokenizer_for
 DEFAULT_DIM = 384
 #: teacher-mined hard negatives: exact nearest rows up to this many sentences a stream, IVF above
 EXACT_ROWS = 20_000
+#: the search behind teacher-mined hard negatives, part of their cache key (change it when the search changes)
+HARD_MINING = f"nearest other source v1: exact <= {EXACT_ROWS}, else ivf 4 sqrt(n) lists, nprobe 16, k 8"
 
 
 def pair_specs(bitexts: list[Bitext], recipe: dict) -> list[PairSpec]:
@@ -108,6 +113,58 @@ def _text_ids(texts: list[str]) -> np.ndarray:
     return np.fromiter((index.setdefault(t, len(index)) for t in texts), dtype=np.int64, count=len(texts))
 
 
+def hard_cache_file(teachers: list[torch.Tensor], specs: list[PairSpec]) -> Path:
+    """Where teacher-mined hard negatives of these streams are cached: the embedding cache's folder,
+    ``hard-negatives/<key>.safetensors``, the key a hash of the search (:data:`HARD_MINING`), each stream's
+    source texts and the teacher's ``(N, D)`` rows of them (the rows, not the teacher's name: a row that
+    differs, even in its last bit, is another input)."""
+    from ...encoders.cache import cache_folder
+
+    h = hashlib.blake2b(HARD_MINING.encode(), digest_size=20)
+    for t, spec in zip(teachers, specs):
+        rows = np.ascontiguousarray(t.numpy(), dtype=np.float32)
+        h.update(np.asarray(rows.shape, dtype=np.int64).tobytes())
+        h.update(memoryview(rows).cast("B"))
+        for text in spec.src:
+            h.update(text.encode("utf-8", "surrogatepass") + b"\0")
+    return cache_folder() / "hard-negatives" / f"{h.hexdigest()}.safetensors"
+
+
+def _read_hard_cache(path: Path, sizes: list[int]) -> list[np.ndarray] | None:
+    """The cached ``(N,)`` index arrays, one per stream, or None (missing, unreadable or not these streams)."""
+    from safetensors.numpy import load_file
+
+    try:
+        tensors = load_file(str(path))
+    except FileNotFoundError:
+        return None
+    except Exception as e:                                                   # a damaged file: mine again
+        print(f"warning: hard-negative cache {path.name} unreadable ({type(e).__name__}); mining again",
+              file=sys.stderr)
+        return None
+    arrays = [tensors.get(f"hard.{i}") for i in range(len(sizes))]
+    if len(tensors) != len(sizes) or any(a is None or a.shape != (n,) or (n and (a.min() < 0 or a.max() >= n))
+                                         for a, n in zip(arrays, sizes)):
+        return None
+    return [a.astype(np.int64) for a in arrays]
+
+
+def _write_hard_cache(path: Path, arrays: dict[str, np.ndarray]) -> None:
+    """Write the index arrays to ``path`` (temp file, then renamed); a failure is a warning, not an error."""
+    from safetensors.numpy import save
+
+    from ...encoders.cache import enabled
+    from ...io import atomic_write
+
+    if not enabled():                                                        # BISENT_NO_EMBED_CACHE: no cache
+        return
+    try:
+        with atomic_write(path, "wb") as f:
+            f.write(save({k: np.ascontiguousarray(v, dtype=np.int64) for k, v in arrays.items()}))
+    except OSError as e:
+        print(f"warning: hard-negative cache not written ({path}: {e.strerror or e})", file=sys.stderr)
+
+
 class HardNegatives:
     """Per language pair, each source's most similar wrong target and each target's most similar wrong source.
 
@@ -171,17 +228,29 @@ class HardNegatives:
                 np.sum(xs * ys[self.hard_tgt[i]], axis=1) > np.sum(xs * ys, axis=1))) if n else 0.0
         return report
 
-    def mine_teacher(self, teachers: list[torch.Tensor], specs: list[PairSpec]) -> dict[str, float]:
+    def mine_teacher(self, teachers: list[torch.Tensor], specs: list[PairSpec], cache: Path | None = None
+                     ) -> dict[str, float]:
         """Each source's nearest other source by the teacher, ``(N, D)`` unit rows per stream: that pair's
         source and target are the hard negatives of both sides. Meant for near paraphrases such as 'Signature
         made' / 'make a signature', which the teacher tells apart and a bag of n-grams hardly does. Mined once
-        (:meth:`_nearest_other`); returns log fields (mean teacher cosine of the negatives)."""
-        report = {}
-        for i, spec in enumerate(tqdm(specs, desc="hard negatives (teacher)", unit="pair")):
+        (:meth:`_nearest_other`); returns log fields (mean teacher cosine of the negatives).
+
+        ``cache``: a file (:func:`hard_cache_file`) read instead of mining when it holds every stream, and
+        written after mining (temp file, then renamed): the seeds of one collection share the minutes of
+        mining (``bisent train --prepare-only`` fills it once, before ``make -j2 student-general``'s seeds)."""
+        found = _read_hard_cache(cache, [len(s.src) for s in specs]) if cache is not None else None
+        report: dict = {}
+        mined = {}
+        for i, spec in enumerate(tqdm(specs, desc="hard negatives (teacher)", unit="pair", disable=found is not None)):
             t = np.ascontiguousarray(teachers[i].numpy(), dtype=np.float32)          # (N, D)
-            j = self._nearest_other(t, self.src_ids[i])
+            j = found[i] if found is not None else self._nearest_other(t, self.src_ids[i])
+            mined[f"hard.{i}"] = j
             self.hard_src[i], self.hard_tgt[i] = j, j.copy()
             report[f"hard_cos_{spec.name}"] = float(np.mean(np.sum(t * t[j], axis=1)))
+        if cache is not None and found is None:
+            _write_hard_cache(cache, mined)
+        if cache is not None:
+            report["from_cache"] = found is not None
         return report
 
     def state(self) -> dict[str, torch.Tensor]:
@@ -298,7 +367,8 @@ def setup(recipe: dict, bitexts: list[Bitext], monos: list[Monotext], dev: list[
             raise BisentError(f"objectives.hard_source: teacher needs a teacher; objective {recipe['objective']} "
                               "has none (use hard_source: model)")
         if state is None:                                                    # a resumed run loads the checkpoint's
-            info["hard_negatives"] = hard.mine_teacher(teachers, specs)
+            cache = hard_cache_file(teachers[:len(specs)], specs) if cache_enabled() else None
+            info["hard_negatives"] = hard.mine_teacher(teachers[:len(specs)], specs, cache)
     streams_ = specs + monos_                                                # bitext streams, then one per language
     text_ids = [(_text_ids(s.src), _text_ids(s.tgt)) for s in specs] + [(_text_ids(s.src),) * 2 for s in monos_]
 
