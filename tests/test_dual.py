@@ -743,6 +743,13 @@ def test_prepare_only_fills_the_caches_that_later_runs_read(corpus, tmp_path, mo
         prepare(recipe, data, [], [], tmp_path / "a")
     monkeypatch.setenv("BISENT_NO_EMBED_CACHE", "1")                   # no cache: mined, nothing read or written
     assert "from_cache" not in run("f")[0] and len(list(files[0].parent.iterdir())) == 1
+    from bisent.cli import main
+
+    capsys.readouterr()
+    assert main(["cache", "info"]) == 0 and "1 files of teacher-mined hard negatives" in capsys.readouterr().out
+    sqlite = list((tmp_path / "emb").glob("*.sqlite"))
+    assert main(["cache", "clear", "--encoder", "hard-negatives"]) == 0 and not files[0].exists()
+    assert "removed 1 " in capsys.readouterr().err and list((tmp_path / "emb").glob("*.sqlite")) == sqlite
 
 
 def test_dual_recipes_and_errors(tmp_path):

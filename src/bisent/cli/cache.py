@@ -1,4 +1,5 @@
-"""``bisent cache info|clear``: the persistent embedding cache (one SQLite file per encoder)."""
+"""``bisent cache info|clear``: the persistent embedding cache (one SQLite file per encoder, and the hard negatives
+that distillation mines from a teacher's rows)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ def cache_group():
 @cache_group.command("info")
 def info():
     """One line per encoder file: entries, size on disk; then the folder and the cap."""
-    from ..encoders.cache import cache_files, cache_folder, file_info, max_bytes
+    from ..encoders.cache import HARD_NEGATIVES, cache_files, cache_folder, file_info, hard_negative_files, max_bytes
 
     total = 0
     for path in cache_files():
@@ -26,6 +27,11 @@ def info():
         detail = f"error: {i['error']}" if "error" in i else \
             f"{i['entries']:>10d} entries  {i['used_bytes'] / 1e6:9.1f} MB in use"
         click.echo(f"{i['file']:60s} {i['bytes'] / 1e6:9.1f} MB  {detail}")
+    hard = hard_negative_files()
+    if hard:
+        size = sum(p.stat().st_size for p in hard)
+        total += size
+        click.echo(f"{HARD_NEGATIVES + '/':60s} {size / 1e6:9.1f} MB  {len(hard):>10d} files of teacher-mined hard negatives")
     click.echo(f"{cache_folder()}: {total / 1e6:.1f} MB in all; cap {max_bytes() / 1e6:.0f} MB per encoder "
                f"(BISENT_CACHE_MAX_MB), oldest entries evicted first")
 
@@ -33,7 +39,7 @@ def info():
 @cache_group.command("clear")
 @click.option("--encoder", "pattern", default=None, help="Only the files whose name holds this text.")
 def clear(pattern):
-    """Remove the cache files (all, or those of one encoder); rows are re-embedded when next needed."""
+    """Remove the cache files (all, hard negatives too, or those of one encoder); rows are re-embedded when next needed."""
     from ..encoders.cache import clear as clear_files
 
     gone = clear_files(pattern)

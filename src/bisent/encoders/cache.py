@@ -206,6 +206,17 @@ def cache_files() -> list[Path]:
     return sorted(cache_folder().glob("*.sqlite"))
 
 
+#: the sub-folder of :func:`cache_folder` holding teacher-mined hard negatives of training runs
+#: (:func:`bisent.training.objectives.dual.hard_cache_file`)
+HARD_NEGATIVES = "hard-negatives"
+
+
+def hard_negative_files() -> list[Path]:
+    """The cached hard-negative files (one per training collection and teacher)."""
+    folder = cache_folder() / HARD_NEGATIVES
+    return sorted(folder.glob("*.safetensors")) if folder.is_dir() else []
+
+
 def file_info(path: Path) -> dict:
     """Entries, bytes on disk (with the write-ahead log) and bytes in use of one cache file."""
     disk = sum(p.stat().st_size for p in (path, Path(f"{path}-wal"), Path(f"{path}-shm")) if p.exists())
@@ -223,12 +234,17 @@ def file_info(path: Path) -> dict:
 
 
 def clear(pattern: str | None = None) -> list[Path]:
-    """Remove the cache files whose name holds ``pattern`` (all when None); return them."""
+    """Remove the cache files whose name holds ``pattern`` (all when None, the hard negatives too; a hard-negative
+    file's name is ``hard-negatives/KEY.safetensors``); return them."""
     gone = []
     for path in cache_files():
         if pattern is None or pattern in path.name:
             for p in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
                 if p.exists():
                     p.unlink()
+            gone.append(path)
+    for path in hard_negative_files():
+        if pattern is None or pattern in f"{HARD_NEGATIVES}/{path.name}":
+            path.unlink(missing_ok=True)
             gone.append(path)
     return gone

@@ -118,7 +118,7 @@ def hard_cache_file(teachers: list[torch.Tensor], specs: list[PairSpec]) -> Path
     ``hard-negatives/<key>.safetensors``, the key a hash of the search (:data:`HARD_MINING`), each stream's
     source texts and the teacher's ``(N, D)`` rows of them (the rows, not the teacher's name: a row that
     differs, even in its last bit, is another input)."""
-    from ...encoders.cache import cache_folder
+    from ...encoders.cache import HARD_NEGATIVES, cache_folder
 
     h = hashlib.blake2b(HARD_MINING.encode(), digest_size=20)
     for t, spec in zip(teachers, specs):
@@ -127,7 +127,7 @@ def hard_cache_file(teachers: list[torch.Tensor], specs: list[PairSpec]) -> Path
         h.update(memoryview(rows).cast("B"))
         for text in spec.src:
             h.update(text.encode("utf-8", "surrogatepass") + b"\0")
-    return cache_folder() / "hard-negatives" / f"{h.hexdigest()}.safetensors"
+    return cache_folder() / HARD_NEGATIVES / f"{h.hexdigest()}.safetensors"
 
 
 def _read_hard_cache(path: Path, sizes: list[int]) -> list[np.ndarray] | None:
