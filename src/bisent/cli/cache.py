@@ -31,7 +31,8 @@ def info():
     if hard:
         size = sum(p.stat().st_size for p in hard)
         total += size
-        click.echo(f"{HARD_NEGATIVES + '/':60s} {size / 1e6:9.1f} MB  {len(hard):>10d} files of teacher-mined hard negatives")
+        click.echo(f"{HARD_NEGATIVES + '/':60s} {size / 1e6:9.1f} MB  {len(hard):>10d} files of teacher-mined "
+                   "hard negatives")
     click.echo(f"{cache_folder()}: {total / 1e6:.1f} MB in all; cap {max_bytes() / 1e6:.0f} MB per encoder "
                f"(BISENT_CACHE_MAX_MB), oldest entries evicted first")
 
@@ -39,7 +40,8 @@ def info():
 @cache_group.command("clear")
 @click.option("--encoder", "pattern", default=None, help="Only the files whose name holds this text.")
 def clear(pattern):
-    """Remove the cache files (all, hard negatives too, or those of one encoder); rows are re-embedded when next needed."""
+    """Remove the cache files (all, hard negatives too, or those of one encoder); rows are re-embedded when next
+    needed."""
     from ..encoders.cache import clear as clear_files
 
     gone = clear_files(pattern)

@@ -153,11 +153,8 @@ def _write_hard_cache(path: Path, arrays: dict[str, np.ndarray]) -> None:
     """Write the index arrays to ``path`` (temp file, then renamed); a failure is a warning, not an error."""
     from safetensors.numpy import save
 
-    from ...encoders.cache import enabled
     from ...io import atomic_write
 
-    if not enabled():                                                        # BISENT_NO_EMBED_CACHE: no cache
-        return
     try:
         with atomic_write(path, "wb") as f:
             f.write(save({k: np.ascontiguousarray(v, dtype=np.int64) for k, v in arrays.items()}))
