@@ -37,7 +37,7 @@ def test_bad_collections_are_one_line_errors(collection):
     with pytest.raises(BisentError, match="no train.en-fr.tsv, mono.fr.txt or words.fr.txt"):
         collection_counts(collection, "fr")
     (collection / "train.en-it.tsv").write_text("a\tb\tc\td\nonly\tthree\tcolumns\n", encoding="utf-8")
-    with pytest.raises(BisentError, match=r"train.en-it.tsv:2: 3 columns, expected 4"):
+    with pytest.raises(BisentError, match=r"train.en-it.tsv:2: expected 4 tab-separated columns, found 3"):
         collection_counts(collection, "it")
 
 

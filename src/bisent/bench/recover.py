@@ -15,6 +15,18 @@ from .common import Recorder
 KINDS = ("cosine", "euclidean", "csls", "ratio")
 
 
+def encoder_misses(pairs: list, encoders: list, src_lang: str, tgt_lang: str, kinds=KINDS, k: int = 4, *,
+                   progress: bool | None = None) -> dict[str, dict[str, tuple]]:
+    """Per encoder name and score: :func:`bisent.evaluate.recovery_misses` of ``pairs`` (two ``(n,)`` bool
+    arrays, src->tgt and tgt->src)."""
+    out = {}
+    for enc in encoders:
+        x = enc.encode([p.src for p in pairs], src_lang, progress=progress)
+        y = enc.encode([p.tgt for p in pairs], tgt_lang, progress=progress)
+        out[enc.name] = {kind: recovery_misses(x, y, kind, k) for kind in kinds}
+    return out
+
+
 def run(src_lang: str, tgt_lang: str, encoders: list, record: Recorder, *, limit: int = 3000, split: str = "test",
         k: int = 4, progress: bool | None = None, domain: str = "libreoffice", reference: str = "use-m3") -> list[dict]:
     """One record per encoder and score. When the ``reference`` encoder is in the run, every other encoder's
@@ -23,11 +35,7 @@ def run(src_lang: str, tgt_lang: str, encoders: list, record: Recorder, *, limit
     ``set`` fingerprints the pairs (:func:`bisent.evaluate.pairs_fingerprint`), so records of different runs
     are compared only on the same pairs."""
     pairs = sample_distinct_pairs(split_pairs(domain, src_lang, tgt_lang, split), limit=limit)
-    misses = {}
-    for enc in encoders:
-        x = enc.encode([p.src for p in pairs], src_lang, progress=progress)
-        y = enc.encode([p.tgt for p in pairs], tgt_lang, progress=progress)
-        misses[enc.name] = {kind: recovery_misses(x, y, kind, k) for kind in KINDS}
+    misses = encoder_misses(pairs, encoders, src_lang, tgt_lang, KINDS, k, progress=progress)
     ref = misses.get(reference)
     fingerprint = pairs_fingerprint(pairs)
     out = []

@@ -21,9 +21,10 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import BisentError
-from ..evaluate import pairs_fingerprint, recovery_misses, sample_distinct_pairs
-from ..io import iter_raw_lines
+from ..evaluate import paired_gap, pairs_fingerprint, sample_distinct_pairs
+from ..io import iter_raw_lines, read_tsv
 from .common import Recorder, add_results_option, run_encoders
+from .recover import encoder_misses
 
 WORD = re.compile(r"\w+")
 #: lower bounds of the strata: 0 (no word of the item's rarest in the collection), 1-4, 5-49, 50 and more
@@ -52,10 +53,7 @@ def collection_counts(folder: Path, lang: str) -> Counter:
     for path in trains:
         if not path.is_file():
             continue
-        for n, raw in iter_raw_lines(path):
-            cols = raw.decode("utf-8", errors="replace").split("\t")
-            if len(cols) < 4:
-                raise BisentError(f"{path}:{n}: {len(cols)} columns, expected 4 (domain, id, en, {code})")
+        for _, cols in read_tsv(path, 4):                                       # domain, id, en, XX
             counts.update(words_of(cols[2] if lang == "en" else cols[3]))
     for path in texts:
         for _, raw in iter_raw_lines(path):
@@ -83,11 +81,8 @@ def run(pairs: list, encoders: list, counts: Counter, src_lang: str, tgt_lang: s
     direction) only this encoder gets wrong and only the reference does. ``side``: whose words count."""
     cov = np.array([coverage(p.tgt if side == "tgt" else p.src, counts) for p in pairs])
     which = np.searchsorted(np.asarray(bins), cov, side="right") - 1            # (n,) stratum of each item
-    misses = {}
-    for enc in encoders:
-        x = enc.encode([p.src for p in pairs], src_lang, progress=False)
-        y = enc.encode([p.tgt for p in pairs], tgt_lang, progress=False)
-        misses[enc.name] = recovery_misses(x, y, score, k)                      # two (n,) bool arrays
+    misses = {name: m[score] for name, m in encoder_misses(pairs, encoders, src_lang, tgt_lang, (score,), k,
+                                                           progress=False).items()}   # two (n,) bool arrays
     ref = misses.get(reference)
     out, fingerprint = [], pairs_fingerprint(pairs)
     for enc in encoders:
@@ -99,9 +94,10 @@ def run(pairs: list, encoders: list, counts: Counter, src_lang: str, tgt_lang: s
                    "error_src_tgt": round(100 * float(st[m].mean()), 1) if m.any() else None,
                    "error_tgt_src": round(100 * float(ts[m].mean()), 1) if m.any() else None}
             if ref is not None and enc.name != reference:
+                both = (paired_gap(st[m], ref[0][m]), paired_gap(ts[m], ref[1][m]))
                 rec["vs"] = reference
-                rec["only_this_wrong"] = int((st & ~ref[0] & m).sum() + (ts & ~ref[1] & m).sum())
-                rec["only_ref_wrong"] = int((~st & ref[0] & m).sum() + (~ts & ref[1] & m).sum())
+                rec["only_this_wrong"] = sum(g["only_this_wrong"] for g in both)
+                rec["only_ref_wrong"] = sum(g["only_ref_wrong"] for g in both)
             out.append(record(rec))
         if examples and ref is not None and enc.name != reference:
             for i in np.flatnonzero((st & ~ref[0]) | (ts & ~ref[1])):
