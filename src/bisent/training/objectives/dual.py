@@ -237,15 +237,13 @@ class HardNegatives:
         mining (``bisent train --prepare-only`` fills it once, before ``make -j2 student-general``'s seeds)."""
         found = _read_hard_cache(cache, [len(s.src) for s in specs]) if cache is not None else None
         report: dict = {}
-        mined = {}
         for i, spec in enumerate(tqdm(specs, desc="hard negatives (teacher)", unit="pair", disable=found is not None)):
             t = np.ascontiguousarray(teachers[i].numpy(), dtype=np.float32)          # (N, D)
             j = found[i] if found is not None else self._nearest_other(t, self.src_ids[i])
-            mined[f"hard.{i}"] = j
             self.hard_src[i], self.hard_tgt[i] = j, j.copy()
             report[f"hard_cos_{spec.name}"] = float(np.mean(np.sum(t * t[j], axis=1)))
         if cache is not None and found is None:
-            _write_hard_cache(cache, mined)
+            _write_hard_cache(cache, {f"hard.{i}": j for i, j in enumerate(self.hard_src)})
         if cache is not None:
             report["from_cache"] = found is not None
         return report
