@@ -562,6 +562,12 @@ def test_vocab_adaptation_fits_the_words_of_text_the_student_never_met(corpus, t
     start = [r for r in train(heavy, [bt], [vocab, listed], [], tmp_path / "w", max_steps=0, progress=False).log
              if r.get("event") == "start"][0]
     assert [(s["name"], s["per_batch"]) for s in start["streams"]] == [("en-de", 10), ("vocab de", 10), ("words de", 20)]
+    longer = Monotext("fr", [f"mot{i}" for i in range(30)], kind="words")      # words_ref_size: shares by length
+    sized = _recipe(architecture="dan", objective="distill", model=TINY_DAN,
+                    data={"batch_size": 48, "words_weight": 1, "words_ref_size": 10}, objectives={"teacher": "char-ngram"})
+    start = [r for r in train(sized, [bt], [listed, longer], [], tmp_path / "z", max_steps=0, progress=False).log
+             if r.get("event") == "start"][0]
+    assert [(s["name"], s["per_batch"]) for s in start["streams"]] == [("en-de", 6), ("words de", 24), ("words fr", 18)]
 
 
 def test_dan_forward_many_is_forward_of_each_batch_with_one_table_lookup():
