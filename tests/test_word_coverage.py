@@ -39,6 +39,10 @@ def test_bad_collections_are_one_line_errors(collection):
     (collection / "train.en-it.tsv").write_text("a\tb\tc\td\nonly\tthree\tcolumns\n", encoding="utf-8")
     with pytest.raises(BisentError, match=r"train.en-it.tsv:2: expected 4 tab-separated columns, found 3"):
         collection_counts(collection, "it")
+    (collection / "train.en-it.tsv").unlink()
+    (collection / "words.it.txt").write_bytes(b"casa\ngat\xffto\n")                # as training's --mono reader
+    with pytest.raises(BisentError, match=r"words.it.txt:2: not valid UTF-8"):
+        collection_counts(collection, "it")
 
 
 def test_strata_split_the_items_and_compare_with_the_reference(collection):

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..errors import BisentError
 from ..evaluate import paired_gap, pairs_fingerprint, sample_distinct_pairs
-from ..io import iter_raw_lines, read_tsv
+from ..io import read_lines, read_tsv
 from .common import Recorder, add_results_option, run_encoders
 from .recover import encoder_misses
 
@@ -56,8 +56,8 @@ def collection_counts(folder: Path, lang: str) -> Counter:
         for _, cols in read_tsv(path, 4):                                       # domain, id, en, XX
             counts.update(words_of(cols[2] if lang == "en" else cols[3]))
     for path in texts:
-        for _, raw in iter_raw_lines(path):
-            counts.update(words_of(raw.decode("utf-8", errors="replace")))
+        for line in read_lines(path):                                           # as training reads --mono files
+            counts.update(words_of(line.text))
     return counts
 
 
