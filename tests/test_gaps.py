@@ -85,3 +85,49 @@ def test_records_compare_only_on_the_same_pairs(tmp_path):
     g = gaps(load_records([path]), "S", points=2)
     assert g["directions"] == 4 and g["ref_mean_error"] == pytest.approx(16.5)   # 30 (set aaa) and 3 (no set)
     assert [x["domain"] for x in g["behind_more_than_2"]] == ["dict", "dict"]
+
+
+def _row(n, only, only_ref, direction="src_tgt", domain="gnome"):
+    return {"domain": domain, "pair": "en-ja", "direction": direction, "n": n, "gap": round(100 * (only - only_ref) / n, 2),
+            "paired": {"only_this_wrong": only, "only_ref_wrong": only_ref}}
+
+
+def test_target_chance_redraws_the_sets_item_by_item():
+    from math import comb
+
+    from bisent.bench.gaps import target_chance
+    # no item only one of them gets wrong: every redrawn set has the same gap, 0
+    assert target_chance([_row(300, 0, 0), _row(193, 0, 0)], draws=500) == {
+        "draws": 500, "points": 1.0, "as_measured": {"target_met": 1.0, "mean_directions_behind": 0.0},
+        "likeliest_misses": [], "if_equal": {"target_met": 1.0, "mean_directions_behind": 0.0}}
+    # 10 points behind on 300 items: never within 1 point as measured. As good as the reference, the 30 split
+    # evenly: the gap's spread is sqrt(30) / 300 = 1.8 points, more than 1 point (4 items) behind about a quarter
+    t = target_chance([_row(300, 30, 0)], draws=4000)
+    assert t["as_measured"] == {"target_met": 0.0, "mean_directions_behind": 1.0}
+    assert 0.68 < t["if_equal"]["target_met"] < 0.8
+    assert t["likeliest_misses"] == [{"domain": "gnome", "pair": "en-ja", "direction": "src_tgt", "n": 300,
+                                      "gap": 10.0, "share_behind": 1.0}]
+    # 10 items, 2 only-this and 2 only-the-reference: within 1 point means b* <= c*; P(b* = c*) exactly
+    p_tie = sum(comb(10, k) * comb(10 - k, k) * 0.2 ** (2 * k) * 0.6 ** (10 - 2 * k) for k in range(6))
+    t = target_chance([_row(10, 2, 2)], draws=40000, seed=3)
+    assert t["as_measured"]["target_met"] == pytest.approx((1 + p_tie) / 2, abs=0.01)
+    # more sets, each as good as the reference: the target holds less often
+    one = target_chance([_row(300, 30, 30)], draws=4000)["if_equal"]
+    many = target_chance([_row(300, 30, 30, domain=f"d{i}") for i in range(10)], draws=4000)["if_equal"]
+    assert many["target_met"] < one["target_met"] / 10
+    assert many["mean_directions_behind"] == pytest.approx(10 * one["mean_directions_behind"], rel=0.1)
+
+
+def test_resampling_needs_item_by_item_counts(results, tmp_path, capsys):
+    from bisent.bench.gaps import target_chance
+    with pytest.raises(BisentError, match="needs the item-by-item counts"):
+        target_chance([_row(300, 1, 1), {**_row(300, 1, 1), "paired": None}])
+    main(["-e", "S", "--results", str(results), "--resample", "200"])
+    out = capsys.readouterr().out.splitlines()
+    assert json.loads(out[1])["resampled"]["draws"] == 200
+    assert "gnome en->de (n=300, gap +1.33): more than 1 behind in" in out[2]
+    old = tmp_path / "old.jsonl"
+    old.write_text(json.dumps(_rec("use-m3", "dict", "en-it", 1, 1)) + "\n" + json.dumps(_rec("S", "dict", "en-it", 2, 2))
+                   + "\n", encoding="utf-8")
+    with pytest.raises(SystemExit, match=r"^bisent: error: --resample needs the item-by-item counts"):
+        main(["-e", "S", "--results", str(old), "--resample", "10"])

@@ -6,9 +6,12 @@ the mean error, the directions more than ``--points`` behind the reference, the 
 the directions where it is behind, and, from the records' item-by-item comparison (``paired_*``, written
 since session 32), how many directions it is significantly behind or ahead (exact sign test, p < 0.05).
 A set of 300 items moves a third of a point per item, so "more than 1 point behind" on one set can be
-three items of noise; the paired columns say which gaps the sets can tell apart.
+three items of noise; the paired columns say which gaps the sets can tell apart. ``--resample N`` says how
+often the target "within ``--points`` of the reference on every direction" holds on test sets of the same
+sizes drawn again (:func:`target_chance`): for this encoder as measured, and for one exactly as good as the
+reference on every set.
 
-    python benchmarks/gaps.py -e out/student-general [-e ...] [--results benchmarks/results] [--list]
+    python benchmarks/gaps.py -e out/student-general [-e ...] [--results benchmarks/results] [--list] [--resample N]
 """
 
 from __future__ import annotations
@@ -18,6 +21,8 @@ import json
 import os
 import sys
 from pathlib import Path
+
+import numpy as np
 
 from ..errors import BisentError
 
@@ -49,7 +54,7 @@ def gaps(records: list[dict], encoder: str, reference: str = "use-m3", points: f
     """One encoder's gaps to ``reference`` over every (domain, pair, direction): the encoder's latest record
     against the reference's latest on the same pairs (the same ``set``, the pairs' fingerprint; records written
     before session 32 have none and pair up with each other), domains in ``exclude_domains`` left out (the
-    general student trained on LibreOffice help: in domain)."""
+    general student trained on LibreOffice help: in domain). ``rows``: every direction compared."""
     mine, ref_by_set = {}, {}
     for r in records:                                                   # later records replace earlier ones
         where = (r.get("domain", "libreoffice"), r["pair"])
@@ -75,13 +80,56 @@ def gaps(records: list[dict], encoder: str, reference: str = "use-m3", points: f
             "points_behind_summed": round(sum(max(x["gap"], 0) for x in rows), 2),
             "paired_directions": len(tested),
             "significantly_behind": [x for x in tested if x["paired"]["p"] < alpha and x["paired"]["gap"] > 0],
-            "significantly_ahead": [x for x in tested if x["paired"]["p"] < alpha and x["paired"]["gap"] < 0]}
+            "significantly_ahead": [x for x in tested if x["paired"]["p"] < alpha and x["paired"]["gap"] < 0],
+            "rows": rows}
+
+
+def target_chance(rows: list[dict], points: float = 1.0, draws: int = 10000, seed: int = 0, top: int = 5) -> dict:
+    """How often "no direction more than ``points`` behind" would hold on test sets drawn again, from the
+    directions' item-by-item counts (``rows`` of :func:`gaps`, every one with ``paired``).
+
+    Only the items exactly one of the two encoders gets wrong move the gap, so a set of n items is three cells:
+    only this wrong (b), only the reference wrong (c), the rest. A set drawn again is a multinomial draw of n
+    items over the three cells, its gap ``100 (b* - c*) / n``. ``as_measured`` draws with the measured shares
+    (b / n, c / n): a paired bootstrap, the chance that the same encoder meets the target on fresh test sets of
+    these sizes. ``if_equal`` splits the discordant items evenly ((b + c) / 2n each): the chance for an encoder
+    exactly as good as the reference on every set. Each gives the share of draws in which the target holds
+    (``target_met``; 0 means none of ``draws``) and the mean number of directions more than ``points`` behind.
+    The directions are drawn independently; the two directions of
+    one pair share their items, so this is an approximation. Training noise (another seed) is not in it.
+    ``likeliest_misses``: the ``top`` directions most often more than ``points`` behind in the measured draws."""
+    if not rows:
+        raise BisentError("no directions to resample")
+    if any(x["paired"] is None for x in rows):
+        raise BisentError("--resample needs the item-by-item counts (paired_*, records since session 32) of every "
+                          "direction")
+    rng = np.random.default_rng(seed)
+    n = np.array([x["n"] for x in rows], dtype=np.int64)                    # (R,)
+    b = np.array([x["paired"]["only_this_wrong"] for x in rows], dtype=np.float64)
+    c = np.array([x["paired"]["only_ref_wrong"] for x in rows], dtype=np.float64)
+    out = {"draws": draws, "points": points}
+    for name, (pb, pc) in (("as_measured", (b / n, c / n)), ("if_equal", ((b + c) / (2 * n),) * 2)):
+        miss = np.zeros((draws, len(rows)), dtype=bool)                     # (D, R) more than `points` behind
+        for i in range(len(rows)):
+            cells = rng.multinomial(n[i], [pb[i], pc[i], max(1.0 - pb[i] - pc[i], 0.0)], size=draws)   # (D, 3)
+            miss[:, i] = 100.0 * (cells[:, 0] - cells[:, 1]) / n[i] > points + 1e-9
+        out[name] = {"target_met": round(float(np.mean(~miss.any(axis=1))), 4),
+                     "mean_directions_behind": round(float(miss.sum(axis=1).mean()), 2)}
+        if name == "as_measured":
+            share = miss.mean(axis=0)                                       # (R,)
+            order = np.argsort(-share, kind="stable")[:top]
+            out["likeliest_misses"] = [{**{k: rows[i][k] for k in ("domain", "pair", "direction", "n", "gap")},
+                                        "share_behind": round(float(share[i]), 4)} for i in order if share[i] > 0]
+    return out
+
+
+def _arrow(x: dict) -> str:
+    src, tgt = x["pair"].split("-", 1)
+    return f"{src}->{tgt}" if x["direction"] == "src_tgt" else f"{tgt}->{src}"
 
 
 def _line(x: dict) -> str:
-    src, tgt = x["pair"].split("-", 1)
-    arrow = f"{src}->{tgt}" if x["direction"] == "src_tgt" else f"{tgt}->{src}"
-    s = f"  {x['domain']} {arrow}: {x['error']:.2f} against {x['ref_error']:.2f} (n={x['n']})"
+    s = f"  {x['domain']} {_arrow(x)}: {x['error']:.2f} against {x['ref_error']:.2f} (n={x['n']})"
     p = x["paired"]
     if p:
         s += (f"; only this wrong on {p['only_this_wrong']}, only the reference on {p['only_ref_wrong']}, "
@@ -99,6 +147,9 @@ def main(argv=None) -> None:
     ap.add_argument("--points", type=float, default=1.0, help="count directions more than this far behind")
     ap.add_argument("--include-libreoffice", action="store_true", help="count LibreOffice help sets too")
     ap.add_argument("--list", action="store_true", help="list the directions behind and the significant ones")
+    ap.add_argument("--resample", type=int, default=0, metavar="N",
+                    help="draw the test sets again N times: how often the target holds (as measured, and for an "
+                         "encoder as good as the reference)")
     args = ap.parse_args(argv)
     paths = [p / "recover.jsonl" if p.is_dir() else p for p in (args.results or [Path("benchmarks/results")])]
     try:
@@ -110,7 +161,7 @@ def main(argv=None) -> None:
                 raise BisentError(f"-e {enc}: no {args.score} recover record beside {args.reference}'s in "
                                   + ", ".join(map(str, paths)))
             behind = g[f"behind_more_than_{args.points:g}"]
-            print(json.dumps({k: (len(v) if isinstance(v, list) else v) for k, v in g.items()}))
+            print(json.dumps({k: (len(v) if isinstance(v, list) else v) for k, v in g.items() if k != "rows"}))
             if args.list:
                 for title, xs in ((f"more than {args.points:g} point(s) behind", behind),
                                   ("significantly behind", g["significantly_behind"]),
@@ -118,6 +169,12 @@ def main(argv=None) -> None:
                     print(f" {title}: {len(xs)}")
                     for x in xs:
                         print(_line(x))
+            if args.resample > 0:
+                t = target_chance(g["rows"], args.points, args.resample)
+                print(json.dumps({"encoder": enc, "resampled": {k: v for k, v in t.items() if k != "likeliest_misses"}}))
+                for x in t["likeliest_misses"]:
+                    print(f"  {x['domain']} {_arrow(x)} (n={x['n']}, gap {x['gap']:+.2f}): more than "
+                          f"{args.points:g} behind in {100 * x['share_behind']:.1f} % of the draws")
     except BisentError as e:
         raise SystemExit(f"bisent: error: {e}") from None
     except BrokenPipeError:                       # piped into head: stop quietly, and let the final flush go nowhere
