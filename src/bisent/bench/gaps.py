@@ -95,8 +95,8 @@ def target_chance(rows: list[dict], points: float = 1.0, draws: int = 10000, see
     these sizes. ``if_equal`` splits the discordant items evenly ((b + c) / 2n each): the chance for an encoder
     exactly as good as the reference on every set. Each gives the share of draws in which the target holds
     (``target_met``; 0 means none of ``draws``) and the mean number of directions more than ``points`` behind.
-    The directions are drawn independently; the two directions of
-    one pair share their items, so this is an approximation. Training noise (another seed) is not in it.
+    The directions are drawn independently; the two directions of one pair share their items, so this is an
+    approximation. Training noise (another seed) is not in it.
     ``likeliest_misses``: the ``top`` directions most often more than ``points`` behind in the measured draws."""
     if not rows:
         raise BisentError("no directions to resample")
