@@ -131,3 +131,6 @@ def test_resampling_needs_item_by_item_counts(results, tmp_path, capsys):
                    + "\n", encoding="utf-8")
     with pytest.raises(SystemExit, match=r"^bisent: error: --resample needs the item-by-item counts"):
         main(["-e", "S", "--results", str(old), "--resample", "10"])
+    with pytest.raises(SystemExit,
+                       match=r"^bisent: error: --resample -5: the number of draws must be 0 \(none\) or more$"):
+        main(["-e", "S", "--results", str(results), "--resample", "-5"])

@@ -153,6 +153,8 @@ def main(argv=None) -> None:
     args = ap.parse_args(argv)
     paths = [p / "recover.jsonl" if p.is_dir() else p for p in (args.results or [Path("benchmarks/results")])]
     try:
+        if args.resample < 0:
+            raise BisentError(f"--resample {args.resample}: the number of draws must be 0 (none) or more")
         records = load_records(paths, args.score)
         for enc in args.encoder:
             g = gaps(records, enc, args.reference, args.points,
