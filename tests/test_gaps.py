@@ -88,7 +88,8 @@ def test_records_compare_only_on_the_same_pairs(tmp_path):
 
 
 def _row(n, only, only_ref, direction="src_tgt", domain="gnome"):
-    return {"domain": domain, "pair": "en-ja", "direction": direction, "n": n, "gap": round(100 * (only - only_ref) / n, 2),
+    return {"domain": domain, "pair": "en-ja", "direction": direction, "n": n,
+            "gap": round(100 * (only - only_ref) / n, 2),
             "paired": {"only_this_wrong": only, "only_ref_wrong": only_ref}}
 
 
@@ -127,8 +128,8 @@ def test_resampling_needs_item_by_item_counts(results, tmp_path, capsys):
     assert json.loads(out[1])["resampled"]["draws"] == 200
     assert "gnome en->de (n=300, gap +1.33): more than 1 behind in" in out[2]
     old = tmp_path / "old.jsonl"
-    old.write_text(json.dumps(_rec("use-m3", "dict", "en-it", 1, 1)) + "\n" + json.dumps(_rec("S", "dict", "en-it", 2, 2))
-                   + "\n", encoding="utf-8")
+    old.write_text("".join(json.dumps(r) + "\n" for r in (_rec("use-m3", "dict", "en-it", 1, 1),
+                                                         _rec("S", "dict", "en-it", 2, 2))), encoding="utf-8")
     with pytest.raises(SystemExit, match=r"^bisent: error: --resample needs the item-by-item counts"):
         main(["-e", "S", "--results", str(old), "--resample", "10"])
     with pytest.raises(SystemExit,

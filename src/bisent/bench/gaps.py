@@ -173,7 +173,8 @@ def main(argv=None) -> None:
                         print(_line(x))
             if args.resample > 0:
                 t = target_chance(g["rows"], args.points, args.resample)
-                print(json.dumps({"encoder": enc, "resampled": {k: v for k, v in t.items() if k != "likeliest_misses"}}))
+                summary = {k: v for k, v in t.items() if k != "likeliest_misses"}
+                print(json.dumps({"encoder": enc, "resampled": summary}))
                 for x in t["likeliest_misses"]:
                     print(f"  {x['domain']} {_arrow(x)} (n={x['n']}, gap {x['gap']:+.2f}): more than "
                           f"{args.points:g} behind in {100 * x['share_behind']:.1f} % of the draws")
