@@ -341,6 +341,30 @@ def test_page_readers_leave_out_aliases_and_broken_files(tmp_path, capsys):
     assert mallard_pages(tmp_path / "help") == {"sub/b.page": ["Wi-Fi"]}
 
 
+def test_man_pages_of_japanese_and_chinese(tmp_path, monkeypatch):
+    """Japanese and Chinese pages come from their own projects' packages and folders (manpages-ja, -ja-dev;
+    manpages-zh's zh_CN), under the same page ids as English; a space a roff line wrap put between two CJK
+    characters is taken out, one between Latin words kept."""
+    import gzip
+
+    from bisent.datasets import docsets
+
+    monkeypatch.setattr(docsets, "fetch_package", lambda name: tmp_path / name)
+    for package, folder, text in (("manpages-ja", "ja", "ls \\- ディレクトリの\n内容をリスト表示する\n"),
+                                  ("manpages-ja-dev", "ja", "open \\- ファイルを\n開く"),
+                                  ("manpages-zh", "zh_CN", "ls \\- 列目录\n内容"),
+                                  ("manpages-zh", "zh_TW", "ls \\- 列出目錄")):
+        name = "open.2.gz" if package.endswith("-dev") else "ls.1.gz"
+        d = tmp_path / package / "usr/share/man" / folder / f"man{name[-4]}"
+        d.mkdir(parents=True, exist_ok=True)
+        (d / name).write_bytes(gzip.compress(f".TH X 1\n.SH NAME\n{text}\n".encode()))
+    assert docsets.man_pages("ja") == {"man:man1/ls.1": ["NAME", "ls - ディレクトリの内容をリスト表示する"],
+                                       "man:man2/open.2": ["NAME", "open - ファイルを開く"]}
+    assert docsets.man_pages("zh-cn") == {"man:man1/ls.1": ["NAME", "ls - 列目录内容"]}
+    assert docsets.man_packages("ja")[:2] == ["manpages-ja", "manpages-ja-dev"]
+    assert docsets.man_packages("de")[0] == "manpages-de"
+
+
 @pytest.mark.network
 def test_gnome_docset_from_debian(tmp_path):
     """gnome-user-docs (apt-get download, cached): the same page path in C and de is a gold pair."""

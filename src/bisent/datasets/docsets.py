@@ -14,7 +14,8 @@ distractor. How each source derives gold:
   ``usr/share/help/<lang>/`` (``C`` is English).
 - ``manpages``: manual pages; English from ``manpages`` + ``manpages-dev``
   (``usr/share/man/manN/``), a translation from ``manpages-<lang>``
-  (``usr/share/man/<lang>/manN/``); the same ``manN/name.N`` is the same page.
+  (``usr/share/man/<lang>/manN/``; Japanese and Chinese from their own projects'
+  packages, :data:`MAN_SOURCES`); the same ``manN/name.N`` is the same page.
   ``.so`` aliases are skipped. The packages of :data:`MAN_PACKAGES` (apt, dpkg,
   coreutils, …) add their own pages in both languages.
 - ``gnome-apps``: the Mallard help of the GNOME applications in :data:`GNOME_APPS`
@@ -269,17 +270,34 @@ MAN_PACKAGES = ("apt", "dpkg", "passwd", "procps", "coreutils", "util-linux", "e
                 "tar", "debconf-i18n")
 
 
-def man_pages(lang: str) -> dict[str, list[str]]:
+#: Where a language's translated manual pages lie when not in ``manpages-<lang>`` under ``usr/share/man/<lang>``:
+#: (packages, folder). Japanese is the JM project's translation, Chinese the CMPP project's.
+MAN_SOURCES = {"ja": (("manpages-ja", "manpages-ja-dev"), "ja"), "zh-cn": (("manpages-zh",), "zh_CN")}
+#: a space between two of these characters in a page of an unspaced language is a line wrap of the roff source
+_CJK = "\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef"
+_WRAP_SPACE = re.compile(f"(?<=[{_CJK}]) (?=[{_CJK}])")
+
+
+def man_packages(lang: str) -> list[str]:
+    """The Debian packages holding ``lang``'s manual pages (``en``: the originals)."""
     if lang == "en":
-        roots = [fetch_package(p) / "usr/share/man" for p in ("manpages", "manpages-dev", *MAN_PACKAGES)]
-    else:
-        roots = [fetch_package(p) / "usr/share/man" / lang for p in (f"manpages-{lang}", *MAN_PACKAGES)]
+        return ["manpages", "manpages-dev", *MAN_PACKAGES]
+    return [*MAN_SOURCES.get(lang, ((f"manpages-{lang}",), lang))[0], *MAN_PACKAGES]
+
+
+def man_pages(lang: str) -> dict[str, list[str]]:
+    """Pages (``man:manN/NAME.N`` -> paragraphs) of ``lang``'s manual pages; the same id in every language."""
+    folder = "" if lang == "en" else MAN_SOURCES.get(lang, ((), lang))[1]
+    unspaced = lang in ("ja", "ko", "zh-cn")
     pages = {}
-    for root in roots:
+    for package in man_packages(lang):
+        root = fetch_package(package) / "usr/share/man" / folder
         for p in sorted(root.glob("man*/*.gz")):
             paras = man_page(p)
             if paras is not None:
-                pages[f"man:{p.parent.name}/{p.name[:-3]}"] = paras
+                pid = f"man:{p.parent.name}/{p.name[:-3]}"
+                paras = [_WRAP_SPACE.sub("", t) for t in paras] if unspaced else paras
+                pages[pid] = paras          # a page in two packages: the later one's
     return pages
 
 
@@ -447,8 +465,7 @@ _READERS = {"gimp": gimp_pages, "gnome": gnome_pages, "manpages": man_pages,
             "gnome-apps": lambda l: gnome_pages(l, GNOME_APPS, "gnome-apps")}
 _PACKAGES = {"gimp": lambda l: [f"gimp-help-{l}"], "gnome": lambda l: ["gnome-user-docs"],
              "gnome-apps": lambda l: list(GNOME_APPS),
-             "manpages": lambda l: ["manpages", "manpages-dev", *MAN_PACKAGES] if l == "en"
-             else [f"manpages-{l}", *MAN_PACKAGES],
+             "manpages": man_packages,
              "libreoffice": lambda l: [], **{m: (lambda l, m=m: [MANUALS[m].package(l)]) for m in MANUALS}}
 
 

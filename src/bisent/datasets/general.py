@@ -19,7 +19,7 @@ What it holds (all from Debian packages; those of ``ui-apps`` are the only ones 
   interleaved.
 - **monolingual text** in English and each language (``mono.XX.txt``): the
   paragraphs of GNOME's user help (``gnome``, ``gnome-user-docs``) and of
-  manual pages (``man``, ``manpages-XX``) whose page falls in the train split
+  manual pages (``man``, ``manpages-XX``; ``manpages-ja``, ``manpages-zh``) whose page falls in the train split
   of :mod:`.docsets` (``blake2b(page id) % 100 < 80``: the pages the document
   benchmarks hold out are never read here, and a paragraph that also occurs
   on a held-out page, such as shared boilerplate, is left out too).
@@ -154,8 +154,9 @@ def bitext_rows(domain: str, lang: str, cap: int, held: set[str], removed: dict,
     return rows
 
 
-#: languages whose manual pages Debian translates (manpages-l10n) and that the collection reads
-MAN_LANGS = ("en", "de", "fr", "es", "it", "nl", "pl", "ru")
+#: languages whose manual pages Debian translates (manpages-l10n; Japanese and Chinese: docsets.MAN_SOURCES) and
+#: that the collection reads
+MAN_LANGS = ("en", "de", "fr", "es", "it", "nl", "pl", "ru", "ja", "zh-cn")
 
 
 def mono_pages(source: str, lang: str) -> dict[str, list[str]]:
