@@ -49,7 +49,7 @@ PREP_WORKERS := 2
 GENERAL     := $(OUT)/general
 RUNS        := $(OUT)/student-general-runs
 GENERAL_CAPS := --word-lists as-listed --cap words=30000 --cap words:ja=100000 --cap words:ru=100000 --cap ui-apps=10000 \
-    --cap ui-apps:zh-cn=60000 --cap ui-apps:ja=60000 --cap ui-apps:ko=60000
+    --cap ui-apps:zh-cn=60000 --cap ui-apps:ja=60000 --cap ui-apps:ko=60000 --cap man:ja=60000 --cap man:zh-cn=30000
 
 $(GENERAL)/stats.json: | $(STAMP)
 	$(BIN)/bisent data general $(GENERAL_CAPS) -o $(GENERAL)
