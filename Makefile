@@ -48,6 +48,8 @@ STUDENT_SET :=
 PREP_WORKERS := 2
 GENERAL     := $(OUT)/general
 RUNS        := $(OUT)/student-general-runs
+# A collection is built once: after a change of GENERAL_CAPS (session 36 added the Japanese and Chinese manual pages)
+# remove $(GENERAL), $(RUNS) and $(OUT)/student-general to build it and the student again.
 GENERAL_CAPS := --word-lists as-listed --cap words=30000 --cap words:ja=100000 --cap words:ru=100000 --cap ui-apps=10000 \
     --cap ui-apps:zh-cn=60000 --cap ui-apps:ja=60000 --cap ui-apps:ko=60000 --cap man:ja=60000 --cap man:zh-cn=30000
 
