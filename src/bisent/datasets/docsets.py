@@ -62,6 +62,7 @@ from ..errors import BisentError
 from ..io import atomic_dir
 from .debian import fetch_package, package_info
 from .libreoffice import _SKIP, _Node, _TreeBuilder, normalise_lang, normalise_text, split_of
+from .vocab import unspaced
 
 SOURCES = ("libreoffice", "gimp", "gnome", "manpages", "gnome-apps", "kicad", "debian-installer", "debian-reference", "debian-handbook", "debian-edu",
            "developers-reference", "maint-guide", "debian-faq", "ubuntu-packaging-guide", "gnucash", "gosa", "lilypond")
@@ -278,25 +279,33 @@ _CJK = "\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef"
 _WRAP_SPACE = re.compile(f"(?<=[{_CJK}]) (?=[{_CJK}])")
 
 
-def man_packages(lang: str) -> list[str]:
-    """The Debian packages holding ``lang``'s manual pages (``en``: the originals)."""
+def man_source(lang: str) -> tuple[list[str], str]:
+    """The Debian packages holding ``lang``'s manual pages (``en``: the originals) and their folder under
+    ``usr/share/man`` (``""`` for English)."""
     if lang == "en":
-        return ["manpages", "manpages-dev", *MAN_PACKAGES]
-    return [*MAN_SOURCES.get(lang, ((f"manpages-{lang}",), lang))[0], *MAN_PACKAGES]
+        return ["manpages", "manpages-dev", *MAN_PACKAGES], ""
+    packages, folder = MAN_SOURCES.get(lang, ((f"manpages-{lang}",), lang))
+    return [*packages, *MAN_PACKAGES], folder
+
+
+def man_packages(lang: str) -> list[str]:
+    """The Debian packages holding ``lang``'s manual pages."""
+    return man_source(lang)[0]
 
 
 def man_pages(lang: str) -> dict[str, list[str]]:
-    """Pages (``man:manN/NAME.N`` -> paragraphs) of ``lang``'s manual pages; the same id in every language."""
-    folder = "" if lang == "en" else MAN_SOURCES.get(lang, ((), lang))[1]
-    unspaced = lang in ("ja", "ko", "zh-cn")
+    """Pages (``man:manN/NAME.N`` -> paragraphs) of ``lang``'s manual pages; the same id in every language. In a
+    language written without spaces (:func:`.vocab.unspaced`) roff's line-wrap spaces between CJK characters go."""
+    packages, folder = man_source(lang)
+    no_spaces = unspaced(lang) is not None
     pages = {}
-    for package in man_packages(lang):
+    for package in packages:
         root = fetch_package(package) / "usr/share/man" / folder
         for p in sorted(root.glob("man*/*.gz")):
             paras = man_page(p)
             if paras is not None:
                 pid = f"man:{p.parent.name}/{p.name[:-3]}"
-                paras = [_WRAP_SPACE.sub("", t) for t in paras] if unspaced else paras
+                paras = [_WRAP_SPACE.sub("", t) for t in paras] if no_spaces else paras
                 pages[pid] = paras          # a page in two packages: the later one's
     return pages
 
