@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-slow bench clean-venv browser student-general
+.PHONY: demo test test-slow bench clean-venv browser student-general general-caps
 
 $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "make: $(PYTHON) not found (set PYTHON=...)"; exit 1; }
@@ -48,13 +48,21 @@ STUDENT_SET :=
 PREP_WORKERS := 2
 GENERAL     := $(OUT)/general
 RUNS        := $(OUT)/student-general-runs
-# A collection is built once: after a change of GENERAL_CAPS (session 36 added the Japanese and Chinese manual pages)
-# remove $(GENERAL), $(RUNS) and $(OUT)/student-general to build it and the student again.
+# A collection is built once. Its GENERAL_CAPS are kept in $(GENERAL).caps; a make with other caps (session 36 added the
+# Japanese and Chinese manual pages) stops and says what to remove ($(GENERAL), $(RUNS), $(OUT)/student-general), so
+# that no student is trained on a collection other than the one asked for. A collection built before session 37 has no
+# .caps file and is not checked.
 GENERAL_CAPS := --word-lists as-listed --cap words=30000 --cap words:ja=100000 --cap words:ru=100000 --cap ui-apps=10000 \
     --cap ui-apps:zh-cn=60000 --cap ui-apps:ja=60000 --cap ui-apps:ko=60000 --cap man:ja=60000 --cap man:zh-cn=30000
 
-$(GENERAL)/stats.json: | $(STAMP)
+$(GENERAL)/stats.json: | $(STAMP) general-caps
 	$(BIN)/bisent data general $(GENERAL_CAPS) -o $(GENERAL)
+	printf '%s\n' '$(strip $(GENERAL_CAPS))' > $(GENERAL).caps
+
+general-caps:
+	@if [ -e $(GENERAL).caps ] && [ "$$(cat $(GENERAL).caps)" != '$(strip $(GENERAL_CAPS))' ]; then \
+	  echo "make: $(GENERAL) was built with other GENERAL_CAPS ($(GENERAL).caps: $$(cat $(GENERAL).caps));" \
+	    "remove $(GENERAL) $(GENERAL).caps $(RUNS) $(OUT)/student-general to build them with these, or set OUT=DIR"; exit 1; fi
 
 $(OUT)/data/en-de/dev.tsv: | $(STAMP)
 	$(BIN)/bisent data libreoffice --src en --tgt de -o $(OUT)/data/en-de
