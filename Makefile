@@ -55,12 +55,15 @@ RUNS        := $(OUT)/student-general-runs
 GENERAL_CAPS := --word-lists as-listed --cap words=30000 --cap words:ja=100000 --cap words:ru=100000 --cap ui-apps=10000 \
     --cap ui-apps:zh-cn=60000 --cap ui-apps:ja=60000 --cap ui-apps:ko=60000 --cap man:ja=60000 --cap man:zh-cn=30000
 
+# the caps as written to and compared with $(GENERAL).caps: one line, spaces as make leaves them
+CAPS_LINE = $(strip $(GENERAL_CAPS))
+
 $(GENERAL)/stats.json: | $(STAMP) general-caps
 	$(BIN)/bisent data general $(GENERAL_CAPS) -o $(GENERAL)
-	printf '%s\n' '$(strip $(GENERAL_CAPS))' > $(GENERAL).caps
+	printf '%s\n' '$(CAPS_LINE)' > $(GENERAL).caps
 
 general-caps:
-	@if [ -e $(GENERAL).caps ] && [ "$$(cat $(GENERAL).caps)" != '$(strip $(GENERAL_CAPS))' ]; then \
+	@if [ -e $(GENERAL).caps ] && [ "$$(cat $(GENERAL).caps)" != '$(CAPS_LINE)' ]; then \
 	  echo "make: $(GENERAL) was built with other GENERAL_CAPS ($(GENERAL).caps: $$(cat $(GENERAL).caps));" \
 	    "remove $(GENERAL) $(GENERAL).caps $(RUNS) $(OUT)/student-general to build them with these, or set OUT=DIR"; exit 1; fi
 
