@@ -20,7 +20,7 @@ and ``forward(**inputs) -> (B, D)`` (not normalised; the objectives and
   (:mod:`bisent.models.adapter`); only the projection is stored.
 
 Large hashed tables get sparse gradients (``sparse_parameters()``), which
-the training loop gives to SparseAdam: a step touches only the rows of the
+the training loop gives to RowAdam (training/optim.py): a step touches only the rows of the
 features in the batch. Each class declares its ``config_keys`` (the
 ``model`` section of ``config.json``, :mod:`bisent.models.modeldir`). Model
 directories: :func:`save_dual` / :func:`load_dual`; ``hash-transformer`` and
