@@ -5,20 +5,15 @@ recipes/student-general.yaml); a training step of that recipe looks up about
 100,000 distinct rows of it (3,350 texts of the collection featurized: 112,115).
 Each variant runs ``--steps`` steps of the same lookup (distinct rows, sorted,
 as the DAN's ``forward`` looks them up) and loss, on ``--threads`` threads:
-
-- ``row-adam``: RowAdam as the training loop uses it (the gradient's rows are
-  already distinct and sorted, so it is not coalesced);
-- ``row-adam-coalesced``: the same with the gradient coalesced first, as
-  RowAdam did before session 38 (its time includes the coalescing);
-- ``sparse-adam``: ``torch.optim.SparseAdam``, the anchor.
+``row-adam`` (the training loop's optimiser of hashed tables) and
+``sparse-adam`` (``torch.optim.SparseAdam``, the anchor).
 
 Each record gives the seconds a step (backward and optimiser step; the
-optimiser step alone) and the largest difference of the table after the
-steps from ``row-adam-coalesced``'s (0: the same arithmetic) and from the
-anchor's. RowAdam adds Adam's epsilon where ``torch.optim.Adam`` does, to the
-bias-corrected root; SparseAdam adds it before the correction, so the two
-differ in elements whose gradient is within a few hundred epsilons of 0
-(there by up to most of a step) and nowhere else.
+optimiser step alone) and the largest difference of the table from the
+anchor's after the steps. RowAdam adds Adam's epsilon where
+``torch.optim.Adam`` does, to the bias-corrected root; SparseAdam adds it
+before the correction, so the two differ in elements whose gradient is within
+a few hundred epsilons of 0 (there by up to most of a step) and nowhere else.
 
 Usage: ``python benchmarks/table_optimiser.py [--buckets N] [--dim E] [--rows U] [--steps S]``
 """
@@ -30,7 +25,7 @@ import time
 
 from .common import Recorder, add_results_option, peak_rss_mb
 
-VARIANTS = ("row-adam", "row-adam-coalesced", "sparse-adam")
+VARIANTS = ("row-adam", "sparse-adam")
 
 
 def run_variant(name: str, buckets: int, dim: int, rows: int, steps: int, lr: float = 0.01):
@@ -49,8 +44,6 @@ def run_variant(name: str, buckets: int, dim: int, rows: int, steps: int, lr: fl
         opt.zero_grad(set_to_none=True)
         t0 = time.perf_counter()
         ((table(ids) - target) ** 2).sum().backward()
-        if name == "row-adam-coalesced":
-            table.weight.grad = table.weight.grad.coalesce()
         t1 = time.perf_counter()
         opt.step()
         t2 = time.perf_counter()
@@ -78,7 +71,6 @@ def main(argv=None) -> None:
         record({"bench": "table_optimiser", "variant": name, "anchor": name == "sparse-adam",
                 "buckets": args.buckets, "dim": args.dim, "rows": args.rows, "steps": args.steps,
                 "threads": args.threads, "s_per_step": round(total, 4), "s_optimiser_step": round(step_only, 4),
-                "max_diff_vs_coalesced": float((table - results["row-adam-coalesced"][2]).abs().max()),
                 "max_diff_vs_anchor": float((table - results["sparse-adam"][2]).abs().max()),
                 "peak_rss_mb": peak_rss_mb()})
 
