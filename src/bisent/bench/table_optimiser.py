@@ -40,14 +40,14 @@ def run_variant(name: str, buckets: int, dim: int, rows: int, steps: int, lr: fl
     target = torch.randn(rows, dim)                                       # (U, E)
     opt = torch.optim.SparseAdam([table.weight], lr=lr) if name == "sparse-adam" else RowAdam([table.weight], lr=lr)
     total = step_only = 0.0
-    for _ in range(steps + 1):                                            # the first step warms up and is not timed
+    for i in range(steps + 1):                                            # step 0 warms up and is not timed
         opt.zero_grad(set_to_none=True)
         t0 = time.perf_counter()
         ((table(ids) - target) ** 2).sum().backward()
         t1 = time.perf_counter()
         opt.step()
         t2 = time.perf_counter()
-        if _:
+        if i:
             total, step_only = total + t2 - t0, step_only + t2 - t1
     return total / steps, step_only / steps, table.weight.detach()
 
