@@ -5,8 +5,10 @@ recipes/student-general.yaml); a training step of that recipe looks up about
 100,000 distinct rows of it (3,350 texts of the collection featurized: 112,115).
 Each variant runs ``--steps`` steps of the same lookup (distinct rows, sorted,
 as the DAN's ``forward`` looks them up) and loss, on ``--threads`` threads:
-``row-adam`` (the training loop's optimiser of hashed tables) and
-``sparse-adam`` (``torch.optim.SparseAdam``, the anchor).
+``row-adam`` (the training loop's optimiser of hashed tables: one compiled pass
+over the rows of a CPU table), ``row-adam-torch`` (its torch path, for GPU tables,
+and what CPU tables used until session 39) and ``sparse-adam``
+(``torch.optim.SparseAdam``, the anchor).
 
 Each record gives the seconds a step (backward and optimiser step; the
 optimiser step alone) and the largest difference of the table from the
@@ -25,7 +27,7 @@ import time
 
 from .common import Recorder, add_results_option, peak_rss_mb
 
-VARIANTS = ("row-adam", "sparse-adam")
+VARIANTS = ("row-adam", "row-adam-torch", "sparse-adam")
 
 
 def run_variant(name: str, buckets: int, dim: int, rows: int, steps: int, lr: float = 0.01):
@@ -38,7 +40,8 @@ def run_variant(name: str, buckets: int, dim: int, rows: int, steps: int, lr: fl
     table = torch.nn.Embedding(buckets, dim, sparse=True)
     ids = torch.randperm(buckets)[:rows].sort().values                   # (U,) distinct, sorted
     target = torch.randn(rows, dim)                                       # (U, E)
-    opt = torch.optim.SparseAdam([table.weight], lr=lr) if name == "sparse-adam" else RowAdam([table.weight], lr=lr)
+    opt = (torch.optim.SparseAdam([table.weight], lr=lr) if name == "sparse-adam"
+           else RowAdam([table.weight], lr=lr, fused=name == "row-adam"))
     total = step_only = 0.0
     for i in range(steps + 1):                                            # step 0 warms up and is not timed
         opt.zero_grad(set_to_none=True)
