@@ -16,6 +16,9 @@
    step; every ``log_every`` steps a JSON line in ``train_log.jsonl``; every
    ``eval_every`` steps the dev figures (:func:`bisent.evaluate.evaluate_dev`);
    every ``checkpoint_every`` steps (and at the end) a checkpoint and the model directory.
+   On a CPU the loop runs inside :func:`~bisent.training.heap.keep_freed_memory`
+   (``train.keep_freed_memory``): each step's large row buffers reuse the last
+   step's memory instead of fresh pages from the kernel.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from ..models.modeldir import WEIGHTS_FILE
 from ..models.tokenizer import Tokenizer
 from . import checkpoint
 from .data import Bitext, Monotext
+from .heap import keep_freed_memory
 from .objectives import get_objective
 from .optim import lr_at, make_optimizers, set_lr
 from .runlog import RunLog
@@ -141,36 +145,37 @@ def train(recipe: dict, bitexts: list[Bitext], monos: list[Monotext] | None = No
     bar = tqdm(total=max_steps, initial=step, desc=f"train {arch}", unit="step",
                disable=(not progress) if progress is not None else None)
     try:
-        while step < max_steps:
-            if max_minutes is not None and time.monotonic() - t_start > max_minutes * 60:
-                log.write({"step": step, "event": "time limit", "max_minutes": max_minutes})
-                break
-            set_lr(opts, lr_at(oc, step))
-            batch = [sb.to(device) for sb in next(batches)]            # list of sub-batches, one per stream
-            parts = _optimise(run, batch, opts, clip, step + 1, last_saved)
-            step += 1
-            rec: dict = dict((run.on_step(step) if run.on_step is not None else None) or {})
-            window.append(parts)
-            bar.update(1)
-            if step % tr["log_every"] == 0 or step == max_steps:
-                rec = {"step": step, **_mean(window), "lr": lr_at(oc, step - 1),
-                       "steps_per_s": len(window) / max(time.monotonic() - t_log, 1e-9),
-                       "elapsed_s": round(elapsed_before + time.monotonic() - t_start, 2), **rec}
-                bar.set_postfix(loss=f"{rec['loss']:.3f}")
-                window, t_log = [], time.monotonic()
-            if run.dev and (step % tr["eval_every"] == 0 or step == max_steps):
+        with keep_freed_memory(tr["keep_freed_memory"] and device.type == "cpu"):   # training/heap.py
+            while step < max_steps:
+                if max_minutes is not None and time.monotonic() - t_start > max_minutes * 60:
+                    log.write({"step": step, "event": "time limit", "max_minutes": max_minutes})
+                    break
+                set_lr(opts, lr_at(oc, step))
+                batch = [sb.to(device) for sb in next(batches)]            # list of sub-batches, one per stream
+                parts = _optimise(run, batch, opts, clip, step + 1, last_saved)
+                step += 1
+                rec: dict = dict((run.on_step(step) if run.on_step is not None else None) or {})
+                window.append(parts)
+                bar.update(1)
+                if step % tr["log_every"] == 0 or step == max_steps:
+                    rec = {"step": step, **_mean(window), "lr": lr_at(oc, step - 1),
+                           "steps_per_s": len(window) / max(time.monotonic() - t_log, 1e-9),
+                           "elapsed_s": round(elapsed_before + time.monotonic() - t_start, 2), **rec}
+                    bar.set_postfix(loss=f"{rec['loss']:.3f}")
+                    window, t_log = [], time.monotonic()
+                if run.dev and (step % tr["eval_every"] == 0 or step == max_steps):
+                    rec = {"step": step, **rec, **evaluate_dev(run.encoder, run.dev, tr["dev_max"])}
+                if rec:
+                    log.write({"step": step, **rec})
+                if step % tr["checkpoint_every"] == 0:
+                    save(step)
+                    last_saved = step
+            # stopped early (time limit): log the last partial window and evaluate where we are
+            rec = {"step": step, **_mean(window)} if window else {}
+            if run.dev and step > 0 and not any(r.get("step") == step and "dev_err" in r for r in log.records[-2:]):
                 rec = {"step": step, **rec, **evaluate_dev(run.encoder, run.dev, tr["dev_max"])}
             if rec:
-                log.write({"step": step, **rec})
-            if step % tr["checkpoint_every"] == 0:
-                save(step)
-                last_saved = step
-        # stopped early (time limit): log the last partial window and evaluate where we are
-        rec = {"step": step, **_mean(window)} if window else {}
-        if run.dev and step > 0 and not any(r.get("step") == step and "dev_err" in r for r in log.records[-2:]):
-            rec = {"step": step, **rec, **evaluate_dev(run.encoder, run.dev, tr["dev_max"])}
-        if rec:
-            log.write(rec)
+                log.write(rec)
     finally:
         bar.close()
         log.close()

@@ -69,6 +69,7 @@ COMMON: dict[str, dict[str, Field]] = {
         "dev_max": Field(2000, int, minimum=2),          # dev pairs used per language pair
         "device": Field("auto", str, ("auto", "cpu", "cuda")),
         "threads": Field(None, int, nullable=True, minimum=1),  # CPU threads (null: torch's default); 1 on a busy machine
+        "keep_freed_memory": Field(True, bool),       # CPU, glibc: freed blocks reused by the next step (training/heap.py)
     },
 }
 
