@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import platform
-
 import numpy as np
 import pytest
 
-from bisent.training.heap import keep_freed_memory
+from bisent.training.heap import _mallopt, keep_freed_memory
 
-pytestmark = pytest.mark.skipif(platform.system() != "Linux" or platform.libc_ver()[0] != "glibc",
-                                reason="glibc's mallopt")
+pytestmark = pytest.mark.skipif(_mallopt() is None, reason="needs glibc's mallopt")
 
 
 def _rss_mb() -> float:
