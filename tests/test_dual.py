@@ -629,6 +629,33 @@ def test_domain_weights_split_a_pair_into_domain_streams_and_every_row_stays(cor
                                      data={"domain_weights": bad}))
 
 
+def test_stream_domains_take_a_domain_out_of_its_pair_into_a_stream_of_its_own(corpus, tmp_path):
+    """data.stream_domains: a teacher-mined lexicon (domain ``lexicon``) is a stream beside its pair's, with the given
+    share; the pair keeps its other rows and its share of 1; no row is lost; share 0 leaves the domain out."""
+    from bisent.training.data import resolve_bitext
+    from bisent.training.objectives.dual import pair_specs
+
+    train_rows, _ = corpus
+    doms = ["ui"] * 100 + ["lexicon"] * 40 + ["help"] * 100
+    (tmp_path / "train.en-de.tsv").write_text("".join(f"{d}:src\t{i}\t{r['en']}\t{r['de']}\n"
+                                                      for i, (d, r) in enumerate(zip(doms, train_rows))), encoding="utf-8")
+    bt = resolve_bitext(str(tmp_path / "train.en-de.tsv"))
+
+    def specs(**data):
+        return pair_specs([bt], _recipe(architecture="dan", objective="distill", model=TINY_DAN, data=data))
+
+    own = specs(stream_domains={"lexicon": 2})
+    assert [(s.name, len(s.src), s.weight) for s in own] == [("en-de lexicon", 40, 2.0), ("en-de", 200, 1.0)]
+    assert sorted(zip(*[sum((s.src for s in own), []), sum((s.tgt for s in own), [])])) == sorted(bt.pairs)
+    assert [(s.name, len(s.src)) for s in specs(stream_domains={"lexicon": 0})] == [("en-de", 200)]
+    split = specs(stream_domains={"lexicon": 1}, domain_weights={})          # with domain streams too
+    assert [(s.name, len(s.src), s.weight) for s in split] == [("en-de lexicon", 40, 1.0), ("en-de ui", 100, 0.5),
+                                                               ("en-de help", 100, 0.5)]
+    assert [s.name for s in specs()] == ["en-de"]
+    with pytest.raises(BisentError, match=r"data\.stream_domains\.lexicon"):
+        load_recipe("recipes/student-general.yaml", ["data.stream_domains={lexicon: -1}"])
+
+
 @pytest.mark.parametrize("arch,model", [
     ("dan", TINY_DAN),
     ("bilstm", {"embed_dim": 24, "hidden_dim": 24}),

@@ -191,6 +191,31 @@ def general(langs: str, caps: tuple[str, ...], word_lists: str, out_dir: str):
     click.echo(f"wrote {out_dir}")
 
 
+@data_group.command("lexicon")
+@click.option("-e", "--encoder", "encoder_name", default="use-m3", show_default=True,
+              help="The teacher whose neighbours pair the words (the student's teacher).")
+@click.option("--threshold", default=None, type=float,
+              help="Lowest ratio margin of a kept pair (default: bisent.datasets.lexicon.THRESHOLD, 1.03).")
+@click.argument("collection", type=click.Path(file_okay=False))
+def lexicon(encoder_name: str, threshold: float | None, collection: str):
+    """A teacher-mined word lexicon: lexicon.en-XX.tsv beside COLLECTION's word lists (bisent data general).
+
+    Each XX word list is mined against the English one with the teacher (mutual best by ratio margin);
+    pairs of equal strings, under the threshold or with a benchmark dev/test text are left out and counted
+    in lexicon.json. Train on them with --train COLLECTION/lexicon.en-XX.tsv and data.stream_domains:
+    {lexicon: SHARE} (a stream of their own)."""
+    from ..datasets.lexicon import THRESHOLD, write_lexicons
+    from ..encoders import get_encoder
+
+    stats = write_lexicons(collection, get_encoder(encoder_name),
+                           threshold=THRESHOLD if threshold is None else threshold)
+    for lang, e in stats["languages"].items():
+        click.echo(f"en-{lang}: {e['kept']} pairs kept of {e['mutual']} mutual "
+                   f"(same string {e.get('same', 0)}, under the threshold {e.get('below_threshold', 0)}, "
+                   f"held out {e.get('held_out', 0)})")
+    click.echo(f"wrote {collection}/lexicon.en-XX.tsv, lexicon.json")
+
+
 @data_group.command("vocab")
 @click.option("--train", "train_specs", multiple=True, metavar="[SRC-TGT=]TSV",
               help="Bitext to take the words of, both sides (languages from the name, like train.en-de.tsv).")

@@ -132,6 +132,9 @@ _DUAL_COMMON: dict[str, dict[str, Field]] = {
         # null: equal base shares, 1: shares as the rows, 2: as their square roots); both null: one stream per pair
         "domain_weights": Field(None, dict, nullable=True),
         "domain_temperature": Field(None, _NUM, nullable=True, minimum=1),
+        # {domain: share}: that domain's rows of each pair form a stream of their own (named `en-it lexicon`) with that
+        # batch share against a language pair's 1, beside the pair's stream of its other rows (`bisent data lexicon`)
+        "stream_domains": Field(None, dict, nullable=True),
     },
     "optim": {
         "embed_lr_mult": Field(1.0, _NUM, minimum=0),  # learning-rate multiplier of hashed embedding tables
@@ -380,9 +383,10 @@ def _check_dual(out: dict, raw: dict, src: str) -> None:
         raise BisentError(f"{src}: objectives.distill: the guo2019 objective has no teacher; use objective: distill")
     if obj["ranking"] <= 0 and obj["distill"] <= 0:
         raise BisentError(f"{src}: objectives: ranking and distill are both 0: nothing to train")
-    for d, w in (out["data"].get("domain_weights") or {}).items():     # at load, not minutes later at train start
-        if not isinstance(w, (int, float)) or isinstance(w, bool) or not math.isfinite(w) or w < 0:
-            raise BisentError(f"{src}: data.domain_weights.{d}: {w!r} is not a number >= 0")
+    for key in ("domain_weights", "stream_domains"):                   # at load, not minutes later at train start
+        for d, w in (out["data"].get(key) or {}).items():
+            if not isinstance(w, (int, float)) or isinstance(w, bool) or not math.isfinite(w) or w < 0:
+                raise BisentError(f"{src}: data.{key}.{d}: {w!r} is not a number >= 0")
     for key in ("hidden",):
         if key in model and not all(isinstance(h, int) and not isinstance(h, bool) and h > 0 for h in model[key]):
             raise BisentError(f"{src}: model.{key}: expected a list of positive integers, got {model[key]!r}")

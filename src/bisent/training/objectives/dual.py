@@ -48,7 +48,10 @@ def pair_specs(bitexts: list[Bitext], recipe: dict) -> list[PairSpec]:
     equal base shares; multilingual MT's temperature sampling, here within a pair). Why: in a pair's single
     stream a domain's share is its share of the rows, so taking every UI and help pair shrank the
     dictionary's (session 19: en-fr's from a quarter to a tenth) while en-de's stream is 88 % dictionary.
-    Rows without a domain (2-column files) form the domain ``""``."""
+    Rows without a domain (2-column files) form the domain ``""``. A domain named in ``data.stream_domains``
+    (``{domain: share}``) is taken out of its pair first: its rows form a stream of their own, ``en-it lexicon``,
+    with that share against a pair's 1 (share 0: left out), so a teacher-mined word lexicon (``bisent data
+    lexicon``) gets its rows in every batch without shrinking the pair's other domains."""
     temperature = recipe["data"].get("domain_temperature")
     weights = recipe["data"].get("domain_weights")
     if temperature is not None and weights is None:
@@ -66,9 +69,28 @@ def pair_specs(bitexts: list[Bitext], recipe: dict) -> list[PairSpec]:
         by_pair.setdefault(key, []).extend(p if b.langs == key else (p[1], p[0]) for p in b.pairs)
         doms.setdefault(key, []).extend(b.domains or [""] * len(b.pairs))
     cap = recipe["data"].get("max_pairs")
+    own = recipe["data"].get("stream_domains") or {}
     specs = []
     for (a, b), pairs in by_pair.items():
         pairs = pairs[:cap] if cap else pairs
+        if own:                                                          # data.stream_domains: streams of their own
+            rest, kept_doms = [], []
+            sep: dict[str, list[tuple[str, str]]] = {}
+            for p, d in zip(pairs, doms[(a, b)][:len(pairs)]):
+                if d in own:
+                    sep.setdefault(d, []).append(p)
+                else:
+                    rest.append(p)
+                    kept_doms.append(d)
+            for d, g in sep.items():
+                if own[d] > 0 and len(g) >= 2:
+                    specs.append(PairSpec(f"{a}-{b} {d}", a, b, [p[0] for p in g], [p[1] for p in g], float(own[d])))
+                elif own[d] > 0:
+                    rest.extend(g)
+                    kept_doms.extend([d] * len(g))
+            if not rest:
+                continue
+            pairs, doms[(a, b)] = rest, kept_doms
         if len(pairs) < 2:
             raise BisentError(f"{a}-{b}: {len(pairs)} training pair(s); in-batch ranking needs at least 2")
         if weights is None:
