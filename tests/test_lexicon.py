@@ -31,6 +31,8 @@ def test_use_m3_pairs_most_words_with_their_translations_and_every_mutual_pair_i
     assert scores == sorted(scores, reverse=True)
     high = mine_lexicon(EN, IT, get_encoder("use-m3"), "it", threshold=scores[len(scores) // 2] + 1e-6)
     assert len(high) < len(pairs) and all(s > scores[len(scores) // 2] for s, _, _ in high)
+    empty: dict = {}
+    assert mine_lexicon([], IT, get_encoder("char-ngram"), "it", counts=empty) == [] and empty == {"mutual": 0}
 
 
 def test_write_lexicons_writes_bitext_that_training_reads_as_the_lexicon_domain(tmp_path):
