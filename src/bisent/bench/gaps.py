@@ -11,7 +11,12 @@ often the target "within ``--points`` of the reference on every direction" holds
 sizes drawn again (:func:`target_chance`): for this encoder as measured, and for one exactly as good as the
 reference on every set.
 
+``--recommend`` prints, per domain and language pair (LibreOffice help included), which of the two to use there
+(:func:`recommend`): the encoder unless it is more than ``--points`` or significantly behind the reference in either
+direction.
+
     python benchmarks/gaps.py -e out/student-general [-e ...] [--results benchmarks/results] [--list] [--resample N]
+        [--recommend]
 """
 
 from __future__ import annotations
@@ -123,6 +128,31 @@ def target_chance(rows: list[dict], points: float = 1.0, draws: int = 10000, see
     return out
 
 
+def recommend(rows: list[dict], points: float = 1.0, alpha: float = 0.05) -> list[dict]:
+    """Per (domain, pair) of :func:`gaps`'s ``rows`` (both directions): which of the two encoders to use there.
+    The encoder is chosen (``use: "this"``) where in neither direction it is more than ``points`` behind the
+    reference or significantly behind it (exact sign test on the same items, p < ``alpha``); else the reference.
+    ``why`` says how it stands: ahead significantly, within ``points``, or how far behind and in which direction."""
+    by_set: dict[tuple[str, str], list[dict]] = {}
+    for x in rows:
+        by_set.setdefault((x["domain"], x["pair"]), []).append(x)
+    out = []
+    for (domain, pair), xs in by_set.items():
+        behind, ahead = [], []
+        for x in xs:
+            p = x["paired"]
+            sig = p is not None and p["p"] < alpha
+            if x["gap"] > points or (sig and p["gap"] > 0):
+                behind.append(f"{_arrow(x)} {x['gap']:+.2f}" + (f" (p = {p['p']})" if p else ""))
+            elif sig and p["gap"] < 0:
+                ahead.append(_arrow(x))
+        why = ("behind: " + "; ".join(behind) if behind else
+               "ahead, significantly: " + ", ".join(ahead) if ahead else f"within {points:g} point(s)")
+        out.append({"domain": domain, "pair": pair, "use": "reference" if behind else "this", "why": why,
+                    "n": xs[0]["n"], "errors": {x["direction"]: (x["error"], x["ref_error"]) for x in xs}})
+    return out
+
+
 def _arrow(x: dict) -> str:
     src, tgt = x["pair"].split("-", 1)
     return f"{src}->{tgt}" if x["direction"] == "src_tgt" else f"{tgt}->{src}"
@@ -137,6 +167,18 @@ def _line(x: dict) -> str:
     return s
 
 
+def _print_recommendation(enc: str, reference: str, recs: list[dict]) -> None:
+    """:func:`recommend`'s rows as a markdown table, errors src->tgt / tgt->src."""
+    print(f"| domain | pair | n | {reference} | {enc} | use | why |")
+    print("|---|---|---|---|---|---|---|")
+    for r in recs:
+        e = r["errors"]
+        ref = " / ".join(f"{e[d][1]:.2f}" for d in DIRECTIONS if d in e)
+        this = " / ".join(f"{e[d][0]:.2f}" for d in DIRECTIONS if d in e)
+        use = enc if r["use"] == "this" else reference
+        print(f"| {r['domain']} | {r['pair']} | {r['n']} | {ref} | {this} | {use} | {r['why']} |")
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("-e", "--encoder", action="append", required=True, help="encoder name as recorded (repeatable)")
@@ -147,6 +189,8 @@ def main(argv=None) -> None:
     ap.add_argument("--points", type=float, default=1.0, help="count directions more than this far behind")
     ap.add_argument("--include-libreoffice", action="store_true", help="count LibreOffice help sets too")
     ap.add_argument("--list", action="store_true", help="list the directions behind and the significant ones")
+    ap.add_argument("--recommend", action="store_true",
+                    help="a markdown table: per domain and language pair, the encoder or the reference, and why")
     ap.add_argument("--resample", type=int, default=0, metavar="N",
                     help="draw the test sets again N times: how often the target holds (as measured, and for an "
                          "encoder as good as the reference)")
@@ -171,6 +215,10 @@ def main(argv=None) -> None:
                     print(f" {title}: {len(xs)}")
                     for x in xs:
                         print(_line(x))
+            if args.recommend:
+                _print_recommendation(enc, args.reference,
+                                      recommend(gaps(records, enc, args.reference, args.points, exclude_domains=())
+                                                ["rows"], args.points))
             if args.resample > 0:
                 t = target_chance(g["rows"], args.points, args.resample)
                 summary = {k: v for k, v in t.items() if k != "likeliest_misses"}
