@@ -1,4 +1,4 @@
-"""The teacher-mined word lexicon (bisent.datasets.lexicon, `bisent data lexicon`)."""
+"""The teacher-mined word lexicon (bisent.training.lexicon, `bisent data lexicon`)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from bisent.datasets.lexicon import mine_lexicon, write_lexicons
+from bisent.training.lexicon import mine_lexicon, write_lexicons
 from bisent.encoders import get_encoder
 from bisent.errors import BisentError
 from bisent.training.data import resolve_bitext

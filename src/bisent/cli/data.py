@@ -195,7 +195,7 @@ def general(langs: str, caps: tuple[str, ...], word_lists: str, out_dir: str):
 @click.option("-e", "--encoder", "encoder_name", default="use-m3", show_default=True,
               help="The teacher whose neighbours pair the words (the student's teacher).")
 @click.option("--threshold", default=None, type=float,
-              help="Lowest ratio margin of a kept pair (default: bisent.datasets.lexicon.THRESHOLD, 1.03).")
+              help="Lowest ratio margin of a kept pair (default: bisent.training.lexicon.THRESHOLD, 1.03).")
 @click.argument("collection", type=click.Path(file_okay=False))
 def lexicon(encoder_name: str, threshold: float | None, collection: str):
     """A teacher-mined word lexicon: lexicon.en-XX.tsv beside COLLECTION's word lists (bisent data general).
@@ -204,7 +204,7 @@ def lexicon(encoder_name: str, threshold: float | None, collection: str):
     pairs of equal strings, under the threshold or with a benchmark dev/test text are left out and counted
     in lexicon.json. Train on them with --train COLLECTION/lexicon.en-XX.tsv and data.stream_domains:
     {lexicon: SHARE} (a stream of their own)."""
-    from ..datasets.lexicon import THRESHOLD, write_lexicons
+    from ..training.lexicon import THRESHOLD, write_lexicons
     from ..encoders import get_encoder
 
     stats = write_lexicons(collection, get_encoder(encoder_name),

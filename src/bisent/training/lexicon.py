@@ -69,7 +69,7 @@ def write_lexicons(collection, encoder, *, threshold: float = THRESHOLD, held_fo
     """Mine ``lexicon.en-XX.tsv`` for every ``words.XX.txt`` of ``collection`` (a ``bisent data general``
     folder with ``words.en.txt``) and write ``lexicon.json``; each file is written to a temp file and renamed.
     ``held_folded``: case-folded texts to leave out (default: every benchmark dev/test text of the languages)."""
-    from .general import held_out_texts
+    from ..datasets.general import held_out_texts
 
     folder = Path(collection)
     en_path = folder / "words.en.txt"
