@@ -43,8 +43,8 @@ clean-venv:
 # Override on the command line: make -j2 student-general SEEDS="1 2 3" OUT=DIR STUDENT_SET="--set KEY=VALUE"
 # PREP_WORKERS=N (processes embedding with the teacher; one core each).
 OUT         := out
-# six seeds since session 39: three pairs of about 28 minutes on 2 cores (benchmarks/README.md, "A faster training
-# step, and six or eight seeds"); four until then
+# six seeds since session 39: three pairs of about 26 minutes on 2 cores, 1:34:16 end to end from an empty cache in
+# session 40 (benchmarks/README.md, "The six-seed make, timed end to end"); four until session 39
 SEEDS       := 1 2 3 4 5 6
 STUDENT_SET :=
 PREP_WORKERS := 2
