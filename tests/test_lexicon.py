@@ -31,8 +31,14 @@ def test_use_m3_pairs_most_words_with_their_translations_and_every_mutual_pair_i
     assert scores == sorted(scores, reverse=True)
     high = mine_lexicon(EN, IT, get_encoder("use-m3"), "it", threshold=scores[len(scores) // 2] + 1e-6)
     assert len(high) < len(pairs) and all(s > scores[len(scores) // 2] for s, _, _ in high)
+    assert counts["words"] == len(IT) == sum(counts.get(k, 0) for k in ("kept", "same", "below_threshold",
+                                                                         "held_out", "unpaired", "repeated"))
     empty: dict = {}
-    assert mine_lexicon([], IT, get_encoder("char-ngram"), "it", counts=empty) == [] and empty == {"mutual": 0}
+    assert mine_lexicon([], IT, get_encoder("char-ngram"), "it", counts=empty) == [] and empty["mutual"] == 0
+    assert empty["unpaired"] == len(IT) and empty["kept"] == 0
+    twice: dict = {}
+    mine_lexicon(EN, IT + IT[:3], get_encoder("char-ngram"), "it", threshold=0.0, counts=twice)
+    assert twice["repeated"] == 3 and twice["words"] == len(IT) + 3
 
 
 def test_write_lexicons_writes_bitext_that_training_reads_as_the_lexicon_domain(tmp_path):
@@ -44,6 +50,28 @@ def test_write_lexicons_writes_bitext_that_training_reads_as_the_lexicon_domain(
     assert len(bt.pairs) == stats["languages"]["it"]["kept"] >= 8
     assert json.loads((tmp_path / "lexicon.json").read_text())["languages"]["it"]["kept"] == len(bt.pairs)
     assert not list(tmp_path.glob("*.tmp*"))
+
+
+def test_data_lexicon_bad_input_is_a_one_line_error_and_leaves_the_word_lists_as_they_were(tmp_path, capsys):
+    from bisent.cli import main
+
+    assert main(["data", "lexicon", str(tmp_path)]) != 0
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "words.en.txt: no English word list" in err and "Traceback" not in err
+    (tmp_path / "words.en.txt").write_text("house\ndog\n", encoding="utf-8")
+    (tmp_path / "words.it.txt").write_bytes(b"casa\ncan\xffe\n")                  # not UTF-8 on line 2
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    assert main(["data", "lexicon", "-e", "char-ngram", str(tmp_path)]) != 0
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "words.it.txt:2" in err and "Traceback" not in err
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before                # nothing written
+    (tmp_path / "words.it.txt").write_text("casa\ncane\ncasa\n", encoding="utf-8")
+    assert main(["data", "lexicon", "-e", "char-ngram", "--threshold", "0", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "en-it: 3 words:" in out and out.rstrip().splitlines()[0].endswith("1 repeated")
+    it = json.loads((tmp_path / "lexicon.json").read_text())["languages"]["it"]
+    assert it["repeated"] == 1 and it["words"] == 3 == sum(it.get(k, 0) for k in (
+        "kept", "same", "below_threshold", "held_out", "unpaired", "repeated"))
 
 
 def test_a_collection_without_word_lists_or_with_an_empty_line_gets_a_one_line_error(tmp_path):

@@ -210,9 +210,10 @@ def lexicon(encoder_name: str, threshold: float | None, collection: str):
     stats = write_lexicons(collection, get_encoder(encoder_name),
                            threshold=THRESHOLD if threshold is None else threshold)
     for lang, e in stats["languages"].items():
-        click.echo(f"en-{lang}: {e['kept']} pairs kept of {e['mutual']} mutual "
+        click.echo(f"en-{lang}: {e['words']} words: {e['kept']} pairs kept of {e['mutual']} mutual "
                    f"(same string {e.get('same', 0)}, under the threshold {e.get('below_threshold', 0)}, "
-                   f"held out {e.get('held_out', 0)})")
+                   f"held out {e.get('held_out', 0)}), {e['unpaired']} with no mutual partner, "
+                   f"{e['repeated']} repeated")
     click.echo(f"wrote {collection}/lexicon.en-XX.tsv, lexicon.json")
 
 

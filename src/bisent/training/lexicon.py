@@ -19,9 +19,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
+
 from ..errors import BisentError
-from ..io import atomic_write
-from ..mining import mine_texts
+from ..io import atomic_write, read_lines
+from ..mining import mine, unique_rows
+from ..vectors import encode_fp16
 
 #: ratio-margin floor of a kept pair (session 40: of Italian's 12,706 mutual pairs 7,570 are two different strings,
 #: 5,262 of them at 1.03 or more; under it near-misses such as tahiti -> quesiti grow common)
@@ -29,38 +32,41 @@ THRESHOLD = 1.03
 
 
 def read_words(path: Path) -> list[str]:
-    """The words of a word list, one a line (empty lines are an error: the builder writes none)."""
-    words = []
-    with open(path, encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
-            w = line.rstrip("\n")
-            if not w.strip():
-                raise BisentError(f"{path}:{n}: empty line in a word list")
-            words.append(w)
-    return words
+    """The words of a word list, one a line (:func:`bisent.io.read_lines`: an empty, undecodable or otherwise bad
+    line is a one-line error naming the file and line; the builder writes none)."""
+    return [ln.text for ln in read_lines(path, allow_empty=False)]
 
 
 def mine_lexicon(en: list[str], xx: list[str], encoder, lang: str, *, threshold: float = THRESHOLD,
                  held_folded: set[str] | frozenset[str] = frozenset(), counts: dict | None = None,
-                 progress: bool | None = None) -> list[tuple[float, str, str]]:
-    """``(score, english, xx)`` pairs, best first: mutual best neighbours of the two word lists by
-    ``encoder`` (ratio margin), kept when they score at least ``threshold``, differ (case-folded) and have
-    no word in ``held_folded``; ``counts`` gets how many were left out and why."""
+                 progress: bool | None = None, en_vectors: np.ndarray | None = None) -> list[tuple[float, str, str]]:
+    """``(score, english, xx)`` pairs, best first: mutual best neighbours of the two word lists' distinct words
+    by ``encoder`` (ratio margin), kept when they score at least ``threshold``, differ (case-folded) and have
+    no word in ``held_folded``. ``counts`` gets how many were left out and why, so that every line of ``xx`` is
+    accounted for: ``kept`` + ``same`` + ``below_threshold`` + ``held_out`` + ``unpaired`` (no mutual partner)
+    + ``repeated`` (a word already on an earlier line) = ``words``. ``en_vectors``: ``encode_fp16`` of
+    ``en``'s distinct words (``unique_rows(en)[0]``), when one English list is mined against many."""
     counts = {} if counts is None else counts
-    out = []
-    if not en or not xx:
-        counts["mutual"] = counts.get("mutual", 0)
-        return out
-    mutual = mine_texts(en, xx, encoder, "en", lang, retrieval="intersect", progress=progress)
+    en_d, xx_d = unique_rows(en)[0], unique_rows(xx)[0]
+    for key, n in (("words", len(xx)), ("repeated", len(xx) - len(xx_d))):
+        counts[key] = counts.get(key, 0) + n
+    mutual = []
+    if en_d and xx_d:
+        ev = encode_fp16(encoder, en_d, "en", progress=progress) if en_vectors is None else en_vectors
+        mutual = mine(ev, encode_fp16(encoder, xx_d, lang, progress=progress), retrieval="intersect",
+                      progress=progress)
     counts["mutual"] = counts.get("mutual", 0) + len(mutual)
+    counts["unpaired"] = counts.get("unpaired", 0) + len(xx_d) - len(mutual)
+    out = []
     for p in mutual:
-        e, x = en[p.src], xx[p.tgt]
+        e, x = en_d[p.src], xx_d[p.tgt]
         why = ("same" if e.casefold() == x.casefold() else "below_threshold" if p.score < threshold
                else "held_out" if e.casefold() in held_folded or x.casefold() in held_folded else None)
         if why:
             counts[why] = counts.get(why, 0) + 1
         else:
             out.append((p.score, e, x))
+    counts["kept"] = counts.get("kept", 0) + len(out)
     return out
 
 
@@ -69,7 +75,7 @@ def write_lexicons(collection, encoder, *, threshold: float = THRESHOLD, held_fo
     """Mine ``lexicon.en-XX.tsv`` for every ``words.XX.txt`` of ``collection`` (a ``bisent data general``
     folder with ``words.en.txt``) and write ``lexicon.json``; each file is written to a temp file and renamed.
     ``held_folded``: case-folded texts to leave out (default: every benchmark dev/test text of the languages)."""
-    from ..datasets.general import held_out_texts
+    from ..datasets.general import LANGS, file_lang, held_out_texts
 
     folder = Path(collection)
     en_path = folder / "words.en.txt"
@@ -79,18 +85,19 @@ def write_lexicons(collection, encoder, *, threshold: float = THRESHOLD, held_fo
     if not langs:
         raise BisentError(f"{folder}: no words.XX.txt besides English")
     if held_folded is None:
-        held_folded = {t.casefold() for t in held_out_texts(tuple("zh-cn" if x == "zh" else x for x in langs))}
-    en = read_words(en_path)
+        held_folded = {t.casefold() for t in held_out_texts(tuple(x for x in LANGS if file_lang(x) in langs))}
+    en = unique_rows(read_words(en_path))[0]
+    en_vectors = encode_fp16(encoder, en, "en", progress=progress)                  # once, for every language
     stats = {"encoder": encoder.name, "threshold": threshold, "retrieval": "intersect, ratio margin k=4",
              "languages": {}}
     for lang in langs:
         counts: dict = {}
         pairs = mine_lexicon(en, read_words(folder / f"words.{lang}.txt"), encoder, lang, threshold=threshold,
-                             held_folded=held_folded, counts=counts, progress=progress)
+                             held_folded=held_folded, counts=counts, progress=progress, en_vectors=en_vectors)
         with atomic_write(folder / f"lexicon.en-{lang}.tsv") as f:
             for score, e, x in pairs:
                 f.write(f"lexicon:{encoder.name}\t{score:.4f}\t{e}\t{x}\n")
-        stats["languages"][lang] = {"kept": len(pairs), **counts}
+        stats["languages"][lang] = counts
     with atomic_write(folder / "lexicon.json") as f:
         f.write(json.dumps(stats, indent=1) + "\n")
     return stats

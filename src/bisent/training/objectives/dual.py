@@ -76,7 +76,7 @@ def pair_specs(bitexts: list[Bitext], recipe: dict) -> list[PairSpec]:
         if own:                                                          # data.stream_domains: streams of their own
             rest, kept_doms = [], []
             sep: dict[str, list[tuple[str, str]]] = {}
-            for p, d in zip(pairs, doms[(a, b)][:len(pairs)]):
+            for p, d in zip(pairs, doms[(a, b)]):
                 if d in own:
                     sep.setdefault(d, []).append(p)
                 else:
