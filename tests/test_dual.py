@@ -20,7 +20,7 @@ from bisent.models.hashing import CYRILLIC_LATIN, HashFeaturizer, _transliterate
 from bisent.training import checkpoint  # noqa: E402
 from bisent.training.data import Monotext  # noqa: E402
 from bisent.training.loop import train  # noqa: E402
-from bisent.training.objectives.distill import distill_loss  # noqa: E402
+from bisent.training.objectives.distill import contrast_loss, distill_loss  # noqa: E402
 from bisent.training.objectives.guo2019 import duplicate_mask, ranking_loss  # noqa: E402
 from bisent.training.recipe import load_recipe, validate_recipe  # noqa: E402
 
@@ -97,6 +97,21 @@ def test_distill_loss():
     assert float(distill_loss(t, t, t)) == 0.0
     assert float(distill_loss(t, -t, t, "cosine")) == pytest.approx(1.0)
     assert float(distill_loss(2 * t, t, t, "mse")) == pytest.approx(0.5)             # (||t||^2 + 0) / 2
+
+
+def test_contrast_loss_rewards_finding_the_own_teacher_row_and_skips_duplicates():
+    g = torch.Generator().manual_seed(3)
+    t = torch.nn.functional.normalize(torch.randn(8, 16, generator=g, dtype=torch.float64), dim=1)
+    near, far = contrast_loss(3 * t, t), contrast_loss(t.roll(1, dims=0), t)          # scale and length do not matter
+    assert near < 0.5 < 3 < far
+    s = torch.randn(8, 16, generator=g, dtype=torch.float64)
+    t[5] = t[2]                                                                        # rows 2 and 5: the same text
+    mask = duplicate_mask(torch.tensor([0, 1, 2, 3, 4, 2, 6, 7]), 8)
+    logits = 20 * torch.nn.functional.normalize(s, dim=1) @ t.T
+    direct = [-(logits[i, i] - torch.logsumexp(logits[i, [j for j in range(8) if j == i or not mask[i, j]]], 0))
+              for i in range(8)]
+    assert float(contrast_loss(s, t, mask=mask)) == pytest.approx(float(torch.stack(direct).mean()), rel=1e-9)
+    assert float(contrast_loss(s, t)) > float(contrast_loss(s, t, mask=mask))
 
 
 # --- hashed features ----------------------------------------------------------------------------------
@@ -473,6 +488,57 @@ def test_monolingual_distillation_alone_moves_the_student_towards_the_teacher_on
     start = [r for r in result.log if r.get("event") == "start"][0]
     assert [r["lang"] for r in start["teacher"]] == ["en", "de"]
     assert any("distill_mono de" in r for r in result.log)
+
+
+def test_teacher_contrastive_term_trains_on_bitext_and_monolingual_streams(corpus, tmp_path):
+    """objectives.contrast: each stream logs its term, which falls; held-out texts find their own teacher row among
+    the others far more often than before training."""
+    train_rows, held = corpus
+    monos = [Monotext("de", [r["de"] for r in train_rows[120:]])]
+    recipe = _recipe(architecture="dan", objective="distill", model=TINY_DAN, data={"batch_size": 32},
+                     objectives={"teacher": "char-ngram", "contrast": 1.0, "contrast_scale": 10},
+                     train={**TINY["train"], "log_every": 5})
+    data = [bitext(train_rows[:120])]
+    s0 = get_encoder(str(train(recipe, data, monos, [], tmp_path / "c0", max_steps=0, progress=False).model_dir))
+    result = train(recipe, data, monos, [], tmp_path / "c", max_steps=40, progress=False)
+    logged = [r for r in result.log if "contrast_en-de" in r]
+    assert logged and all("contrast_mono de" in r for r in logged)
+    assert logged[-1]["contrast_en-de"] < 0.7 * logged[0]["contrast_en-de"], [r["contrast_en-de"] for r in logged]
+    s1, teacher = get_encoder(str(result.model_dir)), get_encoder("char-ngram")
+    texts = [r["de"] for r in held]
+    t = teacher.encode(texts, "de")
+    found = [float(np.mean((s.encode(texts, "de") @ t.T).argmax(1) == np.arange(len(texts)))) for s in (s0, s1)]
+    assert found[1] > found[0] + 0.2, found
+
+
+def test_contrast_needs_a_teacher():
+    with pytest.raises(BisentError, match="objectives.contrast: the guo2019 objective has no teacher"):
+        _recipe(architecture="dan", objective="guo2019", model=TINY_DAN, objectives={"contrast": 0.5})
+
+
+def test_contrast_hard_adds_each_texts_teacher_neighbour_mined_once(corpus, tmp_path, monkeypatch):
+    """objectives.contrast_hard: each monolingual text's nearest other text by the teacher (never itself) joins
+    the term, mined once and read back from the cache by the next run, which then trains the same."""
+    monkeypatch.setenv("BISENT_EMBED_CACHE", str(tmp_path / "emb"))
+    train_rows, _ = corpus
+    monos = [Monotext("de", [r["de"] for r in train_rows[120:]] * 2)]              # every text twice: copies not negatives
+    recipe = _recipe(architecture="dan", objective="distill", model=TINY_DAN, data={"batch_size": 32},
+                     objectives={"teacher": "char-ngram", "contrast": 1.0, "contrast_hard": True, "ranking": 0.1,
+                                 "hard_negatives": True, "hard_source": "teacher"},
+                     train={**TINY["train"], "log_every": 1})
+    data = [bitext(train_rows[:120])]
+    runs = [train(recipe, data, monos, [], tmp_path / name, max_steps=6, progress=False) for name in ("a", "b")]
+    starts = [[r for r in run.log if r.get("event") == "start"][0]["mono_hard_negatives"] for run in runs]
+    assert starts[0]["from_cache"] is False and starts[1]["from_cache"] is True
+    assert 0.2 < starts[0]["hard_cos_mono de"] < 1.0
+    losses = [[r["contrast_mono de"] for r in run.log if "contrast_mono de" in r] for run in runs]
+    assert losses[0] == losses[1] and len(losses[0]) == 6
+    hard = [f for f in (tmp_path / "emb" / "hard-negatives").glob("*.safetensors")]
+    assert len(hard) == 2                                                          # the pair's and the stream's
+    from safetensors.numpy import load_file
+    ids = {t: i for i, t in enumerate(dict.fromkeys(monos[0].sentences))}
+    mined = [j for j in (load_file(str(f))["hard.0"] for f in hard) if len(j) == len(monos[0].sentences)]
+    assert len(mined) == 1 and all(ids[monos[0].sentences[a]] != ids[monos[0].sentences[b]] for a, b in enumerate(mined[0]))
 
 
 def test_monolingual_text_mixes_with_bitext_in_distillation_and_is_refused_without_a_teacher(corpus, tmp_path):

@@ -370,6 +370,7 @@ class DualSubBatch:
     tgt_text_ids: torch.Tensor            # (K + H,) int64: equal ids = identical target texts
     teacher: torch.Tensor | None = None   # (K, D_teacher) teacher embedding of each source
     mono: bool = False                    # monolingual: K texts, no targets (``tgt is src``), teacher rows of them
+    teacher_hard: torch.Tensor | None = None  # (H, D_teacher) teacher rows of the H hard-negative sources (mono: texts)
 
     def to(self, device) -> "DualSubBatch":
         mv = lambda d: {k: v.to(device) for k, v in d.items()}  # noqa: E731
@@ -377,4 +378,4 @@ class DualSubBatch:
         return DualSubBatch(self.name, self.src_lang, self.tgt_lang, self.idx, self.k, src,
                             src if self.mono else mv(self.tgt), self.src_text_ids.to(device),
                             self.tgt_text_ids.to(device), None if self.teacher is None else self.teacher.to(device),
-                            self.mono)
+                            self.mono, None if self.teacher_hard is None else self.teacher_hard.to(device))

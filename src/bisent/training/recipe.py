@@ -151,6 +151,13 @@ _DUAL_COMMON: dict[str, dict[str, Field]] = {
         "distill": Field(0.0, _NUM, minimum=0),      # weight of the teacher loss (objective: distill)
         "teacher": Field("me5-small", str),          # registered encoder or model directory
         "distill_loss": Field("mse", str, ("mse", "cosine")),
+        # weight of the teacher-contrastive term (distill): each text's student vector must pick its own teacher row
+        # (a translation: its source's) out of the sub-batch's, a softmax at contrast_scale over cosines
+        "contrast": Field(0.0, _NUM, minimum=0),
+        "contrast_scale": Field(20.0, _NUM, minimum=0),
+        # the teacher rows of harder negatives join the term: a pair's mined hard sources (hard_negatives), and for each
+        # text of a monolingual stream or word list its nearest other text by the teacher (mined once, cached)
+        "contrast_hard": Field(False, bool),
         "teacher_batch": Field(64, int, minimum=1),  # sentences per teacher call (its persistent cache is used)
         "teacher_workers": Field(1, int, minimum=1), # processes that fill the teacher's cache first (many cores)
     },
@@ -379,8 +386,9 @@ def _check_dual(out: dict, raw: dict, src: str) -> None:
             obj["ranking"] = 0.0
         if obj["distill"] <= 0:
             raise BisentError(f"{src}: objectives.distill: must be > 0 for objective: distill")
-    elif obj["distill"] > 0:
-        raise BisentError(f"{src}: objectives.distill: the guo2019 objective has no teacher; use objective: distill")
+    elif obj["distill"] > 0 or obj["contrast"] > 0:
+        key = "distill" if obj["distill"] > 0 else "contrast"
+        raise BisentError(f"{src}: objectives.{key}: the guo2019 objective has no teacher; use objective: distill")
     if obj["ranking"] <= 0 and obj["distill"] <= 0:
         raise BisentError(f"{src}: objectives: ranking and distill are both 0: nothing to train")
     for key in ("domain_weights", "stream_domains"):                   # at load, not minutes later at train start

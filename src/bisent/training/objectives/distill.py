@@ -25,7 +25,22 @@ The teacher rows are computed once per sentence by the teacher's
 embedding cache: a second run is free. ``objectives.ranking > 0`` adds the
 Guo et al. ranking loss (:mod:`.guo2019`, Eq. 1-2) on the same batch:
 
-    L = distill * L_distill + ranking * J
+    L = distill * L_distill + ranking * J + contrast * C
+
+``objectives.contrast > 0`` adds a teacher-contrastive term C on every
+sub-batch, monolingual ones and word lists included: with s
+(``contrast_scale``) and cosines,
+
+    C = -1/K sum_i log e^{s cos(f(x_i), T(x_i))} / sum_j e^{s cos(f(x_i), T(x_j))}
+
+(and the same for f(y_i) of a translation, against the sources' rows). The
+squared distance pulls f(x) onto T(x) with no regard for the other texts;
+retrieval needs f(x) nearer T(x) than any other text's T, which is what C
+asks (contrastive representation distillation, Tian et al. 2020). Rows of
+the same text are not negatives. In-batch negatives are mostly far apart;
+``contrast_hard`` adds the teacher rows of near ones: a pair's mined hard
+sources as extra columns, and in a monolingual stream each text's nearest
+other text by the teacher as H extra texts (rows and columns).
 """
 
 from __future__ import annotations
@@ -38,7 +53,7 @@ import torch.nn.functional as F
 from ..data import Bitext, DualSubBatch, Monotext
 from ..teacher import fill_cache, teacher_embeddings
 from . import Setup, dual
-from .guo2019 import ranking_term
+from .guo2019 import duplicate_mask, ranking_term
 
 
 def distill_loss(student_src: torch.Tensor, student_tgt: torch.Tensor, teacher: torch.Tensor,
@@ -53,6 +68,37 @@ def distill_loss(student_src: torch.Tensor, student_tgt: torch.Tensor, teacher: 
     else:
         raise ValueError(f"unknown distillation loss {kind!r}")
     return (d_src + d_tgt) / 2
+
+
+def contrast_loss(student: torch.Tensor, teacher: torch.Tensor, *, scale: float = 20.0,
+                  mask: torch.Tensor | None = None) -> torch.Tensor:
+    """``(K, D)`` raw student outputs, ``(M, D)`` teacher rows, M >= K (row i: the text student row i must find;
+    the rest extra negatives) -> scalar cross-entropy of finding row i's teacher row among the M by cosine at
+    ``scale``; ``mask`` ``(K, M)`` True where a column is not a negative (the same text), never the diagonal."""
+    logits = scale * F.normalize(student, dim=-1) @ F.normalize(teacher, dim=-1).T       # (K, M)
+    if mask is not None:
+        logits = logits.masked_fill(mask, float("-inf"))
+    return F.cross_entropy(logits, torch.arange(len(logits), device=logits.device))
+
+
+def contrast_term(oc: dict):
+    """``objectives.contrast`` x the teacher-contrastive loss of one sub-batch (sources and, for a translation,
+    targets against the sources' teacher rows)."""
+    w, scale = float(oc["contrast"]), float(oc["contrast_scale"])
+
+    def term(sb: DualSubBatch, x, y, x_hard, y_hard) -> tuple[torch.Tensor, dict[str, float]]:
+        t = sb.teacher if sb.teacher_hard is None else torch.cat([sb.teacher, sb.teacher_hard])    # (K [+ H], D)
+        if sb.mono:                                                      # every text a row: K (+ H hard ones)
+            rows, ids = torch.cat([x, x_hard]), sb.src_text_ids
+            mask = ids[:, None] == ids[None, :]                          # (K + H, K + H): the same text
+            mask.fill_diagonal_(False)
+            c = contrast_loss(rows, t, scale=scale, mask=mask)
+        else:                                                            # sources, then targets, vs the sources' rows
+            mask = duplicate_mask(sb.src_text_ids, sb.k)[:, : len(t)]                    # (K, K [+ H])
+            c = (contrast_loss(x, t, scale=scale, mask=mask) + contrast_loss(y, t, scale=scale, mask=mask)) / 2
+        return w * c, {f"contrast_{sb.name}": float(c.detach())}
+
+    return term
 
 
 def distill_term(oc: dict):
@@ -84,7 +130,8 @@ def setup(recipe: dict, bitexts: list[Bitext], monos: list[Monotext], dev: list[
         vecs, rep = teacher_embeddings(oc["teacher"], spec.src, spec.src_lang, batch_size=oc["teacher_batch"])
         mono_teachers.append(torch.from_numpy(vecs))                         # (N, D_teacher)
         reports.append(rep)
-    terms = ([ranking_term(oc)] if oc["ranking"] > 0 else []) + [distill_term(oc)]
+    terms = (([ranking_term(oc)] if oc["ranking"] > 0 else []) + [distill_term(oc)]
+             + ([contrast_term(oc)] if oc["contrast"] > 0 else []))
     return dual.setup(recipe, bitexts, monos, dev, out_dir, state=state, device=device, terms=terms,
                       teachers=teachers or None, mono_teachers=mono_teachers if monos else None,
                       info={"teacher": reports, **({"teacher_fill": filled} if filled else {})})

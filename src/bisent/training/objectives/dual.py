@@ -279,6 +279,24 @@ class HardNegatives:
             report["from_cache"] = found is not None
         return report
 
+    def mine_teacher_mono(self, teachers: list[torch.Tensor], specs: list[PairSpec]) -> tuple[list[np.ndarray], dict]:
+        """Each text of a monolingual stream (a word list: each word) its nearest other text by the teacher, for
+        the teacher-contrastive term (``objectives.contrast_hard``): ``(N,)`` indices per stream, cached as
+        :meth:`mine_teacher`'s are (the key is the streams' texts and rows), and log fields."""
+        cache = hard_cache_file(teachers, specs) if cache_enabled() else None
+        found = _read_hard_cache(cache, [len(s.src) for s in specs]) if cache is not None else None
+        out, report = [], {}
+        for i, spec in enumerate(tqdm(specs, desc="hard negatives (teacher, monolingual)", unit="stream",
+                                      disable=found is not None)):
+            t = np.ascontiguousarray(teachers[i].numpy(), dtype=np.float32)          # (N, D)
+            out.append(found[i] if found is not None else self._nearest_other(t, _text_ids(spec.src)))
+            report[f"hard_cos_{spec.name}"] = float(np.mean(np.sum(t * t[out[-1]], axis=1)))
+        if cache is not None and found is None:
+            _write_hard_cache(cache, {f"hard.{i}": j for i, j in enumerate(out)})
+        if cache is not None:
+            report["from_cache"] = found is not None
+        return out, report
+
     def state(self) -> dict[str, torch.Tensor]:
         out = {}
         for i, (t, s) in enumerate(zip(self.hard_tgt, self.hard_src)):
@@ -297,7 +315,7 @@ class HardNegatives:
 
 def encode_batch(model, batch: list[DualSubBatch]) -> list[tuple[torch.Tensor, ...]]:
     """Raw model outputs ``(x (K, D), y (K, D), x_hard (H, D), y_hard (H, D))`` of every sub-batch of a step
-    (monolingual: ``y`` is ``x``, no hard negatives), in one pass where the model has ``forward_many`` (the
+    (monolingual: ``y`` is ``x``, hard negatives only with ``objectives.contrast_hard``), in one pass where the model has ``forward_many`` (the
     DAN: one lookup of its hashed table a step instead of one per stream and side)."""
     inputs = [f for sb in batch for f in ((sb.src,) if sb.mono else (sb.src, sb.tgt))]
     many = getattr(model, "forward_many", None)
@@ -305,8 +323,8 @@ def encode_batch(model, batch: list[DualSubBatch]) -> list[tuple[torch.Tensor, .
     encoded = []
     for sb in batch:
         xs = next(outs)                                                  # (K + H, D)
-        if sb.mono:
-            encoded.append((xs, xs, xs[:0], xs[:0]))
+        if sb.mono:                                                      # K texts (+ H hard ones: contrast_hard)
+            encoded.append((xs[: sb.k], xs[: sb.k], xs[sb.k:], xs[sb.k:]))
             continue
         ys = next(outs)                                                  # (K + H, D)
         encoded.append((xs[: sb.k], ys[: sb.k], xs[sb.k:], ys[sb.k:]))
@@ -395,16 +413,22 @@ def setup(recipe: dict, bitexts: list[Bitext], monos: list[Monotext], dev: list[
         if state is None:                                                    # a resumed run loads the checkpoint's
             cache = hard_cache_file(teachers[:len(specs)], specs) if cache_enabled() else None
             info["hard_negatives"] = hard.mine_teacher(teachers[:len(specs)], specs, cache)
+    contrast_hard = oc.get("contrast", 0) > 0 and oc.get("contrast_hard") and teachers[0] is not None
+    mono_hard = None
+    if contrast_hard and monos_:                                             # mined once, cached, not checkpointed
+        mono_hard, info["mono_hard_negatives"] = HardNegatives([], 1).mine_teacher_mono(teachers[len(specs):], monos_)
     streams_ = specs + monos_                                                # bitext streams, then one per language
     text_ids = [(_text_ids(s.src), _text_ids(s.tgt)) for s in specs] + [(_text_ids(s.src),) * 2 for s in monos_]
 
     def collate(i: int, idx: np.ndarray) -> DualSubBatch:
         if i >= len(specs):                                                  # monolingual: K texts, featurized once
             spec = streams_[i]
-            src = model.featurize([spec.src[j] for j in idx], spec.src_lang)
-            ids = torch.from_numpy(text_ids[i][0][idx])
+            rows = idx if mono_hard is None else np.concatenate([idx, mono_hard[i - len(specs)][idx]])
+            src = model.featurize([spec.src[j] for j in rows], spec.src_lang)             # K (+ H) texts
+            ids = torch.from_numpy(text_ids[i][0][rows])
+            hard_rows = None if mono_hard is None else teachers[i][torch.from_numpy(rows[len(idx):])]
             return DualSubBatch(spec.name, spec.src_lang, spec.src_lang, torch.from_numpy(idx), len(idx), src, src,
-                                ids, ids, teachers[i][torch.from_numpy(idx)], mono=True)
+                                ids, ids, teachers[i][torch.from_numpy(idx)], mono=True, teacher_hard=hard_rows)
         spec, rows = specs[i], [idx]
         if hard is not None and hard.mined:
             rows.append(hard.hard_src[i][idx])                               # H = K mined sources / targets
@@ -412,9 +436,10 @@ def setup(recipe: dict, bitexts: list[Bitext], monos: list[Monotext], dev: list[
         tgt_rows = np.concatenate([idx, hard.hard_tgt[i][idx]]) if len(rows) > 1 else idx
         src = model.featurize([spec.src[j] for j in src_rows], spec.src_lang)
         tgt = model.featurize([spec.tgt[j] for j in tgt_rows], spec.tgt_lang)
+        hard_rows = (teachers[i][torch.from_numpy(rows[1])] if contrast_hard and len(rows) > 1 else None)
         return DualSubBatch(spec.name, spec.src_lang, spec.tgt_lang, torch.from_numpy(idx), len(idx), src, tgt,
                             torch.from_numpy(text_ids[i][0][src_rows]), torch.from_numpy(text_ids[i][1][tgt_rows]),
-                            None if teachers[i] is None else teachers[i][torch.from_numpy(idx)])
+                            None if teachers[i] is None else teachers[i][torch.from_numpy(idx)], teacher_hard=hard_rows)
 
     streams = [(s.name, np.array([len(a) * 10_000 + len(b) for a, b in zip(s.src, s.tgt)]), s.weight)
                for s in streams_]
