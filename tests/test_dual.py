@@ -514,6 +514,8 @@ def test_teacher_contrastive_term_trains_on_bitext_and_monolingual_streams(corpu
 def test_contrast_needs_a_teacher():
     with pytest.raises(BisentError, match="objectives.contrast: the guo2019 objective has no teacher"):
         _recipe(architecture="dan", objective="guo2019", model=TINY_DAN, objectives={"contrast": 0.5})
+    with pytest.raises(BisentError, match="contrast_hard: needs objectives.contrast > 0"):
+        _recipe(architecture="dan", objective="distill", model=TINY_DAN, objectives={"contrast_hard": True})
 
 
 def test_contrast_hard_adds_each_texts_teacher_neighbour_mined_once(corpus, tmp_path, monkeypatch):

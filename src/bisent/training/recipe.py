@@ -391,6 +391,8 @@ def _check_dual(out: dict, raw: dict, src: str) -> None:
         raise BisentError(f"{src}: objectives.{key}: the guo2019 objective has no teacher; use objective: distill")
     if obj["ranking"] <= 0 and obj["distill"] <= 0:
         raise BisentError(f"{src}: objectives: ranking and distill are both 0: nothing to train")
+    if obj["contrast_hard"] and obj["contrast"] <= 0:
+        raise BisentError(f"{src}: objectives.contrast_hard: needs objectives.contrast > 0 (the term it adds to)")
     for key in ("domain_weights", "stream_domains"):                   # at load, not minutes later at train start
         for d, w in (out["data"].get(key) or {}).items():
             if not isinstance(w, (int, float)) or isinstance(w, bool) or not math.isfinite(w) or w < 0:

@@ -315,8 +315,8 @@ class HardNegatives:
 
 def encode_batch(model, batch: list[DualSubBatch]) -> list[tuple[torch.Tensor, ...]]:
     """Raw model outputs ``(x (K, D), y (K, D), x_hard (H, D), y_hard (H, D))`` of every sub-batch of a step
-    (monolingual: ``y`` is ``x``, hard negatives only with ``objectives.contrast_hard``), in one pass where the model has ``forward_many`` (the
-    DAN: one lookup of its hashed table a step instead of one per stream and side)."""
+    (monolingual: ``y`` is ``x``, hard negatives only with ``objectives.contrast_hard``), in one pass where the
+    model has ``forward_many`` (the DAN: one lookup of its hashed table a step instead of one per stream and side)."""
     inputs = [f for sb in batch for f in ((sb.src,) if sb.mono else (sb.src, sb.tgt))]
     many = getattr(model, "forward_many", None)
     outs = iter(many(inputs) if many is not None else [model(**f) for f in inputs])
