@@ -89,10 +89,8 @@ def contrast_term(oc: dict):
     def term(sb: DualSubBatch, x, y, x_hard, y_hard) -> tuple[torch.Tensor, dict[str, float]]:
         t = sb.teacher if sb.teacher_hard is None else torch.cat([sb.teacher, sb.teacher_hard])    # (K [+ H], D)
         if sb.mono:                                                      # every text a row: K (+ H hard ones)
-            rows, ids = torch.cat([x, x_hard]), sb.src_text_ids
-            mask = ids[:, None] == ids[None, :]                          # (K + H, K + H): the same text
-            mask.fill_diagonal_(False)
-            c = contrast_loss(rows, t, scale=scale, mask=mask)
+            mask = duplicate_mask(sb.src_text_ids, len(sb.src_text_ids))   # (K + H, K + H): the same text
+            c = contrast_loss(torch.cat([x, x_hard]), t, scale=scale, mask=mask)
         else:                                                            # sources, then targets, vs the sources' rows
             mask = duplicate_mask(sb.src_text_ids, sb.k)[:, : len(t)]                    # (K, K [+ H])
             c = (contrast_loss(x, t, scale=scale, mask=mask) + contrast_loss(y, t, scale=scale, mask=mask)) / 2

@@ -266,17 +266,9 @@ class HardNegatives:
         ``cache``: a file (:func:`hard_cache_file`) read instead of mining when it holds every stream, and
         written after mining (temp file, then renamed): the seeds of one collection share the minutes of
         mining (``bisent train --prepare-only`` fills it once, before ``make -j2 student-general``'s seeds)."""
-        found = _read_hard_cache(cache, [len(s.src) for s in specs]) if cache is not None else None
-        report: dict = {}
-        for i, spec in enumerate(tqdm(specs, desc="hard negatives (teacher)", unit="pair", disable=found is not None)):
-            t = np.ascontiguousarray(teachers[i].numpy(), dtype=np.float32)          # (N, D)
-            j = found[i] if found is not None else self._nearest_other(t, self.src_ids[i])
+        found, report = self._teacher_nearest(teachers, specs, self.src_ids, cache, "hard negatives (teacher)", "pair")
+        for i, j in enumerate(found):
             self.hard_src[i], self.hard_tgt[i] = j, j.copy()
-            report[f"hard_cos_{spec.name}"] = float(np.mean(np.sum(t * t[j], axis=1)))
-        if cache is not None and found is None:
-            _write_hard_cache(cache, {f"hard.{i}": j for i, j in enumerate(self.hard_src)})
-        if cache is not None:
-            report["from_cache"] = found is not None
         return report
 
     def mine_teacher_mono(self, teachers: list[torch.Tensor], specs: list[PairSpec]) -> tuple[list[np.ndarray], dict]:
@@ -284,12 +276,19 @@ class HardNegatives:
         the teacher-contrastive term (``objectives.contrast_hard``): ``(N,)`` indices per stream, cached as
         :meth:`mine_teacher`'s are (the key is the streams' texts and rows), and log fields."""
         cache = hard_cache_file(teachers, specs) if cache_enabled() else None
+        return self._teacher_nearest(teachers, specs, [_text_ids(s.src) for s in specs], cache,
+                                     "hard negatives (teacher, monolingual)", "stream")
+
+    def _teacher_nearest(self, teachers: list[torch.Tensor], specs: list[PairSpec], ids: list[np.ndarray],
+                         cache: Path | None, desc: str, unit: str) -> tuple[list[np.ndarray], dict]:
+        """Per stream, each source's nearest row with another text id by the teacher's ``(N, D)`` rows
+        (:meth:`_nearest_other`), read from ``cache`` when it holds every stream, else mined and written there;
+        and log fields (mean teacher cosine of the neighbours, whether they came from the cache)."""
         found = _read_hard_cache(cache, [len(s.src) for s in specs]) if cache is not None else None
         out, report = [], {}
-        for i, spec in enumerate(tqdm(specs, desc="hard negatives (teacher, monolingual)", unit="stream",
-                                      disable=found is not None)):
+        for i, spec in enumerate(tqdm(specs, desc=desc, unit=unit, disable=found is not None)):
             t = np.ascontiguousarray(teachers[i].numpy(), dtype=np.float32)          # (N, D)
-            out.append(found[i] if found is not None else self._nearest_other(t, _text_ids(spec.src)))
+            out.append(found[i] if found is not None else self._nearest_other(t, ids[i]))
             report[f"hard_cos_{spec.name}"] = float(np.mean(np.sum(t * t[out[-1]], axis=1)))
         if cache is not None and found is None:
             _write_hard_cache(cache, {f"hard.{i}": j for i, j in enumerate(out)})
@@ -413,7 +412,7 @@ def setup(recipe: dict, bitexts: list[Bitext], monos: list[Monotext], dev: list[
         if state is None:                                                    # a resumed run loads the checkpoint's
             cache = hard_cache_file(teachers[:len(specs)], specs) if cache_enabled() else None
             info["hard_negatives"] = hard.mine_teacher(teachers[:len(specs)], specs, cache)
-    contrast_hard = oc.get("contrast", 0) > 0 and oc.get("contrast_hard") and teachers[0] is not None
+    contrast_hard = oc["contrast_hard"] and teachers[0] is not None          # needs contrast > 0 (recipe check)
     mono_hard = None
     if contrast_hard and monos_:                                             # mined once, cached, not checkpointed
         mono_hard, info["mono_hard_negatives"] = HardNegatives([], 1).mine_teacher_mono(teachers[len(specs):], monos_)
