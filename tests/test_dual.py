@@ -187,6 +187,33 @@ def test_cyrillic_tokens_get_their_transliteration_s_features_only_when_asked():
         HashFeaturizer(translit="yes")
 
 
+def test_a_hash_seed_keeps_the_features_and_changes_which_of_them_collide():
+    """hash_seed 0 is the hashing as it was; another seed gives every text the same number of features in other
+    buckets, and features that share a bucket under one seed (about as many under each) almost never share one
+    under another: the point of members with different hash seeds in an ensemble."""
+    texts = ["Islanda è un paese", "Озеро Байкал ok", "東京都の天気", "das ist ein Haus"]
+    kw = dict(buckets=1 << 20, translit=True, cjk_n_min=1)
+    base, zero, other = HashFeaturizer(**kw), HashFeaturizer(**kw, hash_seed=0), HashFeaturizer(**kw, hash_seed=7)
+    assert np.array_equal(base.bags(texts).ids, zero.bags(texts).ids)
+    a, b = base.bags(texts), other.bags(texts)
+    assert np.array_equal(a.counts, b.counts) and np.mean(a.ids == b.ids) < 0.01
+    assert np.array_equal(base.tokens(texts)[2], other.tokens(texts)[2])
+    words = [f"w{i}x{i * 7919 % 10007}" for i in range(20000)]                 # 20,000 distinct one-token texts
+    small = dict(buckets=1 << 12, n_min=1, n_max=0, word_ngrams=1)            # the whole token only: one id each
+
+    def colliding(seed):
+        ids = HashFeaturizer(**small, hash_seed=seed).bags(words).ids
+        order = np.argsort(ids, kind="stable")
+        same = np.flatnonzero(ids[order][1:] == ids[order][:-1])
+        return {(int(order[i]), int(order[i + 1])) for i in same}              # neighbours in one bucket
+
+    c0, c1, c2 = colliding(0), colliding(1), colliding(2)
+    assert 0.8 < len(c1) / len(c0) < 1.25 and 0.8 < len(c2) / len(c0) < 1.25
+    assert len(c0 & c1) < 0.01 * len(c0) and len(c1 & c2) < 0.01 * len(c1)
+    with pytest.raises(ValueError, match="hash_seed"):
+        HashFeaturizer(hash_seed=-1)
+
+
 def test_the_array_transliteration_is_str_translate():
     """_transliterate (the featurizer's vectorised CYRILLIC_LATIN) spells every code point as str.translate does:
     the whole Cyrillic block (mapped letters, unmapped ones, signs that vanish), Latin, CJK, astral and newlines."""
@@ -197,7 +224,7 @@ def test_the_array_transliteration_is_str_translate():
 
 
 def test_a_model_saved_before_cjk_n_min_loads_with_it_off(tmp_path):
-    """config.json of older DAN directories has no cjk_n_min: they load, with the feature off."""
+    """config.json of older DAN directories has no cjk_n_min, translit or hash_seed: they load, with them off."""
     torch.manual_seed(0)
     save_dual(DAN(dim=16, **TINY_DAN).eval(), tmp_path / "m")
     texts = _texts() + ["日本語のテキスト"]
@@ -205,9 +232,11 @@ def test_a_model_saved_before_cjk_n_min_loads_with_it_off(tmp_path):
     cfg_path = tmp_path / "m" / "config.json"
     cfg = json.loads(cfg_path.read_text())
     assert cfg["model"].pop("cjk_n_min") == 0 and cfg["model"].pop("translit") is False
+    assert cfg["model"].pop("hash_seed") == 0
     cfg_path.write_text(json.dumps(cfg))
     old = load_model_dir(tmp_path / "m")
     assert old.featurizer.config.cjk_n_min == 0 and old.featurizer.config.translit is False
+    assert old.featurizer.config.hash_seed == 0
     np.testing.assert_array_equal(old.encode(texts, "en", cache=False), before)
     module, _ = load_dual(tmp_path / "m")
     assert module.featurizer.config.cjk_n_min == 0
@@ -224,6 +253,7 @@ TINY_MODELS = [
     lambda: DAN(dim=16, **TINY_DAN),
     lambda: DAN(dim=16, cjk_n_min=1, **TINY_DAN),
     lambda: DAN(dim=16, translit=True, **TINY_DAN),
+    lambda: DAN(dim=16, hash_seed=5, **TINY_DAN),
     lambda: HashTransformer(dim=16, buckets=4096, embed_dim=8, d_model=16, heads=2, ff_dim=32, layers=1),
 ]
 

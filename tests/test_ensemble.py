@@ -67,6 +67,21 @@ def test_ensemble_is_the_normalised_mean_of_its_members_and_moves_as_one_folder(
     np.testing.assert_allclose(load_model_dir(three).encode(TEXTS, "de", cache=False), l2_normalise(each), atol=1e-5)
 
 
+def test_members_of_other_hash_seeds_and_buckets_share_one_featurisation_and_give_their_own_vectors(tmp_path):
+    """Members that differ in hash_seed or buckets hash the text once (raw_bags) and bucket it each their way:
+    the ensemble is still the normalised mean of each member's own encoding."""
+    dirs = []
+    for i, kw in enumerate(({}, {"hash_seed": 3}, {"hash_seed": 4, "buckets": 2048})):
+        torch.manual_seed(i)
+        save_dual(DAN(dim=8, **{**TINY_DAN, **kw}), tmp_path / f"h{i}")
+        dirs.append(tmp_path / f"h{i}")
+    ens = load_model_dir(make_ensemble(tmp_path / "ens", dirs))
+    assert len({m.featurizer.config for m in ens.members}) == 3
+    assert len({m.featurizer.shared_key() for m in ens.members}) == 1
+    each = sum(load_model_dir(d).encode(TEXTS, "en", cache=False) for d in dirs)
+    np.testing.assert_allclose(ens.encode(TEXTS, "en", cache=False), l2_normalise(each), atol=1e-5)
+
+
 def test_ensemble_mistakes_are_one_line_errors(tmp_path, capsys):
     a, b = _students(tmp_path)
     save_dual(DAN(dim=16, **TINY_DAN), tmp_path / "wide")

@@ -34,7 +34,8 @@ from .hashing import Features, HashConfig, HashFeaturizer
 from .modeldir import Int8Rows, dense_shapes, load_checked
 
 ARCHITECTURE = "dan"
-HASH_KEYS = ("buckets", "n_min", "n_max", "word_ngrams", "lowercase", "max_tokens", "cjk_n_min", "translit")
+HASH_KEYS = ("buckets", "n_min", "n_max", "word_ngrams", "lowercase", "max_tokens", "cjk_n_min", "translit",
+             "hash_seed")
 #: the ``model`` section of a DAN's config.json (the torch module's constructor keywords)
 CONFIG_KEYS = ("dim", "embed_dim", "hidden", "feature_dropout", "dropout", *HASH_KEYS)
 

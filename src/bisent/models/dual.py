@@ -50,7 +50,7 @@ from .tokenizer import UNK, Tokenizer
 
 #: hashing keys every hashed model's hyper-parameters carry (see :class:`bisent.models.hashing.HashConfig`)
 HASH_DEFAULTS = {"buckets": 1 << 18, "n_min": 3, "n_max": 5, "word_ngrams": 2, "lowercase": True, "max_tokens": 128,
-                 "cjk_n_min": 0, "translit": False}
+                 "cjk_n_min": 0, "translit": False, "hash_seed": 0}
 
 
 def _mlp(sizes: list[int]) -> nn.ModuleList:

@@ -59,13 +59,13 @@ class EnsembleEncoder(Encoder):
 
     def embed_batch(self, sentences: list[str], lang: str) -> np.ndarray:
         out = np.zeros((len(sentences), self.dim), dtype=np.float32)                 # (B, D)
-        bags: dict = {}                                  # DAN members that hash alike share one featurisation
+        raw: dict = {}               # DAN members that differ at most in hash seed and buckets share one featurisation
         for m in self.members:
             if isinstance(m, DANEncoder):
-                key = m.featurizer.config
-                if key not in bags:
-                    bags[key] = m.featurizer.bags(sentences)
-                vecs = m.embed_bags(bags[key])                                          # (B, D)
+                key = m.featurizer.shared_key()
+                if key not in raw:
+                    raw[key] = m.featurizer.raw_bags(sentences)
+                vecs = m.embed_bags(m.featurizer.bucketed(raw[key]))                    # (B, D)
             else:
                 vecs = m.embed_batch(sentences, lang)
             out += l2_normalise(vecs)                                                   # (B, D) unit rows

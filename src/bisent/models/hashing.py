@@ -24,6 +24,11 @@ concatenated batch is hashed at once with a polynomial prefix hash modulo
 does not depend on where the span sits. A per-kind salt and a splitmix64
 finaliser then spread it over the buckets. The hash is a pure function of the
 text and the configuration, the same on every machine and in every process.
+
+``hash_seed`` N > 0 mixes every feature's hash once more with N before it is
+bucketed: the features are the same, but which of them share a bucket is not.
+Students of one recipe and different seeds otherwise share every collision, so
+an ensemble of them cannot average those errors out (:mod:`bisent.models.ensemble`).
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ _TOKEN = re.compile(r"\w+|[^\w\s]")
 _P = np.uint64(0x100000001B3)                       # odd, so invertible modulo 2**64
 _P_INV = np.uint64(pow(int(_P), -1, 2 ** 64))
 _SALT_WORD, _SALT_BIGRAM, _SALT_CHAR = 0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9
+_SALT_SEED = 0xD1B54A32D192ED03                     # hash_seed N mixes with N * this (mod 2**64)
 _M1, _M2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
 _Q = np.uint64(0xD6E8FEB86659FD93)                  # combines two token hashes into a bigram hash
 _BOW, _EOW = 0x110000, 0x110001                     # beyond Unicode: "<" and ">" around each token
@@ -194,16 +200,20 @@ class HashConfig:
     max_tokens: int = 128         # tokens kept per sentence
     cjk_n_min: int = 0            # 0: off; else the shortest character n-gram of a token holding CJK characters
     translit: bool = False        # Cyrillic tokens also get the features of their Latin transliteration
+    hash_seed: int = 0            # 0: the hashes as always; N: each mixed with N before bucketing (other collisions)
 
     def to_dict(self) -> dict:
         return asdict(self)
 
     def check(self) -> None:
         """Raise :class:`HashConfigError` (a ``ValueError``) naming the first key that is not a valid setting."""
-        for key, low in (("buckets", 2), ("n_min", 1), ("n_max", 0), ("word_ngrams", 0), ("max_tokens", 1)):
+        for key, low in (("buckets", 2), ("n_min", 1), ("n_max", 0), ("word_ngrams", 0), ("max_tokens", 1),
+                         ("hash_seed", 0)):
             v = getattr(self, key)
             if isinstance(v, bool) or not isinstance(v, int) or v < low:
                 raise HashConfigError(key, f"must be a whole number >= {low}, got {v!r}")
+        if self.hash_seed >= 2 ** 63:
+            raise HashConfigError("hash_seed", f"must be below 2**63, got {self.hash_seed}")
         if self.buckets >= 2 ** 32:
             raise HashConfigError("buckets", f"must be below 2**32, got {self.buckets}")
         if self.n_max < self.n_min - 1:
@@ -223,6 +233,11 @@ class HashFeaturizer:
         self.config = config or HashConfig(**kw)
         self.config.check()
         self._latin: HashFeaturizer | None = None          # hashes transliterations (translit)
+
+    def _ids(self, h: np.ndarray) -> np.ndarray:
+        """Bucket ids ``(n,)`` int64 of salted feature hashes ``h`` (n,) uint64, mixed with ``hash_seed`` first."""
+        seed = self.config.hash_seed
+        return _bucket(_mix(h, (_SALT_SEED * seed) % 2 ** 64) if seed else h, self.config.buckets)
 
     def tokenize(self, texts: list[str]) -> list[list[str]]:
         """Tokens per text: ``\\w+`` runs and single punctuation marks, lower-cased if configured."""
@@ -332,7 +347,8 @@ class HashFeaturizer:
         return ids, [sel[lt.sent_of_tok[o]] for o in owners]
 
     def _all(self, texts: list[str]):
-        """Every feature of the batch: (bucket ids, token index, sentence index, token count per sentence)."""
+        """Every feature of the batch: (salted uint64 hashes, token index, sentence index, token count per
+        sentence); :meth:`_ids` buckets the hashes."""
         c = self.config
         sp = self._spans(texts)
         prefix, ipw, starts, ends, sent_of_tok, n_tok = sp.prefix, sp.ipw, sp.starts, sp.ends, sp.sent_of_tok, sp.n_tok
@@ -357,7 +373,7 @@ class HashFeaturizer:
             grams, owners = self._translit(sp)
             ids += grams
             tok_idx += owners
-        return _bucket(np.concatenate(ids), c.buckets), np.concatenate(tok_idx), sent_of_tok, n_tok
+        return np.concatenate(ids), np.concatenate(tok_idx), sent_of_tok, n_tok
 
     @staticmethod
     def _group(ids: np.ndarray, rows: np.ndarray, n_rows: int) -> Features:
@@ -369,8 +385,21 @@ class HashFeaturizer:
 
     def bags(self, texts: list[str]) -> Features:
         """One bag of features per sentence (the DAN's input)."""
+        return self.bucketed(self.raw_bags(texts))
+
+    def raw_bags(self, texts: list[str]) -> Features:
+        """:meth:`bags` before bucketing: ``ids`` are the salted uint64 hashes, the same for every ``hash_seed``
+        and ``buckets``, so featurizers that differ only there share them (:meth:`bucketed`)."""
         ids, tok, sent_of_tok, _ = self._all(texts)
         return self._group(ids, sent_of_tok[tok] if len(tok) else tok, len(texts))
+
+    def bucketed(self, raw: Features) -> Features:
+        """:meth:`bags` from :meth:`raw_bags` of a featurizer that may differ in ``hash_seed`` and ``buckets``."""
+        return Features(self._ids(raw.ids), raw.offsets, raw.counts)
+
+    def shared_key(self) -> HashConfig:
+        """What :meth:`raw_bags` depends on: the configuration but ``hash_seed`` and ``buckets``."""
+        return replace(self.config, hash_seed=0, buckets=2)
 
     def tokens(self, texts: list[str]) -> tuple[Features, np.ndarray, np.ndarray]:
         """Per token: the whole-token id and a bag of its character n-grams (bigrams left out).
@@ -383,14 +412,14 @@ class HashFeaturizer:
         sp = self._spans(texts)
         prefix, ipw, starts, ends, n_tok = sp.prefix, sp.ipw, sp.starts, sp.ends, sp.n_tok
         T = len(starts)
-        words = _bucket(_mix(self._hash(prefix, ipw, starts, ends), _SALT_WORD), c.buckets)
+        words = self._ids(_mix(self._hash(prefix, ipw, starts, ends), _SALT_WORD))
         ids, tok_idx = self._char_grams(prefix, ipw, starts, ends, sp.cjk)
         if c.translit:                                      # the transliteration's word id joins the token's bag
             more, owners = self._translit(sp)
             ids += more
             tok_idx += owners
         if ids:
-            grams = _bucket(np.concatenate(ids), c.buckets)
+            grams = self._ids(np.concatenate(ids))
             owners = np.concatenate(tok_idx)
         else:
             grams, owners = np.zeros(0, np.int64), np.zeros(0, np.int64)

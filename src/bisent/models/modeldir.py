@@ -202,7 +202,7 @@ def load(model_dir, config_keys: Iterable[str], *, architecture: str | Iterable[
 
 
 #: keys added after models were saved without them: a config may lack them (the loader's default applies)
-OPTIONAL_KEYS = frozenset({"cjk_n_min", "translit"})
+OPTIONAL_KEYS = frozenset({"cjk_n_min", "translit", "hash_seed"})
 
 
 def check_keys(cfg_path, architecture: Any, hp: dict, config_keys: Iterable[str]) -> None:

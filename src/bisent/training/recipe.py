@@ -114,6 +114,7 @@ _HASHING = {
     "max_tokens": Field(128, int, minimum=1),       # tokens kept per sentence
     "cjk_n_min": Field(0, int, minimum=0),          # 0: off; else tokens with CJK characters also get n-grams from this n
     "translit": Field(False, bool),                 # Cyrillic tokens also get their Latin transliteration's features
+    "hash_seed": Field(0, int, minimum=0),          # 0: as always; N: other features share a bucket (ensemble members)
 }
 
 #: Sections shared by every dual architecture (merged into ARCH below).
