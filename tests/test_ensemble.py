@@ -114,3 +114,38 @@ def test_ensemble_mistakes_are_one_line_errors(tmp_path, capsys):
         (ens / "config.json").write_text(json.dumps({**cfg, "members": members}))
         with pytest.raises(BisentError, match=message):
             load_model_dir(ens)
+
+
+def test_ensembles_from_cached_member_rows_score_as_the_built_ensemble(tmp_path, monkeypatch, capsys):
+    """benchmarks/ensembles.py: an ensemble's records from its members' (cached) rows give the errors the ensemble
+    directory gives on the same set, beside the reference, with the item-by-item comparison; malformed arguments are
+    one-line errors."""
+    from bisent.bench import ensembles
+    from bisent.datasets import domains
+    from bisent.datasets.libreoffice import Pair
+    from bisent.evaluate import recovery_misses
+
+    words = ["open", "save", "close", "print", "file", "window", "help", "edit", "view", "table", "cell", "sheet"]
+    pairs = [Pair("d", str(i), f"{a} the {b} now", f"{b} {a} jetzt", "test")
+             for i, (a, b) in enumerate((a, b) for a in words for b in words if a != b)][:60]
+    monkeypatch.setattr(domains, "split_pairs", lambda domain, src, tgt, split="test": pairs)
+    a, b, ref = _students(tmp_path, (8, 8, 8))
+    built = load_model_dir(make_ensemble(tmp_path / "ens", [a, b]))
+    encoders = {str(a): load_model_dir(a), str(b): load_model_dir(b)}
+    recs = ensembles.set_records("dict", "en", "de", {"ab": [str(a), str(b)]}, encoders, load_model_dir(ref))
+    assert [r["encoder"] for r in recs] == [str(ref), "ab"] and recs[1]["n"] == 60
+    st, ts = recovery_misses(built.encode([p.src for p in pairs], "en"), built.encode([p.tgt for p in pairs], "de"),
+                             "csls", 4)
+    assert abs(recs[1]["error_src_tgt"] - 100 * st.mean()) <= 100 / 60 + 1e-9          # at most an item apart
+    assert abs(recs[1]["error_tgt_src"] - 100 * ts.mean()) <= 100 / 60 + 1e-9
+    assert recs[1]["vs"] == str(ref) and {"gap", "p"} <= set(recs[1]["paired_src_tgt"])
+    texts = [p.tgt for p in pairs]                                     # the rows themselves: float16 apart at most
+    np.testing.assert_allclose(ensembles.joined([encoders[str(m)].encode(texts, "de") for m in (a, b)]),
+                               built.encode(texts, "de", cache=False), atol=2e-3)
+    rows = [np.eye(3)[:2] * 2, np.array([[0.0, 1, 0], [1, 0, 0]])]
+    np.testing.assert_allclose(ensembles.joined(rows), l2_normalise(np.array([[1.0, 1, 0], [1, 1, 0]])))
+    for bad, says in ((["x"], "NAME=DIR"), (["x=a", "x=b"], "taken"), (["use-m3=a"], "reference"),
+                      (["x=a", "--set", "dict"], "DOMAIN:SRC-TGT")):
+        with pytest.raises(SystemExit) as e:
+            ensembles.main([*bad, "--out", str(tmp_path / "o.jsonl")])
+        assert says in str(e.value) and "\n" not in str(e.value)
