@@ -40,6 +40,8 @@ clean-venv:
 # joined). A run that stopped (a crash, Ctrl-C) resumes from its checkpoint on the next make; sN.done marks a finished run
 # (its 3 GB training checkpoint removed). An $(OUT)/student-general that make did not build is never replaced.
 # The teacher's rows and hard negatives are computed once first ($(RUNS)/prepared, `bisent train --prepare-only`).
+# Each seed N also hashes its features with model.hash_seed=N (session 42): members that collide on different features
+# make an ensemble that averages those errors out (benchmarks/README.md, "Members that hash differently").
 # Override on the command line: make -j2 student-general SEEDS="1 2 3" OUT=DIR STUDENT_SET="--set KEY=VALUE"
 # PREP_WORKERS=N (processes embedding with the teacher; one core each).
 OUT         := out
@@ -83,7 +85,7 @@ $(RUNS)/prepared/prepared.json: $(GENERAL)/stats.json
 
 $(RUNS)/s%.done: $(GENERAL)/stats.json $(OUT)/data/en-de/dev.tsv $(RUNS)/prepared/prepared.json
 	$(BIN)/bisent train --recipe recipes/student-general.yaml $(GENERAL_DATA) \
-	    --dev $(OUT)/data/en-de/dev.tsv --set seed=$* $(STUDENT_SET) -o $(RUNS)/s$* \
+	    --dev $(OUT)/data/en-de/dev.tsv --set seed=$* --set model.hash_seed=$* $(STUDENT_SET) -o $(RUNS)/s$* \
 	    $$(test -f $(RUNS)/s$*/checkpoint.safetensors && echo --resume)
 	rm -f $(RUNS)/s$*/checkpoint.safetensors
 	touch $@
