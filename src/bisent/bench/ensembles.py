@@ -20,8 +20,10 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
+from ..encoders.base import l2_normalise
 from ..errors import BisentError
-from ..evaluate import pairs_fingerprint, paired_gap, recovery_misses, sample_distinct_pairs
+from ..evaluate import pairs_fingerprint, recovery_misses, sample_distinct_pairs
+from .recover import miss_fields
 
 #: the out-of-domain and LibreOffice sets of issue 17's tables (benchmarks/README.md), as DOMAIN:en-XX
 SETS = tuple(f"{d}:en-{p}" for d, ps in (
@@ -45,8 +47,7 @@ def parse_ensembles(specs: list[str]) -> dict[str, list[str]]:
 
 def joined(rows: list[np.ndarray]) -> np.ndarray:
     """The ensemble's rows: the normalised sum of its members' unit rows, each ``(n, d)`` -> ``(n, d)``."""
-    s = np.sum([r / np.maximum(np.linalg.norm(r, axis=1, keepdims=True), 1e-12) for r in rows], axis=0)
-    return s / np.maximum(np.linalg.norm(s, axis=1, keepdims=True), 1e-12)
+    return l2_normalise(sum(l2_normalise(r) for r in rows))
 
 
 def set_records(domain: str, src: str, tgt: str, ensembles: dict[str, list[str]], encoders: dict, reference,
@@ -64,13 +65,12 @@ def set_records(domain: str, src: str, tgt: str, ensembles: dict[str, list[str]]
     rows = {m: embed(encoders[m]) for m in sorted({m for ms in ensembles.values() for m in ms})}
     base = {"task": "recover", "pair": f"{src}-{tgt}", "domain": domain, "score": "csls", "k": k, "n": len(pairs),
             "split": "test", "set": pairs_fingerprint(pairs)}
-    out = [{**base, "encoder": reference.name, "encoder_id": reference.id,
-            "error_src_tgt": round(100 * float(ref[0].mean()), 2), "error_tgt_src": round(100 * float(ref[1].mean()), 2)}]
+    out = [{**base, "encoder": reference.name, "encoder_id": reference.id, **miss_fields(*ref)}]
     for name, members in ensembles.items():
-        st, ts = recovery_misses(joined([rows[m][0] for m in members]), joined([rows[m][1] for m in members]), "csls", k)
+        x, y = joined([rows[m][0] for m in members]), joined([rows[m][1] for m in members])
+        st, ts = recovery_misses(x, y, "csls", k)
         out.append({**base, "encoder": name, "members": members, "from": "cached member rows (float16)",
-                    "error_src_tgt": round(100 * float(st.mean()), 2), "error_tgt_src": round(100 * float(ts.mean()), 2),
-                    "vs": reference.name, "paired_src_tgt": paired_gap(st, ref[0]), "paired_tgt_src": paired_gap(ts, ref[1])})
+                    **miss_fields(st, ts, ref, reference.name)})
     return out
 
 

@@ -27,6 +27,16 @@ def encoder_misses(pairs: list, encoders: list, src_lang: str, tgt_lang: str, ki
     return out
 
 
+def miss_fields(m_st, m_ts, ref: tuple | None = None, reference: str = "use-m3") -> dict:
+    """A record's error fields from ``(n,)`` bool misses both ways and, given the ``reference``'s misses ``ref`` on
+    the same items, the item-by-item comparison (``vs``, ``paired_src_tgt``, ``paired_tgt_src``)."""
+    out = {"error_src_tgt": round(100 * float(m_st.mean()), 2), "error_tgt_src": round(100 * float(m_ts.mean()), 2)}
+    if ref is not None:
+        out.update({"vs": reference, "paired_src_tgt": paired_gap(m_st, ref[0]),
+                    "paired_tgt_src": paired_gap(m_ts, ref[1])})
+    return out
+
+
 def run(src_lang: str, tgt_lang: str, encoders: list, record: Recorder, *, limit: int = 3000, split: str = "test",
         k: int = 4, progress: bool | None = None, domain: str = "libreoffice", reference: str = "use-m3") -> list[dict]:
     """One record per encoder and score. When the ``reference`` encoder is in the run, every other encoder's
@@ -44,10 +54,7 @@ def run(src_lang: str, tgt_lang: str, encoders: list, record: Recorder, *, limit
             m_st, m_ts = misses[enc.name][kind]
             rec = {"pair": f"{src_lang}-{tgt_lang}", "domain": domain, "encoder": enc.name, "encoder_id": enc.id,
                    "score": kind, "k": k, "n": len(pairs), "split": split, "set": fingerprint,
-                   "error_src_tgt": round(100 * float(m_st.mean()), 2),
-                   "error_tgt_src": round(100 * float(m_ts.mean()), 2)}
-            if ref is not None and enc.name != reference:
-                rec.update({"vs": reference, "paired_src_tgt": paired_gap(m_st, ref[kind][0]),
-                            "paired_tgt_src": paired_gap(m_ts, ref[kind][1])})
+                   **miss_fields(m_st, m_ts, ref[kind] if ref is not None and enc.name != reference else None,
+                                 reference)}
             out.append(record(rec))
     return out

@@ -60,12 +60,15 @@ class EnsembleEncoder(Encoder):
     def embed_batch(self, sentences: list[str], lang: str) -> np.ndarray:
         out = np.zeros((len(sentences), self.dim), dtype=np.float32)                 # (B, D)
         raw: dict = {}               # DAN members that differ at most in hash seed and buckets share one featurisation
+        bags: dict = {}              # ... and those that hash alike one bucketing of it
         for m in self.members:
             if isinstance(m, DANEncoder):
-                key = m.featurizer.shared_key()
-                if key not in raw:
-                    raw[key] = m.featurizer.raw_bags(sentences)
-                vecs = m.embed_bags(m.featurizer.bucketed(raw[key]))                    # (B, D)
+                f = m.featurizer
+                if f.config not in bags:
+                    if f.shared_key() not in raw:
+                        raw[f.shared_key()] = f.raw_bags(sentences)
+                    bags[f.config] = f.bucketed(raw[f.shared_key()])
+                vecs = m.embed_bags(bags[f.config])                                     # (B, D)
             else:
                 vecs = m.embed_batch(sentences, lang)
             out += l2_normalise(vecs)                                                   # (B, D) unit rows
