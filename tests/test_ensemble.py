@@ -145,7 +145,8 @@ def test_ensembles_from_cached_member_rows_score_as_the_built_ensemble(tmp_path,
     rows = [np.eye(3)[:2] * 2, np.array([[0.0, 1, 0], [1, 0, 0]])]
     np.testing.assert_allclose(ensembles.joined(rows), l2_normalise(np.array([[1.0, 1, 0], [1, 1, 0]])))
     for bad, says in ((["x"], "NAME=DIR"), (["x=a", "x=b"], "taken"), (["use-m3=a"], "reference"),
-                      (["x=a", "--set", "dict"], "DOMAIN:SRC-TGT")):
+                      (["x=a", "--set", "dict"], "DOMAIN:SRC-TGT"), ([f"x={tmp_path / 'missing'}"], "no such model")):
         with pytest.raises(SystemExit) as e:
             ensembles.main([*bad, "--out", str(tmp_path / "o.jsonl")])
         assert says in str(e.value) and "\n" not in str(e.value)
+    assert not (tmp_path / "o.jsonl").exists()                          # nothing written for a mistake
