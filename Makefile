@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-slow bench clean-venv browser student-general general-caps
+.PHONY: demo test test-slow bench clean-venv browser student-general general-caps docs
 
 $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "make: $(PYTHON) not found (set PYTHON=...)"; exit 1; }
@@ -16,6 +16,17 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/bisent demo
 
+# make docs: the documentation site (mkdocs.yml, docs/) built strictly into build/site/; the docs extra is installed once.
+DOCS_STAMP := $(VENV)/.docs-installed
+SITE       ?= build/site
+
+$(DOCS_STAMP): $(STAMP) pyproject.toml
+	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[docs]'
+	touch $(DOCS_STAMP)
+
+docs: $(DOCS_STAMP)
+	$(BIN)/mkdocs build --strict --site-dir $(SITE)
+
 # The browser test opens a report in Debian's headless Chromium (skipped when none is installed).
 # Installing it is tried once, quietly, where apt-get runs as root; a failure does not fail the run.
 browser:
@@ -25,7 +36,7 @@ browser:
 	     (apt-get update -q >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium-headless-shell >/dev/null 2>&1)) \
 	  || echo "make: no headless Chromium (apt-get install chromium-headless-shell); the browser test will be skipped"; }
 
-test: $(STAMP) browser
+test: $(STAMP) $(DOCS_STAMP) browser
 	$(BIN)/python -m pytest -q
 
 test-slow: $(STAMP)
