@@ -25,7 +25,7 @@ $(DOCS_STAMP): $(STAMP) pyproject.toml
 	touch $(DOCS_STAMP)
 
 docs: $(DOCS_STAMP)
-	$(BIN)/mkdocs build --strict --site-dir $(SITE)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir $(SITE)
 
 # The browser test opens a report in Debian's headless Chromium (skipped when none is installed).
 # Installing it is tried once, quietly, where apt-get runs as root; a failure does not fail the run.
