@@ -16,7 +16,7 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/bisent demo
 
-# make docs: the documentation site (mkdocs.yml, docs/) built strictly into build/site/; the docs extra is installed once.
+# make docs: the documentation site (mkdocs.yml, docs/) built strictly into build/site/; installs the docs extra once.
 DOCS_STAMP := $(VENV)/.docs-installed
 SITE       ?= build/site
 
