@@ -133,12 +133,13 @@ def latest(records: list[dict], key) -> dict:
     return out
 
 
-def same_run(records: list[dict], r: dict, match) -> dict[str, dict]:
-    """Anchor records of the run that printed ``r`` (same command and commit) that ``match`` accepts."""
+def same_run(records: list[dict], r: dict, domain: bool = True) -> dict[str, dict]:
+    """Anchor records of the run that printed ``r``: the same command, commit, pair (and domain)."""
     out = {}
     for o in records:
         a = anchor(o)
-        if a and o.get("command") == r.get("command") and o.get("commit") == r.get("commit") and match(o):
+        if (a and o.get("command") == r.get("command") and o.get("commit") == r.get("commit")
+                and o.get("pair") == r.get("pair") and (not domain or domain_of(o) == domain_of(r))):
             out[a] = o
     return out
 
@@ -166,15 +167,15 @@ def recovery(cmds: Commands) -> str:
     rows_by = latest(recs, lambda r: (domain_of(r), r["pair"], published(r)[0])
                      if published(r) and "previous recipe" not in published(r)[0] else None)
     parts = ["## Alignment recovery\n",
-             "`bisent bench recover`: held-out test pairs shuffled, each source must find its own translation (and "
+             ("`bisent bench recover`: held-out test pairs shuffled, each source must find its own translation (and "
              "back). Error %, src→tgt / tgt→src, CSLS; n = test pairs (300 where the run was capped with `--limit "
-             "300`, one item 0.33 points). Anchors from the same run; — where that run did not measure one.\n"]
+             "300`, one item 0.33 points). Anchors from the same run; — where that run did not measure one.\n")]
     for dom, title in DOMAINS.items():
         rows = []
         for (d, pair, name), r in sorted(rows_by.items(), key=lambda kv: (kv[0][1], order(kv[0][2]))):
             if d != dom:
                 continue
-            anc = same_run(recs, r, lambda o: domain_of(o) == d and o["pair"] == pair)
+            anc = same_run(recs, r)
             rows.append([pair, r["n"], name, two(r["error_src_tgt"], r["error_tgt_src"])]
                         + [two(anc[a]["error_src_tgt"], anc[a]["error_tgt_src"]) if a in anc else "—"
                            for a in ANCHORS] + [cmds.ref(r)])
@@ -187,15 +188,15 @@ def mining(cmds: Commands) -> str:
     recs = [r for r in load("mining") if r.get("margin") == "ratio" and r.get("retrieval") == "max"]
     rows_by = latest(recs, lambda r: (domain_of(r), r["pair"], published(r)[0]) if published(r) else None)
     parts = ["## Mining\n",
-             "`bisent bench mining`: BUCC-like tasks (about a quarter of each side has its translation among "
+             ("`bisent bench mining`: BUCC-like tasks (about a quarter of each side has its translation among "
              "unpaired sentences). Test F1 at the threshold tuned on the dev task; ratio margin, k = 4, max-score "
-             "retrieval; g = gold pairs of the test task. Anchors from the same run.\n"]
+             "retrieval; g = gold pairs of the test task. Anchors from the same run.\n")]
     for dom, title in DOMAINS.items():
         rows = []
         for (d, pair, name), r in sorted(rows_by.items(), key=lambda kv: (kv[0][1], order(kv[0][2]))):
             if d != dom:
                 continue
-            anc = same_run(recs, r, lambda o: domain_of(o) == d and o["pair"] == pair)
+            anc = same_run(recs, r)
             gold = r.get("sizes", {}).get("test", {}).get("gold", "")
             rows.append([pair, gold, name, f"{r['f1']:.1f}"] + [f"{anc[a]['f1']:.1f}" if a in anc else "—"
                                                                for a in ANCHORS] + [cmds.ref(r)])
@@ -213,11 +214,11 @@ def filtering(cmds: Commands) -> str:
         rows.append([pair, name, scorer, f"{r['ap']:.1f}", r.get("above_median_clean", {}).get("untranslated", ""),
                      cmds.ref(r)])
     return "\n".join(["## Filtering\n",
-                      "`bisent bench filter`: held-out clean pairs mixed with six kinds of synthetic noise "
+                      ("`bisent bench filter`: held-out clean pairs mixed with six kinds of synthetic noise "
                       "(misaligned, neighbour paragraph, untranslated copy, a third language, truncated, glued). AP = "
                       "average precision of ranking the clean pairs first; `pipeline` = `recipes/filter-default.yaml` "
                       "with that encoder; the last figure is the share of untranslated copies ranked above the median "
-                      "clean pair (%).\n",
+                      "clean pair (%).\n"),
                       table(["pair", "encoder", "scorer", "AP", "untranslated above median %", "command"], rows), ""])
 
 
@@ -237,10 +238,10 @@ def alignment(cmds: Commands) -> str:
         rows.append([src, pair, view] + [f"{by[c]['strict_f1']:.1f} / {by[c]['lax_f1']:.1f}" if c in by else "—"
                                          for c in cols] + [", ".join(sorted({cmds.ref(r) for r in by.values()}))])
     return "\n".join(["## Sentence alignment\n",
-                      "`bisent bench align`: test help pages re-split into sentences; gold blocks from LibreOffice's "
+                      ("`bisent bench align`: test help pages re-split into sentences; gold blocks from LibreOffice's "
                       "paragraph ids and GNOME help's block positions. Views: `clean`, `drop10` (a tenth of the "
                       "paragraphs lose their translation), `merge10` (a tenth of neighbours merged on one side), "
-                      "both. Strict / lax F1 %, latest record per encoder.\n",
+                      "both. Strict / lax F1 %, latest record per encoder.\n"),
                       table(["source", "pair", "view", *cols, "commands"], rows), ""])
 
 
@@ -258,10 +259,10 @@ def documents(cmds: Commands) -> str:
     drows = [[pair, view, n, r["n_docs"], f"{r['p_at_1_src_tgt']:.1f} / {r['p_at_1_tgt_src']:.1f}", cmds.ref(r)]
              for (pair, view, n), r in sorted(dkeep.items(), key=lambda kv: tuple(map(str, kv[0])))]
     return "\n".join(["## Document mining\n",
-                      "`bisent bench docmine`: the gold page pairs of the test split of 17 documentation sources as "
+                      ("`bisent bench docmine`: the gold page pairs of the test split of 17 documentation sources as "
                       "queries against every page of every source and split (each page cut to its first 16 units); "
                       "P@1 and P@10 %, src→tgt / tgt→src. Sentence encoders as Sentence-Avg (centred); `given` = the "
-                      "pages' paragraphs, `resplit` = sentencex sentences.\n",
+                      "pages' paragraphs, `resplit` = sentencex sentences.\n"),
                       table(["pair", "view", "encoder", "P@1", "P@10", "queries", "command"], rows), "",
                       "### LibreOffice test pages only (`bisent bench docs`)\n",
                       table(["pair", "view", "encoder", "pages", "P@1", "command"], drows), ""])
@@ -272,7 +273,7 @@ def speed(cmds: Commands) -> str:
     keep = latest(recs, lambda r: (r["pair"], published(r)[0]) if published(r) else None)
     rows = []
     for (pair, name), r in sorted(keep.items(), key=lambda kv: (kv[0][0], order(kv[0][1]))):
-        anc = same_run(recs, r, lambda o: o["pair"] == pair)
+        anc = same_run(recs, r, domain=False)
         rows.append([pair, name, f"{r['sentences_per_s']:,.0f}", f"{r['peak_rss_mb']:,.0f}"]
                     + [f"{anc[a]['sentences_per_s']:,.0f}" if a in anc else "—" for a in ANCHORS]
                     + [r["machine"]["cpu"], cmds.ref(r)])
@@ -281,9 +282,9 @@ def speed(cmds: Commands) -> str:
     mrows = [[n, cache, r["encoder"], r["peak_rss_mb"], r["baseline_rss_mb"], r["fp16_vectors_mb"], r["seconds"],
               cmds.ref(r)] for (n, cache), r in sorted(mkeep.items())]
     return "\n".join(["## Speed and memory\n",
-                      "`bisent bench speed`: sentences/s embedding held-out help sentences (cache bypassed), peak "
+                      ("`bisent bench speed`: sentences/s embedding held-out help sentences (cache bypassed), peak "
                       "RSS MB of the run; the anchors' sentences/s from the same run. Absolute figures belong to the "
-                      "named 2-core machine; compare within a row.\n",
+                      "named 2-core machine; compare within a row.\n"),
                       table(["pair", "encoder", "sentences/s", "peak RSS MB", *ANCHORS, "machine", "command"], rows),
                       "", "### Mining memory (`python benchmarks/mine_memory.py`)\n",
                       table(["sentences a side", "embedding cache", "encoder", "peak RSS MB", "baseline MB",
@@ -294,14 +295,14 @@ def render() -> str:
     cmds = Commands()
     body = [recovery(cmds), mining(cmds), filtering(cmds), alignment(cmds), documents(cmds), speed(cmds)]
     head = ["# Benchmark tables\n",
-            "Generated by `python benchmarks/make_page.py` from `benchmarks/results/*.jsonl`; do not edit by hand "
+            ("Generated by `python benchmarks/make_page.py` from `benchmarks/results/*.jsonl`; do not edit by hand "
             "(`python benchmarks/make_page.py --check` and `tests/test_benchmarks_page.py` fail when this page is "
             "stale). What each benchmark measures and how to run it: `benchmarks/README.md` in the repository. Each row is the latest record of its "
             "task, domain, pair and encoder. Trained models are named by recipe and training data (their pages: "
             "[models](models/index.md)); in the commands a trained model's directory reads `DIR`, another trained "
-            "model measured in the same run `OTHER`.\n",
-            "Every set is built from Debian's packaged documentation and translations (LibreOffice help, UI "
-            "message catalogs, GNOME help, FreeDict); no everyday text (news, subtitles, books) is measured yet.\n"]
+            "model measured in the same run `OTHER`.\n"),
+            ("Every set is built from Debian's packaged documentation and translations (LibreOffice help, UI "
+            "message catalogs, GNOME help, FreeDict); no everyday text (news, subtitles, books) is measured yet.\n")]
     tail = ["## Commands\n", cmds.listing(), ""]
     return "\n".join(head + body + tail)
 
