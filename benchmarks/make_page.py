@@ -291,9 +291,157 @@ def speed(cmds: Commands) -> str:
                              "fp16 vectors MB", "seconds", "command"], mrows), ""])
 
 
+def name_of(r: dict) -> str | None:
+    """A record's encoder as the page names it: an anchor, a published model, or None (not published)."""
+    return anchor(r) or (published(r) or (None,))[0]
+
+
+def guarded(f, r: dict, missing):
+    """f(r), or ``missing`` when the record predates the field (older records of a benchmark lack some)."""
+    try:
+        out = f(r)
+    except (KeyError, TypeError):
+        return missing
+    return missing if out is None else out
+
+
+def simple(cmds: Commands, title: str, intro: str, records: list[dict], key, cols: list) -> str:
+    """A table of the latest record per ``key`` (None: skipped), one column per (header, function of the record)."""
+    keep = latest(records, lambda r: guarded(key, r, None))
+    rows = [[guarded(f, r, "—") for _, f in cols] + [cmds.ref(r)]
+            for _, r in sorted(keep.items(), key=lambda kv: str(kv[0]))]
+    if not rows:
+        return ""
+    return "\n".join([title + "\n", intro + "\n", table([h for h, _ in cols] + ["command"], rows), ""])
+
+
+def divergence(cmds: Commands) -> str:
+    recs = [r for r in load("divergence") if name_of(r)]
+    acc = simple(cmds, "## Divergent words and repair", (
+        "`bisent bench divergence`: word accuracy on held-out test pairs of each kind (P parallel, U unpaired, R a "
+        "replaced span, I an inserted sentence; PURI all), the paper's Table 2."),
+        [r for r in recs if r["part"] == "table2"], lambda r: (r["pair"], domain_of(r), name_of(r)),
+        [("pair", lambda r: r["pair"]), ("domain", domain_of), ("model", name_of), ("steps", lambda r: r["steps"])]
+        + [(k, lambda r, k=k: f"{r['accuracy'][k]:.3f}") for k in ("P", "U", "R", "I", "PURI")])
+    rep = simple(cmds, "### Repair", (
+        "Glued test pairs restored exactly and clean pairs cut (%), per repair setting (boundary cost, τ, minimum "
+        "word gain)."),
+        [r for r in recs if r["part"] == "repair"],
+        lambda r: (r["pair"], domain_of(r), name_of(r), r["boundary_cost"], r["tau"], r["min_word_gain"]),
+        [("pair", lambda r: r["pair"]), ("domain", domain_of), ("model", name_of),
+         ("boundary cost", lambda r: r.get("boundary_cost")), ("τ", lambda r: r.get("tau")),
+         ("min word gain", lambda r: r.get("min_word_gain")), ("glued", lambda r: r["glued"]),
+         ("restored %", lambda r: f"{100 * r['restored_exactly']:.1f}"), ("clean", lambda r: r["clean"]),
+         ("clean cut %", lambda r: f"{100 * r['clean_cut']:.2f}")])
+    fil = simple(cmds, "### As a filter score", (
+        "AP of ranking the filter benchmark's clean pairs first: the share of parallel words, use-m3's cosine beside."),
+        [r for r in recs if r["part"] == "filter"], lambda r: (r["pair"], domain_of(r), name_of(r)),
+        [("pair", lambda r: r["pair"]), ("domain", domain_of), ("model", name_of), ("scorer", lambda r: r["scorer"]),
+         ("AP", lambda r: f"{r['ap']:.1f}")])
+    return "\n".join(x for x in (acc, rep, fil) if x)
+
+
+def pairs_and_calibration(cmds: Commands) -> str:
+    pr = simple(cmds, "## Translation against sampled words", (
+        "`bisent bench pairs` (Zhang et al. 2016, Table 2): accuracy % of scoring each test pair's translation above "
+        "3 sampled word sequences, mean (min-max) over 5 rounds of 500 pairs."),
+        [r for r in load("pairs") if name_of(r)], lambda r: (r["pair"], name_of(r), r["score"]),
+        [("pair", lambda r: r["pair"]), ("encoder", name_of), ("score", lambda r: r["score"]),
+         ("accuracy", lambda r: f"{r['accuracy']:.1f} ({r['accuracy_min']:.1f}-{r['accuracy_max']:.1f})")])
+    cal = simple(cmds, "## Calibration without gold", (
+        "`bisent bench calibration`: precision estimated without gold against precision measured with gold at five "
+        "score quantiles; the largest error (points)."),
+        [r for r in load("calibration") if name_of(r)],
+        lambda r: (r["pair"], r["setting"], r["split"], name_of(r)),
+        [("pair", lambda r: r["pair"]), ("setting", lambda r: r.get("setting")), ("split", lambda r: r.get("split")),
+         ("encoder", name_of), ("pairs", lambda r: r.get("pairs", "")),
+         ("largest error", lambda r: r.get("max_abs_error"))])
+    return "\n".join(x for x in (pr, cal) if x)
+
+
+def pipeline_runs(cmds: Commands) -> str:
+    road = simple(cmds, "## Documents to bitext (`bisent run`)", (
+        "`python benchmarks/road.py`: test collections (a share of pages untranslated) through documents, alignment "
+        "and filtering; precision of the kept pairs against gold, strict / lax, and the share of gold kept."),
+        load("road"), lambda r: (r["pair"], r.get("collections_untranslated") or 0, r["split"], r["drop"]),
+        [("pair", lambda r: r["pair"]), ("split", lambda r: r["split"]),
+         ("untranslated pages", lambda r: r.get("collections_untranslated") or 0),
+         ("paragraphs dropped", lambda r: r["drop"]),
+         ("documents matched right / matched", lambda r: f"{r.get('documents_matched_right') or '—'} / {r['documents_matched']}"),
+         ("kept", lambda r: r["kept"]), ("precision", lambda r: f"{r['precision_strict']} / {r['precision_lax']}"),
+         ("yield of gold %", lambda r: r["yield_of_gold"])])
+    fs = simple(cmds, "## Filter throughput", (
+        "`python benchmarks/filter_speed.py`: `bisent filter` over a TRAIN split file with the default pipeline, "
+        "embeddings cached after a first pass."),
+        load("filter_speed"), lambda r: (r["pair"], r["config"]),
+        [("pair", lambda r: r["pair"]), ("config", lambda r: r["config"]), ("lines", lambda r: r["lines"]),
+         ("pairs/s", lambda r: r["pairs_per_s"]), ("peak RSS MB", lambda r: r["peak_rss_mb"])])
+    als = simple(cmds, "## Alignment time and memory", (
+        "`python benchmarks/align_speed.py`: `bisent align` on concatenated test pages of growing length."),
+        [r for r in load("align_speed") if r["task"] == "align_speed"], lambda r: (r["encoder"], r["n_src"]),
+        [("encoder", lambda r: r["encoder"]), ("sentences", lambda r: r["n_src"]),
+         ("costs s", lambda r: r.get("costs_seconds")), ("DP s", lambda r: r.get("dp_seconds")),
+         ("strict / lax F1", lambda r: f"{r.get('strict_f1')} / {r.get('lax_f1')}"),
+         ("peak RSS MB", lambda r: r.get("peak_rss_mb"))])
+    return "\n".join(x for x in (road, fs, als) if x)
+
+
+def search(cmds: Commands) -> str:
+    knn = load("knn")
+    ex = simple(cmds, "## Nearest-neighbour search", (
+        "`python benchmarks/knn.py`: the blocked exact search both ways against a plain sgemm over the same tiles in "
+        "the same run (target ≥ 0.8 of sgemm), and its peak RSS against the fp16 vectors plus one tile."),
+        [r for r in knn if r.get("bench") == "knn_exact"], lambda r: (r["n"], r["threads"]),
+        [("n = m", lambda r: r["n"]), ("d", lambda r: r["d"]), ("threads", lambda r: r.get("threads", "—")),
+         ("seconds", lambda r: r["seconds"]), ("sgemm s", lambda r: r["anchor_sgemm_seconds"]),
+         ("ratio wall / CPU", lambda r: f"{r['ratio_to_sgemm']} / {r.get('ratio_to_sgemm_cpu', '—')}")])
+    mem = simple(cmds, "### Exact search memory", "Peak RSS MB against the target.",
+                 [r for r in knn if r.get("bench") == "knn_memory"], lambda r: r["n"],
+                 [("n = m", lambda r: r["n"]), ("peak RSS MB", lambda r: r["peak_rss_mb"]),
+                  ("baseline MB", lambda r: r["baseline_rss_mb"]), ("target MB", lambda r: r.get("target_mb", "—"))])
+    two = simple(cmds, "### Two-stage search", (
+        "`python benchmarks/knn_twostage.py`: a scan at reduced dimension keeps candidates re-scored exactly; top-1 "
+        "agreement with the exact search on sampled queries."),
+        load("knn_twostage"), lambda r: (r["n"], r["dim"], r["extra"], r["encoder"]),
+        [("n = m", lambda r: r["n"]), ("scan dims", lambda r: r["dim"]), ("extra", lambda r: r["extra"]),
+         ("seconds", lambda r: r["seconds"]), ("top-1 agreement", lambda r: r["top1_agreement"]),
+         ("exact s", lambda r: r.get("anchor_exact_seconds") or "—"), ("peak RSS MB", lambda r: r.get("peak_rss_mb"))])
+    ch = simple(cmds, "### Index by size", (
+        "`python benchmarks/index_choice.py`: exact against IVF by size, where `--index auto` switches."),
+        load("index_choice"), lambda r: (r["n"], r["method"], r.get("quantizer")),
+        [("n = m", lambda r: r["n"]), ("method", lambda r: r["method"]), ("quantizer", lambda r: r.get("quantizer")),
+         ("CPU s", lambda r: r["cpu_seconds"]), ("exact CPU s", lambda r: r.get("anchor_exact_cpu_seconds")),
+         ("agreement (top 30 % pairs)", lambda r: r.get("agreement_top30pct_pairs"))])
+    ray = simple(cmds, "### Mining on Ray", (
+        "`python benchmarks/ray_mine.py`: `bisent mine --ray` on a local cluster against one machine."),
+        load("ray_mine"), lambda r: (r["n"], r["bench"], r.get("workers")),
+        [("n = m", lambda r: r["n"]), ("run", lambda r: r["bench"]), ("workers", lambda r: r.get("workers", "—")),
+         ("seconds", lambda r: r["seconds"]), ("same pairs", lambda r: r.get("same_pairs_as_one_machine", "—"))])
+    sc = simple(cmds, "### Scale", (
+        "`python benchmarks/scale.py`: `bisent data scale` (English against a mix of languages, gold pairs hidden "
+        "inside) embedded and mined; F1 of the mined pairs against gold."),
+        [r for r in load("scale") if r.get("bench") == "scale_gold"], lambda r: (r["size"], r["method"], r["encoder"]),
+        [("sentences a side", lambda r: r["size"]), ("method", lambda r: r["method"]),
+         ("encoder", lambda r: "general student, an early recipe" if "/" in r["encoder"] else r["encoder"]),
+         ("gold", lambda r: r["n_gold"]), ("F1", lambda r: r["f1"])])
+    return "\n".join(x for x in (ex, mem, two, ch, ray, sc) if x)
+
+
+def training_memory(cmds: Commands) -> str:
+    tm = simple(cmds, "## Training memory", (
+        "`python benchmarks/train_memory.py`: peak RSS of `bisent train` with the general student's recipe to its "
+        "first checkpoint, against half the machine's memory."),
+        load("train_memory"), lambda r: tuple(r.get("args", [])[:2]),
+        [("steps", lambda r: r["steps"]), ("peak RSS MB", lambda r: r["peak_rss_mb"]),
+         ("budget MB", lambda r: r["budget_mb"]), ("checkpoint MB", lambda r: r["checkpoint_mb"]),
+         ("model MB", lambda r: r["model_mb"])])
+    return tm
+
+
 def render() -> str:
     cmds = Commands()
-    body = [recovery(cmds), mining(cmds), filtering(cmds), alignment(cmds), documents(cmds), speed(cmds)]
+    body = [recovery(cmds), mining(cmds), filtering(cmds), alignment(cmds), documents(cmds), divergence(cmds),
+            pairs_and_calibration(cmds), pipeline_runs(cmds), speed(cmds), training_memory(cmds), search(cmds)]
     head = ["# Benchmark tables\n",
             ("Generated by `python benchmarks/make_page.py` from `benchmarks/results/*.jsonl`; do not edit by hand "
             "(`python benchmarks/make_page.py --check` and `tests/test_benchmarks_page.py` fail when this page is "
