@@ -435,7 +435,18 @@ def training_memory(cmds: Commands) -> str:
         [("steps", lambda r: r["steps"]), ("peak RSS MB", lambda r: r["peak_rss_mb"]),
          ("budget MB", lambda r: r["budget_mb"]), ("checkpoint MB", lambda r: r["checkpoint_mb"]),
          ("model MB", lambda r: r["model_mb"])])
-    return tm
+    em = simple(cmds, "## Encoder memory", (
+        "`python benchmarks/encoder_memory.py`: peak RSS MB of loading an encoder and embedding, and what the process "
+        "holds after, use-m3 in the same run."),
+        [r for r in load("encoder_memory") if r["encoder"] in LOADED], lambda r: LOADED[r["encoder"]],
+        [("encoder", lambda r: LOADED[r["encoder"]]), ("weights MB", lambda r: r.get("weights_mb")),
+         ("peak RSS MB", lambda r: r["peak_rss_mb"]), ("held MB", lambda r: r["held_rss_mb"])])
+    return "\n".join(x for x in (tm, em) if x)
+
+
+# encoder_memory records name the model directory's last part
+LOADED = {"use-m3": "use-m3", "student-general-pl-s2": "one general student (2^20 buckets, int8 tables)",
+          "student-general-pl-ens6L": "general student, 6 members", "student-general-pl-ens7L": "general student, 7 members"}
 
 
 def render() -> str:
