@@ -458,8 +458,9 @@ def render() -> str:
             "(`python benchmarks/make_page.py --check` and `tests/test_benchmarks_page.py` fail when this page is "
             "stale). What each benchmark measures and how to run it: `benchmarks/README.md` in the repository. Each row is the latest record of its "
             "task, domain, pair and encoder. Trained models are named by recipe and training data (their pages: "
-            "[models](models/index.md)); in the commands a trained model's directory reads `DIR`, another trained "
-            "model measured in the same run `OTHER`.\n"),
+            "[models](models/index.md)). In the commands (listed at the end) `DIR` is the row's model directory and `P` "
+            "and `D` its language pair and domain; other trained models measured in the same run are left out (they "
+            "have rows of their own).\n"),
             ("Every set is built from Debian's packaged documentation and translations (LibreOffice help, UI "
             "message catalogs, GNOME help, FreeDict); no everyday text (news, subtitles, books) is measured yet.\n")]
     tail = ["## Commands\n", cmds.listing(), ""]
