@@ -239,7 +239,7 @@ def _docs_run(p: Path, rec: dict | None) -> ReviewRun:
             scores.append(float(cols[2]))
         except ValueError:
             raise BisentError(f"{p}:{n}: score {cols[2]!r} is not a number") from None
-        keys.append(cols[0])
+        keys.append(f"{cols[0]} / {cols[1]}")
         src.append(texts[0].get(cols[0], cols[0]))
         tgt.append(texts[1].get(cols[1], cols[1]))
 
