@@ -218,7 +218,7 @@ def test_review_a_filter_run(tmp_path, capsys):
                  "--rejected", tmp_path / "rej.tsv", "--report", tmp_path / "r.html"]) == 0
     capsys.readouterr()
     r = open_review(kept, per_band=5, bands=3)
-    assert r.run.kind == "filter" and len(r.run.scores) == len(kept.read_text().splitlines()) == 90
+    assert r.run.kind == "filter" and len(r.run.scores) == len(kept.read_text().splitlines()) >= 60
     for i, it in enumerate(r.items):
         r.label(i, "y" if (it.src, it.tgt) in clean else "n")
     assert main(["review", kept, "--apply", "0.8", "-o", tmp_path / "cut.tsv"]) == 0
@@ -232,6 +232,7 @@ def test_review_docs_and_align_runs(tmp_path, capsys):
     from test_report import _docs_run
 
     _docs_run(tmp_path)
+    capsys.readouterr()
     r = open_review(tmp_path / "m.tsv", per_band=3, bands=2)
     assert r.run.kind == "docs" and all(" " in it.src for it in r.items)      # texts from the collections
     for i, it in enumerate(r.items):                  # gold: document s<i> is the translation of t<i>
