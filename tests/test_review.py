@@ -3,7 +3,7 @@
 import http.client
 import json
 import os
-import select
+import queue
 import signal
 import subprocess
 import sys
@@ -339,23 +339,36 @@ def test_server_refuses_without_token_other_origin_and_other_paths(tmp_path):
 # A real browser: label with the keyboard, undo, reload, kill the server, resume
 # ---------------------------------------------------------------------------
 
+def wait_text(page, selector: str, want: str, seconds: float = 20) -> None:
+    """Wait for ``selector`` to show ``want`` (polled from here: the page's policy forbids the string
+    evaluation Playwright's own wait uses)."""
+    deadline = time.time() + seconds
+    while (got := page.text_content(selector)) != want:
+        if time.time() > deadline:
+            raise AssertionError(f"{selector} shows {got!r}, not {want!r}")
+        time.sleep(0.05)
+
+
 def start_cli(args, env):
-    """``bisent review`` in a process of its own; returns it and the URL it printed (once)."""
+    """``bisent review`` in a process of its own; returns it and the URL it printed (once), with the lines before."""
     proc = subprocess.Popen([sys.executable, "-m", "bisent", "review", *map(str, args)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, env=env, text=True)
+                            stderr=subprocess.DEVNULL, env=env, text=True)
+    lines: queue.Queue = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(line) for line in proc.stdout], daemon=True).start()
+    seen = []
     deadline = time.time() + 60
-    lines = []
     while time.time() < deadline:
-        ready, _, _ = select.select([proc.stdout], [], [], 1)
-        if ready:
-            line = proc.stdout.readline()
-            lines.append(line)
-            if line.startswith("http://"):
-                return proc, line.strip(), lines
-        if proc.poll() is not None:
-            break
+        try:
+            line = lines.get(timeout=1)
+        except queue.Empty:
+            if proc.poll() is not None:
+                break
+            continue
+        seen.append(line)
+        if line.startswith("http://"):
+            return proc, line.strip(), seen
     proc.kill()
-    raise AssertionError(f"no URL from bisent review: {lines} {proc.stderr.read()}")
+    raise AssertionError(f"no URL from bisent review: {seen}")
 
 
 @pytest.mark.skipif(chromium_path() is None, reason="no Chromium installed (apt-get install chromium-headless-shell)")
@@ -374,7 +387,7 @@ def test_label_in_a_browser_undo_reload_kill_and_resume(tmp_path):
     def label(page, key_press, count):
         it = page.text_content("#key")
         page.keyboard.press(key_press)
-        page.wait_for_function("n => document.getElementById('count').textContent === String(n)", arg=count)
+        wait_text(page, "#count", str(count))
         return it
 
     def check_shown_as_text(page):
@@ -401,7 +414,7 @@ def test_label_in_a_browser_undo_reload_kill_and_resume(tmp_path):
             page.on("pageerror", lambda e: errors.append(str(e)))
             page.on("request", lambda r: requests.append(r.url))
             page.goto(url)
-            page.wait_for_function("document.getElementById('total').textContent === '24'")
+            wait_text(page, "#total", "24")
             seen_hostile = set()
             for n in range(1, 11):                                       # ten pairs with the keyboard
                 k = {4: "p", 7: "s"}.get(n) or gold_key(page)
@@ -409,12 +422,12 @@ def test_label_in_a_browser_undo_reload_kill_and_resume(tmp_path):
                 seen_hostile.update(h for h in HOSTILE if src == h)
                 pressed[label(page, k, n)] = k
             page.keyboard.press("u")                                     # undo the tenth
-            page.wait_for_function("document.getElementById('count').textContent === '9'")
+            wait_text(page, "#count", "9")
             undone = page.text_content("#key")
             assert undone in pressed and list(pressed)[-1] == undone
             pressed.pop(undone)
             page.reload()
-            page.wait_for_function("document.getElementById('count').textContent === '9'")
+            wait_text(page, "#count", "9")
             assert page.text_content("#key") == undone                   # back at the pair undone
             for n in range(10, 14):
                 src = page.text_content("#src")
@@ -427,7 +440,7 @@ def test_label_in_a_browser_undo_reload_kill_and_resume(tmp_path):
             procs.append(proc)
             assert url2 != url
             page.goto(url2)
-            page.wait_for_function("document.getElementById('count').textContent === '13'")
+            wait_text(page, "#count", "13")
             while page.text_content("#pos") != "-":                      # label the rest, checking the hostile texts
                 src = page.text_content("#src")
                 seen_hostile.update(h for h in HOSTILE if src == h)
