@@ -474,3 +474,22 @@ def test_label_in_a_browser_undo_reload_kill_and_resume(tmp_path):
         want = sum(pressed[k] == "y" for k in keys) / len(keys)
         assert b["precision"] == pytest.approx(want, abs=1e-4) and row[4] == f"{100 * want:.1f} %"
     assert sorted(pressed.values()).count("s") == 1 and "p" in pressed.values()
+
+
+def test_eval_bucc_with_labels(tmp_path, capsys):
+    """Labels as gold: `bisent eval bucc MINED --labels FILE` estimates P/R/F1 close to the gold ones."""
+    out = mined_run(tmp_path, n_true=400, n_false=200)
+    r = open_review(out, per_band=40)
+    label_by_gold(r)
+    assert main(["eval", "bucc", out, "--labels", r.labels_path, "--threshold", "1.2", "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    rows = [line.split("\t") for line in out.read_text().splitlines()]
+    for res in (got["best"], got["at_threshold"]):
+        kept = [is_parallel(x[1], x[2]) for x in rows if float(x[0]) >= res["threshold"]]
+        lo, hi = res["precision_interval"]
+        assert lo <= np.mean(kept) <= hi and res["n_mined"] == len(kept)
+        assert res["recall"] == pytest.approx(sum(kept) / 400, abs=0.08)
+    assert main(["eval", "bucc", out, "--labels", r.labels_path]) == 0
+    assert capsys.readouterr().out.startswith("best          P=")
+    assert main(["eval", "bucc", out, tmp_path / "gold.tsv", "--labels", r.labels_path]) == 2
+    assert main(["eval", "bucc", out]) == 2

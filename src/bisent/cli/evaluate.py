@@ -51,12 +51,36 @@ def read_gold(path, mined: list[tuple[float, str, str]], mined_path) -> tuple[se
 
 
 @eval_group.command("bucc")
-@click.argument("mined", type=click.Path(dir_okay=False))
-@click.argument("gold", type=click.Path(dir_okay=False))
+@click.argument("mined", type=click.Path())
+@click.argument("gold", required=False, type=click.Path(dir_okay=False))
 @click.option("--threshold", type=FINITE, default=None, help="Also report P/R/F1 at this threshold.")
+@click.option("--labels", type=click.Path(dir_okay=False), default=None,
+              help="Instead of GOLD: the labels `bisent review MINED` wrote. Precision (with its 95 % interval) "
+                   "and recall are the labels' estimates, recall of the true pairs within MINED.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-def bucc(mined, gold, threshold, as_json):
-    """Precision, recall, F1 of MINED (from `bisent mine --line-numbers` or BUCC input) against GOLD (src_id<TAB>tgt_id)."""
+def bucc(mined, gold, threshold, labels, as_json):
+    """Precision, recall, F1 of MINED (from `bisent mine --line-numbers` or BUCC input) against GOLD (src_id<TAB>tgt_id),
+    or against the labels of `bisent review` (--labels; MINED: any output it reviews)."""
+    if labels is not None:
+        if gold is not None:
+            raise BisentError("give GOLD or --labels, not both")
+        from ..review import open_review
+
+        out = open_review(mined, labels).prf(threshold)
+        if as_json:
+            click.echo(json.dumps(out))
+            return
+        for name in ("best", "at_threshold"):
+            if name in out:
+                r = out[name]
+                lo, hi = r["precision_interval"]
+                click.echo(f"{name:13s} P={100 * r['precision']:.2f} ({100 * lo:.2f}-{100 * hi:.2f}) "
+                           f"R={100 * r['recall']:.2f} F1={100 * r['f1']:.2f} threshold={r['threshold']:.6f} "
+                           f"mined={r['n_mined']} correct~{r['n_correct']} in-output~{r['n_gold']} "
+                           f"(from {out['labelled']} labels)")
+        return
+    if gold is None:
+        raise BisentError("give GOLD (src_id<TAB>tgt_id) or --labels FILE")
     pairs = read_mined(mined)
     gold_pairs, unseen = read_gold(gold, pairs, mined)
     if unseen:

@@ -17,11 +17,11 @@ from .options import FiniteFloat
 @click.option("--seed", type=int, default=None, help="Seed of the sample (default 0, or the labels file's).")
 @click.option("--bands", type=click.IntRange(1, 50), default=None, help="Score bands (default 6, or the labels file's).")
 @click.option("--per-band", type=click.IntRange(1), default=None,
-              help="Pairs to label per band (default: enough for ±--margin at 95 %% confidence).")
+              help="Pairs to label per band (default: enough for ±--margin at 95 % confidence).")
 @click.option("--margin", type=FiniteFloat(0.005, 0.5), default=None,
               help="Half-width of each band's precision interval the sample is sized for (default 0.05).")
 @click.option("--precision", type=click.FloatRange(0, 1), default=None,
-              help="Also give the threshold for this precision (the summary has 90, 95 and 98 %%).")
+              help="Also give the threshold for this precision (the summary has 90, 95 and 98 %).")
 @click.option("--summary", "summary_only", is_flag=True,
               help="Print what the labels say as JSON and stop (no server).")
 @click.option("--apply", "apply", type=click.FloatRange(0, 1), default=None, metavar="P",

@@ -236,7 +236,7 @@ function show() {
   const th = $("thresholds"); th.replaceChildren();
   for (const t of S.summary.thresholds) {
     const ti = t.threshold_interval;
-    th.appendChild(row([[pct(t.precision)], [t.threshold === null ? "not reached" : num(t.threshold), "num"],
+    th.appendChild(row([[pct(t.precision)], [t.threshold === null ? (S.summary.labelled ? "not reached" : "no labels yet") : num(t.threshold), "num"],
       [ti ? num(ti[0]) + " to " + (ti[1] === null ? "not reached" : num(ti[1])) : "", "num"],
       [t.interval ? pct(t.measured) + " (" + pct(t.interval[0]) + " to " + pct(t.interval[1]) + ")" : "", "num"],
       [pct(t.estimated), "num"], [t.kept === undefined ? "" : t.kept, "num"]]));

@@ -62,6 +62,37 @@ class Review:
             got["estimated"] = round(cal.precision_at(got["threshold"]), 4)
         return got
 
+    def prf(self, threshold: float | None = None) -> dict:
+        """Precision, recall and F1 the labels give (recall: of the true pairs in the reviewed output, the
+        labels' estimate of them), at the best-F1 labelled score and at ``threshold``: ``bisent eval ... --labels``."""
+        import numpy as np
+
+        labels = self.log.labels
+        whole = precision_above(-np.inf, self.items, labels, self.band_scores)
+        if whole is None:
+            raise BisentError(f"{self.labels_path}: every score band needs a label (parallel, not or partial) "
+                              "for recall")
+        true_all = whole[0] * whole[2]
+
+        def at(t: float) -> dict | None:
+            got = precision_above(t, self.items, labels, self.band_scores)
+            if got is None:
+                return None
+            p, (lo, hi), kept = got
+            r = p * kept / true_all if true_all else 0.0
+            return {"threshold": t, "precision": round(p, 4), "precision_interval": [round(lo, 4), round(hi, 4)],
+                    "recall": round(r, 4), "f1": round(2 * p * r / (p + r), 4) if p + r else 0.0, "n_mined": kept,
+                    "n_correct": round(p * kept, 1), "n_gold": round(true_all, 1)}
+
+        cands = sorted({it.score for i, it in enumerate(self.items) if labels.get(i, "s") != "s"})
+        rows = [r for t in cands if (r := at(t)) is not None]
+        out = {"best": max(rows, key=lambda r: (r["f1"], r["threshold"])), "labelled": len(labels)}
+        if threshold is not None:
+            out["at_threshold"] = at(threshold)
+            if out["at_threshold"] is None:
+                raise BisentError(f"--threshold {threshold}: a band with pairs above it has no label there")
+        return out
+
     def summary(self, precision: float | None = None) -> dict:
         """Measured precision per band beside the no-gold estimate, and thresholds from the labels."""
         labels = self.log.labels
