@@ -198,6 +198,9 @@ def test_threshold_from_labels_and_apply(tmp_path, capsys):
     assert main(["review", out, "--summary", "--report", tmp_path / "r.html"]) == 0
     html = (tmp_path / "r.html").read_text()
     assert "Checked by eye: 180 of 180 sampled pairs labelled" in html and "no-gold estimate" in html
+    cut.unlink()
+    assert main(["report", tmp_path, "-o", tmp_path / "folder.html"]) == 0         # bisent report finds the labels
+    assert "Checked by eye: 180 of 180" in (tmp_path / "folder.html").read_text()
 
 
 # ---------------------------------------------------------------------------

@@ -13,6 +13,8 @@
 - :mod:`.plots` (matplotlib to inline SVG) and :mod:`.html` (one self-contained file).
 """
 
+from pathlib import Path
+
 from .calibration import (Calibration, calibrate, calibrate_split, filter_negatives, mining_calibration,
                           mining_negatives, synthetic_pairs)
 from .explain import explain_pair
@@ -22,8 +24,17 @@ from .runs import RecordingScorer, choose_threshold, finish_filter, finish_minin
 
 
 def report_folder(run_dir, out_path, *, title: str | None = None):
-    """Write the HTML report of every run found in ``run_dir``; returns its path."""
-    return render(records_from_folder(run_dir), out_path, title=title or f"bisent report: {run_dir}")
+    """Write the HTML report of every run found in ``run_dir``; returns its path. A run whose output has
+    the labels of ``bisent review`` beside it (``OUTPUT.review.jsonl``) shows what they measured."""
+    records = records_from_folder(run_dir)
+    folder = Path(run_dir) if Path(run_dir).is_dir() else Path(run_dir).parent
+    for name, rec in records:
+        labels = folder / f"{name}.review.jsonl"
+        if labels.is_file() and (folder / name).is_file():
+            from ..review import open_review
+
+            rec["review"] = open_review(folder / name, labels).summary()
+    return render(records, out_path, title=title or f"bisent report: {run_dir}")
 
 
 __all__ = ["Calibration", "calibrate", "calibrate_split", "mining_calibration", "mining_negatives", "filter_negatives",

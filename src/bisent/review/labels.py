@@ -199,51 +199,78 @@ def band_precision(items, labels: dict[int, str], bands: list[dict], *, estimate
     return out
 
 
-def precision_above(t: float, items, labels: dict[int, str], band_scores: list[np.ndarray]):
-    """Precision of keeping every pair scoring >= ``t``, stratified by band: ``(estimate, (lo, hi), kept)``.
+def precision_curve(ts, items, labels: dict[int, str], band_scores: list[np.ndarray]):
+    """Precision of keeping every pair scoring >= t, for each t of ``ts``, stratified by band:
+    ``(estimate, lo, hi, kept)`` arrays (NaN where undefined).
 
     Each band contributes its pairs scoring >= t, weighted by their count, at
     the precision of its labelled pairs scoring >= t. The interval is the
     stratified Agresti-Coull one: each band's variance from its share moved
     towards 1/2 by z²/2 labels (so a band all parallel still has one), finite-
-    population corrected (a band labelled in full adds none). None where a band
-    with pairs above ``t`` has no labelled pair there.
+    population corrected (a band labelled in full adds none). NaN where a band
+    with pairs above t has no labelled pair there.
     """
-    parts = []
-    for b, scores in enumerate(band_scores):
-        big = int(np.count_nonzero(scores >= t))
-        if not big:
-            continue
-        got = [labels[i] for i, it in enumerate(items) if it.band == b and i in labels and labels[i] != "s"
-               and it.score >= t]
-        if not got:
-            return None
-        parts.append((big, got.count("y"), len(got)))
-    if not parts:
-        return None
-    total = sum(p[0] for p in parts)
-    est = sum(big * yes / n for big, yes, n in parts) / total
+    ts = np.asarray(ts, dtype=np.float64)
     z2 = Z95 * Z95
-    var = 0.0
+    total = np.zeros(len(ts))
+    num = np.zeros(len(ts))
+    parts = []
+    bad = np.zeros(len(ts), bool)
+    for b, scores in enumerate(band_scores):
+        pop = np.sort(np.asarray(scores, dtype=np.float64))
+        judged = [(it.score, labels[i] == "y") for i, it in enumerate(items)
+                  if it.band == b and labels.get(i, "s") != "s"]
+        ls = np.asarray([j[0] for j in judged], dtype=np.float64)
+        order = np.argsort(ls, kind="stable")
+        ls, ly = ls[order], np.asarray([j[1] for j in judged], dtype=np.float64)[order]
+        cum_y = np.concatenate([np.cumsum(ly[::-1])[::-1], [0.0]])        # parallel labels at index and above
+        big = len(pop) - np.searchsorted(pop, ts, side="left")            # the band's pairs >= t
+        at = np.searchsorted(ls, ts, side="left")
+        n = len(ls) - at                                                   # its labels >= t
+        yes = cum_y[at]
+        bad |= (big > 0) & (n == 0)
+        p = np.divide(yes, n, out=np.zeros(len(ts)), where=n > 0)
+        total += big
+        num += big * p
+        parts.append((big, yes, n))
+    est = np.divide(num, total, out=np.full(len(ts), np.nan), where=total > 0)
+    var = np.zeros(len(ts))
     for big, yes, n in parts:
-        fpc = max(0.0, (big - n) / (big - 1)) if big > 1 else 0.0
+        fpc = np.divide(big - n, big - 1, out=np.zeros(len(ts)), where=big > 1).clip(0, None)
         p = (yes + z2 / 2) / (n + z2)
-        var += (big / total) ** 2 * p * (1 - p) / (n + z2) * fpc
-    half = Z95 * math.sqrt(var)
-    return est, (max(0.0, est - half), min(1.0, est + half)), total
+        w = np.divide(big, total, out=np.zeros(len(ts)), where=total > 0)
+        var += w ** 2 * p * (1 - p) / (n + z2) * fpc
+    half = Z95 * np.sqrt(var)
+    est[bad] = np.nan
+    return est, np.clip(est - half, 0, 1), np.clip(est + half, 0, 1), total.astype(np.int64)
+
+
+def precision_above(t: float, items, labels: dict[int, str], band_scores: list[np.ndarray]):
+    """:func:`precision_curve` at one threshold: ``(estimate, (lo, hi), kept)``, or None where undefined."""
+    est, lo, hi, kept = precision_curve([t], items, labels, band_scores)
+    if not np.isfinite(est[0]):
+        return None
+    return float(est[0]), (float(lo[0]), float(hi[0])), int(kept[0])
 
 
 def threshold_for(precision: float, items, labels: dict[int, str], band_scores: list[np.ndarray]) -> dict | None:
     """The lowest labelled score whose pairs above reach ``precision``, with the precision's interval there
     and the thresholds' interval: from the lowest where the interval's top reaches it (optimistic) to the
     lowest where its bottom does (conservative; None where none does). None: no labels, or never reached."""
-    cands = sorted({it.score for i, it in enumerate(items) if labels.get(i, "s") != "s"})
-    curve = [(t, r) for t in cands if (r := precision_above(t, items, labels, band_scores)) is not None]
-    point = next(((t, r) for t, r in curve if r[0] >= precision), None)
-    if point is None:
+    cands = np.asarray(sorted({it.score for i, it in enumerate(items) if labels.get(i, "s") != "s"}))
+    if not len(cands):
         return None
-    opt = next(t for t, r in curve if r[1][1] >= precision)
-    cons = next((t for t, r in curve if r[1][0] >= precision), None)
-    t, (est, (lo, hi), kept) = point
-    return {"precision": precision, "threshold": t, "measured": round(est, 4), "interval": [round(lo, 4), round(hi, 4)],
-            "kept": kept, "threshold_interval": [opt, cons]}
+    est, lo, hi, kept = precision_curve(cands, items, labels, band_scores)
+    ok = np.isfinite(est)
+
+    def first(mask):
+        idx = np.flatnonzero(ok & mask)
+        return int(idx[0]) if len(idx) else None
+
+    k = first(est >= precision)
+    if k is None:
+        return None
+    opt, cons = first(hi >= precision), first(lo >= precision)
+    return {"precision": precision, "threshold": float(cands[k]), "measured": round(float(est[k]), 4),
+            "interval": [round(float(lo[k]), 4), round(float(hi[k]), 4)], "kept": int(kept[k]),
+            "threshold_interval": [float(cands[opt]), None if cons is None else float(cands[cons])]}

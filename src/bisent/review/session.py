@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import BisentError
-from .labels import LabelLog, band_precision, open_log, precision_above, sample_digest, threshold_for
+from .labels import (LabelLog, band_precision, open_log, precision_above, precision_curve, sample_digest,
+                     threshold_for)
 from .runs import ReviewRun, load_run
 from .sample import BANDS, MARGIN, draw, estimated_band_precision
 
@@ -74,21 +75,25 @@ class Review:
                               "for recall")
         true_all = whole[0] * whole[2]
 
-        def at(t: float) -> dict | None:
-            got = precision_above(t, self.items, labels, self.band_scores)
-            if got is None:
-                return None
-            p, (lo, hi), kept = got
-            r = p * kept / true_all if true_all else 0.0
-            return {"threshold": t, "precision": round(p, 4), "precision_interval": [round(lo, 4), round(hi, 4)],
-                    "recall": round(r, 4), "f1": round(2 * p * r / (p + r), 4) if p + r else 0.0, "n_mined": kept,
-                    "n_correct": round(p * kept, 1), "n_gold": round(true_all, 1)}
+        def rows(ts):
+            est, lo, hi, kept = precision_curve(ts, self.items, labels, self.band_scores)
+            out = []
+            for t, p, a, b, k in zip(ts, est, lo, hi, kept):
+                if not np.isfinite(p):
+                    out.append(None)
+                    continue
+                r = p * k / true_all if true_all else 0.0
+                out.append({"threshold": float(t), "precision": round(float(p), 4),
+                            "precision_interval": [round(float(a), 4), round(float(b), 4)], "recall": round(float(r), 4),
+                            "f1": round(float(2 * p * r / (p + r)), 4) if p + r else 0.0, "n_mined": int(k),
+                            "n_correct": round(float(p * k), 1), "n_gold": round(float(true_all), 1)})
+            return out
 
         cands = sorted({it.score for i, it in enumerate(self.items) if labels.get(i, "s") != "s"})
-        rows = [r for t in cands if (r := at(t)) is not None]
-        out = {"best": max(rows, key=lambda r: (r["f1"], r["threshold"])), "labelled": len(labels)}
+        out = {"best": max((r for r in rows(cands) if r is not None), key=lambda r: (r["f1"], r["threshold"])),
+               "labelled": len(labels)}
         if threshold is not None:
-            out["at_threshold"] = at(threshold)
+            out["at_threshold"] = rows([threshold])[0]
             if out["at_threshold"] is None:
                 raise BisentError(f"--threshold {threshold}: a band with pairs above it has no label there")
         return out
