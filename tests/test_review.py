@@ -261,6 +261,11 @@ def test_review_docs_and_align_runs(tmp_path, capsys):
         r.label(i, "y")
     assert main(["review", al, "--apply", "0.9", "-o", tmp_path / "al.cut.tsv"]) == 0
     assert (tmp_path / "al.cut.tsv").read_text() == al.read_text()
+    capsys.readouterr()
+    assert main(["eval", "align", al, "--labels", r.labels_path, "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert got["all"]["precision"] == 1.0 and got["all"]["n_mined"] == 4 and got["all"]["recall"] == 1.0
+    assert main(["eval", "align", al]) == 2
 
 
 def test_review_a_run_folder(tmp_path, capsys):
@@ -492,7 +497,9 @@ def test_eval_bucc_with_labels(tmp_path, capsys):
         lo, hi = res["precision_interval"]
         assert lo <= np.mean(kept) <= hi and res["n_mined"] == len(kept)
         assert res["recall"] == pytest.approx(sum(kept) / 400, abs=0.08)
+    assert got["all"]["threshold"] is None and got["all"]["n_mined"] == len(rows) and got["all"]["recall"] == 1.0
+    assert got["all"]["precision_interval"][0] <= 400 / 600 <= got["all"]["precision_interval"][1]
     assert main(["eval", "bucc", out, "--labels", r.labels_path]) == 0
-    assert capsys.readouterr().out.startswith("best          P=")
+    assert capsys.readouterr().out.splitlines()[1].startswith("best          P=")
     assert main(["eval", "bucc", out, tmp_path / "gold.tsv", "--labels", r.labels_path]) == 2
     assert main(["eval", "bucc", out]) == 2

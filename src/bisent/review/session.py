@@ -90,7 +90,8 @@ class Review:
             return out
 
         cands = sorted({it.score for i, it in enumerate(self.items) if labels.get(i, "s") != "s"})
-        out = {"best": max((r for r in rows(cands) if r is not None), key=lambda r: (r["f1"], r["threshold"])),
+        out = {"all": {**rows([-np.inf])[0], "threshold": None},
+               "best": max((r for r in rows(cands) if r is not None), key=lambda r: (r["f1"], r["threshold"])),
                "labelled": len(labels)}
         if threshold is not None:
             out["at_threshold"] = rows([threshold])[0]
