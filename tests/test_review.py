@@ -146,6 +146,9 @@ def test_label_log_resumes_undoes_and_counts_partial_as_not_parallel(tmp_path):
         f.write(b'{"i": 7, "lab')
     assert open_review(out).log.labels == dict(enumerate("yynpsn"))
     assert r.labels_path.read_bytes().endswith(b"\n")
+    out.write_text(out.read_text().replace("of the source", "of another source"))    # the output rewritten
+    with pytest.raises(BisentError, match="other pairs than the run's output holds now"):
+        open_review(out)
 
 
 def test_bad_label_logs_are_one_line_errors(tmp_path, capsys):

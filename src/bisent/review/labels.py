@@ -112,6 +112,10 @@ def open_log(path, header: dict) -> LabelLog:
         log._append({"bisent_review": FORMAT, **header})
         return log
     log = read_log(path, repair=True)
+    if log.header.get("sample_sha256") != header.get("sample_sha256") and all(
+            log.header.get(k) == v for k, v in header.items() if k != "sample_sha256"):
+        raise BisentError(f"{path}:1: these labels were given on other pairs than the run's output holds now "
+                          "(was it rewritten since?); give another --labels file")
     for k, v in header.items():
         if log.header.get(k) != v:
             raise BisentError(f"{path}:1: these labels are of another sample ({k} {log.header.get(k)!r}, now "

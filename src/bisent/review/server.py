@@ -1,4 +1,5 @@
-"""The review page: a one-thread HTTP server on 127.0.0.1, a random port and a random token.
+"""The review page: an HTTP server on 127.0.0.1 (at most 8 connections at once, one label at a time), a random
+port and a random token.
 
 Only three paths answer: ``GET /`` (the page), ``GET /api/state`` (the
 sample, the labels, the summary) and ``POST /api/label`` / ``POST /api/undo``.
@@ -14,7 +15,9 @@ from __future__ import annotations
 import hmac
 import json
 import secrets
+import threading
 from http.server import BaseHTTPRequestHandler, HTTPServer
+from socketserver import ThreadingMixIn
 from urllib.parse import parse_qs, urlsplit
 
 from ..errors import BisentError
@@ -22,25 +25,52 @@ from .labels import LABELS
 from .session import Review
 
 MAX_BODY = 4096
+#: connections served at once (a browser's idle pre-connection does not hold up the page); more are closed
+MAX_CONNECTIONS = 8
 
 
-class ReviewServer(HTTPServer):
-    """Serve ``review`` on 127.0.0.1 (``port`` 0: a free one); :attr:`url` holds the token."""
+class ReviewServer(ThreadingMixIn, HTTPServer):
+    """Serve ``review`` on 127.0.0.1 (``port`` 0: a free one); :attr:`url` holds the token.
+
+    Each connection has a thread, at most :data:`MAX_CONNECTIONS` at once; the
+    review itself (labels, undo, summary) is touched under one lock.
+    """
 
     allow_reuse_address = False
+    daemon_threads = True
+    block_on_close = False
 
     def __init__(self, review: Review, *, port: int = 0, token: str | None = None, precision: float | None = None):
         self.review = review
         self.token = token or secrets.token_urlsafe(24)
         self.precision = precision
+        self.lock = threading.Lock()
+        self._slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
         super().__init__(("127.0.0.1", port), Handler)
         self.host = f"127.0.0.1:{self.server_address[1]}"
+
+    def process_request(self, request, client_address):
+        if not self._slots.acquire(blocking=False):
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self._slots.release()
+            raise
+
+    def process_request_thread(self, request, client_address):
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._slots.release()
 
     @property
     def url(self) -> str:
         return f"http://{self.host}/?t={self.token}"
 
     def state(self, items: bool = False) -> dict:
+        """What the page shows (the caller holds :attr:`lock`)."""
         r = self.review
         out = {"labels": {str(i): lb for i, lb in r.log.labels.items()}, "next": r.next_index(),
                "summary": r.summary(self.precision)}
@@ -54,7 +84,7 @@ class ReviewServer(HTTPServer):
 
 class Handler(BaseHTTPRequestHandler):
     server: ReviewServer
-    timeout = 30                      # a stalled connection does not hold the one thread for long
+    timeout = 30                      # a stalled connection does not hold its slot for long
     server_version = "bisent-review"
     sys_version = ""
 
@@ -111,7 +141,9 @@ class Handler(BaseHTTPRequestHandler):
         if url.path == "/api/state":
             if not self._allowed(self.headers.get("X-Bisent-Token")):
                 return self._refuse()
-            return self._json(200, self.server.state(items=True))
+            with self.server.lock:
+                state = self.server.state(items=True)
+            return self._json(200, state)
         return self._refuse(404, "not found")
 
     def do_POST(self):  # noqa: N802
@@ -133,17 +165,21 @@ class Handler(BaseHTTPRequestHandler):
         except ValueError:
             return self._refuse(400, "not JSON")
         review = self.server.review
-        try:
-            if url.path == "/api/undo":
-                undone = review.undo()
-                return self._json(200, {**self.server.state(), "undone": undone})
-            i, label = body.get("i") if isinstance(body, dict) else None, body.get("label") if isinstance(body, dict) else None
-            if not isinstance(i, int) or isinstance(i, bool) or label not in LABELS:
-                return self._refuse(400, "expected {\"i\": N, \"label\": y|n|p|s}")
-            review.label(i, label)
-        except BisentError as e:
-            return self._refuse(400, str(e))
-        return self._json(200, self.server.state())
+        with self.server.lock:
+            try:
+                if url.path == "/api/undo":
+                    undone = review.undo()
+                    state = {**self.server.state(), "undone": undone}
+                else:
+                    i = body.get("i") if isinstance(body, dict) else None
+                    label = body.get("label") if isinstance(body, dict) else None
+                    if not isinstance(i, int) or isinstance(i, bool) or label not in LABELS:
+                        return self._refuse(400, "expected {\"i\": N, \"label\": y|n|p|s}")
+                    review.label(i, label)
+                    state = self.server.state()
+            except BisentError as e:
+                return self._refuse(400, str(e))
+        return self._json(200, state)
 
     def do_PUT(self):  # noqa: N802
         self._refuse(405, "method not allowed")
