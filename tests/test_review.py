@@ -5,6 +5,7 @@ import json
 import os
 import queue
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -13,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from test_report import chromium_path
 
 import bisent
 from bisent.cli import main
@@ -22,8 +24,6 @@ from bisent.report.record import mining_record, write_record
 from bisent.review import band_size, draw, open_review, read_log, wilson
 from bisent.review.labels import band_precision, labelled_pairs, precision_above
 from bisent.review.server import ReviewServer
-
-from test_report import chromium_path
 
 HOSTILE = ['<script>window.__pwned = 1</script>', '"><img src=x onerror="window.__pwned = 2">',
            '</textarea><b id=bold>bold</b>', '<a href="javascript:window.__pwned = 3">click me</a>']
@@ -74,7 +74,7 @@ def test_sample_is_stratified_and_seeded():
     scores = rng.normal(size=1000)
     keys = [str(i) for i in range(1000)]
     texts = [f"t{i}" for i in range(1000)]
-    items, bands, band_scores = draw(keys, scores, texts, texts, bands=5, per_band=20, seed=3)
+    items, bands, _ = draw(keys, scores, texts, texts, bands=5, per_band=20, seed=3)
     again, _, _ = draw(keys, scores, texts, texts, bands=5, per_band=20, seed=3)
     other, _, _ = draw(keys, scores, texts, texts, bands=5, per_band=20, seed=4)
     assert items == again and items != other
@@ -85,7 +85,7 @@ def test_sample_is_stratified_and_seeded():
         assert scores[int(it.key)] == it.score
     assert len({it.key for it in items}) == 100
     assert [it.band for it in items] != sorted(it.band for it in items)            # shown in a shuffled order
-    default, bands, _ = draw(keys, scores, texts, texts, bands=2)
+    _, bands, _ = draw(keys, scores, texts, texts, bands=2)
     assert [b["sampled"] for b in bands] == [band_size(500)] * 2 == [218, 218]
 
 
@@ -109,7 +109,7 @@ def test_simulated_labels_reproduce_band_precision():
             inside += row["interval"][0] <= true <= row["interval"][1]
             total += 1
         t = bands[2]["low"]
-        est, (lo, hi), kept = precision_above(t, items, labels, band_scores)
+        _, (lo, hi), kept = precision_above(t, items, labels, band_scores)
         assert kept == int((scores >= t).sum())
         inside_t += lo <= gold[scores >= t].mean() <= hi
     assert inside / total >= 0.9 and inside_t / 40 >= 0.85
@@ -161,7 +161,7 @@ def test_bad_label_logs_are_one_line_errors(tmp_path, capsys):
     with open(r.labels_path, "a") as f:
         f.write("not json\n")
     assert main(["review", out, "--labels", tmp_path / "l.jsonl", "--summary"]) == 2
-    assert f"l.jsonl:2: not a JSON line" in capsys.readouterr().err
+    assert "l.jsonl:2: not a JSON line" in capsys.readouterr().err
     assert main(["review", tmp_path / "nothing.tsv", "--summary"]) == 2
     assert main(["review", out, "--apply", "0.9"]) == 2
     assert "needs -o" in capsys.readouterr().err
@@ -342,6 +342,16 @@ def test_server_refuses_without_token_other_origin_and_other_paths(tmp_path):
         assert run.request("POST", "/api/label", body='{"i": 99, "label": "y"}', headers=ctype)[0] == 400
         assert run.request("POST", "/api/label", body='{"i": 1, "label": "maybe"}', headers=ctype)[0] == 400
         assert read_log(run.server.review.labels_path).labels == {0: "y"}
+        # bounded: idle connections take at most MAX_CONNECTIONS slots; one more is closed, the slots come back
+        from bisent.review.server import MAX_CONNECTIONS
+        idle = [socket.create_connection(s.server_address, timeout=5) for _ in range(MAX_CONNECTIONS)]
+        time.sleep(0.3)
+        with pytest.raises((ConnectionError, http.client.RemoteDisconnected, OSError)):
+            run.request("GET", "/api/state")
+        for c in idle:
+            c.close()
+        time.sleep(0.3)
+        assert run.request("GET", "/api/state")[0] == 200
     finally:
         run.stop()
 

@@ -15,7 +15,8 @@ from .options import FiniteFloat
               help="The labels file (JSONL, appended to as you label; default: OUTPUT.review.jsonl beside the "
                    "output, RUN/review.jsonl for a folder). An existing one is resumed.")
 @click.option("--seed", type=int, default=None, help="Seed of the sample (default 0, or the labels file's).")
-@click.option("--bands", type=click.IntRange(1, 50), default=None, help="Score bands (default 6, or the labels file's).")
+@click.option("--bands", type=click.IntRange(1, 50), default=None,
+              help="Score bands (default 6, or the labels file's).")
 @click.option("--per-band", type=click.IntRange(1), default=None,
               help="Pairs to label per band (default: enough for ±--margin at 95 % confidence).")
 @click.option("--margin", type=FiniteFloat(0.005, 0.5), default=None,

@@ -139,12 +139,19 @@ def review_html(rv: dict) -> str:
         f"<td class=num>{_pct(b['precision'])}</td>"
         f"<td class=num>{'' if not b['interval'] else _pct(b['interval'][0]) + ' to ' + _pct(b['interval'][1])}</td>"
         f"<td class=num>{_pct(b.get('estimated'))}</td></tr>" for b in rv.get("bands", []))
+    def span(t) -> str:
+        ti = t.get("threshold_interval")
+        return "" if not ti else f"{_fmt(ti[0])} to {'not reached' if ti[1] is None else _fmt(ti[1])}"
+
+    def there(t) -> str:
+        iv = t.get("interval")
+        return "" if not iv else f"{_pct(t['measured'])} ({_pct(iv[0])} to {_pct(iv[1])})"
+
     ths = "".join(
         f"<tr><td class=num>{_pct(t['precision'])}</td><td class=num>"
-        f"{'not reached' if t.get('threshold') is None else _fmt(t['threshold'])}</td><td class=num>"
-        f"{'' if not t.get('threshold_interval') else _fmt(t['threshold_interval'][0]) + ' to ' + ('not reached' if t['threshold_interval'][1] is None else _fmt(t['threshold_interval'][1]))}"
-        f"</td><td class=num>{'' if not t.get('interval') else _pct(t['measured']) + ' (' + _pct(t['interval'][0]) + ' to ' + _pct(t['interval'][1]) + ')'}"
-        f"</td><td class=num>{_pct(t.get('estimated'))}</td></tr>" for t in rv.get("thresholds", []))
+        f"{'not reached' if t.get('threshold') is None else _fmt(t['threshold'])}</td><td class=num>{span(t)}"
+        f"</td><td class=num>{there(t)}</td><td class=num>{_pct(t.get('estimated'))}</td></tr>"
+        for t in rv.get("thresholds", []))
     return (f"<h3>Checked by eye: {rv.get('labelled', 0):,} of {rv.get('sample', 0):,} sampled pairs labelled</h3>"
             f"<p class=muted>Labels of <code>bisent review</code> ({_e(rv.get('labels', ''))}): measured precision is "
             "parallel / (parallel + not + partial) of the labelled pairs of each score band; the interval is Wilson's "

@@ -88,7 +88,7 @@ class Handler(BaseHTTPRequestHandler):
     server_version = "bisent-review"
     sys_version = ""
 
-    def log_message(self, format, *args):   # noqa: A002 - quiet: the terminal shows the URL only
+    def log_message(self, format, *args):
         return
 
     # -- checks ---------------------------------------------------------------------------------------------------
@@ -127,7 +127,7 @@ class Handler(BaseHTTPRequestHandler):
 
     # -- routes ---------------------------------------------------------------------------------------------------
 
-    def do_GET(self):  # noqa: N802
+    def do_GET(self):
         url = urlsplit(self.path)
         if url.path == "/":
             token = (parse_qs(url.query).get("t") or [None])[0]
@@ -146,7 +146,7 @@ class Handler(BaseHTTPRequestHandler):
             return self._json(200, state)
         return self._refuse(404, "not found")
 
-    def do_POST(self):  # noqa: N802
+    def do_POST(self):
         url = urlsplit(self.path)
         if url.path not in ("/api/label", "/api/undo"):
             return self._refuse(404, "not found")
@@ -181,7 +181,7 @@ class Handler(BaseHTTPRequestHandler):
                 return self._refuse(400, str(e))
         return self._json(200, state)
 
-    def do_PUT(self):  # noqa: N802
+    def do_PUT(self):
         self._refuse(405, "method not allowed")
 
     do_DELETE = do_PATCH = do_OPTIONS = do_HEAD = do_PUT
@@ -228,8 +228,9 @@ td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 <table><thead><tr><th>precision asked for</th><th>threshold from the labels</th><th>threshold interval</th>
 <th>measured precision there</th><th>no-gold estimate there</th><th>pairs kept</th></tr></thead>
 <tbody id=thresholds></tbody></table>
-<p class=muted>Measured: parallel / (parallel + not + partial) of the labelled pairs; interval: Wilson's, finite-population
-corrected. Threshold: the lowest labelled score whose pairs above reach the precision (bands weighted by their size);
+<p class=muted>Measured: parallel / (parallel + not + partial) of the labelled pairs; interval: Wilson's,
+finite-population corrected. Threshold: the lowest labelled score whose pairs above reach the precision (bands
+weighted by their size);
 its interval runs from where the precision's interval top reaches it to where its bottom does.</p>
 <script nonce="{nonce}">
 "use strict";
@@ -250,7 +251,12 @@ async function api(path, body) {
 }
 function row(cells) {
   const tr = document.createElement("tr");
-  for (const [v, cls] of cells) { const td = document.createElement("td"); td.textContent = v; if (cls) td.className = cls; tr.appendChild(td); }
+  for (const [v, cls] of cells) {
+    const td = document.createElement("td");
+    td.textContent = v;
+    if (cls) td.className = cls;
+    tr.appendChild(td);
+  }
   return tr;
 }
 function show() {
@@ -261,18 +267,21 @@ function show() {
   const it = cur === null ? null : S.items[cur];
   text("pos", it ? cur + 1 : "-"); text("score", it ? num(it.score) : "");
   text("band", it ? it.band + " of " + S.bands.length : "");
-  text("bandrange", it ? "(scores " + num(S.bands[it.band - 1].high) + " to " + num(S.bands[it.band - 1].low) + ")" : "");
+  const band = it ? S.bands[it.band - 1] : null;
+  text("bandrange", band ? "(scores " + num(band.high) + " to " + num(band.low) + ")" : "");
   text("key", it ? it.key : ""); text("src", it ? it.src : ""); text("tgt", it ? it.tgt : "");
   const tb = $("bands"); tb.replaceChildren();
   for (const b of S.summary.bands) {
-    tb.appendChild(row([[b.band], [num(b.high) + " to " + num(b.low)], [b.pairs, "num"], [b.labelled + " / " + b.sampled, "num"],
+    tb.appendChild(row([[b.band], [num(b.high) + " to " + num(b.low)], [b.pairs, "num"],
+      [b.labelled + " / " + b.sampled, "num"],
       [pct(b.precision), "num"], [b.interval ? pct(b.interval[0]) + " to " + pct(b.interval[1]) : "", "num"],
       [pct(b.estimated), "num"]]));
   }
   const th = $("thresholds"); th.replaceChildren();
   for (const t of S.summary.thresholds) {
     const ti = t.threshold_interval;
-    th.appendChild(row([[pct(t.precision)], [t.threshold === null ? (S.summary.labelled ? "not reached" : "no labels yet") : num(t.threshold), "num"],
+    const none = S.summary.labelled ? "not reached" : "no labels yet";
+    th.appendChild(row([[pct(t.precision)], [t.threshold === null ? none : num(t.threshold), "num"],
       [ti ? num(ti[0]) + " to " + (ti[1] === null ? "not reached" : num(ti[1])) : "", "num"],
       [t.interval ? pct(t.measured) + " (" + pct(t.interval[0]) + " to " + pct(t.interval[1]) + ")" : "", "num"],
       [pct(t.estimated), "num"], [t.kept === undefined ? "" : t.kept, "num"]]));
@@ -283,8 +292,16 @@ async function act(key) {
   if (busy || S === null) return;
   busy = true;
   try {
-    if (key === "u") { const st = await api("/api/undo", {}); merge(st); text("status", st.undone === null ? "nothing to undo" : "undid pair " + (st.undone + 1)); }
-    else if (cur !== null) { const i = cur; const st = await api("/api/label", {i: i, label: key}); merge(st); text("status", "pair " + (i + 1) + ": " + key); $("status").className = key; }
+    if (key === "u") {
+      const st = await api("/api/undo", {});
+      merge(st);
+      text("status", st.undone === null ? "nothing to undo" : "undid pair " + (st.undone + 1));
+    } else if (cur !== null) {
+      const i = cur;
+      merge(await api("/api/label", {i: i, label: key}));
+      text("status", "pair " + (i + 1) + ": " + key);
+      $("status").className = key;
+    }
   } catch (e) { text("status", "not saved: " + e.message); }
   finally { busy = false; }
 }
@@ -294,7 +311,12 @@ document.addEventListener("keydown", e => {
   if ("ynpsu".includes(k) && k.length === 1) { e.preventDefault(); act(k); }
 });
 for (const k of "ynpsu") $("b" + k).addEventListener("click", () => act(k));
-api("/api/state").then(st => { S = st; text("run", st.run + " (" + st.kind + ")"); document.title = "bisent review: " + st.run; show(); })
+api("/api/state").then(st => {
+  S = st;
+  text("run", st.run + " (" + st.kind + ")");
+  document.title = "bisent review: " + st.run;
+  show();
+})
   .catch(e => text("status", "could not load the sample: " + e.message));
 </script></body></html>
 """

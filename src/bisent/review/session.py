@@ -5,8 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import BisentError
-from .labels import (LabelLog, band_precision, open_log, precision_above, precision_curve, sample_digest,
-                     threshold_for)
+from .labels import (
+    LabelLog,
+    band_precision,
+    open_log,
+    precision_above,
+    precision_curve,
+    sample_digest,
+    threshold_for,
+)
 from .runs import ReviewRun, load_run
 from .sample import BANDS, MARGIN, draw, estimated_band_precision
 
@@ -84,7 +91,8 @@ class Review:
                     continue
                 r = p * k / true_all if true_all else 0.0
                 out.append({"threshold": float(t), "precision": round(float(p), 4),
-                            "precision_interval": [round(float(a), 4), round(float(b), 4)], "recall": round(float(r), 4),
+                            "precision_interval": [round(float(a), 4), round(float(b), 4)],
+                            "recall": round(float(r), 4),
                             "f1": round(float(2 * p * r / (p + r)), 4) if p + r else 0.0, "n_mined": int(k),
                             "n_correct": round(float(p * k), 1), "n_gold": round(float(true_all), 1)})
             return out
