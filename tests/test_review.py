@@ -516,3 +516,29 @@ def test_eval_bucc_with_labels(tmp_path, capsys):
     assert capsys.readouterr().out.splitlines()[1].startswith("best          P=")
     assert main(["eval", "bucc", out, tmp_path / "gold.tsv", "--labels", r.labels_path]) == 2
     assert main(["eval", "bucc", out]) == 2
+
+
+def test_review_an_align_pairs_folder(tmp_path, capsys):
+    """`bisent align --pairs ... --report`: the folder is reviewed as one run; --apply writes a folder of the
+    same files; `bisent report` on it shows the labels."""
+    docs = [("The cat sleeps.\nThe dog runs.\nIt rains.", "The cat sleeps .\nThe dog runs .\nIt rains ."),
+            ("We eat bread.\nShe reads books.", "We eat bread .\nShe reads books .")]
+    for k, (a, b) in enumerate(docs):
+        (tmp_path / f"s{k}.txt").write_text(a + "\n")
+        (tmp_path / f"t{k}.txt").write_text(b + "\n")
+    (tmp_path / "pairs.tsv").write_text("s0.txt\tt0.txt\ns1.txt\tt1.txt\n")
+    out = tmp_path / "al"
+    assert main(["align", "--pairs", tmp_path / "pairs.tsv", "-l", "en", "-L", "en", "-e", "char-ngram", "-o", out,
+                 "--report", tmp_path / "al.html"]) == 0
+    capsys.readouterr()
+    r = open_review(out, bands=1, per_band=5)
+    assert r.run.kind == "align" and r.labels_path == out / "review.jsonl" and len(r.items) == 5
+    assert {it.key.split(":")[0] for it in r.items} == {"00000.tsv", "00001.tsv"}
+    for i in range(5):
+        r.label(i, "y" if i else "n")
+    assert main(["review", out, "--apply", "0.5", "-o", tmp_path / "cut"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert sorted(p.name for p in (tmp_path / "cut").iterdir()) == ["00000.tsv", "00001.tsv"]
+    assert sum(len(p.read_text().splitlines()) for p in (tmp_path / "cut").iterdir()) == got["kept"]
+    assert main(["report", out, "-o", tmp_path / "folder.html"]) == 0
+    assert "Checked by eye: 5 of 5" in (tmp_path / "folder.html").read_text()

@@ -29,11 +29,13 @@ def report_folder(run_dir, out_path, *, title: str | None = None):
     records = records_from_folder(run_dir)
     folder = Path(run_dir) if Path(run_dir).is_dir() else Path(run_dir).parent
     for name, rec in records:
-        labels = folder / f"{name}.review.jsonl"
-        if labels.is_file() and (folder / name).is_file():
+        output, labels = folder / name, folder / f"{name}.review.jsonl"
+        if name == "pairs" and rec.get("kind") == "align":            # a `bisent align --pairs` folder
+            output, labels = folder, folder / "review.jsonl"
+        if labels.is_file() and output.exists():
             from ..review import open_review
 
-            rec["review"] = open_review(folder / name, labels).summary()
+            rec["review"] = open_review(output, labels).summary()
     return render(records, out_path, title=title or f"bisent report: {run_dir}")
 
 
