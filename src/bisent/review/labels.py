@@ -94,6 +94,8 @@ class LabelLog:
 
     def _append(self, event: dict) -> None:
         line = (json.dumps(event, ensure_ascii=False) + "\n").encode("utf-8")
+        if not self.path.exists():        # the first label: the header goes first, in the same write
+            line = (json.dumps({"bisent_review": FORMAT, **self.header}, ensure_ascii=False) + "\n").encode() + line
         with open_append(self.path) as f:
             f.write(line)
             f.flush()
@@ -101,16 +103,14 @@ class LabelLog:
 
 
 def open_log(path, header: dict) -> LabelLog:
-    """The log at ``path``: created with ``header``, or replayed when it exists (its header must match).
+    """The log at ``path``: new with ``header``, or replayed when it exists (its header must match).
 
     A last line cut short (the process killed while writing it, before the page
     was answered) is removed, and said so on standard error.
     """
     path = Path(path)
     if not path.exists():
-        log = LabelLog(path, header)
-        log._append({"bisent_review": FORMAT, **header})
-        return log
+        return LabelLog(path, header)         # written at the first label: looking creates no file
     log = read_log(path, repair=True)
     if log.header.get("sample_sha256") != header.get("sample_sha256") and all(
             log.header.get(k) == v for k, v in header.items() if k != "sample_sha256"):
