@@ -542,5 +542,9 @@ def test_review_an_align_pairs_folder(tmp_path, capsys):
     got = json.loads(capsys.readouterr().out)
     assert sorted(p.name for p in (tmp_path / "cut").iterdir()) == ["00000.tsv", "00001.tsv"]
     assert sum(len(p.read_text().splitlines()) for p in (tmp_path / "cut").iterdir()) == got["kept"]
+    assert main(["review", out, "--apply", "0.5", "-o", tmp_path / "cut"]) == 0             # again: replaced
+    capsys.readouterr()
+    assert main(["review", out, "--apply", "0.5", "-o", out]) == 2
+    assert main(["review", out, "--apply", "0.5", "-o", out / "sub"]) == 2
     assert main(["report", out, "-o", tmp_path / "folder.html"]) == 0
     assert "Checked by eye: 5 of 5" in (tmp_path / "folder.html").read_text()

@@ -49,7 +49,14 @@ def review(run, labels, seed, bands, per_band, margin, precision, summary_only, 
         raise BisentError("-o is the output of --apply P; give --apply too")
     r = open_review(run, labels, seed=seed, bands=bands, per_band=per_band, margin=margin)
     if apply is not None:
-        check_paths({"RUN": r.run.output, "--labels": r.labels_path}, {"-o": output})
+        if r.run.output.is_dir():                 # aligned TSVs of --pairs: -o is a folder of the same files
+            from pathlib import Path
+
+            from ..io import same_file
+            if same_file(output, r.run.output) or Path(output).resolve().is_relative_to(r.run.output.resolve()):
+                raise BisentError(f"{output}: -o is the reviewed folder or inside it; give another folder")
+        else:
+            check_paths({"RUN": r.run.output, "--labels": r.labels_path}, {"-o": output})
         t = r.threshold(apply)
         if t is None:
             raise BisentError(f"--apply {apply}: the labels reach that precision at no threshold "
