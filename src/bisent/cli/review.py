@@ -80,7 +80,13 @@ def review(run, labels, seed, bands, per_band, margin, precision, summary_only, 
     click.echo(f"bisent review: {len(r.items)} pairs in {len(r.bands)} bands, {len(r.log.labels)} labelled; "
                f"labels in {r.labels_path}")
     click.echo(server.url, nl=True)
+    import signal
     import sys
+
+    def stop(signum, frame):
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, stop)       # `kill` stops it as Ctrl-C does: the summary, then exit 0
     sys.stdout.flush()
     try:
         server.serve_forever()
