@@ -38,6 +38,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "align": ("align", "align", "Align the sentences of document pairs (many-to-many, vecalign-style)."),
     "run": ("run", "run_cmd", "Run the road from document pairs to clean bitext as resumable stages (YAML)."),
     "docs": ("docs", "docs_group", "Match parallel documents of two collections (HiDE, BoW, Sentence-Avg)."),
+    "review": ("review", "review", "Check a run's pairs by eye in the browser; the labels set the threshold."),
 }
 
 

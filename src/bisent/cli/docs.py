@@ -7,6 +7,7 @@ A thin layer over :mod:`bisent.documents`; document models train through
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import click
 
@@ -127,7 +128,10 @@ def mine(src_docs, tgt_docs, src_lang, tgt_lang, encoder, segmentation, plain_me
                                                     tgt_ok=[d.reason is None for d in tgt], score=score, k=k)
         rec = docs_record(out_path, src_text={d.id: " ".join(d.sentences) for d in src},
                           tgt_text={d.id: " ".join(d.sentences) for d in tgt}, threshold=threshold,
-                          params={"encoder": enc.name, "score": score, "k": k}, summary=summary, calibration=cal)
+                          params={"encoder": enc.name, "score": score, "k": k, "src_lang": src_lang,
+                                  "tgt_lang": tgt_lang, "segmentation": segmentation,
+                                  "src_docs": str(Path(src_docs).resolve()), "tgt_docs": str(Path(tgt_docs).resolve())},
+                          summary=summary, calibration=cal)
         summary.update(write_report(rec, f"{out_path}{SUFFIX}", report, title=f"bisent docs mine: {out_path}"))
     click.echo(json.dumps(summary))
 

@@ -51,12 +51,22 @@ def read_gold(path, mined: list[tuple[float, str, str]], mined_path) -> tuple[se
 
 
 @eval_group.command("bucc")
-@click.argument("mined", type=click.Path(dir_okay=False))
-@click.argument("gold", type=click.Path(dir_okay=False))
+@click.argument("mined", type=click.Path())
+@click.argument("gold", required=False, type=click.Path(dir_okay=False))
 @click.option("--threshold", type=FINITE, default=None, help="Also report P/R/F1 at this threshold.")
+@click.option("--labels", type=click.Path(dir_okay=False), default=None,
+              help="Instead of GOLD: the labels `bisent review MINED` wrote. Precision (with its 95 % interval) "
+                   "and recall are the labels' estimates, recall of the true pairs within MINED.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-def bucc(mined, gold, threshold, as_json):
-    """Precision, recall, F1 of MINED (from `bisent mine --line-numbers` or BUCC input) against GOLD (src_id<TAB>tgt_id)."""
+def bucc(mined, gold, threshold, labels, as_json):
+    """Precision, recall, F1 of MINED (from `bisent mine --line-numbers` or BUCC input) against GOLD (src_id<TAB>tgt_id),
+    or against the labels of `bisent review` (--labels; MINED: any output it reviews)."""
+    if labels is not None:
+        if gold is not None:
+            raise BisentError("give GOLD or --labels, not both")
+        return _labels_prf(mined, labels, threshold, as_json)
+    if gold is None:
+        raise BisentError("give GOLD (src_id<TAB>tgt_id) or --labels FILE")
     pairs = read_mined(mined)
     gold_pairs, unseen = read_gold(gold, pairs, mined)
     if unseen:
@@ -75,13 +85,42 @@ def bucc(mined, gold, threshold, as_json):
                    f"threshold={thr} mined={r['n_mined']} correct={r['n_correct']} gold={r['n_gold']}")
 
 
+def _labels_prf(output, labels, threshold, as_json) -> None:
+    """P/R/F1 of a reviewed output from the labels of ``bisent review``: of every scored pair (``all``),
+    at the best-F1 threshold, and at ``threshold``."""
+    from ..review import open_review
+
+    out = open_review(output, labels).prf(threshold)
+    if as_json:
+        click.echo(json.dumps(out))
+        return
+    for name in ("all", "best", "at_threshold"):
+        if name in out:
+            r = out[name]
+            lo, hi = r["precision_interval"]
+            thr = "none" if r["threshold"] is None else f"{r['threshold']:.6f}"
+            click.echo(f"{name:13s} P={100 * r['precision']:.2f} ({100 * lo:.2f}-{100 * hi:.2f}) "
+                       f"R={100 * r['recall']:.2f} F1={100 * r['f1']:.2f} threshold={thr} "
+                       f"mined={r['n_mined']} correct~{r['n_correct']} in-output~{r['n_gold']} "
+                       f"(from {out['labelled']} labels)")
+
+
 @eval_group.command("align")
-@click.argument("hyp", type=click.Path(dir_okay=False))
-@click.argument("gold", type=click.Path(dir_okay=False))
+@click.argument("hyp", type=click.Path())
+@click.argument("gold", required=False, type=click.Path(dir_okay=False))
+@click.option("--labels", type=click.Path(dir_okay=False), default=None,
+              help="Instead of GOLD: the labels `bisent review HYP` wrote (HYP: the aligned TSV, or the --pairs "
+                   "folder). Block precision with its 95 % interval, recall of the true blocks within HYP.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-def align_cmd(hyp, gold, as_json):
+def align_cmd(hyp, gold, labels, as_json):
     """Strict and lax P/R/F1 of alignment HYP against GOLD (one [0]:[0,1] block per line; a pairs TSV each:
-    its third column names the alignment file of each pair)."""
+    its third column names the alignment file of each pair), or against the labels of `bisent review`."""
+    if labels is not None:
+        if gold is not None:
+            raise BisentError("give GOLD or --labels, not both")
+        return _labels_prf(hyp, labels, None, as_json)
+    if gold is None:
+        raise BisentError("give GOLD (alignment blocks) or --labels FILE")
     from ..align.files import read_alignment, read_alignment_list, score_alignments
 
     many = str(hyp).endswith(".tsv")

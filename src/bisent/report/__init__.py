@@ -13,6 +13,8 @@
 - :mod:`.plots` (matplotlib to inline SVG) and :mod:`.html` (one self-contained file).
 """
 
+from pathlib import Path
+
 from .calibration import (Calibration, calibrate, calibrate_split, filter_negatives, mining_calibration,
                           mining_negatives, synthetic_pairs)
 from .explain import explain_pair
@@ -22,8 +24,19 @@ from .runs import RecordingScorer, choose_threshold, finish_filter, finish_minin
 
 
 def report_folder(run_dir, out_path, *, title: str | None = None):
-    """Write the HTML report of every run found in ``run_dir``; returns its path."""
-    return render(records_from_folder(run_dir), out_path, title=title or f"bisent report: {run_dir}")
+    """Write the HTML report of every run found in ``run_dir``; returns its path. A run whose output has
+    the labels of ``bisent review`` beside it (``OUTPUT.review.jsonl``) shows what they measured."""
+    records = records_from_folder(run_dir)
+    folder = Path(run_dir) if Path(run_dir).is_dir() else Path(run_dir).parent
+    for name, rec in records:
+        output, labels = folder / name, folder / f"{name}.review.jsonl"
+        if name == "pairs" and rec.get("kind") == "align":            # a `bisent align --pairs` folder
+            output, labels = folder, folder / "review.jsonl"
+        if labels.is_file() and output.exists():
+            from ..review import open_review
+
+            rec["review"] = open_review(output, labels).summary()
+    return render(records, out_path, title=title or f"bisent report: {run_dir}")
 
 
 __all__ = ["Calibration", "calibrate", "calibrate_split", "mining_calibration", "mining_negatives", "filter_negatives",

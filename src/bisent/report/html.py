@@ -126,6 +126,42 @@ def _calibration(rec: dict, xlabel: str) -> str:
     return _fig(svg, "Pairs kept against the threshold.") + note
 
 
+def _pct(x) -> str:
+    return "" if x is None else f"{100 * x:.1f} %"
+
+
+def review_html(rv: dict) -> str:
+    """What the labels of ``bisent review`` say (its summary): measured precision per band beside the
+    no-gold estimate, and the thresholds the labels give."""
+    rows = "".join(
+        f"<tr><td class=num>{b['band']}</td><td class=num>{b['high']:.4f} to {b['low']:.4f}</td>"
+        f"<td class=num>{b['pairs']:,}</td><td class=num>{b['labelled']} / {b['sampled']}</td>"
+        f"<td class=num>{_pct(b['precision'])}</td>"
+        f"<td class=num>{'' if not b['interval'] else _pct(b['interval'][0]) + ' to ' + _pct(b['interval'][1])}</td>"
+        f"<td class=num>{_pct(b.get('estimated'))}</td></tr>" for b in rv.get("bands", []))
+    def span(t) -> str:
+        ti = t.get("threshold_interval")
+        return "" if not ti else f"{_fmt(ti[0])} to {'not reached' if ti[1] is None else _fmt(ti[1])}"
+
+    def there(t) -> str:
+        iv = t.get("interval")
+        return "" if not iv else f"{_pct(t['measured'])} ({_pct(iv[0])} to {_pct(iv[1])})"
+
+    ths = "".join(
+        f"<tr><td class=num>{_pct(t['precision'])}</td><td class=num>"
+        f"{'not reached' if t.get('threshold') is None else _fmt(t['threshold'])}</td><td class=num>{span(t)}"
+        f"</td><td class=num>{there(t)}</td><td class=num>{_pct(t.get('estimated'))}</td></tr>"
+        for t in rv.get("thresholds", []))
+    return (f"<h3>Checked by eye: {rv.get('labelled', 0):,} of {rv.get('sample', 0):,} sampled pairs labelled</h3>"
+            f"<p class=muted>Labels of <code>bisent review</code> ({_e(rv.get('labels', ''))}): measured precision is "
+            "parallel / (parallel + not + partial) of the labelled pairs of each score band; the interval is Wilson's "
+            "at 95 %, finite-population corrected.</p>"
+            "<table><tr><th>band</th><th>scores</th><th>pairs</th><th>labelled</th><th>measured precision</th>"
+            f"<th>95 % interval</th><th>no-gold estimate</th></tr>{rows}</table>"
+            "<table><tr><th>precision asked for</th><th>threshold from the labels</th><th>threshold interval</th>"
+            f"<th>measured precision there</th><th>no-gold estimate there</th></tr>{ths}</table>")
+
+
 def _explanations(rec: dict) -> str:
     out = []
     for ex in rec.get("explanations") or []:
@@ -220,6 +256,8 @@ def record_html(name: str, rec: dict) -> str:
                                                                                    f"on the lines it rejected."))
     # the answer first: precision and yield against the threshold (after the scores where no calibration is made)
     parts.insert(len(parts) if kind in LABELLED else 3, _calibration(rec, xlabel))
+    if rec.get("review"):
+        parts.append(review_html(rec["review"]))
     parts.append("<h3>Samples per score band</h3>" + _samples(rec))
     for reason, rows in (rec.get("rejected_samples") or {}).items():
         steps = bool(rows) and "steps" in rows[0]

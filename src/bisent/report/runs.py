@@ -277,6 +277,12 @@ def finish_filter(pairs_path, kept_path, rejected_path, summary: dict, config, s
                 with atomic_write(summary_path) as f:
                     json.dump(summary, f, indent=2, sort_keys=True)
                     f.write("\n")
+    # what `bisent review` needs to score the kept pairs again: the recipe and the languages
+    params = {**(params or {}), "src_lang": src_lang, "tgt_lang": tgt_lang, "input": str(Path(pairs_path).resolve())}
+    if isinstance(config, (str, Path)):
+        params["config"] = str(Path(config).resolve())
+    elif isinstance(config, (dict, list)):
+        params["config"] = config
     record = rec_mod.filter_record(summary, rejected, score_step=step.name, kept_scores=kept_scores,
                                    kept_texts=kept_pairs, threshold=threshold, calibration=cal, params=params,
                                    precision_target=precision, explain=lambda a, b: _decision(pipe, a, b, threshold))

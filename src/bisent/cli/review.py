@@ -1,0 +1,97 @@
+"""``bisent review``: check a run's pairs by eye in the browser; the labels give the threshold."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from .options import FiniteFloat
+
+
+@click.command("review")
+@click.argument("run", type=click.Path())
+@click.option("--labels", type=click.Path(dir_okay=False), default=None,
+              help="The labels file (JSONL, appended to as you label; default: OUTPUT.review.jsonl beside the "
+                   "output, RUN/review.jsonl for a folder). An existing one is resumed.")
+@click.option("--seed", type=int, default=None, help="Seed of the sample (default 0, or the labels file's).")
+@click.option("--bands", type=click.IntRange(1, 50), default=None,
+              help="Score bands (default 6, or the labels file's).")
+@click.option("--per-band", type=click.IntRange(1), default=None,
+              help="Pairs to label per band (default: enough for ±--margin at 95 % confidence).")
+@click.option("--margin", type=FiniteFloat(0.005, 0.5), default=None,
+              help="Half-width of each band's precision interval the sample is sized for (default 0.05).")
+@click.option("--precision", type=click.FloatRange(0, 1), default=None,
+              help="Also give the threshold for this precision (the summary has 90, 95 and 98 %).")
+@click.option("--summary", "summary_only", is_flag=True,
+              help="Print what the labels say as JSON and stop (no server).")
+@click.option("--apply", "apply", type=click.FloatRange(0, 1), default=None, metavar="P",
+              help="Write the output re-cut at the threshold the labels give for precision P to -o, and stop.")
+@click.option("-o", "--output", type=click.Path(), default=None, help="Where --apply writes the re-cut output.")
+@click.option("--report", type=click.Path(dir_okay=False), default=None,
+              help="Write the run's HTML report with the labels' measured precision beside the estimate, and stop.")
+@click.option("--port", type=click.IntRange(0, 65535), default=0, show_default=True, help="Port (0: a free one).")
+def review(run, labels, seed, bands, per_band, margin, precision, summary_only, apply, output, report, port):
+    """Review RUN (the output of mine, filter, align, docs mine, or a `bisent run` folder).
+
+    Draws a sample stratified by score band and serves a page on 127.0.0.1
+    (its address, with a one-time token, is printed once): one pair at a time,
+    keys y parallel, n not, p partial, s skip, u undo. Stop it with Ctrl-C;
+    the next `bisent review RUN` resumes where it stopped.
+    """
+    from ..errors import BisentError
+    from ..io import check_paths
+    from ..review import open_review
+
+    if apply is not None and output is None:
+        raise BisentError("--apply P needs -o FILE for the re-cut output")
+    if output is not None and apply is None:
+        raise BisentError("-o is the output of --apply P; give --apply too")
+    r = open_review(run, labels, seed=seed, bands=bands, per_band=per_band, margin=margin)
+    if apply is not None:
+        if r.run.output.is_dir():                 # aligned TSVs of --pairs: -o is a folder of the same files
+            from pathlib import Path
+
+            from ..io import same_file
+            if same_file(output, r.run.output) or Path(output).resolve().is_relative_to(r.run.output.resolve()):
+                raise BisentError(f"{output}: -o is the reviewed folder or inside it; give another folder")
+        else:
+            check_paths({"RUN": r.run.output, "--labels": r.labels_path}, {"-o": output})
+        t = r.threshold(apply)
+        if t is None:
+            raise BisentError(f"--apply {apply}: the labels reach that precision at no threshold "
+                              f"({r.summary()['labelled']} labels); label more or ask for less")
+        counts = r.run.write_cut(t["threshold"], output)
+        click.echo(json.dumps({"output": str(output), **counts, **t}))
+        return
+    if summary_only or report:
+        s = r.summary(precision)
+        if report:
+            from ..report.html import render
+
+            record = dict(r.run.record or {"kind": r.run.kind})
+            record["review"] = s
+            s["report"] = str(render([(r.run.name, record)], report, title=f"bisent review: {r.run.name}"))
+        click.echo(json.dumps(s, indent=1))
+        return
+    from ..review.server import ReviewServer
+
+    server = ReviewServer(r, port=port, precision=precision)
+    click.echo(f"bisent review: {len(r.items)} pairs in {len(r.bands)} bands, {len(r.log.labels)} labelled; "
+               f"labels in {r.labels_path}")
+    click.echo(server.url, nl=True)
+    import signal
+    import sys
+
+    def stop(signum, frame):
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, stop)       # `kill` stops it as Ctrl-C does: the summary, then exit 0
+    sys.stdout.flush()
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+    click.echo(json.dumps(r.summary(precision)), err=True)

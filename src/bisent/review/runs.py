@@ -1,0 +1,314 @@
+"""The scored pairs of a finished run, read back from its output and its ``OUTPUT.report.json``, and the
+output re-cut at another threshold.
+
+- ``bisent mine`` (``score<TAB>src<TAB>tgt``, best first): the rows are the pairs, with their scores;
+- ``bisent filter`` (kept lines, no scores): the kept pairs are scored again at the pipeline's score step,
+  as ``--report`` scored them (the embeddings come from the cache); the record names the recipe and languages;
+- ``bisent docs mine``: the matched documents, their texts read from the collections the record names
+  (their ids where it names none);
+- ``bisent align`` (one aligned TSV, or a ``--pairs`` folder): the aligned blocks with a score;
+- ``bisent run`` (its folder): the filter stage's kept pairs (``filter/kept.tsv``, recorded by ``--report``).
+
+A re-cut keeps the format of the output: the rows (lines, blocks) scoring at
+least the threshold, in their order; documents below it are reported
+unmatched. It is written to another file (or folder), atomically.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import BisentError
+from ..io import atomic_dir, atomic_write, iter_raw_lines
+from ..report.calibration import Calibration
+from ..report.record import SUFFIX, tsv_rows
+
+_LINES = re.compile(r"(\d+(,\d+)*)?")
+
+
+@dataclass
+class ReviewRun:
+    """The scored pairs of one run output (``keys``/``scores``/``src``/``tgt``, one per pair)."""
+
+    kind: str                    # mining, filter, docs, align
+    name: str
+    output: Path                 # the reviewed output (a file, or a folder of aligned TSVs)
+    keys: list[str]
+    scores: np.ndarray
+    src: list[str]
+    tgt: list[str]
+    record: dict | None = None
+    record_path: Path | None = None
+    labels_path: Path | None = None
+    cut: Callable[[float, Path], dict] | None = field(default=None, repr=False)
+
+    @property
+    def calibration(self) -> Calibration | None:
+        cal = (self.record or {}).get("calibration")
+        return Calibration(**cal) if cal and cal.get("thresholds") else None
+
+    @property
+    def threshold(self) -> float | None:
+        return (self.record or {}).get("threshold")
+
+    def write_cut(self, threshold: float, out) -> dict:
+        """Write the output re-cut at ``threshold`` to ``out``; returns counts."""
+        return self.cut(threshold, Path(out))
+
+
+def load_run(path) -> ReviewRun:
+    """The run whose output (or record, or run folder) is ``path``."""
+    p = Path(path)
+    if not p.exists():
+        raise BisentError(f"{p}: no such file or folder")
+    if p.is_dir():
+        from ..run import MANIFEST
+
+        if (p / MANIFEST).is_file():
+            kept = p / "filter" / "kept.tsv"
+            if not Path(f"{kept}{SUFFIX}").is_file():
+                raise BisentError(f"{p}: no record {kept}{SUFFIX}: run `bisent run CONFIG --report FILE` "
+                                  "to score and record the filter stage first")
+            run = _filter_run(kept, _record(Path(f"{kept}{SUFFIX}")))
+            run.name, run.labels_path = p.name, p / "review.jsonl"
+            return run
+        if (p / f"pairs{SUFFIX}").is_file():
+            return _align_run(sorted(p.glob("[0-9]*.tsv")), p, _record(p / f"pairs{SUFFIX}"))
+        raise BisentError(f"{p}: not a run folder of `bisent run` (no {MANIFEST}) nor of `bisent align --pairs` "
+                          f"(no pairs{SUFFIX})")
+    if p.name.endswith(SUFFIX):
+        out = p.with_name(p.name[:-len(SUFFIX)])
+        if p.name == f"pairs{SUFFIX}":
+            return _align_run(sorted(p.parent.glob("[0-9]*.tsv")), p.parent, _record(p))
+        return load_run(out) if out.exists() else _missing(out, p)
+    rec_path = Path(f"{p}{SUFFIX}")
+    rec = _record(rec_path) if rec_path.is_file() else None
+    kind = rec.get("kind") if rec else _sniff(p)
+    if kind == "mining":
+        return _mined_run(p, rec)
+    if kind == "filter":
+        return _filter_run(p, rec)
+    if kind == "docs":
+        return _docs_run(p, rec)
+    if kind == "align":
+        return _align_run([p], p, rec)
+    raise BisentError(f"{rec_path}: a record of kind {kind!r}; expected mining, filter, docs or align")
+
+
+def _missing(out: Path, rec: Path):
+    raise BisentError(f"{rec}: the output it records, {out}, is not there")
+
+
+def _record(path: Path) -> dict:
+    try:
+        rec = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise BisentError(f"{path}: not readable JSON ({e})") from None
+    if not isinstance(rec, dict) or rec.get("kind") not in ("mining", "filter", "docs", "align"):
+        raise BisentError(f"{path}: not a bisent run record (no kind mining/filter/docs/align)")
+    return rec
+
+
+def _sniff(p: Path) -> str:
+    """The kind of an output without a record: a docs header, aligned rows or mined rows."""
+    from ..documents import MINE_COLUMNS
+
+    for _, cols in tsv_rows(p):
+        if cols == list(MINE_COLUMNS):
+            return "docs"
+        if len(cols) >= 5 and _LINES.fullmatch(cols[0]) and _LINES.fullmatch(cols[1]):
+            return "align"
+        try:
+            float(cols[0])
+        except ValueError:
+            break
+        if len(cols) >= 3:
+            return "mining"
+        break
+    raise BisentError(f"{p}: not an output bisent review knows without a record {p}{SUFFIX} (mined pairs, "
+                      "aligned blocks, matched documents); a filter output needs the record of --report")
+
+
+# ---------------------------------------------------------------------------
+# mine
+# ---------------------------------------------------------------------------
+
+def _mined_run(p: Path, rec: dict | None) -> ReviewRun:
+    from ..report.record import read_mined
+
+    scores, texts = read_mined(p)
+
+    def cut(t: float, out: Path) -> dict:
+        kept = 0
+        with atomic_write(out, "wb") as f:
+            for (_, raw), s in zip(iter_raw_lines(p), scores):
+                if s >= t:
+                    f.write(raw + b"\n")
+                    kept += 1
+        return {"kept": kept, "dropped": len(scores) - kept}
+
+    return ReviewRun("mining", p.name, p, [str(i + 1) for i in range(len(scores))], scores,
+                     [a for a, _ in texts], [b for _, b in texts], rec, Path(f"{p}{SUFFIX}") if rec else None,
+                     Path(f"{p}.review.jsonl"), cut)
+
+
+# ---------------------------------------------------------------------------
+# filter (and bisent run's filter stage)
+# ---------------------------------------------------------------------------
+
+def filter_pipeline(rec: dict, rec_path: Path):
+    """The pipeline a filter record names (recipe, encoder override, languages), as the run built it."""
+    from ..filtering import FilterPipeline, as_pipeline, edit_config
+
+    params = rec.get("params") or {}
+    config, src_lang, tgt_lang = params.get("config"), params.get("src_lang"), params.get("tgt_lang")
+    if config is None or not src_lang or not tgt_lang:
+        raise BisentError(f"{rec_path}: the record does not name the filter recipe and languages (written by an "
+                          "older bisent); rerun `bisent filter ... --report` to score the kept pairs again")
+    if isinstance(config, str) and not Path(config).is_file():
+        raise BisentError(f"{rec_path}: the filter recipe it names, {config}, is not there")
+    if params.get("encoder"):
+        return FilterPipeline.from_config(edit_config(config, encoder=params["encoder"]), src_lang=src_lang,
+                                          tgt_lang=tgt_lang, source=str(config))
+    return as_pipeline(config, src_lang, tgt_lang)
+
+
+def _filter_run(kept_path: Path, rec: dict | None) -> ReviewRun:
+    from ..filtering import parse_row
+
+    rec_path = Path(f"{kept_path}{SUFFIX}")
+    if rec is None:
+        raise BisentError(f"{kept_path}: no record {rec_path}; run `bisent filter ... --report FILE` first")
+    pipe = filter_pipeline(rec, rec_path)
+    inp = (rec.get("params") or {}).get("input")
+    if pipe.sample_size:
+        if not inp or not Path(inp).is_file():
+            raise BisentError(f"{rec_path}: the pipeline draws a background sample from its input, which the "
+                              "record does not name or is not there")
+        pipe.prepare(pr for _, raw in iter_raw_lines(inp) if (pr := parse_row(raw)[0]) is not None)
+    raws = [raw for _, raw in iter_raw_lines(kept_path)]
+    pairs = []
+    for n, raw in enumerate(raws, 1):
+        pair, reason, _ = parse_row(raw)
+        if pair is None:
+            raise BisentError(f"{kept_path}:{n}: not a kept pair ({reason})")
+        pairs.append(pair)
+    step = next(s for s in pipe.steps if s.name == pipe.score_step)
+    scores = np.asarray(pipe._score(step, pairs) if pairs else [], dtype=np.float64)
+
+    def cut(t: float, out: Path) -> dict:
+        keep = scores >= t
+        with atomic_write(out, "wb") as f:
+            f.writelines(raw + b"\n" for raw, k in zip(raws, keep) if k)
+        return {"kept": int(keep.sum()), "dropped": int((~keep).sum())}
+
+    return ReviewRun("filter", kept_path.name, kept_path, [str(i + 1) for i in range(len(pairs))], scores,
+                     [a for a, _ in pairs], [b for _, b in pairs], rec, rec_path,
+                     Path(f"{kept_path}.review.jsonl"), cut)
+
+
+# ---------------------------------------------------------------------------
+# docs mine
+# ---------------------------------------------------------------------------
+
+def _docs_run(p: Path, rec: dict | None) -> ReviewRun:
+    from ..documents import MINE_COLUMNS, read_documents
+
+    rows = [(n, cols) for n, cols in tsv_rows(p)]
+    if not rows or rows[0][1] != list(MINE_COLUMNS):
+        raise BisentError(f"{p}:1: expected the header {' '.join(MINE_COLUMNS)} of 'bisent docs mine'")
+    params = (rec or {}).get("params") or {}
+    texts: list[dict] = [{}, {}]
+    for side, key, lang in ((0, "src_docs", "src_lang"), (1, "tgt_docs", "tgt_lang")):
+        if params.get(key) and Path(params[key]).exists():
+            texts[side] = {d.id: " ".join(d.sentences) for d in
+                           read_documents(params[key], params[lang], segmentation=params.get("segmentation", "given"))}
+    keys, scores, src, tgt = [], [], [], []
+    for n, cols in rows[1:]:
+        if len(cols) != len(MINE_COLUMNS):
+            raise BisentError(f"{p}:{n}: expected {len(MINE_COLUMNS)} columns, got {len(cols)}")
+        if cols[4] != "matched":
+            continue
+        try:
+            scores.append(float(cols[2]))
+        except ValueError:
+            raise BisentError(f"{p}:{n}: score {cols[2]!r} is not a number") from None
+        keys.append(f"{cols[0]} / {cols[1]}")
+        src.append(texts[0].get(cols[0], cols[0]))
+        tgt.append(texts[1].get(cols[1], cols[1]))
+
+    def cut(t: float, out: Path) -> dict:
+        kept = dropped = 0
+        with atomic_write(out) as f:
+            f.write("\t".join(MINE_COLUMNS) + "\n")
+            for _, cols in rows[1:]:
+                if cols[4] == "matched":
+                    if float(cols[2]) >= t:
+                        kept += 1
+                    else:
+                        cols = [*cols[:4], f"unmatched: score below threshold {t:g}", *cols[5:]]
+                        dropped += 1
+                f.write("\t".join(cols) + "\n")
+        return {"kept": kept, "dropped": dropped}
+
+    return ReviewRun("docs", p.name, p, keys, np.asarray(scores, dtype=np.float64), src, tgt, rec,
+                     Path(f"{p}{SUFFIX}") if rec else None, Path(f"{p}.review.jsonl"), cut)
+
+
+# ---------------------------------------------------------------------------
+# align
+# ---------------------------------------------------------------------------
+
+def _align_run(tsvs: list[Path], output: Path, rec: dict | None) -> ReviewRun:
+    if not tsvs:
+        raise BisentError(f"{output}: no aligned TSVs (NNNNN.tsv) in the folder")
+    keys, scores, src, tgt, files = [], [], [], [], []
+    for path in tsvs:
+        rows = []
+        for n, cols in tsv_rows(path):
+            if len(cols) < 5:
+                raise BisentError(f"{path}:{n}: not an aligned row (src_lines<TAB>tgt_lines<TAB>score<TAB>src<TAB>tgt)")
+            score = None
+            if cols[0] and cols[1] and cols[2] not in ("", "empty"):
+                try:
+                    score = float(cols[2])
+                except ValueError:
+                    raise BisentError(f"{path}:{n}: score {cols[2]!r} is not a number") from None
+                keys.append(f"{path.name}:{n}" if len(tsvs) > 1 else str(n))
+                scores.append(score)
+                src.append(cols[3])
+                tgt.append(cols[4])
+            rows.append((n, score))
+        files.append((path, rows))
+
+    def cut(t: float, out: Path) -> dict:
+        kept = dropped = 0
+
+        def write(path, rows, dest):
+            nonlocal kept, dropped
+            with atomic_write(dest, "wb") as f:
+                for (_, raw), (_, score) in zip(iter_raw_lines(path), rows):
+                    if score is not None and score >= t:
+                        f.write(raw + b"\n")
+                        kept += 1
+                    else:
+                        dropped += 1
+
+        if output.is_dir():
+            with atomic_dir(out, replace_names=frozenset(path.name for path, _ in files)) as tmp:
+                for path, rows in files:
+                    write(path, rows, tmp / path.name)
+        else:
+            write(*files[0], out)
+        return {"kept": kept, "dropped": dropped}
+
+    folder = output.is_dir()
+    return ReviewRun("align", output.name, output, keys, np.asarray(scores, dtype=np.float64), src, tgt, rec,
+                     (output / f"pairs{SUFFIX}" if folder else Path(f"{output}{SUFFIX}")) if rec else None,
+                     output / "review.jsonl" if folder else Path(f"{output}.review.jsonl"), cut)
