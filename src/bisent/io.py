@@ -1,4 +1,4 @@
-"""Reading text (plain, .gz, .xz), TSV pairs and BUCC files; atomic writes.
+"""Reading text (plain, .gz, .xz, .zst), TSV pairs and BUCC files; atomic writes.
 
 Every input line is accounted for: :func:`read_lines` yields one
 :class:`Line` per physical line, with ``problem`` set when the line cannot be
@@ -37,30 +37,64 @@ class Line(NamedTuple):
     problem: str | None
 
 
+#: Compressed file names: the suffixes read and written (de)compressed.
+COMPRESSED = (".gz", ".xz", ".zst")
+
+
 def _suffix(path) -> str:
-    """``".gz"``, ``".xz"`` or ``""``: the compression a file name says."""
+    """``".gz"``, ``".xz"``, ``".zst"`` or ``""``: the compression a file name says."""
     name = Path(path).name
-    return next((s for s in (".gz", ".xz") if name.endswith(s)), "")
+    return next((s for s in COMPRESSED if name.endswith(s)), "")
+
+
+def _read_errors() -> tuple[type[BaseException], ...]:
+    """The exceptions a damaged or truncated compressed input raises while being read."""
+    try:
+        from zstandard import ZstdError
+    except ImportError:  # pragma: no cover
+        return (OSError, EOFError, lzma.LZMAError)
+    return (OSError, EOFError, lzma.LZMAError, ZstdError)
+
+
+#: Caught around reads of possibly compressed input: a one-line error instead of a traceback.
+READ_ERRORS = _read_errors()
+
+
+def _zstd():
+    try:
+        import zstandard
+    except ImportError:  # pragma: no cover - a declared dependency
+        raise BisentError("reading or writing .zst needs zstandard (pip install zstandard)") from None
+    return zstandard
 
 
 def open_binary(file, mode: str = "rb", *, like=None) -> IO[bytes]:
     """Open ``file`` (a path or an open binary file) for ``"rb"``/``"wb"``, (de)compressed as the name
-    ``like`` (default: ``file``'s own name) says: ``.gz``, ``.xz``, else plain."""
+    ``like`` (default: ``file``'s own name) says: ``.gz``, ``.xz``, ``.zst``, else plain."""
     kind = _suffix(like if like is not None else file)
     if kind == ".gz":
         return gzip.open(file, mode)
     if kind == ".xz":
         return lzma.open(file, mode)
+    if kind == ".zst":
+        zstd = _zstd()
+        f = open(file, mode) if isinstance(file, (str, os.PathLike)) else file
+        if "r" in mode:  # every frame of a concatenation (bisent appends one per chunk)
+            return io.BufferedReader(zstd.ZstdDecompressor().stream_reader(f, read_across_frames=True, closefd=True))
+        return zstd.ZstdCompressor().stream_writer(f, closefd=True)
     return open(file, mode) if isinstance(file, (str, os.PathLike)) else file
 
 
 def compress_like(path, data: bytes) -> bytes:
-    """``data`` as one gzip member / xz stream for ``.gz`` / ``.xz`` names (concatenations stay readable)."""
+    """``data`` as one gzip member / xz stream / zstd frame for ``.gz`` / ``.xz`` / ``.zst`` names
+    (concatenations stay readable)."""
     kind = _suffix(path)
     if kind == ".gz":
         return gzip.compress(data, compresslevel=6, mtime=0)
     if kind == ".xz":
         return lzma.compress(data)
+    if kind == ".zst":
+        return _zstd().ZstdCompressor().compress(data)
     return data
 
 
@@ -106,7 +140,7 @@ def iter_raw_lines(path) -> Iterator[tuple[int, bytes]]:
                 if raw.endswith(b"\r"):
                     raw = raw[:-1]
                 yield n, raw
-    except (OSError, EOFError, lzma.LZMAError) as e:
+    except READ_ERRORS as e:
         raise BisentError(f"{path}: cannot read ({e.__class__.__name__}: {e})") from None
 
 
@@ -446,7 +480,7 @@ def readable_file(path, folder=None) -> Iterator[Path]:
             yield p
             return
     src = sys.stdin.buffer if is_stdio(path) else None
-    suffix = "".join(s for s in Path(str(path)).suffixes[-1:] if s in (".gz", ".xz"))
+    suffix = "".join(s for s in Path(str(path)).suffixes[-1:] if s in COMPRESSED)
     fd, tmp = tempfile.mkstemp(prefix="bisent-stdin-", suffix=suffix, dir=folder)
     shown = "<stdin>" if src is not None else str(path)
     try:

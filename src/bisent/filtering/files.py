@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import lzma
 import os
 import time
 from pathlib import Path
@@ -21,7 +20,7 @@ from typing import IO, Callable, Iterator, Sequence
 import numpy as np
 
 from ..errors import BisentError
-from ..io import (atomic_write, check_readable, compress_like as _compress, make_state_dir, open_binary,
+from ..io import (READ_ERRORS, atomic_write, check_readable, compress_like as _compress, make_state_dir, open_binary,
                   open_exclusive, open_existing, remove_tree)
 from ..progress import progress_bar
 from .params import check_number
@@ -135,7 +134,7 @@ def _write_json(path: Path, data: dict) -> None:
 def filter_file(in_tsv, out_kept, out_rejected, src_lang: str, tgt_lang: str, config,
                 summary_path=None, *, chunk_size: int = 10_000, max_side_bytes: int = MAX_SIDE_BYTES,
                 resume: bool = True, progress: bool | None = True) -> dict:
-    """Filter a ``src<TAB>tgt`` file (plain, .gz or .xz) into kept and rejected files; return the summary.
+    """Filter a ``src<TAB>tgt`` file (plain, .gz, .xz or .zst) into kept and rejected files; return the summary.
 
     - kept lines are written byte for byte as they were read;
     - rejected lines as ``lineno<TAB>reason<TAB>score<TAB>original line`` (bad bytes
@@ -290,7 +289,7 @@ def _reading(in_path: Path, what: str, progress: bool):
     try:
         with stream:
             yield raw_file, stream, bar
-    except (OSError, EOFError, lzma.LZMAError) as e:
+    except READ_ERRORS as e:
         raise BisentError(f"{in_path}: cannot read ({e.__class__.__name__}: {e})") from None
     finally:
         bar.close()
