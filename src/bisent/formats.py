@@ -213,7 +213,8 @@ def _read_tsv(bt: Bitext) -> None:
         else:
             pair, u.problem, u.detail = parse_row(cols[s] + b"\t" + cols[t], MAX_SIDE_BYTES)
             if pair is not None:
-                u.src, u.tgt = _strip_bom(n, pair[0]) if s == 0 else pair[0], _strip_bom(n, pair[1]) if t == 0 else pair[1]
+                u.src = _strip_bom(n, pair[0]) if s == 0 else pair[0]
+                u.tgt = _strip_bom(n, pair[1]) if t == 0 else pair[1]
         bt.units.append(u)
     bt.ncols = want
 
@@ -256,8 +257,8 @@ def _read_jsonl(bt: Bitext) -> None:
 def _set_text(u: Unit, src: str, tgt: str) -> None:
     """Set a unit's sides from free text: whitespace runs (newlines, tabs) become one space; checks as a line's."""
     src, tgt = _SPACE.sub(" ", src).strip(), _SPACE.sub(" ", tgt).strip()
-    pair, u.problem, u.detail = parse_row(src.encode("utf-8", "surrogatepass") + b"\t" + tgt.encode("utf-8", "surrogatepass"),
-                                          MAX_SIDE_BYTES)
+    both = src.encode("utf-8", "surrogatepass") + b"\t" + tgt.encode("utf-8", "surrogatepass")
+    pair, u.problem, u.detail = parse_row(both, MAX_SIDE_BYTES)
     if pair is not None:
         u.src, u.tgt = pair
     if not u.raw:
@@ -369,6 +370,9 @@ def _read_tmx(bt: Bitext, root) -> None:
     else:
         found_tgt = None
     s, t = _need_langs(bt, (None if srclang in (None, "*all*") else srclang, found_tgt), "the TMX header")
+    for key, lang in ((s, bt.src_lang), (t, bt.tgt_lang)):
+        if langs and key not in langs:  # not one unit could be used: the wrong language asked for
+            raise BisentError(f"{bt.paths[0]}: no <tuv> in {lang} (languages there: {', '.join(sorted(langs))})")
     for n, tu in enumerate(root.iter("tu"), 1):
         u = Unit(n, line=tu.sourceline)
         bt.units.append(u)
