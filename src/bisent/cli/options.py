@@ -1,4 +1,4 @@
-"""Option types shared by the commands: numbers that must be finite (``nan`` and ``inf`` are refused)."""
+"""Option types shared by the commands: numbers that must be finite (``nan`` and ``inf`` are refused), or ``none``."""
 
 from __future__ import annotations
 
@@ -30,6 +30,20 @@ class FiniteFloat(click.ParamType):
 
 
 FINITE = FiniteFloat()
+
+
+class ThresholdOrNone(FiniteFloat):
+    """A finite threshold, or ``none`` (returned as the string ``"none"``): no threshold at all."""
+
+    name = "float|none"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, str) and value.strip().lower() == "none":
+            return "none"
+        return super().convert(value, param, ctx)
+
+
+THRESHOLD_OR_NONE = ThresholdOrNone()
 
 
 def ray_options(what: str):
