@@ -124,14 +124,16 @@ def test_tmx_filter_accounts_for_every_unit(tmp_path, lo_pairs):
     assert _filter(tmp_path, tmp_path / "all.tmx", out="kept.tmx") == 0
     assert (tmp_path / "kept.tmx").read_bytes() == (tmp_path / "all.tmx").read_bytes()   # nothing removed
 
-    (tmp_path / "bad.tmx").write_bytes(_tmx_without_target((tmp_path / "all.tmx").read_bytes(), 5))
+    bad = _tmx_without_target(_tmx_without_target((tmp_path / "all.tmx").read_bytes(), 12), 5)   # the last, too
+    (tmp_path / "bad.tmx").write_bytes(bad)
     assert _filter(tmp_path, tmp_path / "bad.tmx", out="kept.tmx") == 0
     summary = json.loads((tmp_path / "summary.json").read_text())
-    assert (summary["lines"], summary["kept"], summary["rejected"]) == (12, 11, 1)
-    assert summary["rejected_by"] == {"bad_unit:no_target": 1}
-    [row] = _rejected(tmp_path)
-    assert row[:2] == ["5", "bad_unit:no_target"] and lo_pairs[4].src in row[3]
-    others = [p for i, p in enumerate(lo_pairs) if i != 4]
+    assert (summary["lines"], summary["kept"], summary["rejected"]) == (12, 10, 2)
+    assert summary["rejected_by"] == {"bad_unit:no_target": 2}
+    rows = _rejected(tmp_path)
+    assert [r[:2] for r in rows] == [["5", "bad_unit:no_target"], ["12", "bad_unit:no_target"]]
+    assert lo_pairs[4].src in rows[0][3]
+    others = [p for i, p in enumerate(lo_pairs) if i not in (4, 11)]
     want = new_bitext("tmx", "en", "de", _texts(others), props=_props(others))
     write_bitext(tmp_path / "want.tmx", want, want.units)
     assert (tmp_path / "kept.tmx").read_bytes() == (tmp_path / "want.tmx").read_bytes()
