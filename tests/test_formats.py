@@ -290,3 +290,31 @@ def test_mine_default_threshold(tmp_path, capsys):
     assert main([*args[:1], tmp_path / "one.en", tmp_path / "one.de", *args[3:], "-o", tmp_path / "o.tsv"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "default threshold" in err and "--threshold none" in err
+
+
+# ---------------------------------------------------------------------------
+# divergence, repair and training read the same formats
+# ---------------------------------------------------------------------------
+
+def test_divergence_repair_and_training_read_tmx_and_moses(tmp_path):
+    """What `bisent divergence` / `bisent repair` read (divergence.read_pairs) and `bisent train --train` reads."""
+    pytest.importorskip("torch")
+    from bisent.divergence import read_pairs
+    from bisent.training.data import read_bitext as read_training_bitext
+
+    pairs = [("a1 a2 a3", "b3 b2 b1"), ("a4 a5", "b5 b4"), ("a6", "b6")]
+    bt = new_bitext("tmx", "xa", "xb", pairs)
+    write_bitext(tmp_path / "toy.tmx", bt, bt.units)
+    (tmp_path / "bad.tmx").write_bytes(re.sub(rb'\n\s*<tuv xml:lang="xb">.*?</tuv>', b"",
+                                              (tmp_path / "toy.tmx").read_bytes(), count=1, flags=re.S))
+    got = list(read_pairs(tmp_path / "bad.tmx"))
+    assert [(n, p) for n, p, _ in got] == [(1, None), (2, pairs[1]), (3, pairs[2])]
+    assert re.fullmatch(r"unit 1 \(line \d+\): bad_unit:no_target", got[0][2])
+    moses = new_bitext("moses", "xa", "xb", pairs)
+    write_bitext([tmp_path / "toy.xa", tmp_path / "toy.xb"], moses, moses.units)
+    assert list(read_pairs([tmp_path / "toy.xa", tmp_path / "toy.xb"])) == [(i, p, None) for i, p in enumerate(pairs, 1)]
+    (tmp_path / "four.tsv").write_text("".join(f"d\tid{i}\t{s}\t{t}\n" for i, (s, t) in enumerate(pairs)))
+    assert [p for _, p, _ in read_pairs(tmp_path / "four.tsv", columns="3,4")] == pairs
+    assert read_training_bitext(tmp_path / "toy.tmx", "xa", "xb").pairs == pairs
+    with pytest.raises(BisentError, match=r"bad.tmx: unit 1 \(line \d+\): bad_unit:no_target"):
+        read_training_bitext(tmp_path / "bad.tmx", "xa", "xb")

@@ -35,9 +35,8 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from .errors import BisentError, where
-from .filtering.files import MAX_SIDE_BYTES, parse_row
-from .filtering.records import format_value
-from .io import READ_ERRORS, _suffix, atomic_write, check_readable, iter_raw_lines, open_binary
+from .io import (MAX_SIDE_BYTES, READ_ERRORS, _suffix, atomic_write, check_readable, iter_raw_lines, open_binary,
+                 parse_row)
 
 FORMATS = ("tsv", "moses", "tmx", "xliff", "jsonl", "parquet")
 _BY_SUFFIX = {".tsv": "tsv", ".txt": "tsv", ".tab": "tsv", ".tmx": "tmx", ".xlf": "xliff", ".xliff": "xliff",
@@ -184,7 +183,7 @@ def read_bitext(paths: Sequence, *, fmt: str | None = None, columns: str | tuple
 
 
 def _pair(raw_src: bytes, raw_tgt: bytes) -> tuple[tuple[str, str] | None, str | None, float | None]:
-    """The two sides' text, or a ``bad_row:*`` reason (the checks of :func:`bisent.filtering.parse_row`)."""
+    """The two sides' text, or a ``bad_row:*`` reason (the checks of :func:`bisent.io.parse_row`)."""
     if b"\t" in raw_src or b"\t" in raw_tgt:
         return None, "bad_row:tab", None
     return parse_row(raw_src + b"\t" + raw_tgt, MAX_SIDE_BYTES)
@@ -284,6 +283,11 @@ def _read_parquet(bt: Bitext) -> None:
         else:
             _set_text(u, a, b)
         bt.units.append(u)
+
+
+def format_value(x: float) -> str:
+    """A score as written to a file: ``0.5``, ``3``, ``0.183946`` (six significant digits)."""
+    return str(int(x)) if float(x).is_integer() and abs(x) < 1e15 else f"{x:.6g}"
 
 
 def _pyarrow_parquet():

@@ -6,7 +6,7 @@ import json
 
 import click
 
-from ..formats import FORMATS
+from .options import bitext_options
 
 
 @click.command("filter")
@@ -33,12 +33,7 @@ from ..formats import FORMATS
               help="Also write this HTML report (and KEPT.report.json: scores, samples, calibration).")
 @click.option("--precision", type=click.FloatRange(0, 1), default=None,
               help="Keep only pairs above the score step's threshold whose precision, estimated without gold, is this.")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default=None,
-              help="Input format (default: by suffix: .tsv, .tmx, .xlf/.xliff, .jsonl, .parquet; two files: moses; "
-                   "else tsv). The kept output has the same format.")
-@click.option("--columns", default=None, metavar="SRC,TGT",
-              help="TSV: the 1-based source and target columns (e.g. 3,4; the other columns are carried to the "
-                   "output); JSONL/Parquet: the keys (default src,tgt).")
+@bitext_options
 @click.option("--score-column", "score_column", is_flag=True,
               help="Add the score to kept units: a last TSV column, a JSONL key / Parquet column `score`, a TMX "
                    "<prop type=\"x-bisent-score\">, an XLIFF bisent:score attribute.")

@@ -41,8 +41,9 @@ DEFAULT_PRECISION = 0.9
 @click.option("--retrieval", type=click.Choice(RETRIEVALS), default="max", show_default=True)
 @click.option("-k", "k", default=4, show_default=True, type=click.IntRange(1), help="Neighbourhood size.")
 @click.option("--threshold", type=THRESHOLD_OR_NONE, default=None,
-              help=f"Keep pairs scoring at least this; `none`: keep every pair. Default: the lowest threshold whose "
-                   f"precision, estimated without gold, is {DEFAULT_PRECISION:g} (as --precision {DEFAULT_PRECISION:g}).")
+              help=f"Keep pairs scoring at least this; `none`: keep every pair. Default: the lowest threshold "
+                   f"whose precision, estimated without gold, is {DEFAULT_PRECISION:g} "
+                   f"(as --precision {DEFAULT_PRECISION:g}).")
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="Output TSV (`-`: standard output).")
 @click.option("--format", "fmt", type=click.Choice(["plain", "bucc"]), default="plain", show_default=True,
               help="plain: one sentence per line; bucc: id<TAB>sentence.")

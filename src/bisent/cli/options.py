@@ -46,6 +46,18 @@ class ThresholdOrNone(FiniteFloat):
 THRESHOLD_OR_NONE = ThresholdOrNone()
 
 
+def bitext_options(f):
+    """``--format`` and ``--columns`` of a command that reads a bitext (:mod:`bisent.formats`)."""
+    from ..formats import FORMATS
+
+    f = click.option("--columns", default=None, metavar="SRC,TGT",
+                     help="TSV: the 1-based source and target columns (e.g. 3,4; the other columns are carried to "
+                          "the output); JSONL/Parquet: the keys (default src,tgt).")(f)
+    return click.option("--format", "fmt", type=click.Choice(FORMATS), default=None,
+                        help="Input format (default: by suffix: .tsv, .tmx, .xlf/.xliff, .jsonl, .parquet, under "
+                             ".gz/.xz/.zst; two files: moses; else tsv).")(f)
+
+
 def ray_options(what: str):
     """``--ray``, ``--threads``, ``--workers`` of a command that can run its ``what`` on Ray."""
     options = [
