@@ -16,7 +16,7 @@ import pytest
 
 from bisent.cli import main
 from bisent.errors import BisentError
-from bisent.formats import TMX_SCORE_PROP, new_bitext, read_bitext, remember_text, write_bitext
+from bisent.formats import TMX_SCORE_PROP, check_columns, new_bitext, read_bitext, remember_text, write_bitext
 
 KEEP_ALL = "steps:\n  - type: empty\n  - {name: cosine, type: cosine, encoder: char-ngram}\n"
 STRICT = "steps:\n  - type: empty\n  - {name: cosine, type: cosine, encoder: char-ngram, accept: {min: 0.25}}\n"
@@ -103,6 +103,10 @@ def test_jsonl_carries_other_keys_and_the_score(tmp_path, lo_pairs):
     assert [k["id"] for k in kept] == [r["id"] for i, r in enumerate(rows) if i != 3]
     assert all(k["meta"] == {"doc": lo_pairs[0].doc} and 0 <= k["score"] <= 1 for k in kept)
     assert _rejected(tmp_path) == [["4", "bad_row:json", "", "{not json"]]
+    (tmp_path / "other.jsonl").write_text("".join(json.dumps({"en": s, "de": t}) + "\n" for s, t in _texts(lo_pairs)))
+    with pytest.raises(BisentError, match="no line has text under both 'src' and 'tgt'; name .* --columns"):
+        check_columns(read_bitext([tmp_path / "other.jsonl"]))
+    assert [u.src for u in read_bitext([tmp_path / "other.jsonl"], columns="en,de").units] == [p.src for p in lo_pairs]
 
 
 # ---------------------------------------------------------------------------

@@ -463,11 +463,16 @@ def _xml_units(bt: Bitext, root) -> list:
 
 
 def check_columns(bt: Bitext) -> None:
-    """A one-line error when every line has the wrong column count (the wrong format or --columns)."""
+    """A one-line error when every line has the wrong column count or lacks the keys (the wrong format or
+    --columns), rather than a run that rejects everything."""
     if bt.fmt == "tsv" and all(u.problem == "bad_row:columns" for u in bt.units):
         counts = sorted({int(u.detail) for u in bt.units})
         raise BisentError(f"{bt.paths[0]}: every line has {'/'.join(map(str, counts))} tab-separated columns, "
                           f"expected {bt.ncols or 2}; choose the source and target with --columns (e.g. --columns 3,4)")
+    if bt.fmt in ("jsonl", "parquet") and all(u.problem in ("bad_row:keys", "bad_row:null") for u in bt.units):
+        ks, kt = bt.columns
+        raise BisentError(f"{bt.paths[0]}: no {'line' if bt.fmt == 'jsonl' else 'row'} has text under both "
+                          f"'{ks}' and '{kt}'; name the source and target with --columns (e.g. --columns en,de)")
 
 
 # ---------------------------------------------------------------------------
