@@ -65,7 +65,8 @@ def filter_cmd(pairs, src_lang, tgt_lang, config, kept, rejected, summary, encod
 
     in_fmt = format_of(pairs, fmt)
     outs = output_paths(kept, pairs, in_fmt)
-    check_paths({**{f"PAIRS ({p})": p for p in pairs}, "--config": config},
+    ins = {"PAIRS": pairs[0]} if len(pairs) == 1 else {f"PAIRS ({p})": p for p in pairs}
+    check_paths({**ins, "--config": config},
                 {**{"--output" if len(outs) == 1 else f"--output ({o})": o for o in outs},
                  "--rejected": rejected, "--summary": summary})
     pipe = config
