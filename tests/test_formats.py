@@ -87,6 +87,9 @@ def test_moses_round_trip_and_filter(tmp_path, lo_pairs):
     rejected = {int(r[0]) for r in _rejected(tmp_path)}
     assert rejected and len(kept.units) + len(rejected) == len(lo_pairs)
     assert [(u.src, u.tgt) for u in kept.units] == [p for i, p in enumerate(_texts(lo_pairs), 1) if i not in rejected]
+    from bisent.formats import output_paths
+    assert output_paths("out/kept", ["a/noisy.en.gz", "a/noisy.de.gz"], "moses") == ("out/kept.en.gz", "out/kept.de.gz")
+    assert output_paths("kept", ["src.txt", "tgt.txt"], "moses") == ("kept.src.txt", "kept.tgt.txt")
     (tmp_path / "short.de").write_text("one line\n")
     (tmp_path / "short.en").write_text("one\ntwo\n")
     with pytest.raises(BisentError, match="short.en: has 2 lines but .*short.de has 1"):

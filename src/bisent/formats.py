@@ -138,7 +138,8 @@ def parse_columns(spec: str | None, fmt: str) -> tuple[Any, Any] | None:
 
 def output_paths(out: str, inputs: Sequence, fmt: str) -> tuple[str, ...]:
     """The output file(s): ``out`` itself, or for Moses ``OUT.en OUT.de`` (the inputs' own endings after their
-    common stem, so ``noisy.en.gz noisy.de.gz -o kept`` writes ``kept.en.gz kept.de.gz``)."""
+    common stem, so ``noisy.en.gz noisy.de.gz -o kept`` writes ``kept.en.gz kept.de.gz``; without a common stem
+    their whole names: ``src.txt tgt.txt -o kept`` writes ``kept.src.txt kept.tgt.txt``)."""
     if fmt != "moses":
         return (out,)
     if str(out) == "-":
@@ -148,8 +149,8 @@ def output_paths(out: str, inputs: Sequence, fmt: str) -> tuple[str, ...]:
     while i < min(len(a), len(b)) and a[i] == b[i]:
         i += 1
     i = a.rfind(".", 0, i + 1)
-    if i < 0:
-        raise BisentError(f"{inputs[0]}, {inputs[1]}: Moses files are named STEM.LANG (e.g. noisy.en noisy.de)")
+    if i < 0:  # no common stem (src.txt tgt.txt): OUT.src.txt OUT.tgt.txt
+        return f"{out}.{a}", f"{out}.{b}"
     return f"{out}{a[i:]}", f"{out}{b[i:]}"
 
 
