@@ -50,6 +50,8 @@ def filter_bitext(inputs: Sequence, output, rejected, src_lang: str, tgt_lang: s
     from .pipeline import as_pipeline
 
     bt = read_bitext(inputs, fmt=fmt, columns=columns, src_lang=src_lang, tgt_lang=tgt_lang)
+    if score_column and bt.fmt == "moses":
+        raise BisentError("--score-column: Moses files hold one sentence a line and have no place for a score")
     check_columns(bt)
     remember_text(bt)
     outs = output_paths(output, inputs, bt.fmt)
