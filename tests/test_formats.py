@@ -161,7 +161,7 @@ def test_tmx_score_property_and_removed_units(tmp_path, lo_pairs):
 
 
 def test_xliff_states_kept_and_missing_target_rejected(tmp_path, lo_pairs):
-    for fmt, target in (("xliff", "target"), ("xliff2", "segment")):
+    for fmt in ("xliff", "xliff2"):
         bt = new_bitext(fmt, "en", "de", _texts(lo_pairs), ids=[p.pid for p in lo_pairs])
         write_bitext(tmp_path / "all.xlf", bt, bt.units)
         data = (tmp_path / "all.xlf").read_bytes()
@@ -325,3 +325,19 @@ def test_divergence_repair_and_training_read_tmx_and_moses(tmp_path):
     assert read_training_bitext(tmp_path / "toy.tmx", "xa", "xb").pairs == pairs
     with pytest.raises(BisentError, match=r"bad.tmx: unit 1 \(line \d+\): bad_unit:no_target"):
         read_training_bitext(tmp_path / "bad.tmx", "xa", "xb")
+
+
+def test_xliff_inline_markup_is_kept_and_code_is_not_text(tmp_path):
+    """<g> text counts, <ph> native code does not; the kept unit is written with its markup, a score added."""
+    (tmp_path / "m.xlf").write_text(
+        '<xliff version="1.2"><file source-language="en" target-language="de"><body>\n<group>'
+        '<trans-unit id="a"><source>Hello <g id="1">big</g> world<ph id="2">{0}</ph>.</source>'
+        '<target state="final">Hallo <g id="1">große</g> Welt<ph id="2">{0}</ph>.</target></trans-unit></group>\n'
+        '<trans-unit id="b"><source>Only source</source></trans-unit>\n</body></file></xliff>\n')
+    bt = read_bitext([tmp_path / "m.xlf"])
+    assert [(u.src, u.tgt, u.problem) for u in bt.units] == [("Hello big world.", "Hallo große Welt.", None),
+                                                             ("", "", "bad_unit:no_target")]
+    write_bitext(tmp_path / "o.xlf", bt, bt.units[:1], scores=[0.5])
+    out = (tmp_path / "o.xlf").read_text()
+    assert '<trans-unit id="a" bisent:score="0.5"><source>Hello <g id="1">big</g> world<ph id="2">{0}</ph>.' in out
+    assert 'state="final"' in out and 'id="b"' not in out

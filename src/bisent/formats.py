@@ -407,7 +407,7 @@ def _unit_text(el) -> bytes:
 
 
 def _read_xliff1(bt: Bitext, root) -> None:
-    ns = root.nsmap.get(None, XLIFF12_NS)
+    ns = root.nsmap.get(None)
     q = (lambda tag: f"{{{ns}}}{tag}") if ns else (lambda tag: tag)
     n = 0
     for file_el in root.iter(q("file")):
@@ -456,7 +456,7 @@ def _xml_units(bt: Bitext, root) -> list:
     """The elements of ``root`` (a copy of ``bt.tree``'s) that are the units, in the order they were numbered."""
     if bt.fmt == "tmx":
         return list(root.iter("tu"))
-    ns = root.nsmap.get(None, XLIFF12_NS if bt.extra.get("version") == 1 else None)
+    ns = root.nsmap.get(None)
     q = (lambda tag: f"{{{ns}}}{tag}") if ns else (lambda tag: tag)
     if bt.extra.get("version") == 1:
         return [tu for f in root.iter(q("file")) for tu in f.iter(q("trans-unit"))]
