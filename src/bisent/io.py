@@ -60,6 +60,42 @@ def _read_errors() -> tuple[type[BaseException], ...]:
 READ_ERRORS = _read_errors()
 
 
+class _ForwardSeekable(io.RawIOBase):
+    """A decompressed stream that seeks forward (by reading) and back to the start of what it has not passed:
+    enough for a resumed read from a checkpoint's offset, as gzip and xz streams allow."""
+
+    def __init__(self, raw):
+        self.raw, self.pos = raw, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def readinto(self, b) -> int:
+        n = self.raw.readinto(b)
+        self.pos += n
+        return n
+
+    def tell(self) -> int:
+        return self.pos
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        target = offset if whence == io.SEEK_SET else self.pos + offset if whence == io.SEEK_CUR else None
+        if target is None or target < self.pos:
+            raise io.UnsupportedOperation("a .zst stream seeks forward only")
+        while self.pos < target:
+            if not self.raw.read(min(target - self.pos, 1 << 20)):
+                break
+            self.pos = self.raw.tell()
+        return self.pos
+
+    def close(self) -> None:
+        self.raw.close()
+        super().close()
+
+
 def _zstd():
     try:
         import zstandard
@@ -80,7 +116,8 @@ def open_binary(file, mode: str = "rb", *, like=None) -> IO[bytes]:
         zstd = _zstd()
         f = open(file, mode) if isinstance(file, (str, os.PathLike)) else file
         if "r" in mode:  # every frame of a concatenation (bisent appends one per chunk)
-            return io.BufferedReader(zstd.ZstdDecompressor().stream_reader(f, read_across_frames=True, closefd=True))
+            return io.BufferedReader(_ForwardSeekable(
+                zstd.ZstdDecompressor().stream_reader(f, read_across_frames=True, closefd=True)))
         return zstd.ZstdCompressor().stream_writer(f, closefd=True)
     return open(file, mode) if isinstance(file, (str, os.PathLike)) else file
 
