@@ -400,7 +400,8 @@ def test_dev_stdin_pipe_and_dash(tmp_path):
     assert m1["rows"] == m2["rows"] == 50 and m1["shards"] == m2["shards"]
     assert not [f for f in os.listdir(tmp_path / "v2") if f.startswith("bisent-stdin")]  # the copy is gone
     de = _write(tmp_path / "de.txt", b"line 3\nline 7\n")
-    r = _bisent("mine", "-", de, "-l", "en", "-L", "de", "-e", "char-ngram", "-o", "-", "--line-numbers", stdin=lines)
+    r = _bisent("mine", "-", de, "-l", "en", "-L", "de", "-e", "char-ngram", "-o", "-", "--line-numbers",
+                "--threshold", "none", stdin=lines)
     assert r.returncode == 0, r.stderr
     rows = [x.split(b"\t") for x in r.stdout.splitlines()]
     assert {(x[3], x[4]) for x in rows} == {(b"4", b"1"), (b"8", b"2")}

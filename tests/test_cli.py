@@ -33,7 +33,8 @@ def test_mine_and_eval_bucc(tmp_path, capsys):
     gold = tmp_path / "gold"
     gold.write_text("e0\tx1\ne1\tx0\ne2\tx3\n")
     out = tmp_path / "mined.tsv"
-    assert main(["mine", src, tgt, "-l", "en", "-L", "en", "-e", "char-ngram", "--format", "bucc", "-o", out]) == 0
+    assert main(["mine", src, tgt, "-l", "en", "-L", "en", "-e", "char-ngram", "--format", "bucc", "-o", out,
+                 "--threshold", "none"]) == 0
     rows = [r.split("\t") for r in out.read_text().splitlines()]
     assert {(r[3], r[4]) for r in rows[:3]} == {("e0", "x1"), ("e1", "x0"), ("e2", "x3")}
     assert [float(r[0]) for r in rows] == sorted((float(r[0]) for r in rows), reverse=True)
@@ -52,7 +53,7 @@ def test_embed_then_mine_from_vectors(tmp_path):
         assert main(["embed", f, "-l", lang, "-e", "char-ngram", "-o", tmp_path / f"{f.stem}.vec"]) == 0
     out = tmp_path / "m.tsv"
     assert main(["mine", src, tgt, "-l", "en", "-L", "en", "--src-vectors", tmp_path / "en.vec",
-                 "--tgt-vectors", tmp_path / "xx.vec", "--line-numbers", "-o", out]) == 0
+                 "--tgt-vectors", tmp_path / "xx.vec", "--line-numbers", "-o", out, "--threshold", "none"]) == 0
     rows = [r.split("\t") for r in out.read_text().splitlines()]
     assert ("green tea please", "green tea please!", "4", "4") in {tuple(r[1:]) for r in rows}
 

@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 from bisent.errors import BisentError
+from bisent.io import compress_like, open_binary
 from bisent.filtering import (DebrisFilter, DuplicateFilter, EmptyFilter, FilterPipeline, LanguageIdFilter,
                               LengthFilter, LengthRatioFilter, NormalisedDuplicateFilter, NumbersFilter,
                               OverlapFilter, ScriptFilter, Selection, Step, filter_file, parse_row,
@@ -369,7 +370,8 @@ def write_messy(path: Path) -> Path:
 
 
 def read_bytes(path: Path) -> bytes:
-    return gzip.decompress(path.read_bytes()) if path.name.endswith(".gz") else path.read_bytes()
+    with open_binary(path) as f:   # .gz, .xz, .zst decompressed
+        return f.read()
 
 
 def test_parse_row_bad_rows():
@@ -463,7 +465,7 @@ def big_input(path: Path, n: int = 300) -> Path:
         tgt = " ".join(w.upper() for w in words[: 1 + (k * 7) % 6])
         lines.append(f"{src}\t{tgt}")
     data = ("\n".join(lines) + "\n").encode()
-    path.write_bytes(gzip.compress(data) if path.name.endswith(".gz") else data)
+    path.write_bytes(compress_like(path, data))
     return path
 
 
@@ -475,6 +477,8 @@ RESUME_RULES = [{"type": "duplicate"}, {"type": "length", "min_length": 2}, {"ty
     (".tsv", None),
     (".tsv.gz", None),
     (".tsv.gz", {"mode": "word_budget", "words": 40}),
+    (".tsv.zst", None),
+    (".tsv.zst", {"mode": "word_budget", "words": 40}),
 ])
 def test_resume_after_crash_gives_identical_output(tmp_path, suffix, select):
     src = big_input(tmp_path / f"in{suffix}")

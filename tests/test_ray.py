@@ -65,7 +65,7 @@ def corpus(tmp_path_factory):
         embed_file(p, "en", enc, d / f"{name}.vec", shard_rows=1500, progress=False)
         paths[name] = p
     args = [str(paths["src"]), str(paths["tgt"]), "-l", "en", "-L", "en", "--src-vectors", str(d / "src.vec"),
-            "--tgt-vectors", str(d / "tgt.vec")]
+            "--tgt-vectors", str(d / "tgt.vec"), "--threshold", "none"]
     one = d / "one.tsv"
     assert main(["mine", *args, "-o", one]) == 0
     assert len(one.read_text(encoding="utf-8").splitlines()) > 3000
@@ -83,7 +83,7 @@ def test_ray_mine_equals_one_machine_byte_for_byte(ray_local, corpus, tmp_path, 
     assert not (tmp_path / "ray.tsv.blocks").exists()            # state removed once the output is written
     # texts embedded in the driver: the blocks travel through Ray's object store instead of a folder
     text_one, text_ray = tmp_path / "t1.tsv", tmp_path / "t2.tsv"
-    base = [*args[:6], "-e", "random"]
+    base = [*args[:6], "-e", "random", "--threshold", "none"]
     assert main(["mine", *base, "-o", text_one]) == 0
     assert main(["mine", *base, "-o", text_ray, "--ray", "local", "--block-rows", BLOCK]) == 0
     assert text_ray.read_bytes() == text_one.read_bytes() == want

@@ -305,7 +305,7 @@ def test_report_of_a_one_pair_mining_run(tmp_path):
     src.write_text("the red house\n")
     tgt.write_text("the red house.\n")
     out = tmp_path / "run" / "mined.tsv"
-    assert main(["mine", src, tgt, "-l", "en", "-L", "de", "-e", "char-ngram", "-o", out,
+    assert main(["mine", src, tgt, "-l", "en", "-L", "de", "-e", "char-ngram", "-o", out, "--threshold", "none",
                  "--report", tmp_path / "run" / "report.html"]) == 0
     rec = json.loads((tmp_path / "run" / "mined.tsv.report.json").read_text())
     assert rec["counts"]["retrieved"] == 1 and rec["calibration"] is None

@@ -693,11 +693,22 @@ def repair_pair(model, src: str, tgt: str, *, n_best: int = 20, tau: int = TAU, 
                   (best.p + 1, best.q), (best.a + 1, best.b), I, J, base.score, best.score)
 
 
-def read_pairs(path, max_bytes: int = 100_000):
+def read_pairs(path, max_bytes: int = 100_000, *, fmt: str | None = None, columns: str | None = None):
     """Yield ``(lineno, (src, tgt) or None, reason or None)`` for every line of a ``src<TAB>tgt`` file
-    (or the ``doc<TAB>id<TAB>src<TAB>tgt`` files of ``bisent data libreoffice``); bad lines get a reason."""
+    (or the ``doc<TAB>id<TAB>src<TAB>tgt`` files of ``bisent data libreoffice``); bad lines get a reason.
+
+    ``path`` may also be two Moses files, or a bitext of another format (:mod:`bisent.formats`, by suffix,
+    ``fmt`` or TSV ``columns``): ``lineno`` is then the line or unit number.
+    """
+    from .formats import format_of, read_bitext
     from .io import iter_raw_lines
 
+    paths = list(path) if isinstance(path, (list, tuple)) else [path]
+    if format_of(paths, fmt) != "tsv" or columns is not None:
+        for u in read_bitext(paths, fmt=fmt, columns=columns).units:
+            yield u.n, (None if u.problem else (u.src, u.tgt)), (f"{u.label}: {u.problem}" if u.problem else None)
+        return
+    path = paths[0]
     for n, raw in iter_raw_lines(path):
         if len(raw) > max_bytes:
             yield n, None, f"line of {len(raw)} bytes (more than {max_bytes})"

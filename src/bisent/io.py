@@ -1,4 +1,4 @@
-"""Reading text (plain, .gz, .xz), TSV pairs and BUCC files; atomic writes.
+"""Reading text (plain, .gz, .xz, .zst), TSV pairs and BUCC files; atomic writes.
 
 Every input line is accounted for: :func:`read_lines` yields one
 :class:`Line` per physical line, with ``problem`` set when the line cannot be
@@ -37,30 +37,101 @@ class Line(NamedTuple):
     problem: str | None
 
 
+#: Compressed file names: the suffixes read and written (de)compressed.
+COMPRESSED = (".gz", ".xz", ".zst")
+
+
 def _suffix(path) -> str:
-    """``".gz"``, ``".xz"`` or ``""``: the compression a file name says."""
+    """``".gz"``, ``".xz"``, ``".zst"`` or ``""``: the compression a file name says."""
     name = Path(path).name
-    return next((s for s in (".gz", ".xz") if name.endswith(s)), "")
+    return next((s for s in COMPRESSED if name.endswith(s)), "")
+
+
+def _read_errors() -> tuple[type[BaseException], ...]:
+    """The exceptions a damaged or truncated compressed input raises while being read."""
+    try:
+        from zstandard import ZstdError
+    except ImportError:  # pragma: no cover
+        return (OSError, EOFError, lzma.LZMAError)
+    return (OSError, EOFError, lzma.LZMAError, ZstdError)
+
+
+#: Caught around reads of possibly compressed input: a one-line error instead of a traceback.
+READ_ERRORS = _read_errors()
+
+
+class _ForwardSeekable(io.RawIOBase):
+    """A decompressed stream that seeks forward (by reading) and back to the start of what it has not passed:
+    enough for a resumed read from a checkpoint's offset, as gzip and xz streams allow."""
+
+    def __init__(self, raw):
+        self.raw, self.pos = raw, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def readinto(self, b) -> int:
+        n = self.raw.readinto(b)
+        self.pos += n
+        return n
+
+    def tell(self) -> int:
+        return self.pos
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        target = offset if whence == io.SEEK_SET else self.pos + offset if whence == io.SEEK_CUR else None
+        if target is None or target < self.pos:
+            raise io.UnsupportedOperation("a .zst stream seeks forward only")
+        while self.pos < target:
+            if not self.raw.read(min(target - self.pos, 1 << 20)):
+                break
+            self.pos = self.raw.tell()
+        return self.pos
+
+    def close(self) -> None:
+        self.raw.close()
+        super().close()
+
+
+def _zstd():
+    try:
+        import zstandard
+    except ImportError:  # pragma: no cover - a declared dependency
+        raise BisentError("reading or writing .zst needs zstandard (pip install zstandard)") from None
+    return zstandard
 
 
 def open_binary(file, mode: str = "rb", *, like=None) -> IO[bytes]:
     """Open ``file`` (a path or an open binary file) for ``"rb"``/``"wb"``, (de)compressed as the name
-    ``like`` (default: ``file``'s own name) says: ``.gz``, ``.xz``, else plain."""
+    ``like`` (default: ``file``'s own name) says: ``.gz``, ``.xz``, ``.zst``, else plain."""
     kind = _suffix(like if like is not None else file)
     if kind == ".gz":
         return gzip.open(file, mode)
     if kind == ".xz":
         return lzma.open(file, mode)
+    if kind == ".zst":
+        zstd = _zstd()
+        f = open(file, mode) if isinstance(file, (str, os.PathLike)) else file
+        if "r" in mode:  # every frame of a concatenation (bisent appends one per chunk)
+            return io.BufferedReader(_ForwardSeekable(
+                zstd.ZstdDecompressor().stream_reader(f, read_across_frames=True, closefd=True)))
+        return zstd.ZstdCompressor().stream_writer(f, closefd=True)
     return open(file, mode) if isinstance(file, (str, os.PathLike)) else file
 
 
 def compress_like(path, data: bytes) -> bytes:
-    """``data`` as one gzip member / xz stream for ``.gz`` / ``.xz`` names (concatenations stay readable)."""
+    """``data`` as one gzip member / xz stream / zstd frame for ``.gz`` / ``.xz`` / ``.zst`` names
+    (concatenations stay readable)."""
     kind = _suffix(path)
     if kind == ".gz":
         return gzip.compress(data, compresslevel=6, mtime=0)
     if kind == ".xz":
         return lzma.compress(data)
+    if kind == ".zst":
+        return _zstd().ZstdCompressor().compress(data)
     return data
 
 
@@ -95,6 +166,41 @@ def line_problem(raw: bytes, *, max_bytes: int = MAX_LINE_BYTES, allow_tab: bool
     return text, None
 
 
+#: A side longer than this (bytes) is a bad row, not a sentence.
+MAX_SIDE_BYTES = 1 << 20
+
+
+def parse_row(raw: bytes, max_side_bytes: int = MAX_SIDE_BYTES) -> tuple[tuple[str, str] | None, str | None,
+                                                                         float | None]:
+    """Split one input line (newline removed) into a pair, or say why it is a bad row.
+
+    Returns ``(pair, None, None)`` or ``(None, reason, detail)`` where detail is a
+    number: the NUL's or bad byte's 1-based column, the column count, the side's bytes.
+    """
+    line = raw[:-1] if raw.endswith(b"\r") else raw
+    nul = line.find(b"\x00")
+    if nul >= 0:
+        return None, "bad_row:nul", float(nul + 1)
+    cr = line.find(b"\r")
+    if cr >= 0:  # a lone CR is not a line break: never merge what may be several lines (README)
+        return None, "bad_row:cr", float(cr + 1)
+    cols = line.split(b"\t")
+    if len(cols) != 2:
+        return None, "bad_row:columns", float(len(cols))
+    for col in cols:
+        if len(col) > max_side_bytes:
+            return None, "bad_row:too_long", float(len(col))
+    sides = []
+    offset = 0
+    for col in cols:
+        try:
+            sides.append(col.decode("utf-8").strip())
+        except UnicodeDecodeError as e:
+            return None, "bad_row:utf8", float(offset + e.start + 1)
+        offset += len(col) + 1
+    return (sides[0], sides[1]), None, None
+
+
 def iter_raw_lines(path) -> Iterator[tuple[int, bytes]]:
     """Yield ``(lineno, bytes)`` for each physical line, newline (and a final CR) removed."""
     path = check_readable(path)
@@ -106,7 +212,7 @@ def iter_raw_lines(path) -> Iterator[tuple[int, bytes]]:
                 if raw.endswith(b"\r"):
                     raw = raw[:-1]
                 yield n, raw
-    except (OSError, EOFError, lzma.LZMAError) as e:
+    except READ_ERRORS as e:
         raise BisentError(f"{path}: cannot read ({e.__class__.__name__}: {e})") from None
 
 
@@ -446,7 +552,7 @@ def readable_file(path, folder=None) -> Iterator[Path]:
             yield p
             return
     src = sys.stdin.buffer if is_stdio(path) else None
-    suffix = "".join(s for s in Path(str(path)).suffixes[-1:] if s in (".gz", ".xz"))
+    suffix = "".join(s for s in Path(str(path)).suffixes[-1:] if s in COMPRESSED)
     fd, tmp = tempfile.mkstemp(prefix="bisent-stdin-", suffix=suffix, dir=folder)
     shown = "<stdin>" if src is not None else str(path)
     try:

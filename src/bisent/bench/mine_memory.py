@@ -128,7 +128,7 @@ def main(argv=None) -> None:
             + min(BLOCK_ROWS, len(src)) * min(BLOCK_COLS, len(tgt)) * 4          # fp32 blocks + score tile
         blocks = threads * one + (threads - 1) * len(tgt) * 4 * 12             # + private column heaps (k = 4)
         argv = ["mine", str(Path(tmp, "src.txt")), str(Path(tmp, "tgt.txt")), "-l", "en", "-L", "de",
-                "-e", args.encoder, "-o", str(Path(tmp, "mined.tsv"))]
+                "-e", args.encoder, "-o", str(Path(tmp, "mined.tsv")), "--threshold", "none"]   # every pair
         code = f"from bisent.cli import main\nsys.exit(main({argv!r}))\n"   # what `bisent mine ...` runs
         for cache in args.modes.split(","):
             t = time.perf_counter()

@@ -119,7 +119,8 @@ def run(args, work: Path, record) -> None:
         outputs[method] = work / f"mined.{method}.tsv"
         stage(f"mine_{method}", ["mine", str(data / "src.txt"), str(data / "tgt.txt"), "-l", "en", "-L", "de",
                                  "--src-vectors", str(vec["src"]), "--tgt-vectors", str(vec["tgt"]),
-                                 "-k", str(args.k), "--knn", method, "--line-numbers", "-o", str(outputs[method])])
+                                 "-k", str(args.k), "--knn", method, "--line-numbers", "--threshold", "none",
+                                 "-o", str(outputs[method])])
 
     from ..datasets.scale import read_gold
 

@@ -10,14 +10,18 @@ import json
 
 import click
 
+from .options import bitext_options
+
 
 @click.command("divergence")
-@click.argument("pairs", type=click.Path(dir_okay=False))
+@click.argument("pairs", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("-e", "--encoder", "model_dir", required=True, help="Divergence model directory.")
 @click.option("-o", "--output", default="-", show_default=True, type=click.Path(dir_okay=False),
               help="JSON lines, one per input line.")
-def divergence(pairs, model_dir, output):
-    """Score each word of PAIRS (src<TAB>tgt, or doc<TAB>id<TAB>src<TAB>tgt) as parallel or divergent.
+@bitext_options
+def divergence(pairs, model_dir, output, fmt, columns):
+    """Score each word of PAIRS (src<TAB>tgt, doc<TAB>id<TAB>src<TAB>tgt, two Moses files, TMX, XLIFF, JSONL,
+    Parquet: see --format) as parallel or divergent.
 
     One JSON line per input line: {"line": N, "src": [[word, score, label], ...], "tgt": [...],
     "divergent": count, "sim": Eq. 1 cosine}; label +1 (divergent) when the score (Eq. 2) is
@@ -33,7 +37,7 @@ def divergence(pairs, model_dir, output):
     model = load_model(model_dir)
 
     def lines():
-        for n, pair, reason in read_pairs(pairs):
+        for n, pair, reason in read_pairs(pairs, fmt=fmt, columns=columns):
             rec = {"line": n, **({"reason": reason} if pair is None else score_pair(model, *pair))}
             yield json.dumps(rec, ensure_ascii=False) + "\n"
 

@@ -6,16 +6,19 @@ import json
 
 import click
 
+from .options import bitext_options
+
 
 @click.command("filter")
-@click.argument("pairs", type=click.Path(dir_okay=False))
+@click.argument("pairs", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("-l", "--src-lang", required=True, help="Language of the first column.")
 @click.option("-L", "--tgt-lang", required=True, help="Language of the second column.")
 @click.option("-c", "--config", "config", required=True, type=click.Path(dir_okay=False),
               help="YAML pipeline: a list of steps, or {steps: [...], select: {...}} "
                    "(e.g. recipes/filter-default.yaml).")
 @click.option("-o", "--output", "kept", required=True, type=click.Path(dir_okay=False),
-              help="Kept lines, byte for byte (.gz/.xz: compressed).")
+              help="Kept lines or units in the input's format, byte for byte where unchanged (.gz/.xz/.zst: "
+                   "compressed). Moses input: a stem (-o kept writes kept.en kept.de).")
 @click.option("--rejected", required=True, type=click.Path(dir_okay=False),
               help="Rejected lines as lineno<TAB>reason<TAB>score<TAB>line.")
 @click.option("--summary", type=click.Path(dir_okay=False), default=None,
@@ -30,14 +33,21 @@ import click
               help="Also write this HTML report (and KEPT.report.json: scores, samples, calibration).")
 @click.option("--precision", type=click.FloatRange(0, 1), default=None,
               help="Keep only pairs above the score step's threshold whose precision, estimated without gold, is this.")
+@bitext_options
+@click.option("--score-column", "score_column", is_flag=True,
+              help="Add the score to kept units: a last TSV column, a JSONL key / Parquet column `score`, a TMX "
+                   "<prop type=\"x-bisent-score\">, an XLIFF bisent:score attribute.")
 def filter_cmd(pairs, src_lang, tgt_lang, config, kept, rejected, summary, encoder, chunk_size, no_resume,
-               progress, report, precision):
-    """Filter PAIRS (plain, .gz or .xz; `-`: standard input) into kept and rejected lines (`-o -`: kept lines
-    to standard output); print the summary as JSON.
+               progress, report, precision, fmt, columns, score_column):
+    """Filter PAIRS into kept and rejected lines (`-o -`: kept lines to standard output); print the summary
+    as JSON. PAIRS is one file (src<TAB>tgt, TSV with --columns, TMX, XLIFF, JSONL, Parquet; .gz/.xz/.zst;
+    `-`: standard input) or two line-aligned Moses files (FILE.en FILE.de).
 
-    Every input line ends up in exactly one output; bad rows (wrong column
-    count, undecodable bytes, NUL, a side over 1 MB) are rejected with a
-    bad_row:* reason. A killed run continues where it stopped when rerun.
+    Every input line or unit ends up in exactly one output; bad rows (wrong
+    column count, undecodable bytes, NUL, a side over 1 MB) and malformed TMX/
+    XLIFF units are rejected with a bad_row:* / bad_unit:* reason and their line
+    or unit number. A file whose every line has the wrong column count is an
+    error. A killed run on a src<TAB>tgt file continues where it stopped when rerun.
     """
     import shutil
     import sys
@@ -51,12 +61,26 @@ def filter_cmd(pairs, src_lang, tgt_lang, config, kept, rejected, summary, encod
     for name, path in (("--rejected", rejected), ("--summary", summary)):
         if is_stdio(path):
             raise BisentError(f"{name} -: standard output is for the kept lines (-o -); give {name} a file name")
-    check_paths({"PAIRS": pairs, "--config": config}, {"--output": kept, "--rejected": rejected, "--summary": summary})
+    from ..formats import format_of, output_paths
+
+    in_fmt = format_of(pairs, fmt)
+    outs = output_paths(kept, pairs, in_fmt)
+    ins = {"PAIRS": pairs[0]} if len(pairs) == 1 else {f"PAIRS ({p})": p for p in pairs}
+    check_paths({**ins, "--config": config},
+                {**{"--output" if len(outs) == 1 else f"--output ({o})": o for o in outs},
+                 "--rejected": rejected, "--summary": summary})
     pipe = config
     if encoder:
         pipe = FilterPipeline.from_config(edit_config(config, encoder=encoder), src_lang=src_lang,
                                           tgt_lang=tgt_lang, source=config)
+    if in_fmt != "tsv" or columns is not None or score_column:
+        _filter_bitext(pairs, kept, rejected, src_lang, tgt_lang, pipe, in_fmt, columns, score_column, summary,
+                       chunk_size, progress, report, precision, config, encoder)
+        return
+    pairs = pairs[0]
     with readable_file(pairs) as in_path, tempfile.TemporaryDirectory(prefix="bisent-filter-") as tmp:
+        from ..filtering.bitext import check_two_columns
+        check_two_columns(in_path)
         # kept lines to standard output: built in a temporary file (a killed run cannot resume), then copied
         out = Path(tmp) / "kept.tsv" if is_stdio(kept) else kept
         result = filter_file(in_path, out, rejected, src_lang, tgt_lang, pipe, summary_path=summary,
@@ -71,4 +95,27 @@ def filter_cmd(pairs, src_lang, tgt_lang, config, kept, rejected, summary, encod
             with open(out, "rb") as f:
                 shutil.copyfileobj(f, sys.stdout.buffer)
             sys.stdout.buffer.flush()
+    click.echo(json.dumps({k: v for k, v in result.items() if k != "pipeline"}), err=True)
+
+
+def _filter_bitext(pairs, kept, rejected, src_lang, tgt_lang, pipe, fmt, columns, score_column, summary, chunk_size,
+                   progress, report, precision, config, encoder) -> None:
+    """Any other format (or --columns, --score-column): :func:`bisent.filtering.bitext.filter_bitext`."""
+    import contextlib
+
+    from ..filtering.bitext import filter_bitext
+    from ..io import readable_file
+
+    finish = None
+    if report or precision is not None:
+        def finish(t_in, t_kept, t_rej, result):
+            from ..report import finish_filter
+            return finish_filter(t_in, t_kept, t_rej, result, pipe, src_lang, tgt_lang, precision=precision,
+                                 report=report, params={"config": config, "encoder": encoder})
+    with contextlib.ExitStack() as stack:
+        paths = [stack.enter_context(readable_file(p)) for p in pairs]   # `-` and pipes: copied once
+        result = filter_bitext(paths, kept, rejected, src_lang, tgt_lang, pipe, fmt=fmt, columns=columns,
+                               score_column="score" if score_column else None, summary_path=summary,
+                               chunk_size=chunk_size, progress=progress, finish=finish)
+    result["input"] = list(pairs) if len(pairs) > 1 else pairs[0]
     click.echo(json.dumps({k: v for k, v in result.items() if k != "pipeline"}), err=True)

@@ -5,7 +5,10 @@ from __future__ import annotations
 import contextlib
 import json
 import shutil
+import sys
+import tempfile
 import time
+from pathlib import Path
 
 import click
 
@@ -18,7 +21,10 @@ from ..scale.blocks import BLOCK, BlockScorer
 from ..scale.ray_mine import RayExecutor
 from ..scale.ray_session import ray_session
 from ..scoring import KINDS, MARGINS, Scorer
-from .options import FINITE, ray_options
+from .options import THRESHOLD_OR_NONE, ray_options
+
+#: Without --threshold or --precision, mined pairs are kept from the threshold of this estimated precision.
+DEFAULT_PRECISION = 0.9
 
 
 @click.command()
@@ -34,7 +40,10 @@ from .options import FINITE, ray_options
               help="Score instead of the margin: cosine, euclidean, csls (or a margin name).")
 @click.option("--retrieval", type=click.Choice(RETRIEVALS), default="max", show_default=True)
 @click.option("-k", "k", default=4, show_default=True, type=click.IntRange(1), help="Neighbourhood size.")
-@click.option("--threshold", type=FINITE, default=None, help="Keep pairs scoring at least this.")
+@click.option("--threshold", type=THRESHOLD_OR_NONE, default=None,
+              help=f"Keep pairs scoring at least this; `none`: keep every pair. Default: the lowest threshold "
+                   f"whose precision, estimated without gold, is {DEFAULT_PRECISION:g} "
+                   f"(as --precision {DEFAULT_PRECISION:g}).")
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="Output TSV (`-`: standard output).")
 @click.option("--format", "fmt", type=click.Choice(["plain", "bucc"]), default="plain", show_default=True,
               help="plain: one sentence per line; bucc: id<TAB>sentence.")
@@ -68,8 +77,14 @@ def mine(src, tgt, src_lang, tgt_lang, encoder, margin, score, retrieval, k, thr
          with_ids, src_vectors, tgt_vectors, knn_method, ray_address, threads, workers, state_dir, block_rows,
          report, precision):
     """Mine SRC against TGT (either may be `-`, standard input); write `score<TAB>src<TAB>tgt` best first,
-    duplicates removed."""
+    duplicates removed. Without --threshold, pairs are kept at an estimated precision of 90 % (said on stderr)."""
     t0 = time.perf_counter()
+    default = threshold is None and precision is None
+    if threshold == "none" and precision is not None:
+        raise BisentError("give --threshold or --precision, not both")
+    threshold = None if threshold == "none" else threshold
+    if default:
+        precision = DEFAULT_PRECISION
     if is_stdio(src) and is_stdio(tgt):
         raise BisentError("SRC and TGT cannot both be `-` (standard input)")
     check_paths({"SRC": src, "TGT": tgt}, {"--output": output})
@@ -95,24 +110,45 @@ def mine(src, tgt, src_lang, tgt_lang, encoder, margin, score, retrieval, k, thr
         rec = Scorer(score or margin, k, knn_method=knn_method,
                      **({"state": twostage_state} if twostage_state is not None else {}))
     scorer = rec
+    to_stdout = False
     if report or precision is not None:
         from ..report import RecordingScorer, choose_threshold
-        if is_stdio(output):
+        if is_stdio(output) and not default:
             raise BisentError("--report / --precision need an output file, not -o -")
+        to_stdout = is_stdio(output)
         if threshold is not None:
             choose_threshold(None, threshold, precision)   # both given: a one-line error before any work
         scorer = RecordingScorer(rec)
     session = ray_session(ray_address, threads=threads, workers=workers) if ray_address else contextlib.nullcontext()
-    with readable_file(src) as src_file, readable_file(tgt) as tgt_file, session:  # `-` and pipes: copied once
+    tmp_dir = tempfile.TemporaryDirectory(prefix="bisent-mine-") if to_stdout else contextlib.nullcontext()
+    with readable_file(src) as src_file, readable_file(tgt) as tgt_file, session, tmp_dir as tmp:
+        # `-` and pipes: copied once; `-o -` with the default threshold: mined into a temp file, then copied
+        output = str(Path(tmp) / "mined.tsv") if to_stdout else output
         summary = mine_files(src_file, tgt_file, src_lang, tgt_lang, enc, output, scorer=scorer,
                              retrieval=retrieval, threshold=threshold if scorer is rec else None, fmt=fmt,
                              with_ids=with_ids, src_vectors=src_vectors, tgt_vectors=tgt_vectors, progress=None)
         if scorer is not rec:
             from ..report import finish_mining
-            summary.update(finish_mining(scorer, src_file, tgt_file, output, fmt=fmt, retrieval=retrieval,
-                                         threshold=threshold, precision=precision, report=report, params={
-                                             "encoder": encoder, "score": score or margin, "k": k,
-                                             "retrieval": retrieval}))
+            try:
+                summary.update(finish_mining(scorer, src_file, tgt_file, output, fmt=fmt, retrieval=retrieval,
+                                             threshold=threshold, precision=precision, report=report, params={
+                                                 "encoder": encoder, "score": score or margin, "k": k,
+                                                 "retrieval": retrieval}, write_record=not default or bool(report)))
+            except BisentError as e:
+                if not default:
+                    raise
+                raise BisentError(f"the default threshold (estimated precision {DEFAULT_PRECISION:g}): "
+                                  f"{str(e).removeprefix('--precision: ')}; give --threshold T, --precision P "
+                                  f"or --threshold none (keep every pair)") from None
+            if default:
+                click.echo(f"bisent: kept {summary['pairs']} pairs scoring >= {summary['threshold']:.4g}, "
+                           f"estimated precision {summary['estimated_precision']:.0%} (the default; "
+                           f"--threshold none keeps every pair)", err=True)
+        if to_stdout:
+            with open(output, "rb") as f:
+                shutil.copyfileobj(f, sys.stdout.buffer)
+            sys.stdout.buffer.flush()
+            summary["output"] = output = "-"
     if blocks:
         summary["blocks"] = rec.counts_
         if state_dir is not None:

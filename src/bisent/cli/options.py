@@ -1,4 +1,4 @@
-"""Option types shared by the commands: numbers that must be finite (``nan`` and ``inf`` are refused)."""
+"""Option types shared by the commands: numbers that must be finite (``nan`` and ``inf`` are refused), or ``none``."""
 
 from __future__ import annotations
 
@@ -30,6 +30,32 @@ class FiniteFloat(click.ParamType):
 
 
 FINITE = FiniteFloat()
+
+
+class ThresholdOrNone(FiniteFloat):
+    """A finite threshold, or ``none`` (returned as the string ``"none"``): no threshold at all."""
+
+    name = "float|none"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, str) and value.strip().lower() == "none":
+            return "none"
+        return super().convert(value, param, ctx)
+
+
+THRESHOLD_OR_NONE = ThresholdOrNone()
+
+
+def bitext_options(f):
+    """``--format`` and ``--columns`` of a command that reads a bitext (:mod:`bisent.formats`)."""
+    from ..formats import FORMATS
+
+    f = click.option("--columns", default=None, metavar="SRC,TGT",
+                     help="TSV: the 1-based source and target columns (e.g. 3,4; the other columns are carried to "
+                          "the output); JSONL/Parquet: the keys (default src,tgt).")(f)
+    return click.option("--format", "fmt", type=click.Choice(FORMATS), default=None,
+                        help="Input format (default: by suffix: .tsv, .tmx, .xlf/.xliff, .jsonl, .parquet, under "
+                             ".gz/.xz/.zst; two files: moses; else tsv).")(f)
 
 
 def ray_options(what: str):

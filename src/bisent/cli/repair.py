@@ -6,6 +6,8 @@ import json
 
 import click
 
+from .options import bitext_options
+
 
 def _span(s) -> str:
     return f"{s[0]}-{s[1]}" if s else "-"
@@ -16,7 +18,7 @@ def _num(v) -> str:
 
 
 @click.command("repair")
-@click.argument("pairs", type=click.Path(dir_okay=False))
+@click.argument("pairs", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("-e", "--encoder", "model_dir", required=True, help="Divergence model directory.")
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="Repaired pairs (TSV, see below).")
 @click.option("--n-best", type=click.IntRange(1), default=20, show_default=True, help="N-best cuts re-ranked.")
@@ -39,9 +41,11 @@ def _num(v) -> str:
 @click.option("--match-ends", is_flag=True,
               help="Refuse a cut at an end after which one kept side ends with sentence-final punctuation and "
                    "the other does not (the repair step's default).")
+@bitext_options
 def repair(pairs, model_dir, output, n_best, tau, rerank, min_gain, min_word_gain, boundary_cost, sentences_only,
-           one_side, match_ends):
+           one_side, match_ends, fmt, columns):
     """Cut leading/trailing words of both sides of each pair of PAIRS where the model finds them divergent.
+    PAIRS: src<TAB>tgt (or doc<TAB>id<TAB>src<TAB>tgt), two Moses files, TMX, XLIFF, JSONL, Parquet (--format).
 
     Output, one line per input line: line<TAB>status<TAB>src_span<TAB>tgt_span<TAB>before<TAB>after
     <TAB>src<TAB>tgt. status is kept, cut, or skipped: REASON (bad row, empty or over-long side;
@@ -61,7 +65,7 @@ def repair(pairs, model_dir, output, n_best, tau, rerank, min_gain, min_word_gai
     tau = TAU if tau is None else tau
     counts: Counter = Counter()
     with atomic_write(output) as f:
-        for n, pair, reason in read_pairs(pairs):
+        for n, pair, reason in read_pairs(pairs, fmt=fmt, columns=columns):
             if pair is None:
                 counts["skipped"] += 1
                 f.write(f"{n}\tskipped: {reason}\t-\t-\t-\t-\t\t\n")

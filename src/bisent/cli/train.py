@@ -29,7 +29,7 @@ def _word_vectors(specs: tuple[str, ...]):
               help="YAML recipe, e.g. recipes/kim2019.yaml, recipes/distill-dan.yaml, recipes/adapt-use-m3.yaml.")
 @click.option("--train", "train_specs", required=True, multiple=True, metavar="[SRC-TGT=]TSV",
               help="Parallel training data, src<TAB>tgt per line, or the doc<TAB>id<TAB>src<TAB>tgt files of "
-                   "'bisent data libreoffice' (repeatable); for hide / doc-bow recipes, folders of 'bisent data docs'. Languages from the prefix, a name like "
+                   "'bisent data libreoffice', or .tmx/.xlf/.xliff/.jsonl/.parquet (repeatable); for hide / doc-bow recipes, folders of 'bisent data docs'. Languages from the prefix, a name like "
                    "train.en-de.tsv or a folder like en-de/train.tsv, or the recipe's 'languages'.")
 @click.option("--mono", "mono_specs", multiple=True, metavar="[LANG=]TXT",
               help="Monolingual text, one sentence per line (repeatable): kim2019 autoencodes it, distill-* "

@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import lzma
 import os
 import time
 from pathlib import Path
@@ -21,8 +20,8 @@ from typing import IO, Callable, Iterator, Sequence
 import numpy as np
 
 from ..errors import BisentError
-from ..io import (atomic_write, check_readable, compress_like as _compress, make_state_dir, open_binary,
-                  open_exclusive, open_existing, remove_tree)
+from ..io import (MAX_SIDE_BYTES, READ_ERRORS, atomic_write, check_readable, compress_like as _compress,  # noqa: F401
+                  make_state_dir, open_binary, open_exclusive, open_existing, parse_row, remove_tree)
 from ..progress import progress_bar
 from .params import check_number
 from .pipeline import FilterPipeline, as_pipeline
@@ -33,39 +32,7 @@ from . import selection
 # Streaming a TSV file: bad rows, chunks, checkpoints, resume
 # ---------------------------------------------------------------------------
 
-#: A side longer than this (bytes) is a bad row, not a sentence.
-MAX_SIDE_BYTES = 1 << 20
 STATE_VERSION = 1
-
-
-def parse_row(raw: bytes, max_side_bytes: int = MAX_SIDE_BYTES) -> tuple[Pair | None, str | None, float | None]:
-    """Split one input line (newline removed) into a pair, or say why it is a bad row.
-
-    Returns ``(pair, None, None)`` or ``(None, reason, detail)`` where detail is a
-    number: the NUL's or bad byte's 1-based column, the column count, the side's bytes.
-    """
-    line = raw[:-1] if raw.endswith(b"\r") else raw
-    nul = line.find(b"\x00")
-    if nul >= 0:
-        return None, "bad_row:nul", float(nul + 1)
-    cr = line.find(b"\r")
-    if cr >= 0:  # a lone CR is not a line break: never merge what may be several lines (README)
-        return None, "bad_row:cr", float(cr + 1)
-    cols = line.split(b"\t")
-    if len(cols) != 2:
-        return None, "bad_row:columns", float(len(cols))
-    for col in cols:
-        if len(col) > max_side_bytes:
-            return None, "bad_row:too_long", float(len(col))
-    sides = []
-    offset = 0
-    for col in cols:
-        try:
-            sides.append(col.decode("utf-8").strip())
-        except UnicodeDecodeError as e:
-            return None, "bad_row:utf8", float(offset + e.start + 1)
-        offset += len(col) + 1
-    return (sides[0], sides[1]), None, None
 
 
 class _Partial:
@@ -135,7 +102,7 @@ def _write_json(path: Path, data: dict) -> None:
 def filter_file(in_tsv, out_kept, out_rejected, src_lang: str, tgt_lang: str, config,
                 summary_path=None, *, chunk_size: int = 10_000, max_side_bytes: int = MAX_SIDE_BYTES,
                 resume: bool = True, progress: bool | None = True) -> dict:
-    """Filter a ``src<TAB>tgt`` file (plain, .gz or .xz) into kept and rejected files; return the summary.
+    """Filter a ``src<TAB>tgt`` file (plain, .gz, .xz or .zst) into kept and rejected files; return the summary.
 
     - kept lines are written byte for byte as they were read;
     - rejected lines as ``lineno<TAB>reason<TAB>score<TAB>original line`` (bad bytes
@@ -290,7 +257,7 @@ def _reading(in_path: Path, what: str, progress: bool):
     try:
         with stream:
             yield raw_file, stream, bar
-    except (OSError, EOFError, lzma.LZMAError) as e:
+    except READ_ERRORS as e:
         raise BisentError(f"{in_path}: cannot read ({e.__class__.__name__}: {e})") from None
     finally:
         bar.close()

@@ -84,8 +84,10 @@ def choose_threshold(cal, threshold: float | None, precision: float | None) -> f
 
 
 def finish_mining(recorder: RecordingScorer, src_path, tgt_path, output, *, fmt: str = "plain", retrieval: str = "max",
-                  threshold: float | None = None, precision: float | None = None, report=None, params=None) -> dict:
-    """Calibrate, threshold and report a run mined (without threshold) into ``output``; returns summary fields."""
+                  threshold: float | None = None, precision: float | None = None, report=None, params=None,
+                  write_record: bool = True) -> dict:
+    """Calibrate, threshold and report a run mined (without threshold) into ``output``; returns summary fields
+    (``write_record=False``: no ``OUTPUT.report.json`` unless there is a ``report``)."""
     from ..mining import read_collection, unique_rows
 
     scores, texts = rec_mod.read_mined(output)
@@ -99,7 +101,8 @@ def finish_mining(recorder: RecordingScorer, src_path, tgt_path, output, *, fmt:
     record["summary"] = {"pairs": kept, "output": str(output)}
     out = {"pairs": kept, "threshold": threshold,
            "estimated_precision": None if cal is None or threshold is None else round(cal.precision_at(threshold), 4)}
-    out["record"] = str(rec_mod.write_record(record, f"{output}{rec_mod.SUFFIX}"))
+    if write_record or report:
+        out["record"] = str(rec_mod.write_record(record, f"{output}{rec_mod.SUFFIX}"))
     if report:
         out["report"] = str(render([(Path(output).name, record)], report, title=f"bisent mine: {Path(output).name}"))
     return out

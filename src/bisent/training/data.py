@@ -98,7 +98,17 @@ def _first_line_columns(path) -> int:
 
 def read_bitext(path, src_lang: str, tgt_lang: str) -> Bitext:
     """Read ``src<TAB>tgt`` lines, or the ``doc<TAB>id<TAB>src<TAB>tgt`` lines that ``bisent data
-    libreoffice`` writes (told apart by the first line); any unusable line is a one-line error."""
+    libreoffice`` writes (told apart by the first line), or TMX, XLIFF, JSONL, Parquet (by suffix,
+    :mod:`bisent.formats`); any unusable line or unit is a one-line error."""
+    from .. import formats
+
+    fmt = formats.format_of([path])
+    if fmt != "tsv":
+        bt = formats.read_bitext([path], fmt=fmt, src_lang=src_lang, tgt_lang=tgt_lang)
+        bad = next((u for u in bt.units if u.problem), None)
+        if bad is not None:
+            raise BisentError(f"{path}: {bad.label}: {bad.problem}")
+        return Bitext(src_lang, tgt_lang, [(u.src, u.tgt) for u in bt.units], str(path), None)
     pairs, domains = [], []
     ncols = 4 if _first_line_columns(path) == 4 else 2
     for n, cols in read_tsv(path, ncols):

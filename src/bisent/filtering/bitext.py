@@ -1,0 +1,132 @@
+"""Filtering a bitext in any format of :mod:`bisent.formats`, written back in its own format.
+
+The units are read (malformed ones kept as rejected, with their reason), their
+text is filtered by :func:`~bisent.filtering.files.filter_file` as a temporary
+``src<TAB>tgt`` file, and the result is mapped back: kept units are written in
+the input's format (other columns, keys, TMX properties and XLIFF states
+carried; optionally a score), rejected ones to the usual rejected file
+``n<TAB>reason<TAB>score<TAB>line`` where ``n`` is the unit's line number (line
+formats) or index in document order (TMX ``<tu>``, XLIFF units).
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Callable, Sequence
+
+from ..errors import BisentError
+from ..formats import check_columns, output_paths, read_bitext, remember_text, write_bitext
+from ..io import atomic_write, iter_raw_lines
+from .files import filter_file, parse_row
+from .records import format_value, show_line
+
+
+def check_two_columns(path) -> None:
+    """A one-line error when no line of a ``src<TAB>tgt`` file has two columns (a wrong format or columns)."""
+    counts: set[int] = set()
+    for _, raw in iter_raw_lines(path):
+        n = raw.count(b"\t") + 1
+        if n == 2:
+            return
+        counts.add(n)
+    if counts:
+        raise BisentError(f"{path}: every line has {'/'.join(map(str, sorted(counts)))} tab-separated columns, "
+                          f"expected 2 (source, target); choose them with --columns (e.g. --columns 3,4)")
+
+
+def filter_bitext(inputs: Sequence, output, rejected, src_lang: str, tgt_lang: str, config, *,
+                  fmt: str | None = None, columns=None, score_column: str | None = None, summary_path=None,
+                  chunk_size: int = 10_000, progress: bool | None = None,
+                  finish: Callable[[Path, Path, Path, dict], dict] | None = None) -> dict:
+    """Filter ``inputs`` (one file, two for Moses) into ``output`` (same format; Moses: a stem) and ``rejected``.
+
+    ``finish(tmp_pairs, tmp_kept, tmp_rejected, summary)`` runs on the temporary
+    TSV files before they are mapped back (the report / ``--precision`` step);
+    its fields join the summary. ``score_column`` names the score added to kept
+    units (None: none). Returns the summary; ``kept + rejected == units``.
+    """
+    from .pipeline import as_pipeline
+
+    bt = read_bitext(inputs, fmt=fmt, columns=columns, src_lang=src_lang, tgt_lang=tgt_lang)
+    if score_column and bt.fmt == "moses":
+        raise BisentError("--score-column: Moses files hold one sentence a line and have no place for a score")
+    check_columns(bt)
+    remember_text(bt)
+    outs = output_paths(output, inputs, bt.fmt)
+    good = bt.good()
+    pipe = as_pipeline(config, src_lang, tgt_lang)
+    with tempfile.TemporaryDirectory(prefix="bisent-filter-") as tmp:
+        t_in, t_kept, t_rej = Path(tmp) / "pairs.tsv", Path(tmp) / "kept.tsv", Path(tmp) / "rejected.tsv"
+        with open(t_in, "wb") as f:
+            f.writelines(f"{u.src}\t{u.tgt}\n".encode("utf-8", "surrogatepass") for u in good)
+        if good:
+            summary = filter_file(t_in, t_kept, t_rej, src_lang, tgt_lang, pipe, chunk_size=chunk_size,
+                                  resume=False, progress=progress)
+            if finish is not None:
+                summary.update(finish(t_in, t_kept, t_rej, summary))
+                if summary.get("record") and Path(summary["record"]).exists() and str(outs[0]) != "-":
+                    record = f"{outs[0]}{Path(summary['record']).name[len(t_kept.name):]}"   # KEPT.report.json
+                    shutil.move(summary["record"], record)
+                    summary["record"] = record
+        else:
+            summary = {"pipeline": pipe.describe()}
+            t_kept.write_bytes(b"")
+            t_rej.write_bytes(b"")
+        rows: list[tuple[int, bytes]] = []
+        counts: dict[str, int] = {}
+        dropped = set()
+        for _, raw in iter_raw_lines(t_rej) if t_rej.stat().st_size else ():
+            ln, reason, value, _ = raw.decode("utf-8").split("\t", 3)
+            u = good[int(ln) - 1]
+            dropped.add(int(ln))
+            counts[reason] = counts.get(reason, 0) + 1
+            rows.append((u.n, f"{u.n}\t{reason}\t{value}\t{show_line(u.raw)}\n".encode("utf-8")))
+        kept_lines = [raw for _, raw in iter_raw_lines(t_kept)] if t_kept.stat().st_size else []
+    kept_ln = [i for i in range(1, len(good) + 1) if i not in dropped]
+    if len(kept_ln) != len(kept_lines):
+        raise RuntimeError(f"filter accounting is off: {len(kept_lines)} kept lines for {len(kept_ln)} units")
+    kept = []
+    for ln, raw in zip(kept_ln, kept_lines):
+        u = good[ln - 1]
+        pair = parse_row(raw)[0]
+        if pair is not None and pair != (u.src, u.tgt):  # repaired by a step
+            u.src, u.tgt = pair
+        kept.append(u)
+    for u in bt.units:
+        if u.problem is not None:
+            counts[u.problem] = counts.get(u.problem, 0) + 1
+            rows.append((u.n, f"{u.n}\t{u.problem}\t{format_value(u.detail)}\t{show_line(u.raw)}\n".encode("utf-8")))
+    scores = _scores(pipe, kept) if score_column else None
+    write_bitext(outs, bt, kept, scores=scores, score_name=score_column or "score")
+    with atomic_write(rejected, "wb") as f:
+        f.writelines(line for _, line in sorted(rows, key=lambda r: r[0]))
+    summary.update({"input": [str(p) for p in inputs] if len(inputs) > 1 else str(inputs[0]), "format": bt.fmt,
+                    "kept_file": outs[0] if len(outs) == 1 else list(outs), "rejected_file": str(rejected),
+                    "lines": len(bt.units), "kept": len(kept), "rejected": len(rows),
+                    "rejected_by": dict(sorted(counts.items()))})
+    if summary["kept"] + summary["rejected"] != summary["lines"]:
+        raise RuntimeError("filter accounting is off: kept + rejected != units")
+    if summary_path is not None:
+        import json
+        with atomic_write(summary_path) as f:
+            json.dump(summary, f, indent=2, sort_keys=True)
+            f.write("\n")
+    return summary
+
+
+def _scores(pipe, kept) -> list[float]:
+    """The score step's value of each kept unit (embeddings come from the cache the filter filled)."""
+    step = next((s for s in pipe.steps if s.name == pipe.score_step), None)
+    if step is None:
+        raise BisentError("--score-column: the pipeline has no step whose score kept pairs carry")
+    if not kept:
+        return []
+    values = pipe._score(step, [(u.src, u.tgt) for u in kept])
+    out = []
+    for v in values:
+        if isinstance(v, (list, tuple)):
+            raise BisentError(f"--score-column: step '{step.name}' gives several values a pair, not one score")
+        out.append(float(v))
+    return out
