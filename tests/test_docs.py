@@ -99,6 +99,8 @@ def as_run(args: list[str]) -> list[str]:
         local = ROOT / "recipes" / f"{args[i]}.yaml"
         if not Path(args[i]).exists() and local.is_file():
             args[i] = str(local)
+    if args[0] == "mine" and "--threshold" not in args and "--precision" not in args:
+        args += ["--threshold", "none"]     # a toy corpus of a few lines is too few to calibrate the default one
     return args
 
 

@@ -10,6 +10,8 @@ import re
 import shlex
 from pathlib import Path
 
+from test_docs import as_run, floor
+
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
 EN = ["The cat sits on the mat.", "Open the file menu.", "Save the document.", "Close the window.",
@@ -21,10 +23,6 @@ DE = ["Die Katze sitzt auf der Matte.", "Öffnen Sie das Menü Datei.", "Speiche
 
 def text() -> str:
     return README.read_text(encoding="utf-8")
-
-
-def floor(code: str) -> str:
-    return code.replace("use-m3", "char-ngram").replace("me5-small", "char-ngram")
 
 
 def test_readme_is_short_and_says_how_to_install():
@@ -63,14 +61,7 @@ def test_readme_commands_run(tmp_path, monkeypatch):
         for line in block.splitlines():
             if not line.startswith("$ bisent "):
                 continue
-            args = shlex.split(floor(line[2:]), comments=True)[1:]
-            if args[0] in ("mine", "filter", "align") and "-e" not in args:
-                args += ["-e", "char-ngram"]
-            if "-c" in args:
-                i = args.index("-c") + 1
-                local = ROOT / "recipes" / f"{args[i]}.yaml"
-                if local.is_file():
-                    args[i] = str(local)
+            args = as_run(shlex.split(floor(line[2:]), comments=True)[1:])
             assert main(args) == 0, args
             ran.append(args[0])
     assert {"mine", "filter", "align", "eval"} <= set(ran), ran
