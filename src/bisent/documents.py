@@ -42,6 +42,7 @@ import numpy as np
 from .encoders.documents import CHUNK, DocumentEncoder, SentenceAvg, sentence_sums  # noqa: F401  (re-exported)
 from .errors import BisentError
 from .io import atomic_write
+from .safeload import MAX_DEPTH, depth
 
 SEGMENTATIONS = ("sentencex", "given")
 
@@ -103,12 +104,17 @@ def read_documents(path, lang: str, *, segmentation: str = "sentencex") -> list[
     if not path.exists():
         raise BisentError(f"{path}: no such file or folder")
     docs = _read_folder(path, lang, segmentation) if path.is_dir() else _read_jsonl(path, lang, segmentation)
+    if not docs:
+        raise BisentError(f"{path}: no documents (expected {'text files' if path.is_dir() else 'JSONL lines of {id, text}'})")
     seen: dict[str, str] = {}
     for d in docs:
         if d.id in seen:
             raise BisentError(f"{d.origin}: duplicate document id '{d.id}' (first at {seen[d.id]})")
         seen[d.id] = d.origin
     return docs
+
+
+_TOO_DEEP = object()
 
 
 def _read_jsonl(path: Path, lang: str, segmentation: str) -> list[Document]:
@@ -120,16 +126,23 @@ def _read_jsonl(path: Path, lang: str, segmentation: str) -> list[Document]:
         if not raw.strip():
             continue
         try:
-            obj = json.loads(raw.decode("utf-8"))
+            text = raw.decode("utf-8")
         except UnicodeDecodeError as e:
             raise BisentError(f"{origin}: not valid UTF-8 (byte 0x{raw[e.start]:02x} at column {e.start + 1})") from None
+        try:
+            obj = json.loads(text)
         except json.JSONDecodeError as e:
             raise BisentError(f"{origin}: not a JSON object ({e.msg} at column {e.colno})") from None
+        except RecursionError:
+            obj = _TOO_DEEP
+        if obj is _TOO_DEEP or depth(obj) > MAX_DEPTH:
+            raise BisentError(f"{origin}: JSON nested more than {MAX_DEPTH} levels deep")
         if not isinstance(obj, dict) or "text" not in obj:
             raise BisentError(f"{origin}: expected an object with 'id' and 'text'")
         doc_id = obj.get("id")
-        if not isinstance(doc_id, (str, int)) or not str(doc_id).strip() or "\t" in str(doc_id) or "\n" in str(doc_id):
-            raise BisentError(f"{origin}: 'id' must be a non-empty string without tabs or newlines")
+        if (not isinstance(doc_id, (str, int)) or isinstance(doc_id, bool) or not str(doc_id).strip()
+                or "\t" in str(doc_id) or len(str(doc_id).splitlines()) != 1):
+            raise BisentError(f"{origin}: 'id' must be a non-empty string without tabs, newlines or carriage returns")
         docs.append(make_document(str(doc_id), obj["text"], origin, lang, segmentation))
     return docs
 

@@ -43,10 +43,10 @@ from pathlib import Path
 from typing import Callable
 
 import click
-import yaml
 
 from .errors import BisentError
 from .io import atomic_write, file_sha256
+from .safeload import read_json, read_yaml
 
 MANIFEST = "manifest.json"
 #: the documents stage's default threshold on the ratio margin of a mined document pair, chosen on dev
@@ -272,9 +272,11 @@ def read_manifest(run_dir: Path) -> dict:
     if not path.exists():
         return {"format": FORMAT, "stages": {}}
     try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-    except ValueError:
-        raise BisentError(f"{path}: not a readable run manifest; remove it to start the run over") from None
+        manifest = read_json(path)
+    except BisentError as e:
+        raise BisentError(f"{e}; not a readable run manifest: remove it to start the run over") from None
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("stages"), dict):
+        raise BisentError(f"{path}: not a readable run manifest; remove it to start the run over")
     if manifest.get("format") != FORMAT:
         raise BisentError(f"{path}: a run of another format is in this folder; use a new folder")
     return manifest
@@ -309,13 +311,7 @@ def _clear(stage: Stage, run_dir: Path) -> None:
 def load_run_config(path) -> tuple[dict, Path]:
     """The run YAML (checked: languages, known sections) and the folder its relative paths start from."""
     path = Path(path)
-    try:
-        config = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as e:
-        raise BisentError(f"{path}: {e.strerror}") from None
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        raise BisentError(f"{path}:{mark.line + 1 if mark else 1}: not valid YAML") from None
+    config = read_yaml(path)
     if not isinstance(config, dict):
         raise BisentError(f"{path}: expected a mapping with src_lang, tgt_lang, documents, align, filter")
     for key in ("src_lang", "tgt_lang"):

@@ -22,6 +22,7 @@ import numpy as np
 
 from ..errors import BisentError
 from ..io import atomic_write
+from ..safeload import read_json
 
 BINS = 60
 BANDS = 6
@@ -317,10 +318,7 @@ def records_from_folder(run_dir) -> list[tuple[str, dict]]:
 
 
 def _load_json(f: Path) -> dict:
-    try:
-        data = json.loads(f.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as e:
-        raise BisentError(f"{f}: not readable JSON ({e})") from None
+    data = read_json(f)
     if not isinstance(data, dict):
         raise BisentError(f"{f}: expected a JSON object")
     return data
