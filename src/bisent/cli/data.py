@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from .options import FiniteFloat
+from .options import FINITE, FiniteFloat
 
 
 @click.group("data")
@@ -55,9 +55,9 @@ def bucc(src: str, tgt: str, split: str, gold_share: float, max_gold: int | None
 @click.option("--tgt", default="de", show_default=True, help="Target language.")
 @click.option("--split", default="test", show_default=True, type=click.Choice(["train", "dev", "test"]),
               help="Pages to draw from.")
-@click.option("--drop", default=0.0, show_default=True, type=click.FloatRange(0.0, 0.9),
+@click.option("--drop", default=0.0, show_default=True, type=FiniteFloat(min=0, max=0.9),
               help="Share of paragraphs that lose their translation on one side (deterministic).")
-@click.option("--merge", default=0.0, show_default=True, type=click.FloatRange(0.0, 0.9),
+@click.option("--merge", default=0.0, show_default=True, type=FiniteFloat(min=0, max=0.9),
               help="Share of neighbouring paragraph pairs merged into one line on one side (n-1 / 1-n gold).")
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="Cap on pages.")
 @click.option("-o", "--out", "out_dir", required=True, type=click.Path(file_okay=False),
@@ -194,7 +194,7 @@ def general(langs: str, caps: tuple[str, ...], word_lists: str, out_dir: str):
 @data_group.command("lexicon")
 @click.option("-e", "--encoder", "encoder_name", default="use-m3", show_default=True,
               help="The teacher whose neighbours pair the words (the student's teacher).")
-@click.option("--threshold", default=None, type=float,
+@click.option("--threshold", default=None, type=FINITE,
               help="Lowest ratio margin of a kept pair (default: bisent.training.lexicon.THRESHOLD, 1.03).")
 @click.argument("collection", type=click.Path(file_okay=False))
 def lexicon(encoder_name: str, threshold: float | None, collection: str):

@@ -6,6 +6,8 @@ import json
 
 import click
 
+from .options import FiniteFloat
+
 
 @click.command("filter")
 @click.argument("pairs", type=click.Path(dir_okay=False))
@@ -28,7 +30,7 @@ import click
 @click.option("--progress/--no-progress", default=None, help="Show progress bars (default: on a terminal; periodic lines otherwise).")
 @click.option("--report", type=click.Path(dir_okay=False), default=None,
               help="Also write this HTML report (and KEPT.report.json: scores, samples, calibration).")
-@click.option("--precision", type=click.FloatRange(0, 1), default=None,
+@click.option("--precision", type=FiniteFloat(min=0, max=1), default=None,
               help="Keep only pairs above the score step's threshold whose precision, estimated without gold, is this.")
 def filter_cmd(pairs, src_lang, tgt_lang, config, kept, rejected, summary, encoder, chunk_size, no_resume,
                progress, report, precision):

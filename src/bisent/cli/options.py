@@ -8,12 +8,14 @@ import click
 
 
 class FiniteFloat(click.ParamType):
-    """A float option that refuses ``nan`` and ``inf`` (Python's ``float()`` accepts both), with bounds."""
+    """A float option that refuses ``nan`` and ``inf`` (Python's ``float()`` accepts both, and click's
+    ``FloatRange`` lets ``nan`` through its bounds), with bounds; ``min_open`` / ``max_open`` exclude them."""
 
     name = "float"
 
-    def __init__(self, min: float | None = None, max: float | None = None):
-        self.min, self.max = min, max
+    def __init__(self, min: float | None = None, max: float | None = None, *, min_open: bool = False,
+                 max_open: bool = False):
+        self.min, self.max, self.min_open, self.max_open = min, max, min_open, max_open
 
     def convert(self, value, param, ctx):
         try:
@@ -22,10 +24,10 @@ class FiniteFloat(click.ParamType):
             self.fail(f"{value!r} is not a number", param, ctx)
         if not math.isfinite(x):
             self.fail(f"{value!r} is not a finite number", param, ctx)
-        if self.min is not None and x < self.min:
-            self.fail(f"{value!r} is below the minimum {self.min:g}", param, ctx)
-        if self.max is not None and x > self.max:
-            self.fail(f"{value!r} is above the maximum {self.max:g}", param, ctx)
+        if self.min is not None and (x < self.min or (self.min_open and x == self.min)):
+            self.fail(f"{value!r} is {'not above' if self.min_open else 'below'} the minimum {self.min:g}", param, ctx)
+        if self.max is not None and (x > self.max or (self.max_open and x == self.max)):
+            self.fail(f"{value!r} is {'not below' if self.max_open else 'above'} the maximum {self.max:g}", param, ctx)
         return x
 
 
