@@ -13,6 +13,7 @@
 - :mod:`.plots` (matplotlib to inline SVG) and :mod:`.html` (one self-contained file).
 """
 
+from ..errors import BisentError
 from .calibration import (Calibration, calibrate, calibrate_split, filter_negatives, mining_calibration,
                           mining_negatives, synthetic_pairs)
 from .explain import explain_pair
@@ -23,7 +24,11 @@ from .runs import RecordingScorer, choose_threshold, finish_filter, finish_minin
 
 def report_folder(run_dir, out_path, *, title: str | None = None):
     """Write the HTML report of every run found in ``run_dir``; returns its path."""
-    return render(records_from_folder(run_dir), out_path, title=title or f"bisent report: {run_dir}")
+    try:
+        return render(records_from_folder(run_dir), out_path, title=title or f"bisent report: {run_dir}")
+    except (TypeError, KeyError, ValueError, AttributeError, IndexError) as e:   # a record edited by hand
+        raise BisentError(f"{run_dir}: a record holds a field of an unexpected type or value "
+                          f"({type(e).__name__}: {' '.join(str(e).split())[:100]})") from None
 
 
 __all__ = ["Calibration", "calibrate", "calibrate_split", "mining_calibration", "mining_negatives", "filter_negatives",
