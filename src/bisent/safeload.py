@@ -131,7 +131,7 @@ def json_text(text: str | bytes, source="JSON", line: int | None = None) -> Any:
     except UnicodeDecodeError:
         raise BisentError(f"{at}: not valid UTF-8") from None
     except ValueError as e:
-        raise BisentError(f"{at}: invalid JSON ({_one_line(e)})") from None
+        raise BisentError(f"{at}: corrupt JSON ({_one_line(e)})") from None
     if isinstance(value, (list, dict)) and depth(value) > MAX_DEPTH:
         raise BisentError(f"{at}: JSON nested more than {MAX_DEPTH} levels deep")
     return value

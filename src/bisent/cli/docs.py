@@ -12,7 +12,7 @@ import click
 
 from ..datasets.docsets import SOURCES as DOC_SOURCES
 from ..errors import BisentError
-from .options import FINITE, FiniteFloat
+from .options import FINITE, FiniteFloat, lang_codes
 
 _SEG_HELP = "Units of a document: 'sentencex' splits each paragraph into sentences; 'given' keeps the paragraphs/lines."
 
@@ -195,8 +195,8 @@ def eval_docs(src_docs, tgt_docs, gold, src_lang, tgt_lang, encoder, segmentatio
 @click.option("--source", type=click.Choice(DOC_SOURCES), required=True,
               help="Which documentation (see bisent.datasets.docsets: LibreOffice help, the GIMP manual, GNOME help, "
                    "manual pages, HTML manuals cut into sections, ...).")
-@click.option("--src", default="en", show_default=True, help="Source language.")
-@click.option("--tgt", default="de", show_default=True, help="Target language.")
+@click.option("--src", default="en", show_default=True, callback=lang_codes, help="Source language.")
+@click.option("--tgt", default="de", show_default=True, callback=lang_codes, help="Target language.")
 @click.option("-o", "--out", "out_dir", required=True, type=click.Path(file_okay=False),
               help="Output folder: src.jsonl, tgt.jsonl ({id, text, split}), gold.tsv, stats.json.")
 def data_docs(source, src, tgt, out_dir):

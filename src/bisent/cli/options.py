@@ -34,6 +34,22 @@ class FiniteFloat(click.ParamType):
 FINITE = FiniteFloat()
 
 
+def lang_codes(ctx, param, value):
+    """Click callback: the option's language code (or comma-separated codes) checked by
+    :func:`bisent.langcodes.check_code` before a command fetches anything; the value is left as given."""
+    from ..langcodes import check_code
+
+    if value is None:
+        return value
+    text = str(value)
+    for code in [c for c in text.split(",") if c.strip()] if "," in text else [text]:
+        try:
+            check_code(code)
+        except ValueError as e:
+            raise click.BadParameter(str(e), ctx=ctx, param=param) from None
+    return value
+
+
 def ray_options(what: str):
     """``--ray``, ``--threads``, ``--workers`` of a command that can run its ``what`` on Ray."""
     options = [
