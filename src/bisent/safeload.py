@@ -64,15 +64,15 @@ def _one_line(text) -> str:
     return " ".join(str(text).split())
 
 
-def _yaml_error(source, e: yaml.YAMLError) -> BisentError:
+def _yaml_error(source, e: yaml.YAMLError, lines: bool = True) -> BisentError:
     mark = getattr(e, "problem_mark", None)
-    at = f":{mark.line + 1}" if mark is not None else ""
+    at = f":{mark.line + 1}" if mark is not None and lines else ""
     problem = getattr(e, "problem", None) or e
     return BisentError(f"{source}{at}: invalid YAML: {_one_line(problem)}")
 
 
-def yaml_text(text: str, source="YAML") -> Any:
-    """The data of one YAML document ``text`` (``source`` names it in errors)."""
+def yaml_text(text: str, source="YAML", *, lines: bool = True) -> Any:
+    """The data of one YAML document ``text`` (``source`` names it in errors, with the line when ``lines``)."""
     if len(text) > MAX_YAML_BYTES or len(text.encode("utf-8", "surrogatepass")) > MAX_YAML_BYTES:
         raise BisentError(f"{source}: YAML of more than {MAX_YAML_BYTES // 1024} kB refused (a configuration is "
                           f"a few kB)")
@@ -80,7 +80,7 @@ def yaml_text(text: str, source="YAML") -> Any:
         _scan(text)
         return yaml.load(text, Loader=_FAST or yaml.SafeLoader)
     except yaml.YAMLError as e:
-        raise _yaml_error(source, e) from None
+        raise _yaml_error(source, e, lines) from None
     except RecursionError:
         raise BisentError(f"{source}: invalid YAML: nested too deep") from None
 

@@ -428,7 +428,7 @@ def parse_override(text: str) -> tuple[str, Any]:
     if "=" not in text:
         raise BisentError(f"--set {text}: expected KEY=VALUE, e.g. model.hidden_dim=128")
     key, value = text.split("=", 1)
-    return key.strip(), yaml_text(value, f"--set {text}")
+    return key.strip(), yaml_text(value, f"--set {text}", lines=False)
 
 
 def apply_overrides(raw: dict, overrides: dict[str, Any] | Iterable[str] | None) -> dict:
