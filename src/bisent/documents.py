@@ -43,6 +43,7 @@ from .encoders.documents import CHUNK, DocumentEncoder, SentenceAvg, sentence_su
 from .errors import BisentError
 from .io import atomic_write
 from .safeload import MAX_DEPTH, depth
+from .values import config_number
 
 SEGMENTATIONS = ("sentencex", "given")
 
@@ -105,7 +106,8 @@ def read_documents(path, lang: str, *, segmentation: str = "sentencex") -> list[
         raise BisentError(f"{path}: no such file or folder")
     docs = _read_folder(path, lang, segmentation) if path.is_dir() else _read_jsonl(path, lang, segmentation)
     if not docs:
-        raise BisentError(f"{path}: no documents (expected {'text files' if path.is_dir() else 'JSONL lines of {id, text}'})")
+        what = "text files" if path.is_dir() else "JSONL lines of {id, text}"
+        raise BisentError(f"{path}: no documents (expected {what})")
     seen: dict[str, str] = {}
     for d in docs:
         if d.id in seen:
@@ -220,6 +222,11 @@ def mine_documents(src: list[Document], tgt: list[Document], a: np.ndarray, b: n
 
     if len(src) != len(a) or len(tgt) != len(b):
         raise ValueError("documents and embeddings differ in number")
+    config_number("mine_documents", "k", k, low=1, integer=True)
+    if threshold is not None:
+        config_number("mine_documents", "threshold", threshold)
+    if rerank is not None:
+        config_number("mine_documents", "rerank weight", rerank[3], low=0)
     src_ok = np.array([d.reason is None for d in src], dtype=bool)
     tgt_ok = np.array([d.reason is None for d in tgt], dtype=bool)
     pairs = []

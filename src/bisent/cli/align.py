@@ -28,7 +28,8 @@ from .options import FiniteFloat
               help="Also write the alignment as [i]:[j]:score lines (0-based line indices).")
 @click.option("--max-size", type=click.IntRange(2, 8), default=4, show_default=True,
               help="Largest group a+b (4: 1-1, 1-2, 2-1, 1-3, 3-1, 2-2).")
-@click.option("--skip-quantile", type=FiniteFloat(min=0, max=1, min_open=True, max_open=True), default=SKIP_QUANTILE, show_default=True,
+@click.option("--skip-quantile", type=FiniteFloat(min=0, max=1, min_open=True, max_open=True), default=SKIP_QUANTILE,
+              show_default=True,
               help="Skip cost = this quantile of the costs of random sentence pairs.")
 @click.option("--merge-penalty", type=FiniteFloat(min=0, max=10), default=MERGE_PENALTY, show_default=True,
               help="Added per extra sentence of a merged group (a 2-1 step pays it once).")
