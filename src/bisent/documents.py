@@ -42,7 +42,7 @@ import numpy as np
 from .encoders.documents import CHUNK, DocumentEncoder, SentenceAvg, sentence_sums  # noqa: F401  (re-exported)
 from .errors import BisentError
 from .io import atomic_write
-from .safeload import MAX_DEPTH, depth
+from .safeload import MAX_DEPTH, too_deep
 from .values import config_number
 
 SEGMENTATIONS = ("sentencex", "given")
@@ -137,7 +137,7 @@ def _read_jsonl(path: Path, lang: str, segmentation: str) -> list[Document]:
             raise BisentError(f"{origin}: not a JSON object ({e.msg} at column {e.colno})") from None
         except RecursionError:
             obj = _TOO_DEEP
-        if obj is _TOO_DEEP or depth(obj) > MAX_DEPTH:
+        if obj is _TOO_DEEP or too_deep(obj):
             raise BisentError(f"{origin}: JSON nested more than {MAX_DEPTH} levels deep")
         if not isinstance(obj, dict) or "text" not in obj:
             raise BisentError(f"{origin}: expected an object with 'id' and 'text'")

@@ -106,18 +106,16 @@ def read_yaml(path) -> Any:
     return yaml_text(text, path)
 
 
-def depth(obj: Any) -> int:
-    """Nesting depth of lists and dicts in ``obj`` (a scalar: 0), without recursion."""
-    best, stack = 0, [(obj, 1)]
-    while stack:
-        node, d = stack.pop()
-        if isinstance(node, dict):
-            node = node.values()
-        elif not isinstance(node, list):
-            continue
-        best = max(best, d)
-        stack.extend((child, d + 1) for child in node if isinstance(child, (list, dict)))
-    return best
+def too_deep(obj: Any, limit: int = MAX_DEPTH) -> bool:
+    """True when lists and dicts in ``obj`` nest more than ``limit`` levels (stops at that level)."""
+    level, d = [obj] if type(obj) in (list, dict) else [], 0
+    while level:
+        d += 1
+        if d > limit:
+            return True
+        level = [v for node in level for v in (node.values() if type(node) is dict else node)
+                 if type(v) in (list, dict)]
+    return False
 
 
 def json_text(text: str | bytes, source="JSON", line: int | None = None) -> Any:
@@ -132,9 +130,10 @@ def json_text(text: str | bytes, source="JSON", line: int | None = None) -> Any:
         raise BisentError(f"{at}: not valid UTF-8") from None
     except ValueError as e:
         raise BisentError(f"{at}: corrupt JSON ({_one_line(e)})") from None
-    if isinstance(value, (list, dict)) and depth(value) > MAX_DEPTH:
+    if isinstance(value, (list, dict)) and text.count("[") + text.count("{") > MAX_DEPTH and too_deep(value):
         raise BisentError(f"{at}: JSON nested more than {MAX_DEPTH} levels deep")
     return value
+
 
 
 def read_json(path, what: str = "JSON") -> Any:
