@@ -42,6 +42,8 @@ import numpy as np
 from .encoders.documents import CHUNK, DocumentEncoder, SentenceAvg, sentence_sums  # noqa: F401  (re-exported)
 from .errors import BisentError
 from .io import atomic_write
+from .safeload import MAX_DEPTH, too_deep
+from .values import config_number
 
 SEGMENTATIONS = ("sentencex", "given")
 
@@ -103,12 +105,18 @@ def read_documents(path, lang: str, *, segmentation: str = "sentencex") -> list[
     if not path.exists():
         raise BisentError(f"{path}: no such file or folder")
     docs = _read_folder(path, lang, segmentation) if path.is_dir() else _read_jsonl(path, lang, segmentation)
+    if not docs:
+        what = "text files" if path.is_dir() else "JSONL lines of {id, text}"
+        raise BisentError(f"{path}: no documents (expected {what})")
     seen: dict[str, str] = {}
     for d in docs:
         if d.id in seen:
             raise BisentError(f"{d.origin}: duplicate document id '{d.id}' (first at {seen[d.id]})")
         seen[d.id] = d.origin
     return docs
+
+
+_TOO_DEEP = object()
 
 
 def _read_jsonl(path: Path, lang: str, segmentation: str) -> list[Document]:
@@ -120,16 +128,23 @@ def _read_jsonl(path: Path, lang: str, segmentation: str) -> list[Document]:
         if not raw.strip():
             continue
         try:
-            obj = json.loads(raw.decode("utf-8"))
+            text = raw.decode("utf-8")
         except UnicodeDecodeError as e:
             raise BisentError(f"{origin}: not valid UTF-8 (byte 0x{raw[e.start]:02x} at column {e.start + 1})") from None
+        try:
+            obj = json.loads(text)
         except json.JSONDecodeError as e:
             raise BisentError(f"{origin}: not a JSON object ({e.msg} at column {e.colno})") from None
+        except RecursionError:
+            obj = _TOO_DEEP
+        if obj is _TOO_DEEP or too_deep(obj):
+            raise BisentError(f"{origin}: JSON nested more than {MAX_DEPTH} levels deep")
         if not isinstance(obj, dict) or "text" not in obj:
             raise BisentError(f"{origin}: expected an object with 'id' and 'text'")
         doc_id = obj.get("id")
-        if not isinstance(doc_id, (str, int)) or not str(doc_id).strip() or "\t" in str(doc_id) or "\n" in str(doc_id):
-            raise BisentError(f"{origin}: 'id' must be a non-empty string without tabs or newlines")
+        if (not isinstance(doc_id, (str, int)) or isinstance(doc_id, bool) or not str(doc_id).strip()
+                or "\t" in str(doc_id) or len(str(doc_id).splitlines()) != 1):
+            raise BisentError(f"{origin}: 'id' must be a non-empty string without tabs, newlines or carriage returns")
         docs.append(make_document(str(doc_id), obj["text"], origin, lang, segmentation))
     return docs
 
@@ -207,6 +222,11 @@ def mine_documents(src: list[Document], tgt: list[Document], a: np.ndarray, b: n
 
     if len(src) != len(a) or len(tgt) != len(b):
         raise ValueError("documents and embeddings differ in number")
+    config_number("mine_documents", "k", k, low=1, integer=True)
+    if threshold is not None:
+        config_number("mine_documents", "threshold", threshold)
+    if rerank is not None:
+        config_number("mine_documents", "rerank weight", rerank[3], low=0)
     src_ok = np.array([d.reason is None for d in src], dtype=bool)
     tgt_ok = np.array([d.reason is None for d in tgt], dtype=bool)
     pairs = []

@@ -134,11 +134,13 @@ def build_index(vectors, method: str, *, nlist: int | None = None, hnsw_m: int =
         raise ValueError(f"unknown quantizer '{quantizer}' ({', '.join(QUANTIZERS)})")
     qt = QUANTIZERS[quantizer]
     if method == "ivf":
-        nlist = nlist or max(1, min(65536, int(np.sqrt(m))))
+        # never more lists than vectors: FAISS's k-means refuses to train fewer points than centroids
+        nlist = max(1, min(nlist or min(65536, int(np.sqrt(m))), m))
         index = faiss.IndexIVFScalarQuantizer(faiss.IndexFlatIP(d), d, nlist, qt, faiss.METRIC_INNER_PRODUCT)
         rng = np.random.default_rng(seed)
         sample = rng.choice(m, size=64 * nlist, replace=False) if m > 64 * nlist else np.arange(m)
         index.cp.seed = seed
+        index.cp.min_points_per_centroid = 1       # few points a list on small inputs is fine: no warning
         index.train(_sample_rows(vectors, sample))
     elif method == "hnsw":
         index = faiss.IndexHNSWSQ(d, qt, hnsw_m, faiss.METRIC_INNER_PRODUCT)

@@ -201,12 +201,21 @@ def parse_row(raw: bytes, max_side_bytes: int = MAX_SIDE_BYTES) -> tuple[tuple[s
     return (sides[0], sides[1]), None, None
 
 
+#: no physical line is read whole past this many bytes (``/dev/zero`` has no newline at all); a line may
+#: still be refused earlier by its reader's own limit (:data:`MAX_LINE_BYTES` by default)
+HARD_LINE_BYTES = 64 << 20
+
+
 def iter_raw_lines(path) -> Iterator[tuple[int, bytes]]:
-    """Yield ``(lineno, bytes)`` for each physical line, newline (and a final CR) removed."""
+    """Yield ``(lineno, bytes)`` for each physical line, newline (and a final CR) removed; a line of more
+    than :data:`HARD_LINE_BYTES` is a one-line error (read that far, not further)."""
     path = check_readable(path)
     try:
         with open_binary(path) as f:
-            for n, raw in enumerate(f, 1):
+            for n, raw in enumerate(iter(lambda: f.readline(HARD_LINE_BYTES + 1), b""), 1):
+                if len(raw) > HARD_LINE_BYTES:
+                    raise BisentError(f"{path}:{n}: line of more than {HARD_LINE_BYTES >> 20} MB without a "
+                                      f"newline (not a text file?)")
                 if raw.endswith(b"\n"):
                     raw = raw[:-1]
                 if raw.endswith(b"\r"):
@@ -278,9 +287,13 @@ def read_tsv(path, ncols: int) -> Iterator[tuple[int, list[str]]]:
 def file_sha256(path, chunk: int = 1 << 20) -> str:
     """Hex SHA-256 of a file's bytes (the compressed bytes for .gz/.xz)."""
     h = hashlib.sha256()
-    with open(check_readable(path), "rb") as f:
-        while block := f.read(chunk):
-            h.update(block)
+    path = check_readable(path)
+    try:
+        with open(path, "rb") as f:
+            while block := f.read(chunk):
+                h.update(block)
+    except OSError as e:
+        raise BisentError(f"{path}: cannot read ({e.strerror or e})") from None
     return h.hexdigest()
 
 

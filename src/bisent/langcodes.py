@@ -6,6 +6,11 @@ The one normaliser behind the encoders' language checks, the filter steps
 
 from __future__ import annotations
 
+import re
+
+#: a language code as bisent writes one (after :func:`normalise_lang`): ``de``, ``pt-br``, ``zh-cn``, ``sr-latn``
+CODE = re.compile(r"[a-z]{2,3}(-[a-z0-9]{2,8})*")
+
 
 def normalise_lang(code: str) -> str:
     """``" PT_br "`` -> ``"pt-br"``: stripped, lower case, ``-`` separators; ValueError when empty."""
@@ -30,3 +35,12 @@ def supported(code: str, languages) -> bool:
         return True
     code = normalise_lang(code)
     return code in languages or code.split("-")[0] in languages
+
+
+def check_code(code: str) -> str:
+    """``code`` normalised if it looks like a language code (``de``, ``pt-br``), else ValueError: the dataset
+    builders name cache folders after it and look packages up by it, so ``../x`` or ``de fr`` never get that far."""
+    norm = normalise_lang(code)
+    if not CODE.fullmatch(norm):
+        raise ValueError(f"{code!r} is not a language code (like de, pt-br, zh-cn)")
+    return norm

@@ -143,12 +143,15 @@ class _Side:
         return cls(encode_fp16(encoder, distinct, lang, progress=progress), first)
 
     @classmethod
-    def from_folder(cls, folder, texts: list[str], ids: list[str], path) -> "_Side":
-        """Rows of a vectors folder made from ``path`` (row i = line i + 1); ``ids`` are line numbers."""
+    def from_folder(cls, folder, texts: list[str], ids: list[str], path, lang: str) -> "_Side":
+        """Rows of a vectors folder made from ``path`` in ``lang`` (row i = line i + 1); ``ids`` are line
+        numbers. Vectors of another file or language, or a shard changed since, are refused."""
         from .vectors import RowView, Shards
 
         shards = Shards(folder)
         shards.check_input(path)
+        shards.check_lang(lang)
+        shards.verify()
         first = unique_rows(texts)[1]
         rows = np.array([int(ids[i]) - 1 for i in first], dtype=np.int64)
         return cls(RowView(shards, rows), first, shards.encoder_id)
@@ -206,9 +209,12 @@ def mine_files(src_path, tgt_path, src_lang: str, tgt_lang: str, encoder, out_pa
         raise BisentError("precomputed vectors go with plain one-sentence-per-line input")
     src_texts, src_ids, src_counts = read_collection(src_path, fmt)
     tgt_texts, tgt_ids, tgt_counts = read_collection(tgt_path, fmt)
+    for path, texts in ((src_path, src_texts), (tgt_path, tgt_texts)):
+        if not texts:
+            raise BisentError(f"{path}: no sentences to mine (every line is empty)")
     if src_vectors is not None:
-        sx = _Side.from_folder(src_vectors, src_texts, src_ids, src_path)
-        sy = _Side.from_folder(tgt_vectors, tgt_texts, tgt_ids, tgt_path)
+        sx = _Side.from_folder(src_vectors, src_texts, src_ids, src_path, src_lang)
+        sy = _Side.from_folder(tgt_vectors, tgt_texts, tgt_ids, tgt_path, tgt_lang)
         if sx.encoder_id != sy.encoder_id:
             raise BisentError(f"{src_vectors} and {tgt_vectors} were made by different encoders "
                               f"({sx.encoder_id} vs {sy.encoder_id})")

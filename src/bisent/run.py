@@ -43,10 +43,10 @@ from pathlib import Path
 from typing import Callable
 
 import click
-import yaml
 
 from .errors import BisentError
 from .io import atomic_write, file_sha256
+from .safeload import read_json, read_yaml
 
 MANIFEST = "manifest.json"
 #: the documents stage's default threshold on the ratio margin of a mined document pair, chosen on dev
@@ -174,9 +174,11 @@ def _documents(ctx: RunContext) -> list[Path]:
 @register_stage("align", outputs=("align/summary.jsonl",), inputs=_documents)
 def stage_align(ctx: RunContext) -> dict:
     """Sentence alignment of every document pair (continues where a killed run stopped)."""
+    from .align.aligner import OPTIONS, check_options
     from .align.batch import align_many
 
     sec = dict(ctx.section("align"))
+    sec.update(check_options({k: v for k, v in sec.items() if k in OPTIONS}, "align"))   # 4.0 -> 4
     if not (ctx.dir / "documents" / "pairs.tsv").read_text(encoding="utf-8").strip():
         raise BisentError(f"{ctx.dir / 'documents' / 'pairs.tsv'}: no document pairs to align (every document "
                           f"is unmatched: see {ctx.dir / 'documents' / 'unmatched.tsv'})")
@@ -272,9 +274,11 @@ def read_manifest(run_dir: Path) -> dict:
     if not path.exists():
         return {"format": FORMAT, "stages": {}}
     try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-    except ValueError:
-        raise BisentError(f"{path}: not a readable run manifest; remove it to start the run over") from None
+        manifest = read_json(path)
+    except BisentError as e:
+        raise BisentError(f"{e}; not a readable run manifest: remove it to start the run over") from None
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("stages"), dict):
+        raise BisentError(f"{path}: not a readable run manifest; remove it to start the run over")
     if manifest.get("format") != FORMAT:
         raise BisentError(f"{path}: a run of another format is in this folder; use a new folder")
     return manifest
@@ -309,13 +313,7 @@ def _clear(stage: Stage, run_dir: Path) -> None:
 def load_run_config(path) -> tuple[dict, Path]:
     """The run YAML (checked: languages, known sections) and the folder its relative paths start from."""
     path = Path(path)
-    try:
-        config = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as e:
-        raise BisentError(f"{path}: {e.strerror}") from None
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        raise BisentError(f"{path}:{mark.line + 1 if mark else 1}: not valid YAML") from None
+    config = read_yaml(path)
     if not isinstance(config, dict):
         raise BisentError(f"{path}: expected a mapping with src_lang, tgt_lang, documents, align, filter")
     for key in ("src_lang", "tgt_lang"):
@@ -325,7 +323,47 @@ def load_run_config(path) -> tuple[dict, Path]:
     if unknown:
         raise BisentError(f"{path}: unknown section(s) {', '.join(sorted(unknown))} (known: "
                           f"src_lang, tgt_lang, run_dir, {', '.join(STAGES)})")
+    for name in STAGES:
+        check_section(config, name, path)
     return config, path.parent
+
+
+def check_section(config: dict, name: str, path) -> None:
+    """The keys and values of a stage's section, before anything runs: an unknown key, a value of the wrong
+    kind, out of range, ``nan`` or ``inf`` is a one-line error naming the file and the key."""
+    from .align.aligner import OPTIONS, check_options
+    from .documents import SEGMENTATIONS
+    from .scoring import KINDS
+    from .values import config_bool, config_number
+
+    sec = config.get(name)
+    if sec is None:
+        return
+    if not isinstance(sec, dict):
+        raise BisentError(f"{path}: {name}: expected a mapping of settings, got {type(sec).__name__}")
+    known = {"documents": ("pairs", "collections", "segmentation", "encoder", "k", "score", "threshold"),
+             "align": ("encoder", "jobs", "split", *OPTIONS), "filter": ("config",)}.get(name, ())
+    extra = sorted(set(sec) - set(known))
+    if extra:
+        raise BisentError(f"{path}: {name}: unknown key '{extra[0]}' (known: {', '.join(known) or 'none'})")
+    where = f"{path}: {name}"
+    for key in ("pairs", "encoder"):
+        if sec.get(key) is not None and not isinstance(sec[key], str):
+            raise BisentError(f"{where}: '{key}' must be a string, got {sec[key]!r}")
+    if name == "documents":
+        if "k" in sec:
+            config_number(where, "k", sec["k"], low=1, high=1000, integer=True)
+        if "threshold" in sec:
+            config_number(where, "threshold", sec["threshold"])
+        for key, choices in (("score", KINDS), ("segmentation", SEGMENTATIONS)):
+            if key in sec and sec[key] not in choices:
+                raise BisentError(f"{where}: '{key}' must be one of {', '.join(choices)}, got {sec[key]!r}")
+    elif name == "align":
+        check_options({k: v for k, v in sec.items() if k in OPTIONS}, where)
+        if "jobs" in sec:
+            config_number(where, "jobs", sec["jobs"], low=1, high=256, integer=True)
+        if "split" in sec:
+            config_bool(where, "split", sec["split"])
 
 
 def run_pipeline(config_path, run_dir=None, *, echo=click.echo, progress: bool = True, force: bool = False) -> dict:

@@ -33,6 +33,7 @@ import numpy as np
 
 from .encoders.base import Encoder
 from .errors import BisentError, where
+from .safeload import read_json
 from .io import MAX_LINE_BYTES, atomic_write, check_readable, file_sha256, read_lines
 from .progress import progress_bar
 
@@ -91,10 +92,9 @@ class Shards:
         path = self.folder / MANIFEST
         if not path.is_file():
             raise BisentError(f"{path}: missing (not a bisent vectors folder; make one with `bisent embed`)")
-        try:
-            self.manifest = json.loads(path.read_text(encoding="utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as e:
-            raise BisentError(f"{path}: corrupt JSON ({e})") from None
+        self.manifest = read_json(path, "a bisent vectors folder")
+        if not isinstance(self.manifest, dict):
+            raise BisentError(f"{path}: expected a JSON object")
         m = self.manifest
         for key in ("format", "encoder", "dim", "shards", "rows", "lang"):
             if key not in m:
@@ -106,6 +106,10 @@ class Shards:
         self.lang = m["lang"]
         self._arrays: list[np.ndarray] = []
         total = 0
+        if not isinstance(m["shards"], list) or not all(
+                isinstance(s, dict) and isinstance(s.get("file"), str) and Path(s["file"]).name == s["file"]
+                and isinstance(s.get("rows"), int) and isinstance(s.get("sha256"), str) for s in m["shards"]):
+            raise BisentError(f"{path}: 'shards' must list {{file, rows, sha256}} of files in {self.folder}")
         for s in m["shards"]:
             f = self.folder / s["file"]
             if not f.is_file():
@@ -135,6 +139,12 @@ class Shards:
             f = self.folder / s["file"]
             if _sha256_file(f) != s["sha256"]:
                 raise BisentError(f"{f}: checksum does not match {self.folder / MANIFEST}")
+
+    def check_lang(self, lang: str) -> None:
+        """Raise if these vectors were embedded for another language than ``lang``."""
+        if self.lang != lang:
+            raise BisentError(f"{self.folder / MANIFEST}: vectors embedded as language '{self.lang}', "
+                              f"not '{lang}' (embed the file again with -l {lang})")
 
     def check_input(self, path) -> None:
         """Raise if these vectors were not made from the file at ``path`` (by checksum)."""

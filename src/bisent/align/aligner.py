@@ -19,6 +19,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..errors import BisentError
+from ..values import config_bool, config_number
 from .costs import MERGE_PENALTY, SKIP_QUANTILE, EmbeddingCosts, GaleChurchCosts
 from .store import DiskVectors, LazyGroups
 from .dp import align_costs, alignment_types
@@ -47,6 +48,36 @@ def group_texts(sentences: list[str], size: int, sep: str = " ") -> list[str]:
     return [sep.join(sentences[k:k + size]) for k in range(len(sentences) - size + 1)]
 
 
+#: the largest group a + b (the lattice stores type indices as int8; 8 is already 28 types)
+MAX_GROUP = 8
+#: the aligner's settings (keyword arguments and ``bisent run``'s ``align`` section) -> bounds of their values
+OPTIONS = {
+    "max_size": {"low": 2, "high": MAX_GROUP, "integer": True},
+    "skip_quantile": {"low": 0, "high": 1, "low_open": True},
+    "samples": {"low": 1, "high": 100_000, "integer": True},
+    "size_factor": bool,
+    "merge_penalty": {"low": 0, "high": 10},
+    "width": {"low": 1, "integer": True},
+    "exact_cells": {"low": 1, "integer": True},
+    "seed": {"low": 0, "integer": True},
+    "embed_chunk": {"low": 1, "integer": True},
+}
+
+
+def check_options(options: dict, source="align") -> dict:
+    """``options`` (a subset of :data:`OPTIONS`) checked: an unknown key, a value of the wrong kind, out of
+    range, ``nan`` or ``inf`` is a one-line error naming ``source``; returns them converted (ints, floats)."""
+    out = {}
+    for key, value in options.items():
+        if key not in OPTIONS:
+            raise BisentError(f"{source}: unknown setting '{key}' (known: {', '.join(OPTIONS)})")
+        bounds = OPTIONS[key]
+        out[key] = config_bool(source, key, value) if bounds is bool else config_number(source, key, value, **bounds)
+    if out.get("skip_quantile") == 1:
+        raise BisentError(f"{source}: parameter 'skip_quantile' must be below 1, got {options['skip_quantile']!r}")
+    return out
+
+
 class SentenceAligner:
     """vecalign-style aligner (overlap embeddings, normalised cosine cost, coarse to fine) or Gale-Church.
 
@@ -72,10 +103,9 @@ class SentenceAligner:
             self.encoder = get_encoder(encoder)
         else:
             self.encoder = encoder
-        if not 0.0 < skip_quantile < 1.0:
-            raise BisentError(f"skip_quantile must be between 0 and 1, got {skip_quantile}")
-        if width < 1:
-            raise BisentError(f"width must be at least 1, got {width}")
+        check_options({"max_size": max_size, "skip_quantile": skip_quantile, "samples": samples,
+                       "size_factor": size_factor, "merge_penalty": merge_penalty, "width": width,
+                       "exact_cells": exact_cells, "seed": seed, "embed_chunk": embed_chunk}, "SentenceAligner")
         self.types = alignment_types(max_size)
         self.max_size, self.skip_quantile, self.samples = max_size, skip_quantile, samples
         self.size_factor, self.width, self.exact_cells, self.seed = size_factor, width, exact_cells, seed

@@ -150,7 +150,7 @@ def align_many(pairs_tsv, out_dir, src_lang: str, tgt_lang: str, *, encoder: str
             try:
                 row = json.loads(line)
                 done[row["line"]] = row
-            except (ValueError, KeyError):
+            except (ValueError, KeyError, TypeError, RecursionError):   # a torn or foreign line: redo that pair
                 continue
     jobs_list = [(n, s, t, src_lang, tgt_lang, out / f"{k:05d}.tsv", out / f"{k:05d}.blocks", split)
                  for k, (n, s, t) in enumerate(pairs) if n not in done]

@@ -58,9 +58,13 @@ def read_document(path, lang: str | None = None, *, split: bool = False) -> Docu
 
 
 def read_alignment(path) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
-    """Blocks of an alignment file (``[0]:[0,1]`` per line); a malformed line is a one-line error."""
+    """Blocks of an alignment file (``[0]:[0,1]`` per line); a malformed line, or a sentence in two blocks
+    (a block repeated, or blocks that overlap), is a one-line error."""
+    from ..io import check_readable
+
     blocks = []
-    for n, raw in enumerate(open(path, "rb"), 1):
+    first: tuple[dict[int, int], dict[int, int]] = ({}, {})           # sentence -> line of its block, per side
+    for n, raw in enumerate(open(check_readable(path), "rb"), 1):
         try:
             text = raw.decode("utf-8").rstrip("\r\n")
         except UnicodeDecodeError:
@@ -73,6 +77,12 @@ def read_alignment(path) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
         src, tgt = (tuple(int(x) for x in g.replace(" ", "").split(",") if x) for g in m.group(1, 2))
         if not src and not tgt:
             raise BisentError(f"{where(path, n)}: a block with both sides empty")
+        for side, ids, seen in (("source", src, first[0]), ("target", tgt, first[1])):
+            for i in ids:
+                if i in seen:
+                    raise BisentError(f"{where(path, n)}: {side} sentence {i} is already in the block of line "
+                                      f"{seen[i]} (each sentence belongs to one block at most)")
+                seen[i] = n
         blocks.append((src, tgt))
     if not blocks:
         raise BisentError(f"{path}: no alignment blocks")
@@ -158,9 +168,11 @@ def read_alignment_list(path) -> list[list[tuple[tuple[int, ...], tuple[int, ...
     """The alignment files named in the third column of a pairs TSV (``src<TAB>tgt<TAB>alignment``), in order."""
     from pathlib import Path
 
+    from ..io import check_readable
+
     path = Path(path)
     out = []
-    for n, raw in enumerate(open(path, "rb"), 1):
+    for n, raw in enumerate(open(check_readable(path), "rb"), 1):
         cols = raw.decode("utf-8", errors="replace").rstrip("\r\n").split("\t")
         if len(cols) < 3:
             raise BisentError(f"{where(path, n)}: expected src<TAB>tgt<TAB>alignment_path, found {len(cols)} column(s)")

@@ -9,6 +9,7 @@ import click
 
 from ..align.costs import MERGE_PENALTY, SKIP_QUANTILE
 from ..errors import BisentError
+from .options import FiniteFloat
 
 
 @click.command("align")
@@ -27,9 +28,10 @@ from ..errors import BisentError
               help="Also write the alignment as [i]:[j]:score lines (0-based line indices).")
 @click.option("--max-size", type=click.IntRange(2, 8), default=4, show_default=True,
               help="Largest group a+b (4: 1-1, 1-2, 2-1, 1-3, 3-1, 2-2).")
-@click.option("--skip-quantile", type=float, default=SKIP_QUANTILE, show_default=True,
+@click.option("--skip-quantile", type=FiniteFloat(min=0, max=1, min_open=True, max_open=True), default=SKIP_QUANTILE,
+              show_default=True,
               help="Skip cost = this quantile of the costs of random sentence pairs.")
-@click.option("--merge-penalty", type=float, default=MERGE_PENALTY, show_default=True,
+@click.option("--merge-penalty", type=FiniteFloat(min=0, max=10), default=MERGE_PENALTY, show_default=True,
               help="Added per extra sentence of a merged group (a 2-1 step pays it once).")
 @click.option("--width", type=click.IntRange(1), default=10, show_default=True,
               help="Band half-width of the fine pass for long documents (sentences).")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from .options import FiniteFloat
+from .options import FINITE, FiniteFloat, lang_codes
 
 
 @click.group("data")
@@ -13,8 +13,8 @@ def data_group():
 
 
 @data_group.command("libreoffice")
-@click.option("--src", default="en", show_default=True, help="Source language (en = en-us).")
-@click.option("--tgt", default="de", show_default=True, help="Target language.")
+@click.option("--src", default="en", show_default=True, callback=lang_codes, help="Source language (en = en-us).")
+@click.option("--tgt", default="de", show_default=True, callback=lang_codes, help="Target language.")
 @click.option("-o", "--out", "out_dir", required=True, type=click.Path(file_okay=False),
               help="Output folder (train/dev/test.tsv, documents.jsonl, stats.json).")
 def libreoffice(src: str, tgt: str, out_dir: str):
@@ -25,8 +25,8 @@ def libreoffice(src: str, tgt: str, out_dir: str):
 
 
 @data_group.command("bucc")
-@click.option("--src", default="en", show_default=True, help="Source language (en = en-us).")
-@click.option("--tgt", default="de", show_default=True, help="Target language.")
+@click.option("--src", default="en", show_default=True, callback=lang_codes, help="Source language (en = en-us).")
+@click.option("--tgt", default="de", show_default=True, callback=lang_codes, help="Target language.")
 @click.option("--split", default="test", show_default=True, type=click.Choice(["train", "dev", "test"]),
               help="Documents to draw from.")
 @click.option("--gold-share", default=0.25, show_default=True, type=FiniteFloat(min=0, max=1),
@@ -51,13 +51,13 @@ def bucc(src: str, tgt: str, split: str, gold_share: float, max_gold: int | None
 
 
 @data_group.command("align")
-@click.option("--src", default="en", show_default=True, help="Source language (en = en-us).")
-@click.option("--tgt", default="de", show_default=True, help="Target language.")
+@click.option("--src", default="en", show_default=True, callback=lang_codes, help="Source language (en = en-us).")
+@click.option("--tgt", default="de", show_default=True, callback=lang_codes, help="Target language.")
 @click.option("--split", default="test", show_default=True, type=click.Choice(["train", "dev", "test"]),
               help="Pages to draw from.")
-@click.option("--drop", default=0.0, show_default=True, type=click.FloatRange(0.0, 0.9),
+@click.option("--drop", default=0.0, show_default=True, type=FiniteFloat(min=0, max=0.9),
               help="Share of paragraphs that lose their translation on one side (deterministic).")
-@click.option("--merge", default=0.0, show_default=True, type=click.FloatRange(0.0, 0.9),
+@click.option("--merge", default=0.0, show_default=True, type=FiniteFloat(min=0, max=0.9),
               help="Share of neighbouring paragraph pairs merged into one line on one side (n-1 / 1-n gold).")
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="Cap on pages.")
 @click.option("-o", "--out", "out_dir", required=True, type=click.Path(file_okay=False),
@@ -85,7 +85,7 @@ def align_task(src: str, tgt: str, split: str, drop: float, merge: float, limit:
 @click.option("--sources", default=None,
               help="Comma-separated subset of the sources (default: all; libreoffice is required, the gold pairs "
                    "come from it and from gettext).")
-@click.option("--libreoffice-langs", default=None,
+@click.option("--libreoffice-langs", default=None, callback=lang_codes,
               help="Comma-separated LibreOffice help languages paired with English (default: the 31 Debian has, "
                    "bisent.datasets.scale.LIBREOFFICE_LANGS; each fetched and built once).")
 @click.option("-o", "--out", "out_dir", required=True, type=click.Path(file_okay=False),
@@ -130,7 +130,7 @@ def _echo_stats(stats: dict, out_dir: str, sources: str = "sources") -> None:
 def _pair_set_command(name: str, module: str, tgt_help: str, columns: str, doc: str) -> None:
     """Register ``bisent data NAME --tgt LANG -o DIR`` for an English -> LANG pair-set builder."""
     @data_group.command(name, help=doc)
-    @click.option("--tgt", default="de", show_default=True, help=tgt_help)
+    @click.option("--tgt", default="de", show_default=True, callback=lang_codes, help=tgt_help)
     @click.option("-o", "--out", "out_dir", required=True, type=click.Path(file_okay=False),
                   help=f"Output folder (train/dev/test.tsv: {columns}; stats.json).")
     def command(tgt: str, out_dir: str):
@@ -151,7 +151,7 @@ _pair_set_command("dict", "freedict", "Target language (ISO 639-1, e.g. de, fr, 
 
 @data_group.command("general")
 @click.option("--langs", default=",".join(("de", "fr", "es", "it", "nl", "pt", "pl", "ru", "tr", "ja", "ko", "zh-cn", "ar")),
-              show_default=True, help="Comma-separated languages besides English.")
+              show_default=True, callback=lang_codes, help="Comma-separated languages besides English.")
 @click.option("--cap", "caps", multiple=True, metavar="SOURCE[:LANG]=N",
               help="Most pairs (ui, help, dict: every train pair by default; gnome-pairs: GNOME help blocks, "
                    "rdict: dictionaries into English and ui-apps: UI messages of applications no benchmark "
@@ -194,7 +194,7 @@ def general(langs: str, caps: tuple[str, ...], word_lists: str, out_dir: str):
 @data_group.command("lexicon")
 @click.option("-e", "--encoder", "encoder_name", default="use-m3", show_default=True,
               help="The teacher whose neighbours pair the words (the student's teacher).")
-@click.option("--threshold", default=None, type=float,
+@click.option("--threshold", default=None, type=FINITE,
               help="Lowest ratio margin of a kept pair (default: bisent.training.lexicon.THRESHOLD, 1.03).")
 @click.argument("collection", type=click.Path(file_okay=False))
 def lexicon(encoder_name: str, threshold: float | None, collection: str):

@@ -13,6 +13,7 @@ import click
 
 from ..datasets.docsets import SOURCES as DOC_SOURCES
 from ..errors import BisentError
+from .options import FINITE, FiniteFloat, lang_codes
 
 _SEG_HELP = "Units of a document: 'sentencex' splits each paragraph into sentences; 'given' keeps the paragraphs/lines."
 
@@ -43,7 +44,7 @@ def _rerank_options(fn):
         click.option("--rerank", "rerank_depth", type=click.IntRange(0), default=0, show_default=True,
                      help=f"Re-score the DEPTH nearest documents each way by how well their sentences align "
                           f"(e.g. {DEPTH}; 0: off). Separates near-identical pages a document vector cannot."),
-        click.option("--rerank-weight", type=click.FloatRange(0), default=WEIGHT, show_default=True,
+        click.option("--rerank-weight", type=FiniteFloat(min=0), default=WEIGHT, show_default=True,
                      help="Weight of the sentence-alignment coverage added to the document cosine."),
         click.option("--rerank-encoder", default=None,
                      help="Sentence encoder of the re-ranking (default: the document encoder's own, e.g. use-m3 "
@@ -99,7 +100,7 @@ def _embed(src_docs, tgt_docs, src_lang, tgt_lang, encoder, segmentation, *, cen
 @click.option("--score", type=click.Choice(["ratio", "distance", "absolute", "csls", "cosine"]), default="ratio",
               show_default=True, help="Score of a document pair (margin of Artetxe & Schwenk by default).")
 @click.option("-k", type=click.IntRange(1), default=4, show_default=True, help="Neighbourhood size of the margin.")
-@click.option("--threshold", type=float, default=None, help="Pairs scoring below this are reported unmatched.")
+@click.option("--threshold", type=FINITE, default=None, help="Pairs scoring below this are reported unmatched.")
 @click.option("-o", "--output", "out_path", required=True, type=click.Path(dir_okay=False),
               help="TSV: src_id, tgt_id, score, cosine, status, src_origin, tgt_origin (one row per source document).")
 @click.option("--progress/--no-progress", default=None, help="Show progress bars (default: on a terminal).")
@@ -198,8 +199,8 @@ def eval_docs(src_docs, tgt_docs, gold, src_lang, tgt_lang, encoder, segmentatio
 @click.option("--source", type=click.Choice(DOC_SOURCES), required=True,
               help="Which documentation (see bisent.datasets.docsets: LibreOffice help, the GIMP manual, GNOME help, "
                    "manual pages, HTML manuals cut into sections, ...).")
-@click.option("--src", default="en", show_default=True, help="Source language.")
-@click.option("--tgt", default="de", show_default=True, help="Target language.")
+@click.option("--src", default="en", show_default=True, callback=lang_codes, help="Source language.")
+@click.option("--tgt", default="de", show_default=True, callback=lang_codes, help="Target language.")
 @click.option("-o", "--out", "out_dir", required=True, type=click.Path(file_okay=False),
               help="Output folder: src.jsonl, tgt.jsonl ({id, text, split}), gold.tsv, stats.json.")
 def data_docs(source, src, tgt, out_dir):

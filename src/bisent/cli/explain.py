@@ -30,8 +30,14 @@ def explain(src, tgt, src_lang, tgt_lang, encoder, k, background, background_lim
             output):
     """Explain the pair SRC / TGT: cosine, margins, k nearest competitors both ways, filter decision."""
     from ..encoders import get_encoder
+    from ..errors import BisentError
+    from ..io import line_problem
     from ..report.explain import explain_pair, explanation_text, read_background
 
+    for name, text in (("SRC", src), ("TGT", tgt)):
+        problem = line_problem(text.encode("utf-8", "surrogateescape"))[1]
+        if problem:
+            raise BisentError(f"{name} {text[:40]!r}: {problem.replace('empty line', 'empty')}")
     bg_s, bg_t = read_background(background, background_limit) if background else ([], [])
     pipe = None
     if config:

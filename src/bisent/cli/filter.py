@@ -6,7 +6,7 @@ import json
 
 import click
 
-from .options import bitext_options
+from .options import FiniteFloat, bitext_options
 
 
 @click.command("filter")
@@ -31,7 +31,7 @@ from .options import bitext_options
 @click.option("--progress/--no-progress", default=None, help="Show progress bars (default: on a terminal; periodic lines otherwise).")
 @click.option("--report", type=click.Path(dir_okay=False), default=None,
               help="Also write this HTML report (and KEPT.report.json: scores, samples, calibration).")
-@click.option("--precision", type=click.FloatRange(0, 1), default=None,
+@click.option("--precision", type=FiniteFloat(min=0, max=1), default=None,
               help="Keep only pairs above the score step's threshold whose precision, estimated without gold, is this.")
 @bitext_options
 @click.option("--score-column", "score_column", is_flag=True,

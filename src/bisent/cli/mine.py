@@ -21,7 +21,7 @@ from ..scale.blocks import BLOCK, BlockScorer
 from ..scale.ray_mine import RayExecutor
 from ..scale.ray_session import ray_session
 from ..scoring import KINDS, MARGINS, Scorer
-from .options import THRESHOLD_OR_NONE, ray_options
+from .options import FINITE, THRESHOLD_OR_NONE, FiniteFloat, ray_options
 
 #: Without --threshold or --precision, mined pairs are kept from the threshold of this estimated precision.
 DEFAULT_PRECISION = 0.9
@@ -71,7 +71,7 @@ DEFAULT_PRECISION = 0.9
                    "so every score is the same sgemm as without blocks).")
 @click.option("--report", "report", type=click.Path(dir_okay=False), default=None,
               help="Also write this HTML report (and OUTPUT.report.json: binned scores, samples, calibration).")
-@click.option("--precision", type=click.FloatRange(0, 1), default=None,
+@click.option("--precision", type=FiniteFloat(min=0, max=1), default=None,
               help="Instead of --threshold: the lowest threshold whose precision, estimated without gold, is this.")
 def mine(src, tgt, src_lang, tgt_lang, encoder, margin, score, retrieval, k, threshold, output, fmt,
          with_ids, src_vectors, tgt_vectors, knn_method, ray_address, threads, workers, state_dir, block_rows,

@@ -8,12 +8,14 @@ import click
 
 
 class FiniteFloat(click.ParamType):
-    """A float option that refuses ``nan`` and ``inf`` (Python's ``float()`` accepts both), with bounds."""
+    """A float option that refuses ``nan`` and ``inf`` (Python's ``float()`` accepts both, and click's
+    ``FloatRange`` lets ``nan`` through its bounds), with bounds; ``min_open`` / ``max_open`` exclude them."""
 
     name = "float"
 
-    def __init__(self, min: float | None = None, max: float | None = None):
-        self.min, self.max = min, max
+    def __init__(self, min: float | None = None, max: float | None = None, *, min_open: bool = False,
+                 max_open: bool = False):
+        self.min, self.max, self.min_open, self.max_open = min, max, min_open, max_open
 
     def convert(self, value, param, ctx):
         try:
@@ -22,10 +24,10 @@ class FiniteFloat(click.ParamType):
             self.fail(f"{value!r} is not a number", param, ctx)
         if not math.isfinite(x):
             self.fail(f"{value!r} is not a finite number", param, ctx)
-        if self.min is not None and x < self.min:
-            self.fail(f"{value!r} is below the minimum {self.min:g}", param, ctx)
-        if self.max is not None and x > self.max:
-            self.fail(f"{value!r} is above the maximum {self.max:g}", param, ctx)
+        if self.min is not None and (x < self.min or (self.min_open and x == self.min)):
+            self.fail(f"{value!r} is {'not above' if self.min_open else 'below'} the minimum {self.min:g}", param, ctx)
+        if self.max is not None and (x > self.max or (self.max_open and x == self.max)):
+            self.fail(f"{value!r} is {'not below' if self.max_open else 'above'} the maximum {self.max:g}", param, ctx)
         return x
 
 
@@ -56,6 +58,22 @@ def bitext_options(f):
     return click.option("--format", "fmt", type=click.Choice(FORMATS), default=None,
                         help="Input format (default: by suffix: .tsv, .tmx, .xlf/.xliff, .jsonl, .parquet, under "
                              ".gz/.xz/.zst; two files: moses; else tsv).")(f)
+
+
+def lang_codes(ctx, param, value):
+    """Click callback: the option's language code (or comma-separated codes) checked by
+    :func:`bisent.langcodes.check_code` before a command fetches anything; the value is left as given."""
+    from ..langcodes import check_code
+
+    if value is None:
+        return value
+    text = str(value)
+    for code in [c for c in text.split(",") if c.strip()] if "," in text else [text]:
+        try:
+            check_code(code)
+        except ValueError as e:
+            raise click.BadParameter(str(e), ctx=ctx, param=param) from None
+    return value
 
 
 def ray_options(what: str):

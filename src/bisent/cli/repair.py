@@ -6,7 +6,7 @@ import json
 
 import click
 
-from .options import bitext_options
+from .options import FiniteFloat, bitext_options
 
 
 def _span(s) -> str:
@@ -27,12 +27,12 @@ def _num(v) -> str:
                    "bisent.divergence.TAU; the paper's is 3).")
 @click.option("--rerank", type=click.Choice(["align", "sim"]), default="align", show_default=True,
               help="Rank the N-best by aligned score (align) or by the Eq. 1 cosine of the cut pair (sim).")
-@click.option("--min-gain", type=click.FloatRange(0), default=0.0, show_default=True,
+@click.option("--min-gain", type=FiniteFloat(min=0), default=0.0, show_default=True,
               help="A cut must beat the full pair by more than this.")
-@click.option("--min-word-gain", type=click.FloatRange(0), default=None,
+@click.option("--min-word-gain", type=FiniteFloat(min=0), default=None,
               help="... and by more than this per word it removes (default: the value chosen on dev, "
                    "bisent.divergence.MIN_WORD_GAIN).")
-@click.option("--boundary-cost", type=click.FloatRange(0), default=None,
+@click.option("--boundary-cost", type=FiniteFloat(min=0), default=None,
               help="What a cut pays per edge that is not at a sentence end of its side (after . ! ? : ;); "
                    "0 turns the preference off (default: the value chosen on dev, bisent.divergence.BOUNDARY_COST).")
 @click.option("--sentences-only", is_flag=True,

@@ -551,11 +551,11 @@ def write_docset(source: str, src: str, tgt: str, out_dir) -> dict:
 
 def read_gold(path) -> list[tuple[str, str, str]]:
     """``(src_id, tgt_id, split)`` rows of a ``gold.tsv`` (the split column is optional: '' then)."""
-    from ..io import read_tsv
+    from ..io import check_readable, read_tsv
 
     rows = []
-    with open(path, encoding="utf-8") as f:
-        first = f.readline().split("\t")
+    with open(check_readable(path), "rb") as f:      # the column count only: read_tsv says what is wrong with a line
+        first = f.readline().split(b"\t")
     ncols = 3 if len(first) >= 3 else 2
     for _, cols in read_tsv(path, ncols):
         rows.append((cols[0], cols[1], cols[2] if ncols == 3 else ""))

@@ -57,6 +57,8 @@ REGISTRY: dict[str, Registered] = {
 }
 
 _LOADED: dict[str, Encoder] = {}
+#: model directories being loaded (resolved paths), outermost first: a base that is one of them is a cycle
+_LOADING: list[str] = []
 
 
 def resolve(name_or_path: str | Path) -> str:
@@ -86,7 +88,18 @@ def get_encoder(name_or_path: str | Path | Encoder) -> Encoder:
         return name_or_path
     key = resolve(name_or_path)
     if key not in _LOADED:
-        _LOADED[key] = REGISTRY[key]() if key in REGISTRY else load_model_dir(key)
+        if key in REGISTRY:
+            _LOADED[key] = REGISTRY[key]()
+        else:
+            real = str(Path(key).resolve())
+            if real in _LOADING:
+                chain = " -> ".join([*_LOADING, real])
+                raise BisentError(f"{key}: a model directory whose base encoder is itself ({chain})")
+            _LOADING.append(real)
+            try:
+                _LOADED[key] = load_model_dir(key)
+            finally:
+                _LOADING.pop()
     return _LOADED[key]
 
 

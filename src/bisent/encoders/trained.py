@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..errors import BisentError
+from ..safeload import read_json
 from .base import Encoder
 
 #: architecture name -> function(model_dir: Path, config: dict) -> Encoder
@@ -34,10 +35,7 @@ def read_config(model_dir) -> dict:
     path = Path(model_dir) / "config.json"
     if not path.is_file():
         raise BisentError(f"{path}: missing (a bisent model directory holds config.json and *.safetensors)")
-    try:
-        config = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise BisentError(f"{path}: corrupt JSON ({e})") from None
+    config = read_json(path, "a bisent model directory holds config.json and *.safetensors")
     if not isinstance(config, dict) or "architecture" not in config:
         raise BisentError(f"{path}: no 'architecture' key")
     if not isinstance(config["architecture"], str):

@@ -16,15 +16,18 @@ import inspect
 import os
 from typing import Any
 
-import yaml
-
 from ..errors import BisentError
 from ..io import check_readable
+from ..safeload import read_yaml
 from .steps import RESERVED_PREFIXES, Bounds, Step, step_types
 
 
 def _one_line(text: str) -> str:
     return " ".join(str(text).split())
+
+
+#: the most steps of a filter configuration (the shipped recipes have under ten)
+MAX_STEPS = 200
 
 
 def build_step(index: int, cfg: Any, source: str, src_lang: str | None, tgt_lang: str | None) -> Step:
@@ -83,17 +86,7 @@ def load_config(config) -> Any:
     list / mapping copied, so that :func:`edit_config` and the builder never change the caller's data."""
     if not isinstance(config, (str, os.PathLike)):
         return copy.deepcopy(config)
-    path = check_readable(config)
-    try:
-        with open(path, encoding="utf-8") as f:
-            return yaml.safe_load(f)
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        at = f":{mark.line + 1}" if mark is not None else ""
-        problem = getattr(e, "problem", None) or e
-        raise BisentError(f"{path}{at}: invalid YAML: {_one_line(problem)}") from None
-    except UnicodeDecodeError:
-        raise BisentError(f"{path}: not valid UTF-8") from None
+    return read_yaml(check_readable(config))
 
 
 def takes_encoder(type_name: str) -> bool:

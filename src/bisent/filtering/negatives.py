@@ -34,9 +34,9 @@ def parse_strategy(spec: str) -> tuple[str, int | None]:
         raise BisentError(f"unknown negatives '{spec}' (random, sample, worst:X with X in "
                           f"{'/'.join(map(str, WORST_LEVELS))}, synthetic)")
     if name == "worst":
-        if not arg.isdigit() or not 0 < int(arg) <= 100:
-            raise BisentError(f"negatives '{spec}': give the level as worst:X with X a percentage "
-                              f"(the paper: {', '.join(map(str, WORST_LEVELS))})")
+        if not arg.isdigit() or int(arg) not in WORST_LEVELS:
+            raise BisentError(f"negatives '{spec}': give the level as worst:X with X one of the five bands "
+                              f"{', '.join(map(str, WORST_LEVELS))} (a fifth of the noisy corpus each)")
         return name, int(arg)
     if arg:
         raise BisentError(f"negatives '{spec}': '{name}' takes no ':{arg}'")

@@ -20,7 +20,7 @@ from typing import Any, Iterable, Iterator, Sequence
 import numpy as np
 
 from ..errors import BisentError
-from .config import build_step, load_config
+from .config import MAX_STEPS, build_step, load_config
 from .params import check_bool, check_choice, check_number
 from .records import FilterResult, Pair, Value
 from .selection import Selection
@@ -73,6 +73,8 @@ class FilterPipeline:
         if not isinstance(config, list):
             raise BisentError(f"{source}: expected a list of steps (or a mapping with 'steps'), "
                               f"got {type(config).__name__}")
+        if len(config) > MAX_STEPS:
+            raise BisentError(f"{source}: {len(config)} steps, more than the {MAX_STEPS} a configuration may have")
         steps = [build_step(i, c, source, src_lang, tgt_lang) for i, c in enumerate(config)]
         selection = Selection.from_config(select_cfg, source=source) if select_cfg is not None else None
         return cls(steps, selection=selection, source=source)

@@ -166,6 +166,10 @@ class ModelDir:
     def read_file(self, name: str, what: str) -> bytes:
         """The bytes of a file the architecture keeps beside the weights (``tokenizer.model``)."""
         p = self.path / name
+        if (not isinstance(name, str) or Path(name).name != name or name in (".", "..")
+                or not p.resolve().is_relative_to(self.path.resolve())):
+            raise self.error(f"its {what} file {name!r} is not a file inside {self.path} (a model directory "
+                             f"reads only its own files)")
         if not p.is_file():
             raise BisentError(f"{p}: missing (the model directory needs its {what})")
         return p.read_bytes()

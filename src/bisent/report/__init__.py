@@ -15,6 +15,7 @@
 
 from pathlib import Path
 
+from ..errors import BisentError
 from .calibration import (Calibration, calibrate, calibrate_split, filter_negatives, mining_calibration,
                           mining_negatives, synthetic_pairs)
 from .explain import explain_pair
@@ -36,7 +37,11 @@ def report_folder(run_dir, out_path, *, title: str | None = None):
             from ..review import open_review
 
             rec["review"] = open_review(output, labels).summary()
-    return render(records, out_path, title=title or f"bisent report: {run_dir}")
+    try:
+        return render(records, out_path, title=title or f"bisent report: {run_dir}")
+    except (TypeError, KeyError, ValueError, AttributeError, IndexError) as e:   # a record edited by hand
+        raise BisentError(f"{run_dir}: a record holds a field of an unexpected type or value "
+                          f"({type(e).__name__}: {' '.join(str(e).split())[:100]})") from None
 
 
 __all__ = ["Calibration", "calibrate", "calibrate_split", "mining_calibration", "mining_negatives", "filter_negatives",

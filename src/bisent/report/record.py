@@ -22,6 +22,7 @@ import numpy as np
 
 from ..errors import BisentError
 from ..io import atomic_write
+from ..safeload import read_json
 
 BINS = 60
 BANDS = 6
@@ -286,7 +287,7 @@ def records_from_folder(run_dir) -> list[tuple[str, dict]]:
     covered: set[str] = set()
     for f in files:
         if f.name.endswith(SUFFIX):
-            rec = _load_json(f)
+            rec = check_record(_load_json(f), f)
             if rec.get("kind") not in ("mining", "filter", "docs", "align"):
                 raise BisentError(f"{f}: not a bisent run record (no kind mining/filter/docs/align)")
             out.append((f.name[:-len(SUFFIX)], rec))
@@ -311,19 +312,44 @@ def records_from_folder(run_dir) -> list[tuple[str, dict]]:
         if f.suffix in (".tsv", ".gz", ".xz") and _looks_mined(f):
             scores, texts = read_mined(f)
             out.append((f.name, mining_record(scores, texts)))
-    if p.is_dir() and not out:
-        raise BisentError(f"{p}: no run found (a *{SUFFIX} record, a mined TSV or a filter summary JSON)")
+    if not out:
+        raise BisentError(f"{p}: no run found (a *{SUFFIX} record, a mined TSV or a filter summary JSON"
+                          f"{'' if p.is_dir() else ', or a folder of them'})")
     return out
 
 
 def _load_json(f: Path) -> dict:
-    try:
-        data = json.loads(f.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as e:
-        raise BisentError(f"{f}: not readable JSON ({e})") from None
+    data = read_json(f)
     if not isinstance(data, dict):
         raise BisentError(f"{f}: expected a JSON object")
     return data
+
+
+_NUMBER = (int, float)
+#: a record's top-level fields -> the JSON types each may have (None: null)
+RECORD_FIELDS = {"kind": (str,), "params": (dict,), "summary": (dict,), "threshold": (*_NUMBER, type(None)),
+                 "precision_target": (*_NUMBER, type(None)), "counts": (dict,), "histogram": (dict,),
+                 "samples": (list,), "yield": (dict, type(None)), "calibration": (dict, type(None)),
+                 "explanations": (list,), "score_step": (str, type(None)), "other_scores": (dict,),
+                 "rejected_samples": (dict,), "files": (list,)}
+
+
+def check_record(rec: dict, source) -> dict:
+    """``rec`` if its fields have the types a record's fields have (and its counts are numbers, its samples
+    mappings), else a one-line error naming ``source`` and the field."""
+    for key, types in RECORD_FIELDS.items():
+        if key in rec and (not isinstance(rec[key], types) or isinstance(rec[key], bool)):
+            want = " or ".join("null" if t is type(None) else {dict: "an object", list: "a list", str: "a string",
+                                                               int: "a number", float: "a number"}[t]
+                               for t in dict.fromkeys(types))
+            raise BisentError(f"{source}: '{key}' must be {want}, got {json.dumps(rec[key])[:60]}")
+    bad = [k for k, v in (rec.get("counts") or {}).items() if not isinstance(v, _NUMBER) or isinstance(v, bool)]
+    if bad:
+        raise BisentError(f"{source}: counts.{bad[0]} must be a number")
+    for name in ("samples", "explanations"):
+        if not all(isinstance(x, dict) for x in rec.get(name) or []):
+            raise BisentError(f"{source}: every item of '{name}' must be an object")
+    return rec
 
 
 def _looks_mined(f: Path) -> bool:

@@ -23,6 +23,7 @@ import numpy as np
 
 from ..errors import BisentError
 from ..io import atomic_write
+from ..safeload import read_json
 from . import record as rec_mod
 from .calibration import calibrate, filter_negatives, mining_calibration, mining_negatives
 from .html import render
@@ -373,8 +374,8 @@ def report_run(config_path, run_dir, out_path) -> str:
                                                   ctx.tgt_lang, params=sec)))
     summary_path = run_dir / "filter" / "summary.json"
     if summary_path.is_file():
-        summary = json.loads(summary_path.read_text(encoding="utf-8"))
+        summary = read_json(summary_path)
         out = finish_filter(run_dir / "candidates.tsv", run_dir / "filter" / "kept.tsv", run_dir / "filter" / "rejected.tsv",
                             summary, _filter_config(ctx), ctx.src_lang, ctx.tgt_lang)
-        records.append(("filter", json.loads(Path(out["record"]).read_text(encoding="utf-8"))))
+        records.append(("filter", read_json(out["record"])))
     return str(render(records, out_path, title=f"bisent run: {run_dir.name}"))

@@ -152,7 +152,22 @@ def resolve_bitext(spec: str, default_langs: list[str] | None = None) -> Bitext:
     if pair is None:
         raise BisentError(f"{path}: cannot tell its languages: write en-de={path}, name it like train.en-de.tsv, "
                           "or set 'languages: [en, de]' in the recipe")
+    _regular(path)
     return read_bitext(path, pair[0], pair[1])
+
+
+def _regular(path) -> None:
+    """A one-line error unless ``path`` is a regular file: training reads its inputs more than once, and a
+    device such as ``/dev/zero`` never ends."""
+    import os
+    import stat
+
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return                                       # missing: the reader says so
+    if not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+        raise BisentError(f"{path}: not a regular file (a device, pipe or socket); copy it into a file first")
 
 
 def resolve_monotext(spec: str) -> Monotext:
@@ -161,6 +176,7 @@ def resolve_monotext(spec: str) -> Monotext:
     lang = lang or lang_from_name(path)
     if lang is None:
         raise BisentError(f"{path}: cannot tell its language: write de={path} or name it like mono.de.txt")
+    _regular(path)
     mono = read_monotext(path, lang)
     kind = Path(path).name.split(".")[0]
     if kind in ("words", "vocab"):                  # a word list of 'bisent data general' / 'bisent data vocab'

@@ -23,6 +23,7 @@ import numpy as np
 
 from ..errors import BisentError
 from ..io import atomic_write, read_lines
+from ..values import check_number
 from ..mining import mine, unique_rows
 from ..vectors import encode_fp16
 
@@ -84,15 +85,20 @@ def write_lexicons(collection, encoder, *, threshold: float = THRESHOLD, held_fo
     langs = sorted(p.name[len("words."):-len(".txt")] for p in folder.glob("words.*.txt") if p.name != "words.en.txt")
     if not langs:
         raise BisentError(f"{folder}: no words.XX.txt besides English")
-    if held_folded is None:
-        held_folded = {t.casefold() for t in held_out_texts(tuple(x for x in LANGS if file_lang(x) in langs))}
+    try:
+        threshold = check_number("threshold", threshold)
+    except ValueError as e:
+        raise BisentError(str(e)) from None
     en = unique_rows(read_words(en_path))[0]
+    words = {lang: read_words(folder / f"words.{lang}.txt") for lang in langs}   # every input checked ...
+    if held_folded is None:                                                     # ... before anything is fetched
+        held_folded = {t.casefold() for t in held_out_texts(tuple(x for x in LANGS if file_lang(x) in langs))}
     en_vectors = encode_fp16(encoder, en, "en", progress=progress)                  # once, for every language
     stats = {"encoder": encoder.name, "threshold": threshold, "retrieval": "intersect, ratio margin k=4",
              "languages": {}}
     for lang in langs:
         counts: dict = {}
-        pairs = mine_lexicon(en, read_words(folder / f"words.{lang}.txt"), encoder, lang, threshold=threshold,
+        pairs = mine_lexicon(en, words.pop(lang), encoder, lang, threshold=threshold,
                              held_folded=held_folded, counts=counts, progress=progress, en_vectors=en_vectors)
         with atomic_write(folder / f"lexicon.en-{lang}.tsv") as f:
             for score, e, x in pairs:

@@ -14,9 +14,8 @@ import math
 from pathlib import Path
 from typing import Any, Iterable, NamedTuple
 
-import yaml
-
 from ..errors import BisentError
+from ..safeload import read_yaml, yaml_text
 
 SEQ2SEQ = ("kim2019", "artetxe2019")
 #: dual encoders (one encoder for every language; models/dual.py), trained by a dual objective
@@ -429,10 +428,7 @@ def parse_override(text: str) -> tuple[str, Any]:
     if "=" not in text:
         raise BisentError(f"--set {text}: expected KEY=VALUE, e.g. model.hidden_dim=128")
     key, value = text.split("=", 1)
-    try:
-        return key.strip(), yaml.safe_load(value)
-    except yaml.YAMLError as e:
-        raise BisentError(f"--set {text}: cannot read the value ({e.__class__.__name__})") from None
+    return key.strip(), yaml_text(value, f"--set {text}", lines=False)
 
 
 def apply_overrides(raw: dict, overrides: dict[str, Any] | Iterable[str] | None) -> dict:
@@ -457,11 +453,7 @@ def load_recipe(path, overrides: dict[str, Any] | Iterable[str] | None = None) -
     path = Path(path)
     if not path.is_file():
         raise BisentError(f"{path}: no such recipe file")
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, yaml.YAMLError) as e:
-        msg = " ".join(str(e).split())
-        raise BisentError(f"{path}: not valid YAML ({msg})") from None
+    raw = read_yaml(path)
     if raw is None:
         raise BisentError(f"{path}: recipe is empty")
     if not isinstance(raw, dict):
