@@ -150,7 +150,7 @@ def dev_zero(d: Path) -> list:
 A = lambda d: ["align", lines(d / "a.txt", EN), lines(d / "b.txt", DE[:10]), "-l", "en", "-L", "de",  # noqa: E731
                "-e", "char-ngram", "-o", d / "out.tsv"]
 MINE = lambda d: ["mine", lines(d / "en.txt", EN), lines(d / "de.txt", DE), "-l", "en", "-L", "de",  # noqa: E731
-                  "-e", "char-ngram", "-o", d / "out.tsv"]
+                  "-e", "char-ngram", "--threshold", "none", "-o", d / "out.tsv"]
 DOCS = lambda d, src=None: ["docs", "mine", *docs(d, src), "-l", "en", "-L", "de", "-e", "char-ngram",  # noqa: E731
                             "--segmentation", "given", "-o", d / "out.tsv"]
 RUN = lambda d, **kw: ["run", run_yaml(d, **kw), "-o", d / "out", "--quiet"]  # noqa: E731

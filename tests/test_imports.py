@@ -27,7 +27,7 @@ LAYERS: list[set[str]] = [
     {"mining", "filtering", "documents", "evaluate", "align",     # what a user does with them
      "divergence", "repair", "calibration", "explain", "scale", "rerank"},
     {"training"},                                                 # learning encoders
-    {"bench", "demo", "report", "run", "pipeline"},               # measuring, showing, whole jobs
+    {"bench", "demo", "report", "review", "run", "pipeline"},     # measuring, showing, checking, whole jobs
     {"cli", "__main__", "__init__"},                              # the command line; the package root
 ]
 
