@@ -10,12 +10,15 @@ import json
 
 import click
 
+from ..paths import guarded
+
 
 @click.command("divergence")
 @click.argument("pairs", type=click.Path(dir_okay=False))
 @click.option("-e", "--encoder", "model_dir", required=True, help="Divergence model directory.")
 @click.option("-o", "--output", default="-", show_default=True, type=click.Path(dir_okay=False),
               help="JSON lines, one per input line.")
+@guarded(reads=("pairs", "model_dir"), writes=("output",))
 def divergence(pairs, model_dir, output):
     """Score each word of PAIRS (src<TAB>tgt, or doc<TAB>id<TAB>src<TAB>tgt) as parallel or divergent.
 

@@ -10,6 +10,7 @@ import click
 from ..errors import BisentError
 from ..evaluate import best_threshold, bucc_prf
 from ..io import read_tsv
+from ..paths import guarded
 from .options import FINITE
 
 
@@ -55,6 +56,7 @@ def read_gold(path, mined: list[tuple[float, str, str]], mined_path) -> tuple[se
 @click.argument("gold", type=click.Path(dir_okay=False))
 @click.option("--threshold", type=FINITE, default=None, help="Also report P/R/F1 at this threshold.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@guarded(reads=("mined", "gold"))
 def bucc(mined, gold, threshold, as_json):
     """Precision, recall, F1 of MINED (from `bisent mine --line-numbers` or BUCC input) against GOLD (src_id<TAB>tgt_id)."""
     pairs = read_mined(mined)
@@ -79,6 +81,7 @@ def bucc(mined, gold, threshold, as_json):
 @click.argument("hyp", type=click.Path(dir_okay=False))
 @click.argument("gold", type=click.Path(dir_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@guarded(reads=("hyp", "gold"))
 def align_cmd(hyp, gold, as_json):
     """Strict and lax P/R/F1 of alignment HYP against GOLD (one [0]:[0,1] block per line; a pairs TSV each:
     its third column names the alignment file of each pair)."""

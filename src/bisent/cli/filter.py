@@ -6,6 +6,20 @@ import json
 
 import click
 
+from ..paths import guarded
+
+
+def _filter_paths(kw: dict) -> dict:
+    """The checkpoint folder beside the kept lines and KEPT.report.json."""
+    from pathlib import Path
+
+    kept = kw["kept"]
+    if kept == "-":
+        return {}
+    record = f"{kept}.report.json" if kw["report"] or kw["precision"] is not None else None
+    state = Path(kept).parent / f".{Path(kept).name}.filter-state"
+    return {"states": {"--output checkpoint": state}, "writes": {"--output record": record}}
+
 
 @click.command("filter")
 @click.argument("pairs", type=click.Path(dir_okay=False))
@@ -30,6 +44,7 @@ import click
               help="Also write this HTML report (and KEPT.report.json: scores, samples, calibration).")
 @click.option("--precision", type=click.FloatRange(0, 1), default=None,
               help="Keep only pairs above the score step's threshold whose precision, estimated without gold, is this.")
+@guarded(reads=("pairs", "config"), writes=("kept", "rejected", "summary", "report"), derived=_filter_paths)
 def filter_cmd(pairs, src_lang, tgt_lang, config, kept, rejected, summary, encoder, chunk_size, no_resume,
                progress, report, precision):
     """Filter PAIRS (plain, .gz or .xz; `-`: standard input) into kept and rejected lines (`-o -`: kept lines
@@ -46,12 +61,11 @@ def filter_cmd(pairs, src_lang, tgt_lang, config, kept, rejected, summary, encod
 
     from ..errors import BisentError
     from ..filtering import FilterPipeline, edit_config, filter_file
-    from ..io import check_paths, is_stdio, readable_file
+    from ..io import is_stdio, readable_file
 
     for name, path in (("--rejected", rejected), ("--summary", summary)):
         if is_stdio(path):
             raise BisentError(f"{name} -: standard output is for the kept lines (-o -); give {name} a file name")
-    check_paths({"PAIRS": pairs, "--config": config}, {"--output": kept, "--rejected": rejected, "--summary": summary})
     pipe = config
     if encoder:
         pipe = FilterPipeline.from_config(edit_config(config, encoder=encoder), src_lang=src_lang,

@@ -6,6 +6,8 @@ import json
 
 import click
 
+from ..paths import guarded
+
 
 def _span(s) -> str:
     return f"{s[0]}-{s[1]}" if s else "-"
@@ -39,6 +41,7 @@ def _num(v) -> str:
 @click.option("--match-ends", is_flag=True,
               help="Refuse a cut at an end after which one kept side ends with sentence-final punctuation and "
                    "the other does not (the repair step's default).")
+@guarded(reads=("pairs", "model_dir"), writes=("output",))
 def repair(pairs, model_dir, output, n_best, tau, rerank, min_gain, min_word_gain, boundary_cost, sentences_only,
            one_side, match_ends):
     """Cut leading/trailing words of both sides of each pair of PAIRS where the model finds them divergent.
