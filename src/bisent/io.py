@@ -274,16 +274,17 @@ def is_state_dir(path) -> bool:
 
 
 def check_state_dir(path, what: str = "state folder") -> None:
-    """Refuse, without changing anything, a ``path`` bisent may not use as its state folder.
+    """Refuse a ``path`` bisent may not use as its state folder.
 
-    Missing (its parent must then be creatable), empty, or marked by :func:`make_state_dir` is fine; a link, a
-    file, or a folder holding files but no marker (a user's folder: bisent deletes files in its state) is not.
+    Missing (it must then be creatable; it is created empty), empty, or marked by :func:`make_state_dir` is
+    fine; a link, a file, or a folder holding files but no marker (a user's folder: bisent deletes files in
+    its state) is not.
     """
     path = Path(path)
     try:
         st = os.lstat(path)
-    except FileNotFoundError:
-        check_writable_dir(path.parent, f"parent folder of the {what}")
+    except (FileNotFoundError, NotADirectoryError):
+        check_writable_dir(path, what)   # created empty (adopted by make_state_dir), as outputs' folders are
         return
     if stat.S_ISLNK(st.st_mode):
         raise BisentError(f"{path}: {what} is a symbolic link; bisent keeps its state there and will not follow "

@@ -47,6 +47,7 @@ class PathSpec:
     derived_params: tuple[str, ...] = ()               # parameters only ``derived`` turns into paths
     rewrites: tuple[str, ...] = ()    # suffixes an output may replace inside an input folder (a previous report)
     unchecked: dict[str, str] = field(default_factory=dict)   # parameter -> why no check applies
+    what: dict[str, str] = field(default_factory=dict)        # parameter -> what errors call it ("model directory")
 
     def names(self) -> set[str]:
         """Every parameter this declaration covers."""
@@ -98,8 +99,11 @@ def resolve(spec: PathSpec, kwargs: dict, labels: dict[str, str] | None = None) 
     for kind in KINDS:
         for name in getattr(spec, kind):
             vals = _values(kwargs.get(name))
+            flag = labels.get(name, name)
+            label = (f"{spec.what[name]} ({flag})" if name in spec.what else
+                     f"{flag} folder" if kind in ("folders", "states") else flag)
             for i, v in enumerate(vals):
-                out[kind][labels.get(name, name) + (f"[{i + 1}]" if len(vals) > 1 else "")] = v
+                out[kind][label + (f"[{i + 1}]" if len(vals) > 1 else "")] = v
     for name in spec.specs:
         vals = _values(kwargs.get(name))
         for i, v in enumerate(vals):
@@ -124,9 +128,6 @@ def check_command_paths(paths: Paths) -> None:
             for k, v in paths.get(kind, {}).items() if v is not None and not is_stdio(v)]
     rewrites = tuple(paths.get("rewrites", {}))
     for i, (kind, name, out) in enumerate(outs):
-        if os.path.islink(out):
-            raise BisentError(f"{out}: {name} is a symbolic link; refusing to write through it "
-                              f"(remove the link or give another name)")
         for other, inp in ins:
             if same_file(out, inp):
                 raise BisentError(f"{out}: {name} is the same file as {other} ({inp}); refusing to overwrite an input")
@@ -137,16 +138,19 @@ def check_command_paths(paths: Paths) -> None:
                     and not str(out).endswith(rewrites)):
                 raise BisentError(f"{out}: {name} would replace a file inside {other} ({inp}); give a name "
                                   f"outside it")
+        if os.path.islink(out):
+            raise BisentError(f"{out}: is a symbolic link ({name}); refusing to write through it "
+                              f"(remove the link or give another name)")
         for _, other, out2 in outs[:i]:
             if same_file(out, out2):
-                raise BisentError(f"{out}: {name} and {other} are the same path; give them different names")
+                raise BisentError(f"{out}: {name} and {other} are the same file; give them different names")
     for kind, name, out in outs:
         if kind == "writes":
             check_writable(out, name)
         elif kind == "folders":
-            check_writable_dir(out, f"{name} folder")
+            check_writable_dir(out, name)
         else:
-            check_state_dir(out, f"{name} folder")
+            check_state_dir(out, name)
 
 
 def command_specs() -> dict[str, tuple[click.Command, PathSpec | None]]:

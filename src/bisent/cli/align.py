@@ -16,7 +16,7 @@ def _align_paths(kw: dict) -> dict:
     """OUT: a file, or with --pairs bisent's folder of alignments; and its OUT.report.json record."""
     out = kw["out"]
     if kw["pairs"]:
-        return {"states": {"--out": out}, "writes": {"--out record": Path(out) / "pairs.report.json"
+        return {"states": {"--out folder": out}, "writes": {"--out record": Path(out) / "pairs.report.json"
                                                      if kw["report"] else None}}
     return {"writes": {"--out": out, "--out record": f"{out}.report.json" if kw["report"] else None}}
 

@@ -8,7 +8,7 @@ import time
 import click
 
 from ..encoders import DEFAULT_ENCODER, REGISTRY, get_encoder
-from ..io import MAX_LINE_BYTES, check_writable_dir, readable_file
+from ..io import MAX_LINE_BYTES, make_state_dir, readable_file
 from ..scale.ray_embed import EncoderPool
 from ..scale.ray_session import ray_session
 from ..vectors import SHARD_ROWS, embed_file
@@ -40,7 +40,7 @@ def embed(input_path, lang, encoder, out_dir, shard_rows, skip_bad, max_bytes, f
     run with FILE:LINE: problem unless --skip-bad.
     """
     t0 = time.perf_counter()
-    check_writable_dir(out_dir)
+    make_state_dir(out_dir, "vectors")   # before a copy of standard input is made inside it
     enc = get_encoder(encoder)
     session = ray_session(ray_address, threads=threads, workers=workers) if ray_address else contextlib.nullcontext()
     with readable_file(input_path, folder=out_dir) as path, session:  # `-`, /dev/stdin or a pipe: copied once

@@ -18,7 +18,7 @@ def _filter_paths(kw: dict) -> dict:
         return {}
     record = f"{kept}.report.json" if kw["report"] or kw["precision"] is not None else None
     state = Path(kept).parent / f".{Path(kept).name}.filter-state"
-    return {"states": {"--output checkpoint": state}, "writes": {"--output record": record}}
+    return {"states": {"checkpoint folder of --output": state}, "writes": {"--output record": record}}
 
 
 @click.command("filter")

@@ -29,7 +29,7 @@ def _mine_paths(kw: dict) -> dict:
     if state is None and not is_stdio(out):
         state = f"{out}.knn" if twostage else f"{out}.blocks" if not plain else None
     record = f"{out}.report.json" if (kw["report"] or kw["precision"] is not None) and not is_stdio(out) else None
-    label = "--state" if kw["state_dir"] is not None else "--state (default OUTPUT.knn / OUTPUT.blocks)"
+    label = "--state folder" if kw["state_dir"] is not None else "state folder (default OUTPUT.knn / OUTPUT.blocks)"
     return {"states": {label: state}, "writes": {"--output record": record}}
 
 

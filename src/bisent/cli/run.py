@@ -17,7 +17,7 @@ def _run_paths(kw: dict) -> dict:
 
         config, base = load_run_config(kw["config"])
         run_dir = base / str(config["run_dir"]) if config.get("run_dir") else None
-    return {"states": {"--out": run_dir}}
+    return {"states": {"--out folder": run_dir}}
 
 
 @click.command("run")

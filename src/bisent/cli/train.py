@@ -63,7 +63,7 @@ def _word_vectors(specs: tuple[str, ...]):
                    "word (e.g. use-m3), projected by one PCA shared by both languages.")
 @click.option("--progress/--no-progress", default=None, help="Show a progress bar (default: when on a terminal).")
 @guarded(reads=("recipe_path", "init_dir"), specs=("train_specs", "mono_specs", "dev_specs", "word_vectors"),
-         folders=("out_dir",))
+         folders=("out_dir",), what={"out_dir": "model directory"})
 def train(recipe_path, train_specs, mono_specs, dev_specs, out_dir, resume, init_dir, prepare_only, max_steps,
           max_minutes, threads, overrides, word_vectors, word_vectors_from, progress):
     """Train an encoder from a recipe and write a model directory that `bisent embed -e DIR` can use.

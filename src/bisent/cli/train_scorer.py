@@ -47,7 +47,7 @@ def _hidden(text: str) -> list[int]:
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--threads", type=click.IntRange(1), default=None, help="torch threads for training (default 1: deterministic).")
 @click.option("--progress/--no-progress", default=None, help="Show embedding progress bars.")
-@guarded(reads=("clean", "noisy", "third"), folders=("out_dir",))
+@guarded(reads=("clean", "noisy", "third"), folders=("out_dir",), what={"out_dir": "scorer directory"})
 def train_scorer_cmd(clean, noisy, negatives, third, src_lang, tgt_lang, encoder, out_dir, hidden, features,
                      n_negatives, max_updates, seed, threads, progress):
     """Train an MLP similarity on CLEAN pairs against negatives chosen by strategy; use it with
