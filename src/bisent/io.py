@@ -276,7 +276,7 @@ def is_state_dir(path) -> bool:
 def check_state_dir(path, what: str = "state folder") -> None:
     """Refuse a ``path`` bisent may not use as its state folder.
 
-    Missing (it must then be creatable; it is created empty), empty, or marked by :func:`make_state_dir` is
+    Missing (it must then be creatable: its parent is created), empty, or marked by :func:`make_state_dir` is
     fine; a link, a file, or a folder holding files but no marker (a user's folder: bisent deletes files in
     its state) is not.
     """
@@ -284,7 +284,7 @@ def check_state_dir(path, what: str = "state folder") -> None:
     try:
         st = os.lstat(path)
     except (FileNotFoundError, NotADirectoryError):
-        check_writable_dir(path, what)   # created empty (adopted by make_state_dir), as outputs' folders are
+        check_creatable_dir(path, what)
         return
     if stat.S_ISLNK(st.st_mode):
         raise BisentError(f"{path}: {what} is a symbolic link; bisent keeps its state there and will not follow "
@@ -473,6 +473,20 @@ def check_writable_dir(path, what: str = "output folder") -> None:
         os.unlink(probe)
     except OSError as e:
         raise BisentError(f"{path}: cannot write {what} there ({e.strerror or e})") from None
+
+
+def check_creatable_dir(path, what: str = "output folder") -> None:
+    """Raise a one-line error if the folder ``path`` cannot be made or written; only its parent is created."""
+    path = Path(path)
+    if os.path.isdir(path):
+        check_writable_dir(path, what)
+        return
+    try:
+        check_writable_dir(path.parent, what)
+    except BisentError as e:
+        raise BisentError(f"{path}: cannot write {what} there ({str(e).rpartition('(')[2]}") from None
+    if os.path.lexists(path):
+        raise BisentError(f"{path}: {what} exists and is not a folder")
 
 
 @contextlib.contextmanager

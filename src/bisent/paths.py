@@ -27,7 +27,7 @@ from typing import Callable
 import click
 
 from .errors import BisentError
-from .io import check_state_dir, check_writable, check_writable_dir, is_stdio, same_file
+from .io import check_creatable_dir, check_state_dir, check_writable, is_stdio, same_file
 
 #: what a derived declaration returns: kind ("reads", "writes", "folders", "states") -> {label: path or None}
 Paths = dict[str, dict[str, object]]
@@ -148,7 +148,7 @@ def check_command_paths(paths: Paths) -> None:
         if kind == "writes":
             check_writable(out, name)
         elif kind == "folders":
-            check_writable_dir(out, name)
+            check_creatable_dir(out, name)
         else:
             check_state_dir(out, name)
 
