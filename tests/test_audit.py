@@ -42,6 +42,10 @@ def write_inputs(d: Path) -> None:
     (d / "sentinel.txt").write_text("keep me\n")
     (d / "src.jsonl").write_text("".join(json.dumps({"id": f"s{i}", "text": t}) + "\n" for i, t in enumerate(EN[:4])))
     (d / "tgt.jsonl").write_text("".join(json.dumps({"id": f"t{i}", "text": t}) + "\n" for i, t in enumerate(DE[:4])))
+    from divergence_toys import TOY, toy_pairs
+
+    (d / "r.yaml").write_text(json.dumps({**TOY, "train": {"max_steps": 1, "log_every": 1}}))
+    (d / "toy.tsv").write_text("".join(f"{a}\t{b}\n" for a, b in toy_pairs(40, 0)))
     (d / "tr.en-de.tsv").write_text("".join(f"{e}\t{g}\n" for e, g in zip(EN, DE)))
     docs = d / "docs"
     docs.mkdir()
@@ -137,6 +141,8 @@ CASES = [
     ("T-proc", ["train", "--recipe", "cfg.yaml", "--train", "en-de=tr.en-de.tsv", "-o", f"{PROC}/model"],
      "cannot write model directory"),
     ("T-train", ["train", "--recipe", "cfg.yaml", "--train", "en-de=tr.en-de.tsv", "-o", "."], "holds --recipe"),
+    ("T-user", ["train", "--recipe", "r.yaml", "--train", "xa-xb=toy.tsv", "-o", "mystate"],
+     "was not made by bisent"),
     ("S-clean", ["train-scorer", "--clean", "in.tsv", *SRC, "-o", "."], "holds --clean"),
     ("U11", ["run", "run.yaml", "-o", f"{PROC}/run", "--quiet"], "cannot write --out folder"),
     ("U12", ["run", "run.yaml", "-o", ".", "--quiet"], "holds CONFIG"),
@@ -188,6 +194,8 @@ def test_audit_case_is_one_line_error_and_touches_nothing(case, tmp_path, monkey
     write_inputs(tmp_path)
     if ident == "U21":
         plant_run_link(tmp_path)
+    if ident == "T-user":
+        pytest.importorskip("torch")
     if "MODEL" in argv:          # a real divergence model: without the guard the command would run to the end
         argv = [str(request.getfixturevalue("div_model")) if a == "MODEL" else a for a in argv]
     monkeypatch.chdir(tmp_path)

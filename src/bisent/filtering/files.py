@@ -200,7 +200,7 @@ def filter_file(in_tsv, out_kept, out_rejected, src_lang: str, tgt_lang: str, co
     state_path = state_dir / "state.json"
     fp = _fingerprint(in_path, pipeline, src_lang, tgt_lang, max_side_bytes, [out_kept, out_rejected])
 
-    make_state_dir(state_dir, "filter")  # refuses a link or a user's folder in its place before anything is read or removed there
+    make_state_dir(state_dir, "filter")  # refuses a link or a user's folder before anything is read or removed there
     state = None
     if resume and state_path.exists():
         try:
