@@ -425,26 +425,6 @@ def same_file(a, b) -> bool:
         return os.path.realpath(a) == os.path.realpath(b)
 
 
-def check_paths(inputs: dict[str, object], outputs: dict[str, object]) -> None:
-    """Refuse, before any work, an output that is the same file as an input or another output,
-    and an output that cannot be written. ``inputs`` / ``outputs``: option name -> path (None: unused).
-
-    Outputs are probed by creating (and removing) an empty file in their folder,
-    the folder created as the command would.
-    """
-    ins = [(k, v) for k, v in inputs.items() if v is not None]
-    outs = [(k, v) for k, v in outputs.items() if v is not None]
-    for i, (name, out) in enumerate(outs):
-        for other, inp in ins:
-            if same_file(out, inp):
-                raise BisentError(f"{out}: {name} is the same file as {other} ({inp}); refusing to overwrite an input")
-        for other, out2 in outs[:i]:
-            if same_file(out, out2):
-                raise BisentError(f"{out}: {name} and {other} are the same file; give them different names")
-    for name, out in outs:
-        check_writable(out, name)
-
-
 def check_writable(path, what: str = "output") -> None:
     """Raise a one-line error if a file cannot be written at ``path`` (the folder is created if missing)."""
     if is_stdio(path):

@@ -76,10 +76,6 @@ def train(recipe_path, train_specs, mono_specs, dev_specs, out_dir, resume, init
     from ..training.loop import train as run_training
     from ..training.recipe import DOCUMENT, load_recipe, parse_override
 
-    from ..io import check_writable_dir
-
-    check_writable_dir(out_dir, "model directory")  # before any work, not after the training
-
     extra = dict(parse_override(o) for o in overrides)
     wv = _word_vectors(word_vectors)
     if wv is not None:

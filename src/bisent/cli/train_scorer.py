@@ -56,10 +56,7 @@ def train_scorer_cmd(clean, noisy, negatives, third, src_lang, tgt_lang, encoder
     from ..filtering.negatives import parse_strategy
     from ..io import read_lines
 
-    from ..io import check_writable_dir
-
     t0 = time.perf_counter()
-    check_writable_dir(out_dir, "scorer directory")  # before any work, not after the training
     name, _ = parse_strategy(negatives)
     if name in ("sample", "worst") and noisy is None:
         raise BisentError(f"--negatives {negatives} needs --noisy NOISY.tsv")
