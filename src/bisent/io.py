@@ -13,6 +13,7 @@ import contextlib
 import gzip
 import hashlib
 import io
+import json
 import lzma
 import os
 import secrets
@@ -379,25 +380,68 @@ def open_existing(path, mode: str = "r+b") -> IO[bytes]:
     return os.fdopen(fd, mode)
 
 
-def make_state_dir(path) -> Path:
-    """Create bisent's private folder ``path`` (its parent may be created), refusing a link or a non-folder there.
+#: The file that marks a folder as bisent's own state (see :func:`make_state_dir`).
+STATE_MARKER = ".bisent-state"
 
-    An existing real folder is kept (a resumed run). A symlink in its place is
-    never followed: files are later written and deleted inside the folder.
+
+def is_state_dir(path) -> bool:
+    """True when ``path`` is a real folder (not a link) holding bisent's marker file (a regular file)."""
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode) and stat.S_ISREG(os.lstat(Path(path) / STATE_MARKER).st_mode)
+    except OSError:
+        return False
+
+
+def check_state_dir(path, what: str = "state folder") -> None:
+    """Refuse a ``path`` bisent may not use as its state folder.
+
+    Missing (it must then be creatable: its parent is created), empty, or marked by :func:`make_state_dir` is
+    fine; a link, a file, or a folder holding files but no marker (a user's folder: bisent deletes files in
+    its state) is not.
+    """
+    path = Path(path)
+    try:
+        st = os.lstat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        check_creatable_dir(path, what)
+        return
+    if stat.S_ISLNK(st.st_mode):
+        raise BisentError(f"{path}: {what} is a symbolic link; bisent keeps its state there and will not follow "
+                          f"a link (remove the link or give another folder)")
+    if not stat.S_ISDIR(st.st_mode):
+        raise BisentError(f"{path}: {what} exists and is not a folder (bisent keeps its state there)")
+    if not is_state_dir(path) and any(True for _ in os.scandir(path)):
+        raise BisentError(f"{path}: {what} exists, holds files and was not made by bisent (no {STATE_MARKER} "
+                          f"marker); bisent deletes files in its state folders: give a new or empty folder")
+
+
+def make_state_dir(path, kind: str = "state") -> Path:
+    """Create bisent's private folder ``path`` (its parent may be created) with its marker file ``.bisent-state``.
+
+    A folder of bisent's (marked) is kept (a resumed run); an empty one is adopted. Anything else is refused
+    (:func:`check_state_dir`): a link is never followed and a user's folder never emptied, since files are
+    later written and deleted inside. ``kind`` is recorded in the marker (what made the folder).
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    try:
+    with contextlib.suppress(FileExistsError):
         os.mkdir(path, 0o777)
-    except FileExistsError:
-        pass
-    st = os.lstat(path)
-    if stat.S_ISLNK(st.st_mode):
-        raise BisentError(f"{path}: is a symbolic link; bisent keeps its state there and will not follow a link "
-                          f"(remove the link)")
-    if not stat.S_ISDIR(st.st_mode):
-        raise BisentError(f"{path}: exists and is not a folder (bisent keeps its state there; remove it)")
+    check_state_dir(path)
+    if not is_state_dir(path):
+        with contextlib.suppress(FileExistsError), open_exclusive(path / STATE_MARKER) as f:
+            f.write((json.dumps({"bisent_state": kind, "version": 1}) + "\n").encode())
     return path
+
+
+def remove_state_dir(path) -> None:
+    """Remove a state folder made by :func:`make_state_dir`; a folder without the marker (or a link) is refused."""
+    path = Path(path)
+    if not os.path.lexists(path):
+        return
+    if not is_state_dir(path):
+        raise BisentError(f"{path}: not removed: it is not a folder bisent made (no {STATE_MARKER} marker, or a "
+                          f"link); bisent only deletes its own state folders")
+    shutil.rmtree(path)  # rmtree never follows symlinks inside the tree (it unlinks them)
 
 
 def make_temp_dir(parent, prefix: str, suffix: str = ".tmp") -> Path:
@@ -500,26 +544,6 @@ def same_file(a, b) -> bool:
         return os.path.realpath(a) == os.path.realpath(b)
 
 
-def check_paths(inputs: dict[str, object], outputs: dict[str, object]) -> None:
-    """Refuse, before any work, an output that is the same file as an input or another output,
-    and an output that cannot be written. ``inputs`` / ``outputs``: option name -> path (None: unused).
-
-    Outputs are probed by creating (and removing) an empty file in their folder,
-    the folder created as the command would.
-    """
-    ins = [(k, v) for k, v in inputs.items() if v is not None]
-    outs = [(k, v) for k, v in outputs.items() if v is not None]
-    for i, (name, out) in enumerate(outs):
-        for other, inp in ins:
-            if same_file(out, inp):
-                raise BisentError(f"{out}: {name} is the same file as {other} ({inp}); refusing to overwrite an input")
-        for other, out2 in outs[:i]:
-            if same_file(out, out2):
-                raise BisentError(f"{out}: {name} and {other} are the same file; give them different names")
-    for name, out in outs:
-        check_writable(out, name)
-
-
 def check_writable(path, what: str = "output") -> None:
     """Raise a one-line error if a file cannot be written at ``path`` (the folder is created if missing)."""
     if is_stdio(path):
@@ -537,7 +561,7 @@ def check_writable(path, what: str = "output") -> None:
 
 
 def check_writable_dir(path, what: str = "output folder") -> None:
-    """Raise a one-line error if the folder ``path`` cannot be created or written."""
+    """Raise a one-line error if the folder ``path`` cannot be created or written (it is created)."""
     path = Path(path)
     if path.exists() and not path.is_dir():
         raise BisentError(f"{path}: {what} exists and is not a folder")
@@ -548,6 +572,20 @@ def check_writable_dir(path, what: str = "output folder") -> None:
         os.unlink(probe)
     except OSError as e:
         raise BisentError(f"{path}: cannot write {what} there ({e.strerror or e})") from None
+
+
+def check_creatable_dir(path, what: str = "output folder") -> None:
+    """Raise a one-line error if the folder ``path`` cannot be made or written; only its parent is created."""
+    path = Path(path)
+    if os.path.isdir(path):
+        check_writable_dir(path, what)
+        return
+    try:
+        check_writable_dir(path.parent, what)
+    except BisentError as e:
+        raise BisentError(f"{path}: cannot write {what} there ({str(e).rpartition('(')[2]}") from None
+    if os.path.lexists(path):
+        raise BisentError(f"{path}: {what} exists and is not a folder")
 
 
 @contextlib.contextmanager

@@ -45,7 +45,7 @@ from typing import Callable
 import click
 
 from .errors import BisentError
-from .io import atomic_write, file_sha256
+from .io import atomic_write, file_sha256, make_state_dir, remove_state_dir
 from .safeload import read_json, read_yaml
 
 MANIFEST = "manifest.json"
@@ -300,12 +300,15 @@ def _hash_files(paths, run_dir: Path) -> dict:
 
 
 def _clear(stage: Stage, run_dir: Path) -> None:
-    """Remove a stage's outputs, and its folder when it has one (partial work of other inputs)."""
+    """Remove a stage's outputs, and its folder when it has one (partial work of other inputs); a folder or link
+    bisent did not make is refused, never removed."""
     for out in stage.outputs:
         parts = Path(out).parts
         target = run_dir / parts[0]
-        if len(parts) > 1 and target.is_dir():
-            shutil.rmtree(target)
+        if len(parts) > 1:
+            remove_state_dir(target)
+        elif target.is_symlink():
+            raise BisentError(f"{target}: is a symbolic link; bisent will not replace a link in its run folder")
         elif target.is_file():
             target.unlink()
 
@@ -373,8 +376,7 @@ def run_pipeline(config_path, run_dir=None, *, echo=click.echo, progress: bool =
         if not config.get("run_dir"):
             raise BisentError(f"{config_path}: give the run folder (-o RUN_DIR, or run_dir in the YAML)")
         run_dir = base / config["run_dir"]
-    run_dir = Path(run_dir)
-    run_dir.mkdir(parents=True, exist_ok=True)
+    run_dir = make_state_dir(run_dir, "run")   # a user's folder is refused: stages remove files inside it
     ctx = RunContext(config, run_dir, base, echo, progress)
     manifest = read_manifest(run_dir)
     earlier_outputs: list[Path] = []
@@ -392,6 +394,8 @@ def run_pipeline(config_path, run_dir=None, *, echo=click.echo, progress: bool =
             redo = True   # every later stage is redone too
             if not done or done.get("input_hash") != key:
                 _clear(stage, run_dir)   # inputs changed (or never started): no partial work to continue
+            for sub in sorted({Path(o).parts[0] for o in stage.outputs if len(Path(o).parts) > 1}):
+                make_state_dir(run_dir / sub, f"run {stage.name}")   # kept when resumed, refused if not bisent's
             # marked as started with this input hash: a killed run continues inside the stage
             manifest["stages"][stage.name] = {"input_hash": key, "status": "running"}
             _write_manifest(run_dir, manifest)

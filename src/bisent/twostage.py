@@ -257,11 +257,12 @@ def knn_twostage(x, y, k: int = 4, *, dim: int = TWOSTAGE_DIM, extra: int = TWOS
         xr, yr = project(x, p, SCAN_DTYPE), project(y, p, SCAN_DTYPE)                                  # (n, dim), (m, dim) float16
     folder = None if state is None else Path(state)
     key = {"d": int(x.shape[1]), "k": k, "extra": extra, "dim": dim, "seed": seed,
-           "projection_sha256": _sha256(p), "ends": _sha256(np.concatenate([xr[:1], xr[-1:], yr[:1], yr[-1:]]))}
+           "projection_sha256": _sha256(p), "x_sha256": _sha256(xr), "y_sha256": _sha256(yr)}  # every row: a
+    # sentence changed after a kill changes its reduced row, so saved heaps of other inputs are never resumed
     cands_path = None if folder is None else folder / "candidates.npz"
     with stage("scan"):
         if folder is not None:
-            make_state_dir(folder)
+            make_state_dir(folder, "twostage")
         saved = _load_state(cands_path, key, "two-stage search") if cands_path is not None else None
         if saved is None:
             cands = scan_both(xr, yr, k + extra, threads=threads or default_threads(),

@@ -33,8 +33,8 @@ import numpy as np
 
 from .encoders.base import Encoder
 from .errors import BisentError, where
+from .io import MAX_LINE_BYTES, atomic_write, check_readable, file_sha256, make_state_dir, read_lines
 from .safeload import read_json
-from .io import MAX_LINE_BYTES, atomic_write, check_readable, file_sha256, read_lines
 from .progress import progress_bar
 
 FORMAT = "bisent-vectors/1"
@@ -225,9 +225,7 @@ def embed_file(input_path, lang: str, encoder: Encoder, out_dir, *, shard_rows: 
     input_path = check_readable(input_path)
     lang = encoder.check_lang(lang)
     out = Path(out_dir)
-    if out.exists() and not out.is_dir():
-        raise BisentError(f"{out}: exists and is not a folder")
-    out.mkdir(parents=True, exist_ok=True)
+    make_state_dir(out, "vectors")   # a link, a file or a user's folder is refused: stale shards are deleted here
     sha = file_sha256(input_path)
     header = {
         "format": FORMAT, "encoder": encoder.id, "encoder_name": encoder.name, "dim": int(encoder.dim),

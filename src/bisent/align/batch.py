@@ -8,6 +8,7 @@ line), the reason, and the other pairs go on.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from collections import Counter
@@ -17,7 +18,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from ..errors import BisentError, where
-from ..io import atomic_write, check_readable, format_block
+from ..io import atomic_write, check_readable, file_sha256, format_block, make_state_dir
 from .aligner import SentenceAligner
 from .files import check_accounted, line_blocks, read_document
 
@@ -133,24 +134,34 @@ def _run_one(job) -> dict:
     return {"line": n, **summary}
 
 
+def _pair_key(k: int, src: Path, tgt: Path, setting: dict) -> str:
+    """What the ``k``-th pair's outputs depend on: its output slot, both documents' bytes, the settings."""
+    desc = [k, str(src), str(tgt), file_sha256(src), file_sha256(tgt), setting]
+    return hashlib.sha256(json.dumps(desc, sort_keys=True, default=str).encode()).hexdigest()
+
+
 def align_many(pairs_tsv, out_dir, src_lang: str, tgt_lang: str, *, encoder: str = "use-m3", jobs: int = 1,
                split: bool = False, progress: bool = True, **options) -> dict:
     """Align every pair listed in ``pairs_tsv`` into ``out_dir`` (``NNNNN.tsv``, ``NNNNN.blocks``, ``summary.jsonl``).
 
-    Pairs already done (their outputs present and in ``summary.jsonl``) are
-    skipped, so a killed run continues. ``jobs`` processes each hold an encoder.
+    Pairs already done (in ``summary.jsonl`` with the same key: the SHA-256 of both documents' bytes, the
+    encoder, languages and options) are skipped, so a killed run continues; a pair whose document changed
+    since is aligned again. ``out_dir`` is bisent's own folder (:func:`bisent.io.make_state_dir`).
+    ``jobs`` processes each hold an encoder.
     """
     pairs = read_pairs(pairs_tsv)
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    out = make_state_dir(out_dir, "align")
     done_path = out / "summary.jsonl"
+    setting = {"encoder": encoder, "src_lang": src_lang, "tgt_lang": tgt_lang, "split": split, **options}
+    keys = {n: _pair_key(k, s, t, setting) for k, (n, s, t) in enumerate(pairs)}
     done = {}
     if done_path.exists():
         for line in done_path.read_text(encoding="utf-8").splitlines():
             try:
                 row = json.loads(line)
-                done[row["line"]] = row
-            except (ValueError, KeyError, TypeError, RecursionError):   # a torn or foreign line: redo that pair
+                if row.get("key") == keys.get(row["line"]) and row.get("key") is not None:
+                    done[row["line"]] = row
+            except (ValueError, KeyError, TypeError, AttributeError, RecursionError):  # torn or foreign: redo the pair
                 continue
     jobs_list = [(n, s, t, src_lang, tgt_lang, out / f"{k:05d}.tsv", out / f"{k:05d}.blocks", split)
                  for k, (n, s, t) in enumerate(pairs) if n not in done]
@@ -166,6 +177,7 @@ def align_many(pairs_tsv, out_dir, src_lang: str, tgt_lang: str, *, encoder: str
             results = pool.map(_run_one, jobs_list)
         try:
             for row in results:
+                row["key"] = keys[row["line"]]
                 done[row["line"]] = row
                 log.write(json.dumps(row) + "\n")
                 log.flush()

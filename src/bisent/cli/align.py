@@ -9,7 +9,17 @@ import click
 
 from ..align.costs import MERGE_PENALTY, SKIP_QUANTILE
 from ..errors import BisentError
+from ..paths import guarded
 from .options import FiniteFloat
+
+
+def _align_paths(kw: dict) -> dict:
+    """OUT: a file, or with --pairs bisent's folder of alignments; and its OUT.report.json record."""
+    out = kw["out"]
+    if kw["pairs"]:
+        return {"states": {"--out folder": out}, "writes": {"--out record": Path(out) / "pairs.report.json"
+                                                     if kw["report"] else None}}
+    return {"writes": {"--out": out, "--out record": f"{out}.report.json" if kw["report"] else None}}
 
 
 @click.command("align")
@@ -39,6 +49,8 @@ from .options import FiniteFloat
               help="Aligned TSV: src_lines, tgt_lines, score, src, tgt (a folder with --pairs).")
 @click.option("--report", type=click.Path(dir_okay=False), default=None,
               help="Also write this HTML report (and OUT.report.json, or OUT/pairs.report.json with --pairs).")
+@guarded(reads=("src_doc", "tgt_doc", "pairs"), writes=("blocks", "report"), derived=_align_paths,
+         derived_params=("out",))
 def align(src_doc, tgt_doc, src_lang, tgt_lang, encoder, split, pairs, jobs, blocks, max_size, skip_quantile,
           merge_penalty, width, out, report):
     """Align the sentences of SRC_DOC and TGT_DOC (one sentence per line, or raw text with --split).

@@ -8,6 +8,7 @@ from ..bench import TASKS, task_module
 from ..bench.common import Recorder, run_encoders
 from ..datasets.domains import DOMAINS
 from ..errors import BisentError
+from ..paths import guarded
 
 
 @click.command()
@@ -34,6 +35,7 @@ from ..errors import BisentError
                    "em: the first version, for comparison).")
 @click.option("--results", default="benchmarks/results", show_default=True,
               help="Folder whose TASK.jsonl each result is appended to ('' to not record).")
+@guarded(folders=("results",))
 def bench(task, pair, encoders, no_anchors, limit, domain, rerank, split, settings, estimator, results):
     """Run benchmark TASK (mining, recover, filter, docs, speed, pairs, ...): one JSON object per result line."""
     try:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import click
 
+from ..paths import guarded
+
 
 @click.group("cache")
 def cache_group():
@@ -16,6 +18,7 @@ def cache_group():
 
 
 @cache_group.command("info")
+@guarded()
 def info():
     """One line per encoder file: entries, size on disk; then the folder and the cap."""
     from ..encoders.cache import HARD_NEGATIVES, cache_files, cache_folder, file_info, hard_negative_files, max_bytes
@@ -39,6 +42,7 @@ def info():
 
 @cache_group.command("clear")
 @click.option("--encoder", "pattern", default=None, help="Only the files whose name holds this text.")
+@guarded()
 def clear(pattern):
     """Remove the cache files (all, hard negatives too, or those of one encoder); rows are re-embedded when next
     needed."""

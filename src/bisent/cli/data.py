@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from ..paths import guarded
 from .options import FINITE, FiniteFloat, lang_codes
 
 
@@ -17,6 +18,7 @@ def data_group():
 @click.option("--tgt", default="de", show_default=True, callback=lang_codes, help="Target language.")
 @click.option("-o", "--out", "out_dir", required=True, type=click.Path(file_okay=False),
               help="Output folder (train/dev/test.tsv, documents.jsonl, stats.json).")
+@guarded(folders=("out_dir",))
 def libreoffice(src: str, tgt: str, out_dir: str):
     """Aligned paragraphs of LibreOffice help, split by document into train/dev/test."""
     from ..datasets.libreoffice import write_dataset
@@ -35,6 +37,7 @@ def libreoffice(src: str, tgt: str, out_dir: str):
 @click.option("--seed", default=0, show_default=True, type=int, help="Document order and shuffling.")
 @click.option("-o", "--out", "out_dir", required=True, type=click.Path(file_okay=False),
               help="Output folder ({src}.txt, {tgt}.txt, gold.txt, *.plain.txt).")
+@guarded(folders=("out_dir",))
 def bucc(src: str, tgt: str, split: str, gold_share: float, max_gold: int | None, seed: int, out_dir: str):
     """A BUCC-like mining task (most sentences unpaired) from LibreOffice help."""
     from ..datasets.comparable import make_mining_task, write_bucc
@@ -62,6 +65,7 @@ def bucc(src: str, tgt: str, split: str, gold_share: float, max_gold: int | None
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="Cap on pages.")
 @click.option("-o", "--out", "out_dir", required=True, type=click.Path(file_okay=False),
               help="Output folder (NNNN.src, NNNN.tgt, NNNN.gold, pairs.tsv).")
+@guarded(folders=("out_dir",))
 def align_task(src: str, tgt: str, split: str, drop: float, merge: float, limit: int | None, out_dir: str):
     """A sentence-alignment task with exact gold: help pages re-split into sentences by sentencex."""
     from ..datasets.align_gold import load_align_task, write_task
@@ -90,6 +94,7 @@ def align_task(src: str, tgt: str, split: str, drop: float, merge: float, limit:
                    "bisent.datasets.scale.LIBREOFFICE_LANGS; each fetched and built once).")
 @click.option("-o", "--out", "out_dir", required=True, type=click.Path(file_okay=False),
               help="Output folder (src.txt, tgt.txt, tgt.lang, gold.tsv, stats.json).")
+@guarded(folders=("out_dir",))
 def scale(size: int, gold: int | None, sources: str | None, libreoffice_langs: str | None, out_dir: str):
     """English against a mix of languages from Debian's documentation, with gold pairs hidden inside."""
     from ..datasets.scale import LIBREOFFICE_LANGS, SOURCES, build_scale
@@ -133,6 +138,7 @@ def _pair_set_command(name: str, module: str, tgt_help: str, columns: str, doc: 
     @click.option("--tgt", default="de", show_default=True, callback=lang_codes, help=tgt_help)
     @click.option("-o", "--out", "out_dir", required=True, type=click.Path(file_okay=False),
                   help=f"Output folder (train/dev/test.tsv: {columns}; stats.json).")
+    @guarded(folders=("out_dir",))
     def command(tgt: str, out_dir: str):
         import importlib
 
@@ -164,6 +170,7 @@ _pair_set_command("dict", "freedict", "Target language (ISO 639-1, e.g. de, fr, 
                    "benchmark figures then say so).")
 @click.option("-o", "--out", "out_dir", required=True, type=click.Path(file_okay=False),
               help="Output folder (train.en-XX.tsv: domain:source, id, en, XX; mono.XX.txt; words.XX.txt; stats.json).")
+@guarded(folders=("out_dir",))
 def general(langs: str, caps: tuple[str, ...], word_lists: str, out_dir: str):
     """A multi-domain, multilingual training collection for students (benchmark dev/test text held out)."""
     from ..datasets.general import CAPS, OPTIONAL, write_general
@@ -197,6 +204,7 @@ def general(langs: str, caps: tuple[str, ...], word_lists: str, out_dir: str):
 @click.option("--threshold", default=None, type=FINITE,
               help="Lowest ratio margin of a kept pair (default: bisent.training.lexicon.THRESHOLD, 1.03).")
 @click.argument("collection", type=click.Path(file_okay=False))
+@guarded(reads=("collection",))
 def lexicon(encoder_name: str, threshold: float | None, collection: str):
     """A teacher-mined word lexicon: lexicon.en-XX.tsv beside COLLECTION's word lists (bisent data general).
 
@@ -227,6 +235,7 @@ def lexicon(encoder_name: str, threshold: float | None, collection: str):
 @click.option("--max-words", default=None, type=click.IntRange(min=1), help="Most words kept per language.")
 @click.option("-o", "--out", "out_dir", required=True, type=click.Path(file_okay=False),
               help="Output folder (vocab.XX.txt: one word a line, most frequent first; stats.json).")
+@guarded(specs=("train_specs", "mono_specs"), folders=("out_dir",))
 def vocab(train_specs: tuple[str, ...], mono_specs: tuple[str, ...], min_count: int, max_words: int | None,
           out_dir: str):
     """The words of a corpus per language, to continue a student on them (README, "Vocabulary adaptation")."""

@@ -7,6 +7,7 @@ import json
 import click
 
 from ..encoders import DEFAULT_ENCODER, get_encoder
+from ..paths import guarded
 
 
 @click.command()
@@ -16,6 +17,7 @@ from ..encoders import DEFAULT_ENCODER, get_encoder
               help="Hidden translation pairs per task (each side holds ~4x as many sentences).")
 @click.option("-o", "--output", "out_dir", default="out/demo", show_default=True, type=click.Path(file_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="Print the result as one JSON object.")
+@guarded(folders=("out_dir",))
 def demo(pair, encoder, max_gold, out_dir, as_json):
     """Fetch LibreOffice help from Debian's packages, hide translation pairs among unrelated sentences
     (dev and test documents), mine both with the ratio margin, tune the threshold on dev and print

@@ -10,6 +10,7 @@ import json
 
 import click
 
+from ..paths import guarded
 from .options import bitext_options
 
 
@@ -19,6 +20,7 @@ from .options import bitext_options
 @click.option("-o", "--output", default="-", show_default=True, type=click.Path(dir_okay=False),
               help="JSON lines, one per input line.")
 @bitext_options
+@guarded(reads=("pairs", "model_dir"), writes=("output",))
 def divergence(pairs, model_dir, output, fmt, columns):
     """Score each word of PAIRS (src<TAB>tgt, doc<TAB>id<TAB>src<TAB>tgt, two Moses files, TMX, XLIFF, JSONL,
     Parquet: see --format) as parallel or divergent.

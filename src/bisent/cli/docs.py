@@ -13,7 +13,13 @@ import click
 
 from ..datasets.docsets import SOURCES as DOC_SOURCES
 from ..errors import BisentError
+from ..paths import guarded
 from .options import FINITE, FiniteFloat, lang_codes
+
+
+def _docs_mine_paths(kw: dict) -> dict:
+    """OUTPUT.report.json beside the matches when --report is given."""
+    return {"writes": {"--output record": f"{kw['out_path']}.report.json" if kw["report"] else None}}
 
 _SEG_HELP = "Units of a document: 'sentencex' splits each paragraph into sentences; 'given' keeps the paragraphs/lines."
 
@@ -107,6 +113,7 @@ def _embed(src_docs, tgt_docs, src_lang, tgt_lang, encoder, segmentation, *, cen
 @click.option("--report", type=click.Path(dir_okay=False), default=None,
               help="Also write this HTML report (and OUTPUT.report.json): scores, counts per status, samples.")
 @_rerank_options
+@guarded(reads=("src_docs", "tgt_docs"), writes=("out_path", "report"), derived=_docs_mine_paths)
 def mine(src_docs, tgt_docs, src_lang, tgt_lang, encoder, segmentation, plain_mean, score, k, threshold, out_path,
          progress, report, rerank_depth, rerank_weight, rerank_encoder):
     """Match each document of SRC_DOCS to one of TGT_DOCS (JSONL of {"id", "text"} or folders of text files)."""
@@ -157,6 +164,7 @@ def read_doc_matches(path) -> list[tuple[str, str]]:
 @click.option("--mined", type=click.Path(dir_okay=False), default=None,
               help="Also score this 'bisent docs mine' output: precision and recall of its matched pairs.")
 @_rerank_options
+@guarded(reads=("src_docs", "tgt_docs", "gold", "mined"))
 def eval_docs(src_docs, tgt_docs, gold, src_lang, tgt_lang, encoder, segmentation, split, mined, rerank_depth,
               rerank_weight, rerank_encoder):
     """P@1/3/10 of document retrieval both ways: each gold document among ALL documents of the other side."""
@@ -203,6 +211,7 @@ def eval_docs(src_docs, tgt_docs, gold, src_lang, tgt_lang, encoder, segmentatio
 @click.option("--tgt", default="de", show_default=True, callback=lang_codes, help="Target language.")
 @click.option("-o", "--out", "out_dir", required=True, type=click.Path(file_okay=False),
               help="Output folder: src.jsonl, tgt.jsonl ({id, text, split}), gold.tsv, stats.json.")
+@guarded(folders=("out_dir",))
 def data_docs(source, src, tgt, out_dir):
     """Parallel documents (pages in two languages; unpaired pages kept as distractors) with gold page pairs."""
     from ..datasets.docsets import write_docset

@@ -8,10 +8,11 @@ import time
 import click
 
 from ..encoders import DEFAULT_ENCODER, REGISTRY, get_encoder
-from ..io import MAX_LINE_BYTES, check_writable_dir, readable_file
+from ..io import MAX_LINE_BYTES, make_state_dir, readable_file
 from ..scale.ray_embed import EncoderPool
 from ..scale.ray_session import ray_session
 from ..vectors import SHARD_ROWS, embed_file
+from ..paths import guarded
 from .options import ray_options
 
 
@@ -30,6 +31,7 @@ from .options import ray_options
               help="Longest line accepted.")
 @click.option("--force", is_flag=True, help="Replace vectors already in the folder.")
 @ray_options("the encoding, one encoder per worker,")
+@guarded(reads=("input_path",), states=("out_dir",))
 def embed(input_path, lang, encoder, out_dir, shard_rows, skip_bad, max_bytes, force, ray_address, threads, workers):
     """Embed a one-sentence-per-line file (plain, .gz, .xz; `-` for standard input) into fp16 shards; resumable.
 
@@ -38,7 +40,7 @@ def embed(input_path, lang, encoder, out_dir, shard_rows, skip_bad, max_bytes, f
     run with FILE:LINE: problem unless --skip-bad.
     """
     t0 = time.perf_counter()
-    check_writable_dir(out_dir)
+    make_state_dir(out_dir, "vectors")   # before a copy of standard input is made inside it
     enc = get_encoder(encoder)
     session = ray_session(ray_address, threads=threads, workers=workers) if ray_address else contextlib.nullcontext()
     with readable_file(input_path, folder=out_dir) as path, session:  # `-`, /dev/stdin or a pipe: copied once
@@ -52,6 +54,7 @@ def embed(input_path, lang, encoder, out_dir, shard_rows, skip_bad, max_bytes, f
 
 
 @click.command()
+@guarded()
 def encoders():
     """List the registered encoders (a model directory path works wherever an encoder is asked for)."""
     for name, reg in REGISTRY.items():

@@ -10,6 +10,7 @@ import click
 from ..errors import BisentError
 from ..evaluate import best_threshold, bucc_prf
 from ..io import read_tsv
+from ..paths import guarded
 from .options import FINITE
 
 
@@ -58,6 +59,7 @@ def read_gold(path, mined: list[tuple[float, str, str]], mined_path) -> tuple[se
               help="Instead of GOLD: the labels `bisent review MINED` wrote. Precision (with its 95 % interval) "
                    "and recall are the labels' estimates, recall of the true pairs within MINED.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@guarded(reads=("mined", "gold", "labels"))
 def bucc(mined, gold, threshold, labels, as_json):
     """Precision, recall, F1 of MINED (from `bisent mine --line-numbers` or BUCC input) against GOLD (src_id<TAB>tgt_id),
     or against the labels of `bisent review` (--labels; MINED: any output it reviews)."""
@@ -112,6 +114,7 @@ def _labels_prf(output, labels, threshold, as_json) -> None:
               help="Instead of GOLD: the labels `bisent review HYP` wrote (HYP: the aligned TSV, or the --pairs "
                    "folder). Block precision with its 95 % interval, recall of the true blocks within HYP.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@guarded(reads=("hyp", "gold", "labels"))
 def align_cmd(hyp, gold, labels, as_json):
     """Strict and lax P/R/F1 of alignment HYP against GOLD (one [0]:[0,1] block per line; a pairs TSV each:
     its third column names the alignment file of each pair), or against the labels of `bisent review`."""

@@ -7,6 +7,7 @@ import json
 import click
 
 from ..encoders import DEFAULT_ENCODER
+from ..paths import guarded
 
 
 @click.command()
@@ -26,6 +27,8 @@ from ..encoders import DEFAULT_ENCODER
               help="A divergence model directory (issue 12) for the word alignment heat map.")
 @click.option("--json", "as_json", is_flag=True, help="Print the explanation as one JSON object.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None, help="Also write it as HTML.")
+@guarded(reads=("background", "config", "divergence"), writes=("output",),
+         unchecked={"src": "a sentence, not a path", "tgt": "a sentence, not a path"})
 def explain(src, tgt, src_lang, tgt_lang, encoder, k, background, background_limit, config, divergence, as_json,
             output):
     """Explain the pair SRC / TGT: cosine, margins, k nearest competitors both ways, filter decision."""

@@ -6,7 +6,24 @@ import json
 
 import click
 
+from ..paths import guarded
 from .options import FiniteFloat, bitext_options
+
+
+def _filter_paths(kw: dict) -> dict:
+    """The checkpoint folder beside the kept lines, KEPT.report.json, and the two kept files of Moses output."""
+    from pathlib import Path
+
+    from ..formats import format_of, output_paths
+
+    kept = kw["kept"]
+    if kept == "-":
+        return {}
+    record = f"{kept}.report.json" if kw["report"] or kw["precision"] is not None else None
+    state = Path(kept).parent / f".{Path(kept).name}.filter-state"
+    outs = output_paths(kept, kw["pairs"], format_of(kw["pairs"], kw["fmt"]))
+    writes = {"--output record": record, **({f"--output ({o})": o for o in outs} if len(outs) > 1 else {})}
+    return {"states": {"checkpoint folder of --output": state}, "writes": writes}
 
 
 @click.command("filter")
@@ -37,6 +54,7 @@ from .options import FiniteFloat, bitext_options
 @click.option("--score-column", "score_column", is_flag=True,
               help="Add the score to kept units: a last TSV column, a JSONL key / Parquet column `score`, a TMX "
                    "<prop type=\"x-bisent-score\">, an XLIFF bisent:score attribute.")
+@guarded(reads=("pairs", "config"), writes=("kept", "rejected", "summary", "report"), derived=_filter_paths)
 def filter_cmd(pairs, src_lang, tgt_lang, config, kept, rejected, summary, encoder, chunk_size, no_resume,
                progress, report, precision, fmt, columns, score_column):
     """Filter PAIRS into kept and rejected lines (`-o -`: kept lines to standard output); print the summary
@@ -56,19 +74,14 @@ def filter_cmd(pairs, src_lang, tgt_lang, config, kept, rejected, summary, encod
 
     from ..errors import BisentError
     from ..filtering import FilterPipeline, edit_config, filter_file
-    from ..io import check_paths, is_stdio, readable_file
+    from ..io import is_stdio, readable_file
 
+    from ..formats import format_of
+
+    in_fmt = format_of(pairs, fmt)
     for name, path in (("--rejected", rejected), ("--summary", summary)):
         if is_stdio(path):
             raise BisentError(f"{name} -: standard output is for the kept lines (-o -); give {name} a file name")
-    from ..formats import format_of, output_paths
-
-    in_fmt = format_of(pairs, fmt)
-    outs = output_paths(kept, pairs, in_fmt)
-    ins = {"PAIRS": pairs[0]} if len(pairs) == 1 else {f"PAIRS ({p})": p for p in pairs}
-    check_paths({**ins, "--config": config},
-                {**{"--output" if len(outs) == 1 else f"--output ({o})": o for o in outs},
-                 "--rejected": rejected, "--summary": summary})
     pipe = config
     if encoder:
         pipe = FilterPipeline.from_config(edit_config(config, encoder=encoder), src_lang=src_lang,

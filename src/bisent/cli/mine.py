@@ -14,17 +14,30 @@ import click
 
 from ..encoders import DEFAULT_ENCODER, get_encoder
 from ..errors import BisentError
-from ..io import check_paths, is_stdio, readable_file
+from ..io import is_stdio, readable_file, remove_state_dir
 from ..mining import RETRIEVALS, mine_files
+from ..paths import guarded
 from ..index import BLOCK_ROWS
 from ..scale.blocks import BLOCK, BlockScorer
 from ..scale.ray_mine import RayExecutor
 from ..scale.ray_session import ray_session
 from ..scoring import KINDS, MARGINS, Scorer
-from .options import FINITE, THRESHOLD_OR_NONE, FiniteFloat, ray_options
+from .options import THRESHOLD_OR_NONE, FiniteFloat, ray_options
 
 #: Without --threshold or --precision, mined pairs are kept from the threshold of this estimated precision.
 DEFAULT_PRECISION = 0.9
+
+
+def _mine_paths(kw: dict) -> dict:
+    """The state folder the search will use (default OUTPUT.knn or OUTPUT.blocks) and OUTPUT.report.json."""
+    out, state = kw["output"], kw["state_dir"]
+    plain = kw["ray_address"] is None and kw["block_rows"] is None
+    twostage = plain and (kw["knn_method"] == "twostage" or (kw["knn_method"] == "auto" and state is None))
+    if state is None and not is_stdio(out):
+        state = f"{out}.knn" if twostage else f"{out}.blocks" if not plain else None
+    record = f"{out}.report.json" if (kw["report"] or kw["precision"] is not None) and not is_stdio(out) else None
+    label = "--state folder" if kw["state_dir"] is not None else "state folder (default OUTPUT.knn / OUTPUT.blocks)"
+    return {"states": {label: state}, "writes": {"--output record": record}}
 
 
 @click.command()
@@ -73,6 +86,8 @@ DEFAULT_PRECISION = 0.9
               help="Also write this HTML report (and OUTPUT.report.json: binned scores, samples, calibration).")
 @click.option("--precision", type=FiniteFloat(min=0, max=1), default=None,
               help="Instead of --threshold: the lowest threshold whose precision, estimated without gold, is this.")
+@guarded(reads=("src", "tgt", "src_vectors", "tgt_vectors"), writes=("output", "report"),
+         derived=_mine_paths, derived_params=("state_dir",))
 def mine(src, tgt, src_lang, tgt_lang, encoder, margin, score, retrieval, k, threshold, output, fmt,
          with_ids, src_vectors, tgt_vectors, knn_method, ray_address, threads, workers, state_dir, block_rows,
          report, precision):
@@ -87,7 +102,6 @@ def mine(src, tgt, src_lang, tgt_lang, encoder, margin, score, retrieval, k, thr
         precision = DEFAULT_PRECISION
     if is_stdio(src) and is_stdio(tgt):
         raise BisentError("SRC and TGT cannot both be `-` (standard input)")
-    check_paths({"SRC": src, "TGT": tgt}, {"--output": output})
     enc = None if src_vectors else get_encoder(encoder)
     twostage_state = None
     if ray_address is None and block_rows is None and (knn_method == "twostage" or
@@ -152,9 +166,9 @@ def mine(src, tgt, src_lang, tgt_lang, encoder, margin, score, retrieval, k, thr
     if blocks:
         summary["blocks"] = rec.counts_
         if state_dir is not None:
-            shutil.rmtree(state_dir, ignore_errors=True)   # OUTPUT is written: nothing left to resume
+            remove_state_dir(state_dir)   # OUTPUT is written: nothing left to resume
     if twostage_state is not None:
-        shutil.rmtree(twostage_state, ignore_errors=True)   # OUTPUT is written: nothing left to resume
+        remove_state_dir(twostage_state)   # OUTPUT is written: nothing left to resume
     summary["src_file"], summary["tgt_file"] = src, tgt
     summary["seconds"] = round(time.perf_counter() - t0, 2)
     click.echo(json.dumps(summary), err=True)

@@ -6,6 +6,7 @@ import json
 
 import click
 
+from ..paths import guarded
 from .options import FiniteFloat, bitext_options
 
 
@@ -42,6 +43,7 @@ def _num(v) -> str:
               help="Refuse a cut at an end after which one kept side ends with sentence-final punctuation and "
                    "the other does not (the repair step's default).")
 @bitext_options
+@guarded(reads=("pairs", "model_dir"), writes=("output",))
 def repair(pairs, model_dir, output, n_best, tau, rerank, min_gain, min_word_gain, boundary_cost, sentences_only,
            one_side, match_ends, fmt, columns):
     """Cut leading/trailing words of both sides of each pair of PAIRS where the model finds them divergent.

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import click
 
+from ..paths import guarded
+
 
 @click.command()
 @click.argument("run_dir", type=click.Path())
 @click.option("-o", "--output", default="report.html", show_default=True, type=click.Path(dir_okay=False),
               help="The HTML file to write.")
 @click.option("--title", default=None, help="Title of the report.")
+@guarded(reads=("run_dir",), writes=("output",), rewrites=(".html", ".htm"))
 def report(run_dir, output, title):
     """Report RUN_DIR: its *.report.json records (from --report on mine/filter), mined TSVs and filter summaries."""
     from ..report import report_folder

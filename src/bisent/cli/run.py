@@ -6,6 +6,19 @@ import json
 
 import click
 
+from ..paths import guarded
+
+
+def _run_paths(kw: dict) -> dict:
+    """The run folder: -o, else run_dir of the YAML (relative to it)."""
+    run_dir = kw["run_dir"]
+    if run_dir is None:
+        from ..run import load_run_config
+
+        config, base = load_run_config(kw["config"])
+        run_dir = base / str(config["run_dir"]) if config.get("run_dir") else None
+    return {"states": {"--out folder": run_dir}}
+
 
 @click.command("run")
 @click.argument("config", type=click.Path(dir_okay=False))
@@ -15,6 +28,7 @@ import click
 @click.option("--quiet", is_flag=True, help="No progress bars.")
 @click.option("--report", type=click.Path(dir_okay=False), default=None,
               help="Also write this HTML report of the documents, align and filter stages (filter: calibrated).")
+@guarded(reads=("config",), writes=("report",), derived=_run_paths, derived_params=("run_dir",))
 def run_cmd(config, run_dir, force, quiet, report):
     """Run the stages of CONFIG (YAML, e.g. recipes/run-default.yaml); finished stages are skipped."""
     from ..run import run_pipeline

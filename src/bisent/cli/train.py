@@ -7,6 +7,7 @@ import json
 import click
 
 from ..errors import BisentError
+from ..paths import guarded
 from .options import FiniteFloat
 
 
@@ -61,6 +62,8 @@ def _word_vectors(specs: tuple[str, ...]):
               help="divergence: initialise word embeddings from a multilingual encoder's vectors of each vocabulary "
                    "word (e.g. use-m3), projected by one PCA shared by both languages.")
 @click.option("--progress/--no-progress", default=None, help="Show a progress bar (default: when on a terminal).")
+@guarded(reads=("recipe_path", "init_dir"), specs=("train_specs", "mono_specs", "dev_specs", "word_vectors"),
+         folders=("out_dir",), what={"out_dir": "model directory"})
 def train(recipe_path, train_specs, mono_specs, dev_specs, out_dir, resume, init_dir, prepare_only, max_steps,
           max_minutes, threads, overrides, word_vectors, word_vectors_from, progress):
     """Train an encoder from a recipe and write a model directory that `bisent embed -e DIR` can use.
@@ -72,10 +75,6 @@ def train(recipe_path, train_specs, mono_specs, dev_specs, out_dir, resume, init
     from ..training.loop import prepare
     from ..training.loop import train as run_training
     from ..training.recipe import DOCUMENT, load_recipe, parse_override
-
-    from ..io import check_writable_dir
-
-    check_writable_dir(out_dir, "model directory")  # before any work, not after the training
 
     extra = dict(parse_override(o) for o in overrides)
     wv = _word_vectors(word_vectors)

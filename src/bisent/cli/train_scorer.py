@@ -9,6 +9,7 @@ import click
 
 from ..encoders import DEFAULT_ENCODER
 from ..errors import BisentError
+from ..paths import guarded
 
 
 def _hidden(text: str) -> list[int]:
@@ -46,6 +47,7 @@ def _hidden(text: str) -> list[int]:
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--threads", type=click.IntRange(1), default=None, help="torch threads for training (default 1: deterministic).")
 @click.option("--progress/--no-progress", default=None, help="Show embedding progress bars.")
+@guarded(reads=("clean", "noisy", "third"), folders=("out_dir",), what={"out_dir": "scorer directory"})
 def train_scorer_cmd(clean, noisy, negatives, third, src_lang, tgt_lang, encoder, out_dir, hidden, features,
                      n_negatives, max_updates, seed, threads, progress):
     """Train an MLP similarity on CLEAN pairs against negatives chosen by strategy; use it with
@@ -54,10 +56,7 @@ def train_scorer_cmd(clean, noisy, negatives, third, src_lang, tgt_lang, encoder
     from ..filtering.negatives import parse_strategy
     from ..io import read_lines
 
-    from ..io import check_writable_dir
-
     t0 = time.perf_counter()
-    check_writable_dir(out_dir, "scorer directory")  # before any work, not after the training
     name, _ = parse_strategy(negatives)
     if name in ("sample", "worst") and noisy is None:
         raise BisentError(f"--negatives {negatives} needs --noisy NOISY.tsv")

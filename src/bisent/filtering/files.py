@@ -20,8 +20,9 @@ from typing import IO, Callable, Iterator, Sequence
 import numpy as np
 
 from ..errors import BisentError
-from ..io import (MAX_SIDE_BYTES, READ_ERRORS, atomic_write, check_readable, compress_like as _compress,  # noqa: F401
-                  make_state_dir, open_binary, open_exclusive, open_existing, parse_row, remove_tree)
+from ..io import (MAX_SIDE_BYTES, READ_ERRORS, STATE_MARKER, atomic_write, check_readable,  # noqa: F401
+                  compress_like as _compress, file_sha256, make_state_dir, open_binary, open_exclusive, open_existing,
+                  parse_row, remove_state_dir, remove_tree)
 from ..progress import progress_bar
 from .params import check_number
 from .pipeline import FilterPipeline, as_pipeline
@@ -32,19 +33,26 @@ from . import selection
 # Streaming a TSV file: bad rows, chunks, checkpoints, resume
 # ---------------------------------------------------------------------------
 
-STATE_VERSION = 1
+STATE_VERSION = 2
 
 
 class _Partial:
-    """An output being built: ``.NAME.partial`` beside the final path, appended in chunks."""
+    """An output being built: ``.NAME.partial`` beside the final path, appended in chunks.
+
+    The SHA-256 of its bytes up to each checkpoint is kept (:meth:`digest`, hashed as it grows), so a resume
+    refuses a partial file that changed since (same size or not) instead of continuing it.
+    """
 
     def __init__(self, final: Path, suffix: str = "partial"):
         self.final = final
         self.path = final.parent / f".{final.name}.{suffix}"
         self.f: IO[bytes] | None = None
+        self.hash = hashlib.sha256()
+        self.hashed = 0
 
-    def open(self, size: int) -> None:
-        """Open for appending after truncating to ``size`` bytes (0: start afresh)."""
+    def open(self, size: int, digest: str | None = None) -> None:
+        """Open for appending after truncating to ``size`` bytes (0: start afresh); ``digest``: the SHA-256
+        those bytes had at the checkpoint (a mismatch is an error)."""
         self.final.parent.mkdir(parents=True, exist_ok=True)
         if size and (not self.path.exists() or self.path.stat().st_size < size):
             raise BisentError(f"{self.path}: partial output is missing or shorter than its checkpoint; "
@@ -52,8 +60,26 @@ class _Partial:
         if not size:
             remove_tree(self.path)
         self.f = open_existing(self.path) if size else open_exclusive(self.path)  # never through a planted link
+        self.hash, self.hashed = hashlib.sha256(), 0
+        if size:
+            self._hash_upto(size)
+            if digest is not None and self.hash.hexdigest() != digest:
+                self.close()
+                raise BisentError(f"{self.path}: partial output changed since its checkpoint (SHA-256 differs); "
+                                  f"refusing to continue it: start over (--no-resume)")
         self.f.truncate(size)
         self.f.seek(size)
+
+    def _hash_upto(self, size: int) -> None:
+        with open_existing(self.path, "rb") as f:
+            f.seek(self.hashed)
+            while self.hashed < size and (block := f.read(min(1 << 20, size - self.hashed))):
+                self.hash.update(block)
+                self.hashed += len(block)
+
+    def digest(self) -> str:
+        """SHA-256 of the bytes up to the last :meth:`sync`."""
+        return self.hash.hexdigest()
 
     def write(self, data: bytes) -> None:
         if data:
@@ -64,7 +90,9 @@ class _Partial:
         assert self.f is not None
         self.f.flush()
         os.fsync(self.f.fileno())
-        return self.f.tell()
+        size = self.f.tell()
+        self._hash_upto(size)
+        return size
 
     def close(self) -> None:
         if self.f is not None:
@@ -86,8 +114,7 @@ class _Partial:
 
 def _fingerprint(in_path: Path, pipeline: FilterPipeline, src_lang, tgt_lang, max_side_bytes,
                  outputs: Sequence[Path]) -> str:
-    st = in_path.stat()
-    desc = {"input": str(in_path.resolve()), "size": st.st_size, "mtime_ns": st.st_mtime_ns,
+    desc = {"input": str(in_path.resolve()), "sha256": file_sha256(in_path),  # the bytes, not size and mtime
             "pipeline": pipeline.describe(), "src_lang": src_lang, "tgt_lang": tgt_lang,
             "max_side_bytes": max_side_bytes, "outputs": [str(p.resolve()) for p in outputs]}
     return hashlib.sha256(json.dumps(desc, sort_keys=True, default=str).encode()).hexdigest()
@@ -141,7 +168,7 @@ def filter_file(in_tsv, out_kept, out_rejected, src_lang: str, tgt_lang: str, co
     state_path = state_dir / "state.json"
     fp = _fingerprint(in_path, pipeline, src_lang, tgt_lang, max_side_bytes, [out_kept, out_rejected])
 
-    make_state_dir(state_dir)  # refuses a link planted in its place before anything is read or removed there
+    make_state_dir(state_dir, "filter")  # refuses a link or a user's folder before anything is read or removed there
     state = None
     if resume and state_path.exists():
         try:
@@ -155,7 +182,8 @@ def filter_file(in_tsv, out_kept, out_rejected, src_lang: str, tgt_lang: str, co
         for p in (kept_p, rej_p, rec_p):
             p.remove()
         for f in state_dir.iterdir():
-            remove_tree(f)
+            if f.name != STATE_MARKER:
+                remove_tree(f)
         state = {"version": STATE_VERSION, "fingerprint": fp, "phase": "scoring", "lines": 0, "offset": 0,
                  "kept": 0, "rejected_by": {}, "sizes": {"kept": 0, "rejected": 0, "records": 0},
                  "steps": {}, "seconds": 0.0}
@@ -167,6 +195,7 @@ def filter_file(in_tsv, out_kept, out_rejected, src_lang: str, tgt_lang: str, co
 
     def checkpoint() -> None:
         state["sizes"] = {"kept": kept_p.sync(), "rejected": rej_p.sync(), "records": rec_p.sync()}
+        state["digests"] = {"kept": kept_p.digest(), "rejected": rej_p.digest(), "records": rec_p.digest()}
         for step in pipeline.steps:
             marker = step.save_state(state_dir)
             if marker is not None:
@@ -176,9 +205,10 @@ def filter_file(in_tsv, out_kept, out_rejected, src_lang: str, tgt_lang: str, co
 
     if state["phase"] != "done":
         try:
-            kept_p.open(state["sizes"]["kept"])
-            rej_p.open(state["sizes"]["rejected"])
-            rec_p.open(state["sizes"]["records"])
+            digests = state.get("digests", {})
+            kept_p.open(state["sizes"]["kept"], digests.get("kept"))
+            rej_p.open(state["sizes"]["rejected"], digests.get("rejected"))
+            rec_p.open(state["sizes"]["records"], digests.get("records"))
             if state["phase"] == "scoring":
                 if pipeline.sample_size:
                     pipeline.prepare(_sample_rows(in_path, max_side_bytes, progress))
@@ -214,8 +244,7 @@ def filter_file(in_tsv, out_kept, out_rejected, src_lang: str, tgt_lang: str, co
     if summary_path is not None:
         _write_json(Path(summary_path), summary)
     state_path.unlink()  # first: without it a rerun starts afresh rather than resuming a half-removed state
-    make_state_dir(state_dir)
-    remove_tree(state_dir)
+    remove_state_dir(state_dir)
     return summary
 
 

@@ -35,7 +35,7 @@ from typing import Callable, Iterable, Iterator
 import numpy as np
 
 from ..index import BLOCK_COLS, BLOCK_ROWS, KNN, knn_both
-from ..io import atomic_write
+from ..io import atomic_write, make_state_dir
 from ..progress import progress_bar
 from ..scoring import Candidates, Scorer
 from ..vectors import RowView, Shards
@@ -194,7 +194,7 @@ class BlockState:
 
     def __init__(self, folder, fingerprint: str, compact_blocks: int = 64):
         self.folder = Path(folder)
-        self.folder.mkdir(parents=True, exist_ok=True)
+        make_state_dir(self.folder, "knn-blocks")     # a user's folder is refused, never emptied
         self.compact_blocks = compact_blocks
         self.pending: list[Path] = []                                # block files not yet in merged.npz
         plan = self.folder / PLAN

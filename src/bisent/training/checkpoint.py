@@ -20,7 +20,7 @@ from pathlib import Path
 import torch
 
 from ..errors import BisentError
-from ..io import atomic_write
+from ..io import atomic_write, make_state_dir
 from ..models.modeldir import write_safetensors
 
 FILE = "checkpoint.safetensors"
@@ -35,12 +35,16 @@ def _prefix(j: int) -> str:
 
 
 def open_run(out_dir: Path, resume: bool) -> dict | None:
-    """Create ``out_dir`` for a new run (refusing one that holds a run), or read the state to resume."""
+    """Create ``out_dir`` for a new run (refusing one that holds a run, or a user's folder holding files: it is
+    marked as bisent's, :func:`bisent.io.make_state_dir`), or read the state to resume."""
     out_dir = Path(out_dir)
     if not resume and exists(out_dir):
         raise BisentError(f"{out_dir}: holds a training run already; pass --resume to continue it, or choose another -o")
     state = read_state(out_dir) if resume else None
-    out_dir.mkdir(parents=True, exist_ok=True)
+    if resume:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    else:
+        make_state_dir(out_dir, "train")
     return state
 
 

@@ -34,7 +34,7 @@ from tqdm.auto import tqdm
 
 from ..errors import BisentError
 from ..evaluate import evaluate_dev
-from ..io import atomic_write
+from ..io import atomic_write, make_state_dir
 from ..models.modeldir import WEIGHTS_FILE
 from ..models.tokenizer import Tokenizer
 from . import checkpoint
@@ -79,7 +79,7 @@ def prepare(recipe: dict, bitexts: list[Bitext], monos: list[Monotext] | None = 
     if checkpoint.exists(out_dir) or (out_dir / WEIGHTS_FILE).exists():
         raise BisentError(f"{out_dir}: holds a training run; --prepare-only writes {PREPARED_FILE} into a "
                           "folder of its own")
-    out_dir.mkdir(parents=True, exist_ok=True)
+    make_state_dir(out_dir, "train")   # a user's folder holding files is refused, never written into
     t0 = time.monotonic()
     run = get_objective(objective).setup(recipe, list(bitexts), list(monos or []), list(dev or []), out_dir,
                                          state=None, device=pick_device(recipe["train"]))
