@@ -6,6 +6,7 @@ import json
 
 import click
 
+from ..paths import guarded
 from .options import FiniteFloat
 
 
@@ -21,16 +22,17 @@ from .options import FiniteFloat
               help="Pairs to label per band (default: enough for ±--margin at 95 % confidence).")
 @click.option("--margin", type=FiniteFloat(0.005, 0.5), default=None,
               help="Half-width of each band's precision interval the sample is sized for (default 0.05).")
-@click.option("--precision", type=click.FloatRange(0, 1), default=None,
+@click.option("--precision", type=FiniteFloat(0, 1), default=None,
               help="Also give the threshold for this precision (the summary has 90, 95 and 98 %).")
 @click.option("--summary", "summary_only", is_flag=True,
               help="Print what the labels say as JSON and stop (no server).")
-@click.option("--apply", "apply", type=click.FloatRange(0, 1), default=None, metavar="P",
+@click.option("--apply", "apply", type=FiniteFloat(0, 1), default=None, metavar="P",
               help="Write the output re-cut at the threshold the labels give for precision P to -o, and stop.")
 @click.option("-o", "--output", type=click.Path(), default=None, help="Where --apply writes the re-cut output.")
 @click.option("--report", type=click.Path(dir_okay=False), default=None,
               help="Write the run's HTML report with the labels' measured precision beside the estimate, and stop.")
 @click.option("--port", type=click.IntRange(0, 65535), default=0, show_default=True, help="Port (0: a free one).")
+@guarded(reads=("run",), writes=("labels", "output", "report"))
 def review(run, labels, seed, bands, per_band, margin, precision, summary_only, apply, output, report, port):
     """Review RUN (the output of mine, filter, align, docs mine, or a `bisent run` folder).
 
