@@ -21,7 +21,7 @@ PKG = SRC / "bisent"
 
 #: lowest first; a module may import only from its own layer and those below
 LAYERS: list[set[str]] = [
-    {"errors", "io", "cache", "langcodes", "progress", "threads"},  # plumbing
+    {"errors", "io", "cache", "langcodes", "progress", "threads", "recipes"},  # plumbing
     {"encoders", "models", "divergence"},                         # sentence -> vector; word divergence
     {"scoring", "index", "twostage", "topk", "vectors", "datasets"},  # vectors -> neighbours; data builders
     {"mining", "filtering", "documents", "evaluate", "align",     # what a user does with them

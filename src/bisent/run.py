@@ -47,6 +47,7 @@ import yaml
 
 from .errors import BisentError
 from .io import atomic_write, file_sha256
+from .recipes import is_installed, resolve, set_keys
 
 MANIFEST = "manifest.json"
 #: the documents stage's default threshold on the ratio margin of a mined document pair, chosen on dev
@@ -211,8 +212,11 @@ def stage_candidates(ctx: RunContext) -> dict:
 
 
 def _filter_config(ctx: RunContext):
-    cfg = ctx.section("filter").get("config", "filter-default.yaml")
-    return ctx.path(cfg) if isinstance(cfg, str) else cfg
+    """The filter section's recipe: a path from the YAML's folder, else an installed recipe's name; or inline data."""
+    cfg = ctx.section("filter").get("config", "filter-default")
+    if not isinstance(cfg, str):
+        return cfg
+    return ctx.path(cfg) if ctx.path(cfg).exists() else resolve(cfg)
 
 
 def _filter_inputs(ctx: RunContext) -> list[Path]:
@@ -306,9 +310,11 @@ def _clear(stage: Stage, run_dir: Path) -> None:
             target.unlink()
 
 
-def load_run_config(path) -> tuple[dict, Path]:
-    """The run YAML (checked: languages, known sections) and the folder its relative paths start from."""
-    path = Path(path)
+def load_run_config(path, overrides=None) -> tuple[dict, Path]:
+    """The run YAML (a path, or an installed recipe's name such as ``run-default``; checked: languages, known
+    sections) with ``overrides`` set (``{"align.encoder": "me5-small"}``, :func:`bisent.recipes.set_keys`), and
+    the folder its relative paths start from: the file's, or the current folder for an installed recipe."""
+    path = resolve(path)
     try:
         config = yaml.safe_load(path.read_text(encoding="utf-8"))
     except OSError as e:
@@ -318,6 +324,8 @@ def load_run_config(path) -> tuple[dict, Path]:
         raise BisentError(f"{path}:{mark.line + 1 if mark else 1}: not valid YAML") from None
     if not isinstance(config, dict):
         raise BisentError(f"{path}: expected a mapping with src_lang, tgt_lang, documents, align, filter")
+    if overrides:
+        config = set_keys(config, overrides, str(path))
     for key in ("src_lang", "tgt_lang"):
         if not isinstance(config.get(key), str) or not config[key]:
             raise BisentError(f"{path}: {key} is required (a language code)")
@@ -325,12 +333,13 @@ def load_run_config(path) -> tuple[dict, Path]:
     if unknown:
         raise BisentError(f"{path}: unknown section(s) {', '.join(sorted(unknown))} (known: "
                           f"src_lang, tgt_lang, run_dir, {', '.join(STAGES)})")
-    return config, path.parent
+    return config, Path.cwd() if is_installed(path) else path.parent
 
 
-def run_pipeline(config_path, run_dir=None, *, echo=click.echo, progress: bool = True, force: bool = False) -> dict:
-    """Run (or continue) every stage; return the final summary."""
-    config, base = load_run_config(config_path)
+def run_pipeline(config_path, run_dir=None, *, echo=click.echo, progress: bool = True, force: bool = False,
+                 overrides=None) -> dict:
+    """Run (or continue) every stage of the configuration, with ``overrides`` set; return the final summary."""
+    config, base = load_run_config(config_path, overrides)
     if run_dir is None:
         if not config.get("run_dir"):
             raise BisentError(f"{config_path}: give the run folder (-o RUN_DIR, or run_dir in the YAML)")

@@ -11,9 +11,10 @@ import click
 @click.argument("pairs", type=click.Path(dir_okay=False))
 @click.option("-l", "--src-lang", required=True, help="Language of the first column.")
 @click.option("-L", "--tgt-lang", required=True, help="Language of the second column.")
-@click.option("-c", "--config", "config", required=True, type=click.Path(dir_okay=False),
-              help="YAML pipeline: a list of steps, or {steps: [...], select: {...}} "
-                   "(e.g. recipes/filter-default.yaml).")
+@click.option("-c", "--config", "config", default="filter-default", show_default=True,
+              type=click.Path(dir_okay=False),
+              help="YAML pipeline: an installed recipe's name (bisent recipes: filter-default, filter-paracrawl) "
+                   "or a path to a list of steps, or {steps: [...], select: {...}}.")
 @click.option("-o", "--output", "kept", required=True, type=click.Path(dir_okay=False),
               help="Kept lines, byte for byte (.gz/.xz: compressed).")
 @click.option("--rejected", required=True, type=click.Path(dir_okay=False),
@@ -30,8 +31,11 @@ import click
               help="Also write this HTML report (and KEPT.report.json: scores, samples, calibration).")
 @click.option("--precision", type=click.FloatRange(0, 1), default=None,
               help="Keep only pairs above the score step's threshold whose precision, estimated without gold, is this.")
+@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
+              help="Override a pipeline key, a step by its name, type or index: --set cosine.accept.min=0.4, "
+                   "--set length.max_length=100, --set select.n=1000 (repeatable; the value is read as YAML).")
 def filter_cmd(pairs, src_lang, tgt_lang, config, kept, rejected, summary, encoder, chunk_size, no_resume,
-               progress, report, precision):
+               progress, report, precision, overrides):
     """Filter PAIRS (plain, .gz or .xz; `-`: standard input) into kept and rejected lines (`-o -`: kept lines
     to standard output); print the summary as JSON.
 
@@ -47,15 +51,23 @@ def filter_cmd(pairs, src_lang, tgt_lang, config, kept, rejected, summary, encod
     from ..errors import BisentError
     from ..filtering import FilterPipeline, edit_config, filter_file
     from ..io import check_paths, is_stdio, readable_file
+    from ..recipes import resolve, set_keys
+    from ..training.recipe import parse_override
 
     for name, path in (("--rejected", rejected), ("--summary", summary)):
         if is_stdio(path):
             raise BisentError(f"{name} -: standard output is for the kept lines (-o -); give {name} a file name")
+    config = str(resolve(config))
+    settings = [parse_override(s) for s in overrides]
     check_paths({"PAIRS": pairs, "--config": config}, {"--output": kept, "--rejected": rejected, "--summary": summary})
     pipe = config
-    if encoder:
-        pipe = FilterPipeline.from_config(edit_config(config, encoder=encoder), src_lang=src_lang,
-                                          tgt_lang=tgt_lang, source=config)
+    if encoder or settings:
+        data = edit_config(config, encoder=encoder)
+        if settings:
+            if isinstance(data, dict):   # {steps, select}: a key that is neither names a step
+                settings = [(k if k.split(".")[0] in ("steps", "select") else f"steps.{k}", v) for k, v in settings]
+            data = set_keys(data, settings, config)
+        pipe = FilterPipeline.from_config(data, src_lang=src_lang, tgt_lang=tgt_lang, source=config)
     with readable_file(pairs) as in_path, tempfile.TemporaryDirectory(prefix="bisent-filter-") as tmp:
         # kept lines to standard output: built in a temporary file (a killed run cannot resume), then copied
         out = Path(tmp) / "kept.tsv" if is_stdio(kept) else kept

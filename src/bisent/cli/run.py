@@ -15,12 +15,18 @@ import click
 @click.option("--quiet", is_flag=True, help="No progress bars.")
 @click.option("--report", type=click.Path(dir_okay=False), default=None,
               help="Also write this HTML report of the documents, align and filter stages (filter: calibrated).")
-def run_cmd(config, run_dir, force, quiet, report):
-    """Run the stages of CONFIG (YAML, e.g. recipes/run-default.yaml); finished stages are skipped."""
+@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
+              help="Override a configuration key: --set align.encoder=me5-small, --set documents.pairs=task/pairs.tsv, "
+                   "--set filter.config=filter-paracrawl (repeatable; the value is read as YAML).")
+def run_cmd(config, run_dir, force, quiet, report, overrides):
+    """Run the stages of CONFIG (an installed recipe's name, e.g. run-default, or a YAML path); finished stages
+    are skipped."""
     from ..run import run_pipeline
+    from ..training.recipe import parse_override
 
-    summary = run_pipeline(config, run_dir, progress=not quiet, force=force)
+    settings = dict(parse_override(s) for s in overrides)
+    summary = run_pipeline(config, run_dir, progress=not quiet, force=force, overrides=settings)
     if report:
         from ..report.runs import report_run
-        summary["report"] = report_run(config, run_dir, report)
+        summary["report"] = report_run(config, run_dir, report, overrides=settings)
     click.echo(json.dumps(summary))
