@@ -1,4 +1,4 @@
-"""Nested training sets for a learning curve of the seed encoders (issue 17, item 4).
+"""Nested training sets for a learning curve of the seed encoders.
 
 Input: a ``train.en-XX.tsv`` of ``bisent data general`` (``domain:source``, id, en, XX; train splits
 only, every dev/test text of the benchmark sets already removed by the builder). Output, in ``--out``:

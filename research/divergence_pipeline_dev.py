@@ -1,6 +1,6 @@
 """Choose the shape of cut of the filter pipeline's ``repair`` step on DEV.
 
-    python research/divergence_pipeline_dev.py --pair en-de -e out/div/en-de-wv128 \
+    python research/divergence_pipeline_dev.py --pair en-de -e models/div-en-de \
         --setting '{}' --setting '{"sentences_only": true}' [--repair-only]
 
 The filter benchmark's noisy set is built from LibreOffice DEV pages exactly as `bisent bench

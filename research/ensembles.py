@@ -25,7 +25,7 @@ from bisent.errors import BisentError
 from bisent.evaluate import pairs_fingerprint, recovery_misses, sample_distinct_pairs
 from bisent.bench.recover import miss_fields
 
-#: the out-of-domain and LibreOffice sets of issue 17's tables (benchmarks/README.md), as DOMAIN:en-XX
+#: the out-of-domain and LibreOffice sets of the general student's tables (benchmarks/README.md), as DOMAIN:en-XX
 SETS = tuple(f"{d}:en-{p}" for d, ps in (
     ("libreoffice", "de es fr it ja ko nl pl pt ru tr zh-cn"), ("gettext", "ar de es fr it ja ko nl pl pt ru tr zh-cn"),
     ("gnome", "de es fr it ja ko nl pl pt ru zh-cn"), ("dict", "ar de es fr it ja nl pl pt ru tr")) for p in ps.split())
@@ -79,7 +79,7 @@ def main(argv=None) -> None:
     ap.add_argument("ensembles", nargs="+", metavar="NAME=DIR[,DIR...]", help="an ensemble to measure and its members")
     ap.add_argument("--out", type=Path, required=True, help="JSONL file the records are appended to")
     ap.add_argument("--set", dest="sets", action="append", metavar="DOMAIN:en-XX",
-                    help="a test set (repeatable; default the 47 of issue 17's tables)")
+                    help="a test set (repeatable; default the 47 of the general student's tables)")
     args = ap.parse_args(argv)
     try:
         from bisent.encoders import get_encoder

@@ -1,10 +1,10 @@
-"""How far encoders are from a reference (use-m3) on every recovery set: issue 17's out-of-domain check.
+"""How far encoders are from a reference (use-m3) on every recovery set: the out-of-domain check.
 
 Reads ``recover.jsonl`` records (``bisent bench recover ... -e use-m3 -e MODEL``), takes each encoder's latest
 per (domain, pair) for one score (CSLS) beside use-m3's on the same pairs, and per encoder reports over the directions where both ran:
 the mean error, the directions more than ``--points`` behind the reference, the points behind summed over
-the directions where it is behind, and, from the records' item-by-item comparison (``paired_*``, written
-since session 32), how many directions it is significantly behind or ahead (exact sign test, p < 0.05).
+the directions where it is behind, and, from the records' item-by-item comparison (``paired_*``, in
+records that have them), how many directions it is significantly behind or ahead (exact sign test, p < 0.05).
 A set of 300 items moves a third of a point per item, so "more than 1 point behind" on one set can be
 three items of noise; the paired columns say which gaps the sets can tell apart. ``--resample N`` says how
 often the target "within ``--points`` of the reference on every direction" holds on test sets of the same
@@ -15,7 +15,7 @@ reference on every set.
 (:func:`recommend`): the encoder unless it is more than ``--points`` or significantly behind the reference in either
 direction.
 
-    python research/gaps.py -e out/student-general [-e ...] [--results benchmarks/results] [--list] [--resample N]
+    python research/gaps.py -e models/student-general [-e ...] [--results benchmarks/results] [--list] [--resample N]
         [--recommend]
 """
 
@@ -57,8 +57,8 @@ def load_records(paths: list[Path], score: str = "csls") -> list[dict]:
 def gaps(records: list[dict], encoder: str, reference: str = "use-m3", points: float = 1.0, alpha: float = 0.05,
          exclude_domains: tuple[str, ...] = ("libreoffice",)) -> dict:
     """One encoder's gaps to ``reference`` over every (domain, pair, direction): the encoder's latest record
-    against the reference's latest on the same pairs (the same ``set``, the pairs' fingerprint; records written
-    before session 32 have none and pair up with each other), domains in ``exclude_domains`` left out (the
+    against the reference's latest on the same pairs (the same ``set``, the pairs' fingerprint; records
+    without one pair up with each other), domains in ``exclude_domains`` left out (the
     general student trained on LibreOffice help: in domain). ``rows``: every direction compared."""
     mine, ref_by_set = {}, {}
     for r in records:                                                   # later records replace earlier ones
@@ -106,7 +106,7 @@ def target_chance(rows: list[dict], points: float = 1.0, draws: int = 10000, see
     if not rows:
         raise BisentError("no directions to resample")
     if any(x["paired"] is None for x in rows):
-        raise BisentError("--resample needs the item-by-item counts (paired_*, records since session 32) of every "
+        raise BisentError("--resample needs the item-by-item counts (paired_*) of every "
                           "direction")
     rng = np.random.default_rng(seed)
     n = np.array([x["n"] for x in rows], dtype=np.int64)                    # (R,)

@@ -1,4 +1,4 @@
-"""A DAN student's size against its quality: fewer hash buckets and float16 storage (issue 17, item 5).
+"""A DAN student's size against its quality: fewer hash buckets and float16 storage.
 
 The hashed table is ``buckets x embed_dim`` float32 (2^18 x 256: 256 MiB of a 258 MB directory).
 Variants of one trained student, each a model directory measured like any encoder

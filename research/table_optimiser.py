@@ -7,7 +7,7 @@ Each variant runs ``--steps`` steps of the same lookup (distinct rows, sorted,
 as the DAN's ``forward`` looks them up) and loss, on ``--threads`` threads:
 ``row-adam`` (the training loop's optimiser of hashed tables: one compiled pass
 over the rows of a CPU table), ``row-adam-torch`` (its torch path, for GPU tables,
-and what CPU tables used until session 39) and ``sparse-adam``
+also usable for CPU tables) and ``sparse-adam``
 (``torch.optim.SparseAdam``, the anchor).
 
 Each record gives the seconds a step (backward and optimiser step; the

@@ -4,7 +4,7 @@ The table below runs each command in-process (``bisent.cli.main``) on a bad
 input and checks: exit status 2; exactly one ``bisent: error:`` line, holding
 the expected text (the file, line or key, and the problem); no ``Traceback``;
 every file that existed before is byte-identical afterwards. The tests after
-the table pin the defects of issue 18 that need more than an error line:
+the table pin the defects that need more than an error line:
 symlinked state folders and partial files, outputs that are inputs, lone CR
 line endings, non-finite numbers, standard input, threads, the fp16 cache.
 """

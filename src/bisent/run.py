@@ -235,7 +235,7 @@ def _filter_inputs(ctx: RunContext) -> list[Path]:
 @register_stage("filter", outputs=("filter/kept.tsv", "filter/rejected.tsv", "filter/summary.json"),
                 inputs=_filter_inputs)
 def stage_filter(ctx: RunContext) -> dict:
-    """The filter pipeline (and its selection) over the candidates, issue 12's ``repair`` step included when
+    """The filter pipeline (and its selection) over the candidates, a ``repair`` step included when
     the recipe has it (the kept pairs then carry the repaired text); resumes from its own checkpoints."""
     from .filtering import filter_file
 

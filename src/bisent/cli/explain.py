@@ -23,7 +23,7 @@ from ..encoders import DEFAULT_ENCODER
 @click.option("-c", "--config", type=click.Path(dir_okay=False), default=None,
               help="A filter pipeline (YAML): say which step decides and with what value.")
 @click.option("--divergence", type=click.Path(file_okay=False), default=None,
-              help="A divergence model directory (issue 12) for the word alignment heat map.")
+              help="A divergence model directory (bisent train --recipe divergence) for the word alignment heat map.")
 @click.option("--json", "as_json", is_flag=True, help="Print the explanation as one JSON object.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None, help="Also write it as HTML.")
 def explain(src, tgt, src_lang, tgt_lang, encoder, k, background, background_limit, config, divergence, as_json,
