@@ -63,10 +63,11 @@ def filter_cmd(pairs, src_lang, tgt_lang, config, kept, rejected, summary, encod
     pipe = config
     if encoder or settings:
         data = edit_config(config, encoder=encoder)
-        if settings:
-            if isinstance(data, dict):   # {steps, select}: a key that is neither names a step
-                settings = [(k if k.split(".")[0] in ("steps", "select") else f"steps.{k}", v) for k, v in settings]
-            data = set_keys(data, settings, config)
+        if isinstance(data, dict) and isinstance(data.get("steps"), list):   # {steps, select}: other keys name steps
+            on_steps = [(k, v) for k, v in settings if k.split(".")[0] not in ("steps", "select")]
+            data["steps"] = set_keys(data["steps"], on_steps, config)
+            settings = [s for s in settings if s not in on_steps]
+        data = set_keys(data, settings, config)
         pipe = FilterPipeline.from_config(data, src_lang=src_lang, tgt_lang=tgt_lang, source=config)
     with readable_file(pairs) as in_path, tempfile.TemporaryDirectory(prefix="bisent-filter-") as tmp:
         # kept lines to standard output: built in a temporary file (a killed run cannot resume), then copied
