@@ -1,7 +1,7 @@
 """One optimiser step on a hashed table: :class:`~bisent.training.optim.RowAdam` against torch's SparseAdam.
 
 The DAN student's table is ``buckets x embed_dim`` (2^20 x 256 in
-recipes/student-general.yaml); a training step of that recipe looks up about
+the student-general recipe); a training step of that recipe looks up about
 100,000 distinct rows of it (3,350 texts of the collection featurized: 112,115).
 Each variant runs ``--steps`` steps of the same lookup (distinct rows, sorted,
 as the DAN's ``forward`` looks them up) and loss, on ``--threads`` threads:
