@@ -214,12 +214,9 @@ DOC_RECIPES = [
 
 
 def _doc_recipe(recipe: str, arch_keys: dict, **more):
-    from pathlib import Path
-
     from bisent.training.recipe import load_recipe
 
-    root = Path(__file__).resolve().parents[1]
-    return load_recipe(root / recipe, {**arch_keys, "data.segmentations": ["given"], "data.batch_size": 32, **more})
+    return load_recipe(recipe, {**arch_keys, "data.segmentations": ["given"], "data.batch_size": 32, **more})
 
 
 @pytest.mark.parametrize("recipe, arch_keys", DOC_RECIPES)
