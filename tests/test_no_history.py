@@ -117,7 +117,8 @@ def test_the_rules_catch_history_and_leave_code_alone():
     assert problems("x.yaml", f"a: 1   # from {'cm' + 'p'}/old\n")
     assert problems("README.md", f"Then {'ou' + 't'}/general holds it.\n")
     # code and records' own fields are not prose; make's variables are not folders; words ending in out are words
-    assert not problems("a.py", 'def f(out_dir="out/demo"):\n    return out_dir\n')
+    o = "ou" + "t"
+    assert not problems("a.py", f'def f(out_dir="{o}/demo"):\n    return out_dir\n')
     assert not problems("Makefile", "OUT := out\n# writes $(OUT)/general\n\t$(BIN)/bisent x -o $(OUT)/general\n")
-    assert not problems("r.jsonl", json.dumps({"encoder": "out/student", "command": "bisent x -o out/y"}) + "\n")
+    assert not problems("r.jsonl", json.dumps({"encoder": f"{o}/student", "command": f"bisent x -o {o}/y"}) + "\n")
     assert not problems("a.md", "Read it throughout/below; a layout/style, the session's result, issue tracker.\n")
