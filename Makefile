@@ -45,28 +45,27 @@ test-slow: $(STAMP)
 clean-venv:
 	rm -rf $(VENV)
 
-# make -j2 student-general: the general student of recipes/student-general.yaml (README, "A general student"), end to end:
-# the collection, SEEDS runs from scratch (1 thread each: -j2 runs two at a time on 2 cores) in $(OUT)/student-general-runs/
-# and `bisent ensemble` of them into $(OUT)/student-general (use it as -e $(OUT)/student-general; one seed is linked, not
+# make -j2 student-general: the general student of the student-general recipe (README, "A general student"), end to
+# end: the collection, SEEDS runs from scratch (1 thread each: -j2 runs two at a time on 2 cores) in $(RUNS) and
+# `bisent ensemble` of them into $(OUT)/student-general (use it as -e $(OUT)/student-general; one seed is linked, not
 # joined). A run that stopped (a crash, Ctrl-C) resumes from its checkpoint on the next make; sN.done marks a finished run
 # (its 3 GB training checkpoint removed). An $(OUT)/student-general that make did not build is never replaced.
 # The teacher's rows and hard negatives are computed once first ($(RUNS)/prepared, `bisent train --prepare-only`).
-# Each seed N also hashes its features with model.hash_seed=N (session 42): members that collide on different features
-# make an ensemble that averages those errors out (benchmarks/README.md, "Members that hash differently").
+# Each seed N also hashes its features with model.hash_seed=N: members that collide on different features make an
+# ensemble that averages those errors out (benchmarks/README.md, "Members that hash differently").
 # Override on the command line: make -j2 student-general SEEDS="1 2 3" OUT=DIR STUDENT_SET="--set KEY=VALUE"
 # PREP_WORKERS=N (processes embedding with the teacher; one core each).
 OUT         := out
-# six seeds since session 39: three pairs of about 26 minutes on 2 cores, 1:34:16 end to end from an empty cache in
-# session 40 (benchmarks/README.md, "The six-seed make, timed end to end"); four until session 39
+# six seeds: three pairs of about 26 minutes on 2 cores, 1:34:16 end to end from an empty cache
+# (benchmarks/README.md, "The six-seed make, timed end to end")
 SEEDS       := 1 2 3 4 5 6
 STUDENT_SET :=
 PREP_WORKERS := 2
 GENERAL     := $(OUT)/general
 RUNS        := $(OUT)/student-general-runs
-# A collection is built once. Its GENERAL_CAPS are kept in $(GENERAL).caps; a make with other caps (session 36 added the
-# Japanese and Chinese manual pages) stops and says what to remove ($(GENERAL), $(RUNS), $(OUT)/student-general), so
-# that no student is trained on a collection other than the one asked for. A collection built before session 37 has no
-# .caps file and is not checked.
+# A collection is built once. Its GENERAL_CAPS are kept in $(GENERAL).caps; a make with other caps stops and says what
+# to remove ($(GENERAL), $(RUNS), $(OUT)/student-general), so that no student is trained on a collection other than
+# the one asked for. A collection without a .caps file is not checked.
 GENERAL_CAPS := --word-lists as-listed --cap words=30000 --cap words:ja=100000 --cap words:ru=100000 --cap ui-apps=10000 \
     --cap ui-apps:zh-cn=60000 --cap ui-apps:ja=60000 --cap ui-apps:ko=60000 --cap man:ja=60000 --cap man:zh-cn=30000
 
@@ -91,11 +90,11 @@ GENERAL_DATA = $$(for f in $(GENERAL)/train.*.tsv; do echo --train $$f; done) \
 # Once, before the seeds: the teacher's rows (PREP_WORKERS processes) and its hard negatives into their caches;
 # the seeds read them back instead of each computing the same ones side by side.
 $(RUNS)/prepared/prepared.json: $(GENERAL)/stats.json
-	$(BIN)/bisent train --recipe recipes/student-general.yaml $(GENERAL_DATA) \
+	$(BIN)/bisent train --recipe student-general $(GENERAL_DATA) \
 	    --set objectives.teacher_workers=$(PREP_WORKERS) $(STUDENT_SET) --prepare-only -o $(RUNS)/prepared
 
 $(RUNS)/s%.done: $(GENERAL)/stats.json $(OUT)/data/en-de/dev.tsv $(RUNS)/prepared/prepared.json
-	$(BIN)/bisent train --recipe recipes/student-general.yaml $(GENERAL_DATA) \
+	$(BIN)/bisent train --recipe student-general $(GENERAL_DATA) \
 	    --dev $(OUT)/data/en-de/dev.tsv --set seed=$* --set model.hash_seed=$* $(STUDENT_SET) -o $(RUNS)/s$* \
 	    $$(test -f $(RUNS)/s$*/checkpoint.safetensors && echo --resume)
 	rm -f $(RUNS)/s$*/checkpoint.safetensors

@@ -6,8 +6,8 @@ With ``--collections SHARE`` the pairs are not given: the pages go into two
 folders under opaque shuffled names, SHARE of the pages lose their
 translation (half of them the target file, half the source), and the run's
 ``documents`` stage mines them (bisent.documents, centred Sentence-Avg); a kept pair from a wrongly
-matched page counts as wrong. The run aligns them (recipes/run-default.yaml settings, encoder as given),
-filters the aligned groups with recipes/filter-default.yaml and keeps what
+matched page counts as wrong. The run aligns them (the run-default recipe's settings, encoder as given),
+filters the aligned groups with the filter-default recipe and keeps what
 passes. A kept pair is correct (strict) when its source and target lines are
 exactly a gold block, and lax when it shares a source and a target sentence
 with one. Also reported: documents, sentences, aligned groups, kept and
@@ -36,7 +36,6 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def make_collections(tmp: Path, n_pages: int, share: float, src: str, tgt: str) -> dict:
@@ -140,7 +139,7 @@ def main() -> None:
         cfg = tmp / "run.yaml"
         cfg.write_text(json.dumps({"src_lang": src, "tgt_lang": tgt, "documents": documents,
                                    "align": {"encoder": args.encoder},
-                                   "filter": {"config": str(ROOT / "recipes" / "filter-default.yaml")}}))
+                                   "filter": {"config": "filter-default"}}))
         t0 = time.perf_counter()
         summary = run_pipeline(cfg, tmp / "run", echo=lambda *a, **k: None, progress=False)
         seconds = time.perf_counter() - t0

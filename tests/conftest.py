@@ -1,9 +1,14 @@
 """Shared fixtures: every test run gets its own embedding cache so nothing leaks between runs."""
 
 import os
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
+
+# The research scripts (research/*.py, not installed with the package) import as top-level modules in tests.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "research"))
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -4,7 +4,7 @@ The table below runs each command in-process (``bisent.cli.main``) on a bad
 input and checks: exit status 2; exactly one ``bisent: error:`` line, holding
 the expected text (the file, line or key, and the problem); no ``Traceback``;
 every file that existed before is byte-identical afterwards. The tests after
-the table pin the defects of issue 18 that need more than an error line:
+the table pin the defects that need more than an error line:
 symlinked state folders and partial files, outputs that are inputs, lone CR
 line endings, non-finite numbers, standard input, threads, the fp16 cache.
 """
@@ -23,6 +23,7 @@ import numpy as np
 import pytest
 
 from bisent.cli import main
+from bisent.recipes import resolve as resolve_recipe
 
 LINES = ["the red house", "a blue car", "green tea please", "an old wooden boat"]
 PAIRS = ["the red house\tdas rote Haus", "a blue car\tein blaues Auto", "green tea please\tgrüner Tee bitte"]
@@ -93,7 +94,7 @@ def files(d: Path) -> dict[str, Path]:
     p["bucc_de"].write_text("d1\tdas rote Haus\nd2\tein blaues Auto\n")
     p["mined"].write_text("0.9\tthe red house\tdas rote Haus\te1\td1\n0.5\ta blue car\tein blaues Auto\te2\td2\n")
     p["gold"].write_text("e1\td1\ne2\td2\n")
-    p["recipe"].write_text(Path(__file__).resolve().parents[1].joinpath("recipes", "guo2019-dan.yaml").read_text())
+    p["recipe"].write_text(resolve_recipe("guo2019-dan").read_text())
     p["notdir"].write_text("a file, not a folder\n")
     return p
 

@@ -183,7 +183,7 @@ _GENERAL_DE = [
 
 
 def test_curve_data_nested_sets_and_errors(tmp_path):
-    from bisent.bench.curve_data import main, nested_sets, read_rows
+    from curve_data import main, nested_sets, read_rows
     from bisent.errors import BisentError
 
     src = tmp_path / "train.en-de.tsv"

@@ -108,7 +108,7 @@ def test_a_non_finite_loss_stops_training_naming_the_step(tmp_path, monkeypatch)
                                       "optim.betas=[0.9, .nan]", "objectives.margin=.nan"])
 def test_non_finite_numbers_in_a_recipe_are_refused(override):
     with pytest.raises(BisentError) as e:
-        load_recipe("recipes/guo2019-dan.yaml", [override])
+        load_recipe("guo2019-dan", [override])
     msg = str(e.value)
     assert override.split("=")[0] in msg and "\n" not in msg, msg
 
@@ -118,9 +118,9 @@ def test_non_finite_numbers_in_a_recipe_are_refused(override):
 def test_bad_domain_weights_are_refused_when_the_recipe_loads(override):
     """Not minutes later, after the teacher's cache is filled, when the streams are built."""
     with pytest.raises(BisentError, match=r"data\.domain_weights\.dict") as e:
-        load_recipe("recipes/student-general.yaml", [override])
+        load_recipe("student-general", [override])
     assert "\n" not in str(e.value)
-    assert load_recipe("recipes/student-general.yaml", ["data.domain_weights={dict: 2, ui: 0}"])["data"][
+    assert load_recipe("student-general", ["data.domain_weights={dict: 2, ui: 0}"])["data"][
         "domain_weights"] == {"dict": 2, "ui": 0}
 
 
@@ -129,7 +129,7 @@ def test_cli_refuses_a_nan_override_in_one_line(tmp_path, capsys):
 
     tsv = tmp_path / "t.en-de.tsv"
     tsv.write_text("a\tb\nc\td\n")
-    assert main(["train", "--recipe", "recipes/guo2019-dan.yaml", "--train", str(tsv), "-o", str(tmp_path / "o"),
+    assert main(["train", "--recipe", "guo2019-dan", "--train", str(tsv), "-o", str(tmp_path / "o"),
                  "--set", "optim.lr=.nan"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "optim.lr" in err[0] and "finite" in err[0], err
@@ -152,10 +152,10 @@ def test_config_keys_unknown_or_missing_give_one_line(tmp_path):
 
 def test_cjk_n_min_is_checked_when_the_recipe_loads():
     """model.cjk_n_min: 0 (off) or below n_min; a bad value is a one-line error naming the key."""
-    assert load_recipe("recipes/student-general.yaml", ["model.cjk_n_min=1"])["model"]["cjk_n_min"] == 1
+    assert load_recipe("student-general", ["model.cjk_n_min=1"])["model"]["cjk_n_min"] == 1
     for bad in ("model.cjk_n_min=3", "model.cjk_n_min=-1"):
         with pytest.raises(BisentError, match=r"model\.cjk_n_min") as e:
-            load_recipe("recipes/student-general.yaml", [bad])
+            load_recipe("student-general", [bad])
         assert "\n" not in str(e.value)
 
 

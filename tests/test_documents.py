@@ -207,19 +207,16 @@ def _toy_docset(folder, n_docs=160, seed=0):
 
 
 DOC_RECIPES = [
-    ("recipes/hide-dnn-pool.yaml", {"model.base": "char-ngram"}),
-    ("recipes/hide-pool-dnn.yaml", {"model.base": "char-ngram"}),
-    ("recipes/doc-bow.yaml", {"model.buckets": 4096}),
+    ("hide-dnn-pool", {"model.base": "char-ngram"}),
+    ("hide-pool-dnn", {"model.base": "char-ngram"}),
+    ("doc-bow", {"model.buckets": 4096}),
 ]
 
 
 def _doc_recipe(recipe: str, arch_keys: dict, **more):
-    from pathlib import Path
-
     from bisent.training.recipe import load_recipe
 
-    root = Path(__file__).resolve().parents[1]
-    return load_recipe(root / recipe, {**arch_keys, "data.segmentations": ["given"], "data.batch_size": 32, **more})
+    return load_recipe(recipe, {**arch_keys, "data.segmentations": ["given"], "data.batch_size": 32, **more})
 
 
 @pytest.mark.parametrize("recipe, arch_keys", DOC_RECIPES)
@@ -282,10 +279,8 @@ def test_document_recipe_errors(tmp_path, capsys):
 
 
 def test_cli_trains_a_document_model_and_resumes(tmp_path, capsys):
-    """``bisent train --recipe recipes/doc-bow.yaml --train DOCSET`` runs the training loop: checkpoint, --resume."""
-    from pathlib import Path
-
-    recipe = str(Path(__file__).resolve().parents[1] / "recipes/doc-bow.yaml")
+    """``bisent train --recipe doc-bow --train DOCSET`` runs the training loop: checkpoint, --resume."""
+    recipe = "doc-bow"
     data, out = _toy_docset(tmp_path / "toy", n_docs=60), str(tmp_path / "m")
     args = ["train", "--recipe", recipe, "--train", str(data), "-o", out, "--set", "model.buckets=1024",
             "--set", "data.batch_size=8", "--set", "train.eval_every=100", "--threads", "1", "--no-progress"]

@@ -393,7 +393,7 @@ def test_an_int8_table_stays_int8_in_memory_and_encodes_as_the_float_table(tmp_p
 def test_a_folded_table_is_the_student_with_fewer_buckets(tmp_path):
     """With buckets / 2^s buckets a feature lands in old_bucket >> s, so folding rows that are equal within
     each group of 2^s gives exactly the original student; otherwise rows merge by their counts."""
-    from bisent.bench.student_size import bucket_counts, fold_table, folded_dir
+    from student_size import bucket_counts, fold_table, folded_dir
 
     texts = _texts() + ["Die aktuelle Datei speichern", "Enregistrer le fichier"]
     big, small = HashFeaturizer(buckets=4096), HashFeaturizer(buckets=1024)
@@ -751,7 +751,7 @@ def test_stream_domains_take_a_domain_out_of_its_pair_into_a_stream_of_its_own(c
                                                                ("en-de help", 100, 0.5)]
     assert [s.name for s in specs()] == ["en-de"]
     with pytest.raises(BisentError, match=r"data\.stream_domains\.lexicon"):
-        load_recipe("recipes/student-general.yaml", ["data.stream_domains={lexicon: -1}"])
+        load_recipe("student-general", ["data.stream_domains={lexicon: -1}"])
 
 
 @pytest.mark.parametrize("arch,model", [
@@ -888,7 +888,7 @@ def test_prepare_only_fills_the_caches_that_later_runs_read(corpus, tmp_path, mo
 def test_dual_recipes_and_errors(tmp_path):
     for name in ("guo2019-dan", "guo2019-transformer", "guo2019-bilstm", "distill-dan", "adapt-use-m3",
                  "adapt-me5-small"):
-        r = load_recipe(f"recipes/{name}.yaml")
+        r = load_recipe(name)
         assert r["architecture"] in ("dan", "hash-transformer", "bilstm", "adapter")
     with pytest.raises(BisentError, match="objective: distill"):
         validate_recipe({"architecture": "dan", "objectives": {"distill": 1}})
@@ -912,7 +912,6 @@ def test_dual_recipes_and_errors(tmp_path):
 
 def test_cli_trains_a_dual_encoder_from_the_dataset_tsv(corpus, tmp_path, monkeypatch):
     """``bisent data libreoffice`` writes doc<TAB>id<TAB>src<TAB>tgt into a folder named for the pair."""
-    from pathlib import Path
 
     from bisent.cli import main
 
@@ -922,7 +921,7 @@ def test_cli_trains_a_dual_encoder_from_the_dataset_tsv(corpus, tmp_path, monkey
     (folder / "train.tsv").write_text("".join(f"d{i}.html\tpar_id{i}\t{r['en']}\t{r['de']}\n"
                                               for i, r in enumerate(corpus[0][:100])))
     (folder / "dev.tsv").write_text("".join(f"d.html\tp{i}\t{r['en']}\t{r['de']}\n" for i, r in enumerate(corpus[1])))
-    recipe = str(Path(__file__).resolve().parent.parent / "recipes" / "distill-dan.yaml")
+    recipe = "distill-dan"
     args = ["train", "--recipe", recipe, "--train", str(folder / "train.tsv"), "--dev", str(folder / "dev.tsv"),
             "-o", "out", "--max-steps", "3", "--no-progress", "--set", "objectives.teacher=char-ngram",
             "--set", "model.buckets=4096", "--set", "model.embed_dim=16", "--set", "model.hidden=[32]",
@@ -940,7 +939,7 @@ def test_cli_trains_a_dual_encoder_from_the_dataset_tsv(corpus, tmp_path, monkey
 
 def test_student_size_counts_text_of_collection_rows(tmp_path):
     """The size bench counts the last two columns of a collection's TSV rows (which hold tabs) and every .txt line."""
-    from bisent.bench.student_size import _texts
+    from student_size import _texts
 
     (tmp_path / "train.en-de.tsv").write_text("ui:pkg\tpkg:1\tOpen file\tDatei öffnen\n", encoding="utf-8")
     (tmp_path / "mono.de.txt").write_text("Ein Satz.\n", encoding="utf-8")

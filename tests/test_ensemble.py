@@ -117,10 +117,10 @@ def test_ensemble_mistakes_are_one_line_errors(tmp_path, capsys):
 
 
 def test_ensembles_from_cached_member_rows_score_as_the_built_ensemble(tmp_path, monkeypatch, capsys):
-    """benchmarks/ensembles.py: an ensemble's records from its members' (cached) rows give the errors the ensemble
+    """research/ensembles.py: an ensemble's records from its members' (cached) rows give the errors the ensemble
     directory gives on the same set, beside the reference, with the item-by-item comparison; malformed arguments are
     one-line errors."""
-    from bisent.bench import ensembles
+    import ensembles
     from bisent.datasets import domains
     from bisent.datasets.libreoffice import Pair
     from bisent.evaluate import recovery_misses

@@ -23,8 +23,9 @@ from bisent.filtering import (DebrisFilter, DuplicateFilter, EmptyFilter, Filter
                               OverlapFilter, ScriptFilter, Selection, Step, filter_file, parse_row,
                               register_step)
 from bisent.filtering import langid
+from bisent.recipes import resolve as resolve_recipe
 
-RECIPE = Path(__file__).resolve().parents[1] / "recipes" / "filter-default.yaml"
+RECIPE = resolve_recipe("filter-default")
 
 
 def decide(rule: Step, pairs):

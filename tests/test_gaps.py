@@ -1,10 +1,10 @@
-"""benchmarks/gaps.py (bisent.bench.gaps): encoders' gaps to use-m3 over recover records."""
+"""research/gaps.py: encoders' gaps to use-m3 over recover records."""
 
 import json
 
 import pytest
 
-from bisent.bench.gaps import gaps, load_records, main
+from gaps import gaps, load_records, main
 from bisent.errors import BisentError
 from bisent.evaluate import paired_gap
 
@@ -96,7 +96,7 @@ def _row(n, only, only_ref, direction="src_tgt", domain="gnome"):
 def test_target_chance_redraws_the_sets_item_by_item():
     from math import comb
 
-    from bisent.bench.gaps import target_chance
+    from gaps import target_chance
     # no item only one of them gets wrong: every redrawn set has the same gap, 0
     assert target_chance([_row(300, 0, 0), _row(193, 0, 0)], draws=500) == {
         "draws": 500, "points": 1.0, "as_measured": {"target_met": 1.0, "mean_directions_behind": 0.0},
@@ -120,7 +120,7 @@ def test_target_chance_redraws_the_sets_item_by_item():
 
 
 def test_resampling_needs_item_by_item_counts(results, tmp_path, capsys):
-    from bisent.bench.gaps import target_chance
+    from gaps import target_chance
     with pytest.raises(BisentError, match="needs the item-by-item counts"):
         target_chance([_row(300, 1, 1), {**_row(300, 1, 1), "paired": None}])
     main(["-e", "S", "--results", str(results), "--resample", "200"])
@@ -138,7 +138,7 @@ def test_resampling_needs_item_by_item_counts(results, tmp_path, capsys):
 
 
 def test_recommend_keeps_the_reference_where_the_encoder_is_behind_in_either_direction(results, capsys):
-    from bisent.bench.gaps import recommend
+    from gaps import recommend
 
     recs = {(r["domain"], r["pair"]): r for r in recommend(gaps(load_records([results]), "S", exclude_domains=())["rows"])}
     assert recs[("gnome", "en-de")]["use"] == "reference"                  # en->de 1.33 behind (not significant)

@@ -21,7 +21,8 @@ PKG = SRC / "bisent"
 
 #: lowest first; a module may import only from its own layer and those below
 LAYERS: list[set[str]] = [
-    {"errors", "io", "cache", "langcodes", "progress", "threads", "formats", "safeload", "values"},  # plumbing; bitext files
+    {"errors", "io", "cache", "langcodes", "progress", "threads", "formats", "safeload", "values",  # plumbing,
+     "recipes"},                                                   # bitext files, recipes
     {"encoders", "models", "divergence"},                         # sentence -> vector; word divergence
     {"scoring", "index", "twostage", "topk", "vectors", "datasets"},  # vectors -> neighbours; data builders
     {"mining", "filtering", "documents", "evaluate", "align",     # what a user does with them

@@ -63,7 +63,7 @@ def test_rowadam_paths_agree_on_a_big_table():
 
 def test_table_optimiser_benchmark(capsys):
     """The benchmark runs both optimisers on the same lookups and records how far their tables end apart."""
-    from bisent.bench.table_optimiser import main
+    from table_optimiser import main
 
     main(["--buckets", "4096", "--dim", "16", "--rows", "500", "--steps", "2", "--results", ""])
     records = {r["variant"]: r for r in map(json.loads, capsys.readouterr().out.splitlines())}

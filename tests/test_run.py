@@ -150,7 +150,7 @@ def test_kill_between_stages_resumes_to_identical_outputs(tmp_path, stage):
 
 
 def test_repair_step_in_the_run_cuts_a_glued_pair(tmp_path, capsys, toy_model):
-    """The filter stage runs issue 12's repair step: a target sentence glued to junk comes out cut back."""
+    """The filter stage runs the repair step: a target sentence glued to junk comes out cut back."""
     _, model_dir = toy_model
     pairs = toy_pairs(6, 7)
     junk = [f"b{i}" for i in range(40) if f"a{i}" not in pairs[2][0].split()][:5]

@@ -28,9 +28,10 @@ from bisent.training import checkpoint  # noqa: E402
 from bisent.training.loop import train  # noqa: E402
 from bisent.training.objectives import get_objective  # noqa: E402
 from bisent.training.recipe import load_recipe, validate_recipe  # noqa: E402
+from bisent.recipes import HERE as RECIPE_DIR  # noqa: E402
 from bisent.models.tokenizer import Tokenizer, train_tokenizer  # noqa: E402
 
-RECIPES = "recipes"
+RECIPES = str(RECIPE_DIR)
 # Tiny sizes so that a run takes seconds on 2 CPU cores; the recipes' other keys are kept.
 TINY = {"model.embed_dim": 48, "model.hidden_dim": 48, "model.dropout": 0.0, "tokenizer.vocab_size": 400,
         "data.batch_size": 32, "optim.lr": 0.01, "train.log_every": 5, "train.eval_every": 50}
@@ -312,8 +313,7 @@ def test_cli_train_and_resume(corpus, tmp_path, monkeypatch):
     dev.write_text("".join(f"{r['en']}\t{r['de']}\n" for r in corpus[1][:30]))
     mono = tmp_path / "mono.de.txt"
     mono.write_text("".join(f"{r['de']}\n" for r in corpus[1][30:60]))
-    from pathlib import Path
-    recipe = str(Path(__file__).resolve().parent.parent / RECIPES / "kim2019.yaml")
+    recipe = "kim2019"
     sets = ["--set", "model.embed_dim=16", "--set", "model.hidden_dim=16", "--set", "tokenizer.vocab_size=300",
             "--set", "data.batch_size=16", "--set", "train.log_every=2"]
     args = ["train", "--recipe", recipe, "--train", str(tsv), "--mono", str(mono), "--dev", f"en-de={dev}",

@@ -1,10 +1,10 @@
-"""benchmarks/word_coverage.py (bisent.bench.word_coverage): recovery error by how often training text shows an item."""
+"""research/word_coverage.py: recovery error by how often training text shows an item."""
 
 from collections import namedtuple
 
 import pytest
 
-from bisent.bench.word_coverage import collection_counts, coverage, run, stratum_names
+from word_coverage import collection_counts, coverage, run, stratum_names
 from bisent.encoders import get_encoder
 from bisent.errors import BisentError
 

@@ -3,13 +3,13 @@ recipe's ``model.word_vectors_from``."""
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 
 from bisent.errors import BisentError
+from bisent.recipes import resolve as resolve_recipe
 from bisent.training.word_vectors import corpus_vocab, encoder_word_vectors, joint_pca, write_vec
 
 from divergence_toys import TOY, toy_bitext
@@ -94,7 +94,7 @@ def test_word_vectors_and_word_vectors_from_together_is_an_error(tmp_path):
 
 
 def test_cli_word_vector_files_replace_the_recipes_encoder(tmp_path, capsys):
-    """recipes/divergence.yaml starts from use-m3's vectors; --word-vectors files take their place, and
+    """The divergence recipe starts from use-m3's vectors; --word-vectors files take their place, and
     --set model.word_vectors_from=... picks another encoder."""
     import json
 
@@ -105,7 +105,7 @@ def test_cli_word_vector_files_replace_the_recipes_encoder(tmp_path, capsys):
     data.write_text("".join(f"{s}\t{t}\n" for s, t in toy_pairs(60, 0)), encoding="utf-8")
     vec = tmp_path / "a.vec"
     vec.write_text("2 64\n" + "".join(f"a{i} " + " ".join(["0.5"] * 64) + "\n" for i in range(2)), encoding="utf-8")
-    recipe = Path(__file__).resolve().parents[1] / "recipes" / "divergence.yaml"
+    recipe = resolve_recipe("divergence")
     common = ["train", "--recipe", str(recipe), "--train", f"xa-xb={data}", "--max-steps", "0",
               "--no-progress"]
     assert main(common + ["-o", str(tmp_path / "m1"), "--word-vectors", f"xa={vec}"]) == 0

@@ -46,6 +46,7 @@ import click
 
 from .errors import BisentError
 from .io import atomic_write, file_sha256, make_state_dir, remove_state_dir
+from .recipes import is_installed, resolve, set_keys
 from .safeload import read_json, read_yaml
 
 MANIFEST = "manifest.json"
@@ -213,8 +214,11 @@ def stage_candidates(ctx: RunContext) -> dict:
 
 
 def _filter_config(ctx: RunContext):
-    cfg = ctx.section("filter").get("config", "filter-default.yaml")
-    return ctx.path(cfg) if isinstance(cfg, str) else cfg
+    """The filter section's recipe: a path from the YAML's folder, else an installed recipe's name; or inline data."""
+    cfg = ctx.section("filter").get("config", "filter-default")
+    if not isinstance(cfg, str):
+        return cfg
+    return ctx.path(cfg) if ctx.path(cfg).exists() else resolve(cfg)
 
 
 def _filter_inputs(ctx: RunContext) -> list[Path]:
@@ -233,7 +237,7 @@ def _filter_inputs(ctx: RunContext) -> list[Path]:
 @register_stage("filter", outputs=("filter/kept.tsv", "filter/rejected.tsv", "filter/summary.json"),
                 inputs=_filter_inputs)
 def stage_filter(ctx: RunContext) -> dict:
-    """The filter pipeline (and its selection) over the candidates, issue 12's ``repair`` step included when
+    """The filter pipeline (and its selection) over the candidates, a ``repair`` step included when
     the recipe has it (the kept pairs then carry the repaired text); resumes from its own checkpoints."""
     from .filtering import filter_file
 
@@ -313,12 +317,16 @@ def _clear(stage: Stage, run_dir: Path) -> None:
             target.unlink()
 
 
-def load_run_config(path) -> tuple[dict, Path]:
-    """The run YAML (checked: languages, known sections) and the folder its relative paths start from."""
-    path = Path(path)
+def load_run_config(path, overrides=None) -> tuple[dict, Path]:
+    """The run YAML (a path, or an installed recipe's name such as ``run-default``; checked: languages, known
+    sections) with ``overrides`` set (``{"align.encoder": "me5-small"}``, :func:`bisent.recipes.set_keys`), and
+    the folder its relative paths start from: the file's, or the current folder for an installed recipe."""
+    path = resolve(path)
     config = read_yaml(path)
     if not isinstance(config, dict):
         raise BisentError(f"{path}: expected a mapping with src_lang, tgt_lang, documents, align, filter")
+    if overrides:
+        config = set_keys(config, overrides, str(path))
     for key in ("src_lang", "tgt_lang"):
         if not isinstance(config.get(key), str) or not config[key]:
             raise BisentError(f"{path}: {key} is required (a language code)")
@@ -328,7 +336,7 @@ def load_run_config(path) -> tuple[dict, Path]:
                           f"src_lang, tgt_lang, run_dir, {', '.join(STAGES)})")
     for name in STAGES:
         check_section(config, name, path)
-    return config, path.parent
+    return config, Path.cwd() if is_installed(path) else path.parent
 
 
 def check_section(config: dict, name: str, path) -> None:
@@ -369,9 +377,10 @@ def check_section(config: dict, name: str, path) -> None:
             config_bool(where, "split", sec["split"])
 
 
-def run_pipeline(config_path, run_dir=None, *, echo=click.echo, progress: bool = True, force: bool = False) -> dict:
-    """Run (or continue) every stage; return the final summary."""
-    config, base = load_run_config(config_path)
+def run_pipeline(config_path, run_dir=None, *, echo=click.echo, progress: bool = True, force: bool = False,
+                 overrides=None) -> dict:
+    """Run (or continue) every stage of the configuration, with ``overrides`` set; return the final summary."""
+    config, base = load_run_config(config_path, overrides)
     if run_dir is None:
         if not config.get("run_dir"):
             raise BisentError(f"{config_path}: give the run folder (-o RUN_DIR, or run_dir in the YAML)")

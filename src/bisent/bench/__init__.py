@@ -2,7 +2,7 @@
 
 Each task module has ``run(src_lang, tgt_lang, encoders, record, ...)`` and
 returns its records; :class:`bisent.bench.common.Recorder` prints each as a
-JSON line and appends it to ``benchmarks/results/TASK.jsonl``. The benchmark
+JSON line and, given a results folder (``bisent bench --results DIR``), appends it to ``DIR/TASK.jsonl``. The benchmark
 scripts (``knn``, ``embed``, ``filter_speed``, ``mine_memory``: ``python
 benchmarks/NAME.py`` runs ``bisent.bench.NAME.main``) record through the same
 recorder. Splits are the

@@ -52,7 +52,7 @@ ALIGN_QUANTILES = DOCS_QUANTILES                # most aligned blocks are right 
 #: the ``bench align`` view the align setting runs on (share of paragraphs dropped, merged)
 ALIGN_VIEW = ("drop10-merge10", 0.1, 0.1)
 #: How the false share is estimated, as records name it: :func:`calibrate`'s ``pi0`` (``storey``, ``em``) or, in
-#: mining, :func:`bisent.report.calibration.calibrate_split` (``split``, the default there since session 13);
+#: mining, :func:`bisent.report.calibration.calibrate_split` (``split``, the default there);
 #: records without the field were made with "em", the first version.
 ESTIMATORS = {"split": "split-0.5", "storey": "storey-0.75", "em": "em"}
 #: The estimator of each setting when none is given (``--estimator``).

@@ -12,7 +12,7 @@ negative kinds P/U/R/I; the repair and filter parts for models trained with all 
 - ``repair``: on the test set's insert examples (a sentence glued at the start or
   end of one side), the share cut back exactly to the original pair, and on
   its paired examples the share wrongly cut (N = 20), for the default rule,
-  the same with the paper's tau 3, session 11's rule and the paper's arg max;
+  the same with the paper's tau 3, the rule tuned for the 64-cell model and the paper's arg max;
 - ``filter``: on the filter benchmark's noisy TEST set
   (:func:`bisent.bench.filtering.build_set`), the AP of ranking clean pairs
   first and the share of each noise kind above the median clean pair for the
@@ -45,7 +45,7 @@ from ..divergence import (BOUNDARY_COST, MIN_WORD_GAIN, STEP_DEFAULTS, TAU, aggr
 from .common import Recorder
 
 #: (rerank, min_gain, min_word_gain, boundary_cost, tau) settings of the repair figures: the default of
-#: `bisent repair`, the same with the paper's tau 3, session 11's default (1.5 / 4 / 3, for the 64-cell model),
+#: `bisent repair`, the same with the paper's tau 3, the 64-cell model's setting (1.5 / 4 / 3),
 #: and the paper's plain arg max; a setting equal to an earlier one is measured once
 REPAIR_SETTINGS = (("align", 0.0, MIN_WORD_GAIN, BOUNDARY_COST, TAU), ("align", 0.0, MIN_WORD_GAIN, BOUNDARY_COST, 3),
                    ("align", 0.0, 1.5, 4.0, 3), ("align", 0.0, 0.0, 0.0, 3))

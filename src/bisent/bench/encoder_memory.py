@@ -5,7 +5,7 @@ an ensemble) and embeds two sentences; its own peak RSS (VmHWM) and resident set
 recorded beside the same figures of a process that only imports bisent and torch (``baseline``), and
 the size of the weights on disk (every ``model.safetensors`` under a model directory). Why: a hashed
 student's int8 table read back as float32 held four times its file, so an ensemble of seven held
-7.4 GB (session 29). One JSON line per encoder; use-m3 is the anchor unless ``--no-anchors``.
+7.4 GB. One JSON line per encoder; use-m3 is the anchor unless ``--no-anchors``.
 
 Usage: python benchmarks/encoder_memory.py -e MODEL_DIR [-e ...] [--no-anchors]
 """

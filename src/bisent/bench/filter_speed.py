@@ -10,7 +10,7 @@ kept/rejected/summary, checkpoints. Beside it, in the same run, the encoder's
 own embedding rate on 500 uncached sentences of the file, so the cost of a cold
 cache is stated too.
 
-Usage: python benchmarks/filter_speed.py [--pair en-de] [--config recipes/filter-default.yaml]
+Usage: python benchmarks/filter_speed.py [--pair en-de] [--config filter-default]
            [--encoder use-m3] [--limit N]
 """
 

@@ -6,7 +6,7 @@ through a filter that keeps the better half). Per encoder, on the same items:
 
 - each scorer alone: cosine, CSLS and the ratio margin, the noisy set itself
   as background (a fixed bitext needs no comparable corpus for margin scores);
-- the default pipeline (``recipes/filter-default.yaml``: rules, language id,
+- the default pipeline (the ``filter-default`` recipe: rules, language id,
   an embedding score, here with this encoder), ranked by
   :func:`bisent.filtering.rank_scores` (kept pairs first, rejected pairs by
   how far they got, each tier by the score);
@@ -44,6 +44,7 @@ from ..datasets.noise import NOISE_KINDS, make_noisy_set
 from ..errors import BisentError
 from ..scoring import Scorer
 from ..evaluate import average_precision
+from ..recipes import HERE as RECIPES
 from .common import Recorder
 
 SCORES = ("cosine", "csls", "ratio")
@@ -53,7 +54,7 @@ MLP_STRATEGIES = ("random", "sample", "worst:20", "worst:40", "worst:60", "worst
 MLP_RUNS = tuple((s, "concat") for s in MLP_STRATEGIES) + (("synthetic", "concat-diff-prod"),)
 #: below this many test items (``limit``) the MLPs are trained in quick mode (tests)
 QUICK_BELOW = 1000
-DEFAULT_CONFIG = Path(__file__).resolve().parents[3] / "recipes" / "filter-default.yaml"
+DEFAULT_CONFIG = RECIPES / "filter-default.yaml"
 
 
 def third_language(src_lang: str, tgt_lang: str) -> str:
@@ -107,7 +108,7 @@ def evaluate_scores(scores: np.ndarray, kinds: list[str]) -> dict:
 
 
 def default_config(config=None):
-    """The default pipeline's YAML path (``recipes/filter-default.yaml`` of this checkout) or ``config``."""
+    """The default pipeline's YAML path (the installed ``filter-default`` recipe) or ``config``."""
     path = Path(config) if config is not None else DEFAULT_CONFIG
     if not path.is_file():
         raise BisentError(f"{path}: filter pipeline not found (pass config=PATH)")

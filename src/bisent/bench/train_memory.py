@@ -3,7 +3,7 @@
 The run (the ``bisent train`` arguments after ``--``; ``-o`` is a temporary folder) goes to its first
 checkpoint and model directory, which is where the peak was: the state (weights and optimiser moments,
 the size of ``checkpoint.safetensors``) is resident the whole run, and writing it once held about two
-copies more (session 28). The budget is half this machine's memory: two runs side by side, as the general student's
+copies more. The budget is half this machine's memory: two runs side by side, as the general student's
 seeds are trained. One JSON line per run.
 
 Usage: python benchmarks/train_memory.py [--steps 1] -- --recipe R --train ... --mono ... --dev ... [--set ...]

@@ -33,8 +33,9 @@ from ..paths import guarded
               help="Calibration: how the false share is estimated (default: split in mining, storey elsewhere; "
                    "split: mutual and non-mutual mined pairs apart; storey in mining: the version before it; "
                    "em: the first version, for comparison).")
-@click.option("--results", default="benchmarks/results", show_default=True,
-              help="Folder whose TASK.jsonl each result is appended to ('' to not record).")
+@click.option("--results", default=None, type=click.Path(file_okay=False),
+              help="Also append each result to DIR/TASK.jsonl (e.g. benchmarks/results of a checkout); "
+                   "by default results are only printed.")
 @guarded(folders=("results",))
 def bench(task, pair, encoders, no_anchors, limit, domain, rerank, split, settings, estimator, results):
     """Run benchmark TASK (mining, recover, filter, docs, speed, pairs, ...): one JSON object per result line."""

@@ -8,6 +8,7 @@ import click
 
 from ..encoders import DEFAULT_ENCODER
 from ..paths import guarded
+from .options import recipe_name
 
 
 @click.command()
@@ -21,10 +22,10 @@ from ..paths import guarded
               help="Sentences to compete with: src<TAB>tgt pairs or a mined TSV (score<TAB>src<TAB>tgt).")
 @click.option("--background-limit", default=20000, show_default=True, type=click.IntRange(1),
               help="Read at most this many background lines.")
-@click.option("-c", "--config", type=click.Path(dir_okay=False), default=None,
+@click.option("-c", "--config", type=click.Path(dir_okay=False), default=None, callback=recipe_name,
               help="A filter pipeline (YAML): say which step decides and with what value.")
 @click.option("--divergence", type=click.Path(file_okay=False), default=None,
-              help="A divergence model directory (issue 12) for the word alignment heat map.")
+              help="A divergence model directory (bisent train --recipe divergence) for the word alignment heat map.")
 @click.option("--json", "as_json", is_flag=True, help="Print the explanation as one JSON object.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None, help="Also write it as HTML.")
 @guarded(reads=("background", "config", "divergence"), writes=("output",),

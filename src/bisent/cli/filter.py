@@ -7,7 +7,7 @@ import json
 import click
 
 from ..paths import guarded
-from .options import FiniteFloat, bitext_options
+from .options import FiniteFloat, bitext_options, recipe_name
 
 
 def _filter_paths(kw: dict) -> dict:
@@ -30,9 +30,11 @@ def _filter_paths(kw: dict) -> dict:
 @click.argument("pairs", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("-l", "--src-lang", required=True, help="Language of the first column.")
 @click.option("-L", "--tgt-lang", required=True, help="Language of the second column.")
-@click.option("-c", "--config", "config", required=True, type=click.Path(dir_okay=False),
-              help="YAML pipeline: a list of steps, or {steps: [...], select: {...}} "
-                   "(e.g. recipes/filter-default.yaml).")
+@click.option("-c", "--config", "config", default="filter-default", show_default=True,
+              callback=recipe_name,
+              type=click.Path(dir_okay=False),
+              help="YAML pipeline: an installed recipe's name (bisent recipes: filter-default, filter-paracrawl) "
+                   "or a path to a list of steps, or {steps: [...], select: {...}}.")
 @click.option("-o", "--output", "kept", required=True, type=click.Path(dir_okay=False),
               help="Kept lines or units in the input's format, byte for byte where unchanged (.gz/.xz/.zst: "
                    "compressed). Moses input: a stem (-o kept writes kept.en kept.de).")
@@ -54,9 +56,12 @@ def _filter_paths(kw: dict) -> dict:
 @click.option("--score-column", "score_column", is_flag=True,
               help="Add the score to kept units: a last TSV column, a JSONL key / Parquet column `score`, a TMX "
                    "<prop type=\"x-bisent-score\">, an XLIFF bisent:score attribute.")
+@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
+              help="Override a pipeline key, a step by its name, type or index: --set cosine.accept.min=0.4, "
+                   "--set length.max_length=100, --set select.n=1000 (repeatable; the value is read as YAML).")
 @guarded(reads=("pairs", "config"), writes=("kept", "rejected", "summary", "report"), derived=_filter_paths)
 def filter_cmd(pairs, src_lang, tgt_lang, config, kept, rejected, summary, encoder, chunk_size, no_resume,
-               progress, report, precision, fmt, columns, score_column):
+               progress, report, precision, fmt, columns, score_column, overrides):
     """Filter PAIRS into kept and rejected lines (`-o -`: kept lines to standard output); print the summary
     as JSON. PAIRS is one file (src<TAB>tgt, TSV with --columns, TMX, XLIFF, JSONL, Parquet; .gz/.xz/.zst;
     `-`: standard input) or two line-aligned Moses files (FILE.en FILE.de).
@@ -75,6 +80,8 @@ def filter_cmd(pairs, src_lang, tgt_lang, config, kept, rejected, summary, encod
     from ..errors import BisentError
     from ..filtering import FilterPipeline, edit_config, filter_file
     from ..io import is_stdio, readable_file
+    from ..recipes import set_keys
+    from ..training.recipe import parse_override
 
     from ..formats import format_of
 
@@ -82,10 +89,16 @@ def filter_cmd(pairs, src_lang, tgt_lang, config, kept, rejected, summary, encod
     for name, path in (("--rejected", rejected), ("--summary", summary)):
         if is_stdio(path):
             raise BisentError(f"{name} -: standard output is for the kept lines (-o -); give {name} a file name")
+    settings = [parse_override(s) for s in overrides]
     pipe = config
-    if encoder:
-        pipe = FilterPipeline.from_config(edit_config(config, encoder=encoder), src_lang=src_lang,
-                                          tgt_lang=tgt_lang, source=config)
+    if encoder or settings:
+        data = edit_config(config, encoder=encoder)
+        if isinstance(data, dict) and isinstance(data.get("steps"), list):   # {steps, select}: other keys name steps
+            on_steps = [(k, v) for k, v in settings if k.split(".")[0] not in ("steps", "select")]
+            data["steps"] = set_keys(data["steps"], on_steps, config)
+            settings = [s for s in settings if s not in on_steps]
+        data = set_keys(data, settings, config)
+        pipe = FilterPipeline.from_config(data, src_lang=src_lang, tgt_lang=tgt_lang, source=config)
     if in_fmt != "tsv" or columns is not None or score_column:
         _filter_bitext(pairs, kept, rejected, src_lang, tgt_lang, pipe, in_fmt, columns, score_column, summary,
                        chunk_size, progress, report, precision, config, encoder)

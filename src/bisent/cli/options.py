@@ -48,6 +48,14 @@ class ThresholdOrNone(FiniteFloat):
 THRESHOLD_OR_NONE = ThresholdOrNone()
 
 
+def recipe_name(ctx, param, value):
+    """Click callback: a recipe or configuration given by an installed name (``filter-default``) becomes its file,
+    so the path guard and the command see the file itself (:func:`bisent.recipes.resolve`)."""
+    from ..recipes import resolve
+
+    return None if value is None else str(resolve(value))
+
+
 def bitext_options(f):
     """``--format`` and ``--columns`` of a command that reads a bitext (:mod:`bisent.formats`)."""
     from ..formats import FORMATS

@@ -8,7 +8,7 @@ import click
 
 from ..errors import BisentError
 from ..paths import guarded
-from .options import FiniteFloat
+from .options import FiniteFloat, recipe_name
 
 
 def _word_vectors(specs: tuple[str, ...]):
@@ -27,7 +27,9 @@ def _word_vectors(specs: tuple[str, ...]):
 
 @click.command("train")
 @click.option("--recipe", "recipe_path", required=True, type=click.Path(dir_okay=False),
-              help="YAML recipe, e.g. recipes/kim2019.yaml, recipes/distill-dan.yaml, recipes/adapt-use-m3.yaml.")
+              callback=recipe_name,
+              help="YAML recipe: an installed one's name (bisent recipes: kim2019, distill-dan, adapt-use-m3, ...) "
+                   "or a path.")
 @click.option("--train", "train_specs", required=True, multiple=True, metavar="[SRC-TGT=]TSV",
               help="Parallel training data, src<TAB>tgt per line, or the doc<TAB>id<TAB>src<TAB>tgt files of "
                    "'bisent data libreoffice', or .tmx/.xlf/.xliff/.jsonl/.parquet (repeatable); for hide / doc-bow recipes, folders of 'bisent data docs'. Languages from the prefix, a name like "

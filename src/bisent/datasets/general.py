@@ -75,8 +75,8 @@ DOMAIN_LANGS = {"ui": LANGS, "ui-apps": LANGS,
 BENCHMARK_DOMAINS = ("ui", "help", "dict", "gnome-pairs")   # the bitext domains whose dev/test splits are benchmarks
 #: per language: most pairs kept per bitext domain, most paragraphs per monolingual source. ``dict``: every
 #: train entry (213,663 en-de, 40,164 en-ar, ... in the Debian build); at 3,000 a language the student stayed
-#: 24-25 points behind use-m3 on en-de dictionary entries, with all of them it is ahead (README, session 16).
-#: ``ui`` and ``help``: every train pair too (session 19; they were 6,000 and 4,000): on the lent GPU, the
+#: 24-25 points behind use-m3 on en-de dictionary entries, with all of them it is ahead (README).
+#: ``ui`` and ``help``: every train pair too (rather than 6,000 and 4,000): on a GPU, the
 #: recipe from scratch for the same 6.25 minutes on both collections (the larger one also with every GNOME
 #: help pair), the student of the larger one made fewer errors than use-m3 on all three pairs' LibreOffice
 #: help test sets (4.6 / 4.3 % en-de against 5.0 / 4.4) where the other did not (5.5 / 5.2) (README, "Every
@@ -85,7 +85,7 @@ BENCHMARK_DOMAINS = ("ui", "help", "dict", "gnome-pairs")   # the bitext domains
 #: help blocks) is off by default: GNOME help is the out-of-domain test.
 #: ``rdict`` (dictionaries into English) is off by default: with 40,000 a language and 30,000 words a language
 #: instead of 8,000 the recipe's student was no closer to use-m3 on French and Spanish headwords and ran 18 %
-#: fewer steps in the same time (README, session 17). ``0``: none (``rdict``, ``gnome-pairs``, ``words``).
+#: fewer steps in the same time (README). ``0``: none (``rdict``, ``gnome-pairs``, ``words``).
 #: ``ui-apps`` (UI messages of toolkits and applications no benchmark reads, :data:`.gettext.APP_PACKAGES`) is
 #: off by default until measured.
 CAPS = {"ui": 1_000_000, "ui-apps": 0, "help": 1_000_000, "dict": 1_000_000, "rdict": 0, "gnome-pairs": 0,

@@ -1,6 +1,6 @@
 """GNOME help as a benchmark domain: the aligned blocks of ``gnome-user-docs``' Mallard pages.
 
-Translated help that is not LibreOffice's (issue 17). itstool writes each
+Translated help that is not LibreOffice's: an out-of-domain test. itstool writes each
 translated block in place of the English one, so block ``k`` of an English
 page is block ``k`` of its translation (:func:`.align_gold.gnome_documents`
 keeps the pages with equal block counts and leaves out the blocks that are

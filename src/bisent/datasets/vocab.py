@@ -6,7 +6,7 @@ trails use-m3 by 7-13 points, adapted by 0.3-3 (README, "Vocabulary adaptation")
 A corpus of sentences has far fewer word types than words (LibreOffice help
 en-de: 9,181 English types in about 450,000 words), so running the teacher on
 its words and continuing the student on them (``bisent train --recipe
-recipes/student-general.yaml --init STUDENT ... --mono vocab.XX.txt``: a
+student-general --init STUDENT ... --mono vocab.XX.txt``: a
 ``vocab XX`` stream beside the collection's) costs a fraction of embedding the
 corpus with the teacher. Only single texts go in, never which text translates
 which: the teacher's own vectors of the words are the only targets.

@@ -1,11 +1,11 @@
 """Filtering noisy bitext: rules, language id, embedding scores, the MLP similarity, selection, YAML pipelines.
 
     from bisent.filtering import FilterPipeline, filter_file, rank_scores
-    pipe = FilterPipeline.from_yaml("recipes/filter-default.yaml", src_lang="en", tgt_lang="de")
+    pipe = FilterPipeline.from_yaml("filter-default", src_lang="en", tgt_lang="de")
     for res in pipe.run([("Hello there, friend.", "Hallo, mein Freund.")]):
         print(res.kept, res.reason, res.score)
     summary = filter_file("raw.tsv.gz", "kept.tsv.gz", "rejected.tsv.gz", "en", "de",
-                          "recipes/filter-default.yaml", summary_path="summary.json")
+                          "filter-default", summary_path="summary.json")
     order = rank_scores(pipe, pairs)          # one number per pair for ranking (kept first)
 
 New step types subclass :class:`Step`, implement ``score_batch`` and

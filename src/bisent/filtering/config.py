@@ -18,6 +18,7 @@ from typing import Any
 
 from ..errors import BisentError
 from ..io import check_readable
+from ..recipes import resolve
 from ..safeload import read_yaml
 from .steps import RESERVED_PREFIXES, Bounds, Step, step_types
 
@@ -82,11 +83,12 @@ def build_step(index: int, cfg: Any, source: str, src_lang: str | None, tgt_lang
 
 
 def load_config(config) -> Any:
-    """A filter configuration as plain data: a YAML file read (one-line errors naming file and line), or a
+    """A filter configuration as plain data: a YAML file (a path, or an installed recipe's name such as
+    ``filter-default``) read (one-line errors naming file and line), or a
     list / mapping copied, so that :func:`edit_config` and the builder never change the caller's data."""
     if not isinstance(config, (str, os.PathLike)):
         return copy.deepcopy(config)
-    return read_yaml(check_readable(config))
+    return read_yaml(check_readable(resolve(config)))
 
 
 def takes_encoder(type_name: str) -> bool:

@@ -176,7 +176,7 @@ def load_model(spec) -> DivergenceNet:
     config = read_config(spec)
     if config.get("architecture") != ARCHITECTURE:
         raise BisentError(f"{spec}: a {config.get('architecture')} model; word scores need a divergence model "
-                          "(bisent train --recipe recipes/divergence.yaml)")
+                          "(bisent train --recipe divergence)")
     return load_divergence(spec, config)[0]
 
 

@@ -1,7 +1,7 @@
 """Reports people look at: plots, samples, explanations, and thresholds calibrated without gold.
 
     bisent mine a.en b.de -l en -L de -o mined.tsv --report report.html --precision 0.95
-    bisent filter raw.tsv -l en -L de -c recipes/filter-default.yaml -o kept.tsv --rejected rej.tsv --report r.html
+    bisent filter raw.tsv -l en -L de -c filter-default -o kept.tsv --rejected rej.tsv --report r.html
     bisent report RUN_DIR -o report.html
     bisent explain "The cat sits." "Die Katze sitzt." -l en -L de --background mined.tsv
 

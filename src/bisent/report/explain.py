@@ -76,7 +76,7 @@ def filter_decision(pipeline, src: str, tgt: str) -> dict:
 def alignment(model_dir: str | None, src: str, tgt: str) -> dict:
     """The divergence model's word alignment matrix, or a note saying why there is none."""
     try:
-        from ..models.divergence import alignment_matrix  # the word-alignment divergence model (issue 12)
+        from ..models.divergence import alignment_matrix  # the word-alignment divergence model
     except ImportError:
         return {"note": "the word-alignment divergence model (bisent.models.divergence) is not in this installation"}
     if model_dir is None:

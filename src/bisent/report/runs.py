@@ -349,7 +349,7 @@ def write_report(record: dict, record_path, report=None, *, title: str) -> dict:
     return out
 
 
-def report_run(config_path, run_dir, out_path) -> str:
+def report_run(config_path, run_dir, out_path, overrides=None) -> str:
     """The HTML report of a ``bisent run`` folder: its documents, alignment and filter stages on one page.
 
     The filter stage is scored and calibrated as ``bisent filter --report`` does
@@ -360,7 +360,7 @@ def report_run(config_path, run_dir, out_path) -> str:
     """
     from ..run import RunContext, _filter_config, load_run_config
 
-    config, base = load_run_config(config_path)
+    config, base = load_run_config(config_path, overrides)
     run_dir = Path(run_dir) if run_dir is not None else base / config["run_dir"]   # as run_pipeline resolves it
     ctx = RunContext(config, run_dir, base, progress=False)
     records = []

@@ -27,7 +27,7 @@ from ..values import check_number
 from ..mining import mine, unique_rows
 from ..vectors import encode_fp16
 
-#: ratio-margin floor of a kept pair (session 40: of Italian's 12,706 mutual pairs 7,570 are two different strings,
+#: ratio-margin floor of a kept pair (of Italian's 12,706 mutual pairs 7,570 are two different strings,
 #: 5,262 of them at 1.03 or more; under it near-misses such as tahiti -> quesiti grow common)
 THRESHOLD = 1.03
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import copy
 import math
-from pathlib import Path
 from typing import Any, Iterable, NamedTuple
 
 from ..errors import BisentError
+from ..recipes import resolve
 from ..safeload import read_yaml, yaml_text
 
 SEQ2SEQ = ("kim2019", "artetxe2019")
@@ -449,8 +449,9 @@ def apply_overrides(raw: dict, overrides: dict[str, Any] | Iterable[str] | None)
 
 
 def load_recipe(path, overrides: dict[str, Any] | Iterable[str] | None = None) -> dict:
-    """Read a YAML recipe, apply dotted overrides, fill in defaults and check every key."""
-    path = Path(path)
+    """Read a YAML recipe (a path, or an installed recipe's name), apply dotted overrides, fill in defaults and
+    check every key."""
+    path = resolve(path)
     if not path.is_file():
         raise BisentError(f"{path}: no such recipe file")
     raw = read_yaml(path)

@@ -15,7 +15,7 @@ switches on (``objectives: {unpaired, replace, insert}``), all of weight 1, so
 each batch holds as many paired examples as each negative kind (section 5:
 "the same number of paired examples"). A sub-batch's negatives are drawn with
 a generator seeded by ``(seed, stream, epoch, position)``, so a resumed run
-sees the very same examples. The recipe is ``recipes/divergence.yaml``.
+sees the very same examples. The recipe is ``divergence`` (``bisent recipes``).
 """
 
 from __future__ import annotations

@@ -47,7 +47,7 @@ def pair_specs(bitexts: list[Bitext], recipe: dict) -> list[PairSpec]:
     keeps its batch share, split between its domains in proportion to ``weight * rows ** (1 / T)`` (T null:
     equal base shares; multilingual MT's temperature sampling, here within a pair). Why: in a pair's single
     stream a domain's share is its share of the rows, so taking every UI and help pair shrank the
-    dictionary's (session 19: en-fr's from a quarter to a tenth) while en-de's stream is 88 % dictionary.
+    dictionary's (en-fr's from a quarter to a tenth) while en-de's stream is 88 % dictionary.
     Rows without a domain (2-column files) form the domain ``""``. A domain named in ``data.stream_domains``
     (``{domain: share}``) is taken out of its pair first: its rows form a stream of their own, ``en-it lexicon``,
     with that share against a pair's 1 (share 0: left out), so a teacher-mined word lexicon (``bisent data

@@ -24,7 +24,7 @@ and ``_tgt_src``) that :func:`setup`'s ``on_step`` logs every ``train.eval_every
 steps and at ``train.max_steps`` (not after a ``--max-minutes`` stop; the loop's own dev
 figures are sentence-level, so ``--dev`` is refused).
 The loop does steps, checkpoints and ``--resume``. Recipes:
-``recipes/hide-dnn-pool.yaml``, ``recipes/hide-pool-dnn.yaml``, ``recipes/doc-bow.yaml``.
+the ``hide-dnn-pool``, ``hide-pool-dnn`` and ``doc-bow`` recipes.
 """
 
 from __future__ import annotations

@@ -1,0 +1,124 @@
+"""The product speaks of the software only: no development history in the tracked files (CHANGELOG.md aside).
+
+Two rules, over every file ``git ls-files`` lists:
+
+- nowhere a work log's numbering: the words session, issue or stop followed by a number (any case of the first
+  letter), e.g. in code, comments, help, recipes, tests, the Makefile or benchmark records;
+- in prose, no private output folder: ``cmp`` or ``out`` then a slash and a name. Prose is a Markdown or text
+  file's lines, the comments of Python, YAML, TOML and the Makefile, Python string constants with a space in
+  them (docstrings, help texts, messages; a bare default path without a space is code), and the ``note`` of a
+  benchmark record.
+  Make's variables (``$(OUT)/general``) are not folders and are not matched.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import shutil
+import subprocess
+import tokenize
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+EXCLUDED = {"CHANGELOG.md"}
+HISTORY = re.compile(r"\b(?:[Ss]ession|[Ii]ssue|[Ss]top) [0-9]")
+FOLDER = re.compile(r"(?<![\w$(-])(?:cmp/|out/[a-z])")
+
+
+def tracked() -> list[str]:
+    out = subprocess.run(["git", "-C", str(ROOT), "ls-files", "-z"], capture_output=True, check=True).stdout
+    return [p for p in out.decode("utf-8").split("\0") if p and p not in EXCLUDED]
+
+
+def _python_prose(text: str) -> list[tuple[int, str]]:
+    """``(line, text)`` of a Python file's comments and of its string constants that hold a space."""
+    out = []
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type == tokenize.COMMENT or (tok.type == tokenize.STRING and re.search(r"\s", tok.string)):
+                out += [(tok.start[0] + i, s) for i, s in enumerate(tok.string.split("\n"))]
+            elif getattr(tokenize, "FSTRING_MIDDLE", None) == tok.type and re.search(r"\s", tok.string):
+                out.append((tok.start[0], tok.string))
+    except (tokenize.TokenError, SyntaxError):    # not Python after all: every line is prose
+        return list(enumerate(text.splitlines(), 1))
+    return out
+
+
+def _comments(text: str) -> list[tuple[int, str]]:
+    """``(line, text)`` of ``#`` comments: a line that starts with one, or the rest of a line after `` #``."""
+    out = []
+    for i, line in enumerate(text.splitlines(), 1):
+        stripped = line.lstrip()
+        if stripped.startswith("#"):
+            out.append((i, stripped))
+        elif " #" in line:
+            out.append((i, line[line.index(" #"):]))
+    return out
+
+
+def _notes(text: str) -> list[tuple[int, str]]:
+    out = []
+    for i, line in enumerate(text.splitlines(), 1):
+        if '"note"' in line:
+            note = json.loads(line).get("note")
+            if isinstance(note, str):
+                out.append((i, note))
+    return out
+
+
+def prose(path: str, text: str) -> list[tuple[int, str]]:
+    """The prose of a tracked file, as ``(line, text)``, for the private-folder rule."""
+    name = Path(path).name
+    if path.endswith(".py"):
+        return _python_prose(text)
+    if path.endswith((".yaml", ".yml", ".toml", ".cfg")) or name == "Makefile":
+        return _comments(text)
+    if path.endswith(".jsonl"):
+        return _notes(text)
+    if path.endswith((".md", ".txt", ".rst")):
+        return list(enumerate(text.splitlines(), 1))
+    return []
+
+
+def problems(path: str, text: str) -> list[str]:
+    """``path:line: ...`` for every line that breaks a rule."""
+    out = [f"{path}:{i}: history: {m.group(0)!r} in {line.strip()[:100]!r}"
+           for i, line in enumerate(text.splitlines(), 1) for m in [HISTORY.search(line)] if m]
+    out += [f"{path}:{i}: private folder: {m.group(0)!r} in {s.strip()[:100]!r}"
+            for i, s in prose(path, text) for m in [FOLDER.search(s)] if m]
+    return out
+
+
+@pytest.mark.skipif(shutil.which("git") is None or not (ROOT / ".git").exists(), reason="not a git checkout")
+def test_no_tracked_file_speaks_of_development_history():
+    found = []
+    for path in tracked():
+        try:
+            text = (ROOT / path).read_text(encoding="utf-8")
+        except (UnicodeDecodeError, FileNotFoundError, IsADirectoryError):
+            continue                                         # binary (a PNG), or deleted in the working tree
+        found += problems(path, text)
+    assert not found, f"{len(found)} line(s) of development history:\n" + "\n".join(found[:40])
+
+
+def test_the_rules_catch_history_and_leave_code_alone():
+    n = "1" + "7"                                  # built, so that this file does not break its own rule
+    assert problems("a.py", f"x = 1  # see Issue {n}\n")
+    assert problems("a.py", f'HELP = "measured in session {n}"\n')
+    assert problems("r.jsonl", json.dumps({"encoder": "m", "command": f"after stop {n}"}) + "\n")
+    assert problems("a.py", f'"""Trained into {"ou" + "t"}/general, see below."""\n')
+    assert problems("a.py", f"# the {'cm' + 'p'}/s41 runs\n")
+    assert problems("Makefile", f"# builds {'ou' + 't'}/student-general\nOUT := out\n")
+    assert problems("r.jsonl", json.dumps({"note": f"{'ou' + 't'}/student beside use-m3"}) + "\n")
+    assert problems("x.yaml", f"a: 1   # from {'cm' + 'p'}/old\n")
+    assert problems("README.md", f"Then {'ou' + 't'}/general holds it.\n")
+    # code and records' own fields are not prose; make's variables are not folders; words ending in out are words
+    o = "ou" + "t"
+    assert not problems("a.py", f'def f(out_dir="{o}/demo"):\n    return out_dir\n')
+    assert not problems("Makefile", "OUT := out\n# writes $(OUT)/general\n\t$(BIN)/bisent x -o $(OUT)/general\n")
+    assert not problems("r.jsonl", json.dumps({"encoder": f"{o}/student", "command": f"bisent x -o {o}/y"}) + "\n")
+    assert not problems("a.md", "Read it throughout/below; a layout/style, the session's result, issue tracker.\n")
