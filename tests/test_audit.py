@@ -83,8 +83,8 @@ def plant_run_link(d: Path) -> None:
     """A run folder bisent made, with a link to a user's folder planted where the align stage keeps its files."""
     from bisent.io import make_state_dir
 
-    make_state_dir(d / "out", "run")
-    (d / "out" / "align").symlink_to(d / "user")
+    make_state_dir(d / "runs", "run")
+    (d / "runs" / "align").symlink_to(d / "user")
 
 
 #: (audit id, arguments, what the error line says, set-up beyond write_inputs)
@@ -146,7 +146,7 @@ CASES = [
     ("S-clean", ["train-scorer", "--clean", "in.tsv", *SRC, "-o", "."], "holds --clean"),
     ("U11", ["run", "run.yaml", "-o", f"{PROC}/run", "--quiet"], "cannot write --out folder"),
     ("U12", ["run", "run.yaml", "-o", ".", "--quiet"], "holds CONFIG"),
-    ("U21", ["run", "run.yaml", "-o", "out", "--quiet"], "out/align: not removed"),
+    ("U21", ["run", "run.yaml", "-o", "runs", "--quiet"], "runs/align: not removed"),
     ("U28", ["run", "run.yaml", "-o", "out", "--quiet", "--report", f"{PROC}/r.html"], "cannot write --report"),
     ("U29", ["run", "run.yaml", "-o", "out", "--quiet", "--report", "run.yaml"], "same file as CONFIG"),
     ("X07", ["explain", "The house.", "Das Haus.", *SRC, "--background", "bg.tsv", "-o", "bg.tsv"],
@@ -327,7 +327,8 @@ def test_state_folders_of_a_finished_mine_are_removed_and_user_folders_kept(tmp_
     """The kNN blocks' --state folder is bisent's (marked) and removed once OUTPUT is written."""
     write_inputs(tmp_path)
     monkeypatch.chdir(tmp_path)
-    rc, err = run_main(["mine", "en.txt", "de.txt", *SRC, "-o", "new.tsv", "--state", "st"], capsys)
+    rc, err = run_main(["mine", "en.txt", "de.txt", *SRC, "--threshold", "none", "-o", "new.tsv", "--state", "st"],
+                       capsys)
     assert rc == 0, err
     assert (tmp_path / "new.tsv").is_file() and not (tmp_path / "st").exists()
     assert (tmp_path / "mystate" / "thesis.tex").read_text() == "chapter 1\n"

@@ -141,7 +141,7 @@ def eval_docs(d: Path, gold) -> list:
 
 def dev_zero(d: Path) -> list:
     (d / "z.tsv").symlink_to("/dev/zero")
-    return ["train", "--recipe", Path(__file__).resolve().parents[1] / "recipes" / "guo2019-dan.yaml",
+    return ["train", "--recipe", Path(__file__).resolve().parents[1] / "src" / "bisent" / "recipes" / "guo2019-dan.yaml",
             "--train", f"en-de={d / 'z.tsv'}", "--set", "model.buckets=4096", "--set", "model.hidden=[8]",
             "--set", "model.dim=8", "--set", "model.embed_dim=8", "--set", "objectives.hard_negatives=false",
             "--max-steps", "1", "-o", d / "model"]
@@ -293,7 +293,7 @@ def test_bounded_yaml_and_json_refuse_bombs_and_depth_but_read_ordinary_document
 def test_every_shipped_recipe_and_config_still_reads():
     from bisent.safeload import read_yaml
 
-    recipes = sorted((Path(__file__).resolve().parents[1] / "recipes").glob("*.yaml"))
+    recipes = sorted((Path(__file__).resolve().parents[1] / "src" / "bisent" / "recipes").glob("*.yaml"))
     assert recipes and all(isinstance(read_yaml(p), (dict, list)) for p in recipes)
 
 

@@ -29,7 +29,7 @@ LAYERS: list[set[str]] = [
      "divergence", "repair", "calibration", "explain", "scale", "rerank"},
     {"training"},                                                 # learning encoders
     {"bench", "demo", "report", "review", "run", "pipeline"},     # measuring, showing, checking, whole jobs
-    {"cli", "__main__", "__init__"},                              # the command line; the package root
+    {"cli", "paths", "__main__", "__init__"},                              # the command line; the package root
 ]
 
 

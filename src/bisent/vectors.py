@@ -225,8 +225,8 @@ def embed_file(input_path, lang: str, encoder: Encoder, out_dir, *, shard_rows: 
     input_path = check_readable(input_path)
     lang = encoder.check_lang(lang)
     out = Path(out_dir)
+    sha = file_sha256(input_path)    # first: an input that cannot be read leaves no folder behind
     make_state_dir(out, "vectors")   # a link, a file or a user's folder is refused: stale shards are deleted here
-    sha = file_sha256(input_path)
     header = {
         "format": FORMAT, "encoder": encoder.id, "encoder_name": encoder.name, "dim": int(encoder.dim),
         "lang": lang, "dtype": "float16", "shard_rows": int(shard_rows), "on_bad": on_bad,

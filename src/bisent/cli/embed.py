@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import time
 
 import click
@@ -40,8 +41,9 @@ def embed(input_path, lang, encoder, out_dir, shard_rows, skip_bad, max_bytes, f
     run with FILE:LINE: problem unless --skip-bad.
     """
     t0 = time.perf_counter()
-    make_state_dir(out_dir, "vectors")   # before a copy of standard input is made inside it
     enc = get_encoder(encoder)
+    if not os.path.isfile(input_path):   # standard input or a pipe: its copy is made inside the folder
+        make_state_dir(out_dir, "vectors")
     session = ray_session(ray_address, threads=threads, workers=workers) if ray_address else contextlib.nullcontext()
     with readable_file(input_path, folder=out_dir) as path, session:  # `-`, /dev/stdin or a pipe: copied once
         encode_map = EncoderPool(encoder, workers=workers, threads=threads).encode_in_order if ray_address else None

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import click
 
+from ..paths import guarded
+
 
 @click.command("recipes")
 @click.argument("name", required=False)
+@guarded(reads=("name",))
 def recipes_cmd(name):
     """List the installed recipes (name and what it is), or print recipe NAME (e.g. to copy it and change it).
 

@@ -6,8 +6,15 @@ import json
 
 import click
 
-from ..paths import guarded
+from ..paths import check_command_paths, guarded
 from .options import FiniteFloat
+
+
+def _review_paths(kw: dict) -> dict:
+    """-o: a file, or a folder when RUN is a folder (an `align --pairs` folder is re-cut into another)."""
+    from pathlib import Path
+
+    return {"folders" if Path(kw["run"]).is_dir() else "writes": {"-o": kw["output"]}}
 
 
 @click.command("review")
@@ -32,7 +39,7 @@ from .options import FiniteFloat
 @click.option("--report", type=click.Path(dir_okay=False), default=None,
               help="Write the run's HTML report with the labels' measured precision beside the estimate, and stop.")
 @click.option("--port", type=click.IntRange(0, 65535), default=0, show_default=True, help="Port (0: a free one).")
-@guarded(reads=("run",), writes=("labels", "output", "report"))
+@guarded(reads=("run",), writes=("labels", "report"), derived=_review_paths, derived_params=("output",))
 def review(run, labels, seed, bands, per_band, margin, precision, summary_only, apply, output, report, port):
     """Review RUN (the output of mine, filter, align, docs mine, or a `bisent run` folder).
 
@@ -42,7 +49,6 @@ def review(run, labels, seed, bands, per_band, margin, precision, summary_only, 
     the next `bisent review RUN` resumes where it stopped.
     """
     from ..errors import BisentError
-    from ..io import check_paths
     from ..review import open_review
 
     if apply is not None and output is None:
@@ -58,7 +64,7 @@ def review(run, labels, seed, bands, per_band, margin, precision, summary_only, 
             if same_file(output, r.run.output) or Path(output).resolve().is_relative_to(r.run.output.resolve()):
                 raise BisentError(f"{output}: -o is the reviewed folder or inside it; give another folder")
         else:
-            check_paths({"RUN": r.run.output, "--labels": r.labels_path}, {"-o": output})
+            check_command_paths({"reads": {"RUN": r.run.output, "--labels": r.labels_path}, "writes": {"-o": output}})
         t = r.threshold(apply)
         if t is None:
             raise BisentError(f"--apply {apply}: the labels reach that precision at no threshold "
