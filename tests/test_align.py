@@ -209,16 +209,23 @@ def test_gale_church_prefers_length_matches():
 
 
 def test_strict_and_lax_scores_on_hand_made_cases():
+    """Counted by hand as vecalign's score.py counts: hypothesis skips are in precision, not in recall."""
     gold = [((0,), (0,)), ((1, 2), (1,)), ((3,), ()), ((4,), (2,))]
     assert score_alignments([gold], [gold]).strict_f1 == 1.0
     hyp = [((0,), (0,)), ((1,), (1,)), ((2,), ()), ((3,), ()), ((4,), (2,))]
     s = score_alignments([hyp], [gold])
-    assert (s.strict_p, s.strict_r) == (pytest.approx(2 / 3), pytest.approx(2 / 3))   # skips are not scored
-    assert (s.lax_p, s.lax_r) == (1.0, 1.0)                                           # (1)-(1) overlaps (1,2)-(1)
+    # precision over 5 blocks: strict right (0)-(0), (3)-() [the gold skip], (4)-(2); lax also (1)-(1);
+    # (2)-() is wrong both ways. Recall over the 3 gold blocks with both sides: strict 2, lax 3.
+    assert (s.strict_p, s.strict_r) == (pytest.approx(3 / 5), pytest.approx(2 / 3))
+    assert (s.lax_p, s.lax_r) == (pytest.approx(4 / 5), 1.0)
+    assert s.strict_f1 == pytest.approx(2 * (3 / 5) * (2 / 3) / (3 / 5 + 2 / 3)) and (s.n_hyp, s.n_gold) == (5, 3)
     wrong = [((0,), (1,)), ((1, 2), (0,)), ((3, 4), (2,))]
     w = score_alignments([wrong], [gold])
     assert w.strict_f1 == 0.0 and w.lax_p == pytest.approx(1 / 3) and w.lax_r == pytest.approx(1 / 3)
     assert score_alignments([[]], [gold]).strict_f1 == 0.0
+    # summed over documents before dividing: a perfect 1-block document and the 5-block one above
+    two = score_alignments([[((0,), (0,))], hyp], [[((0,), (0,))], gold])
+    assert (two.strict_p, two.strict_r) == (pytest.approx(4 / 6), pytest.approx(3 / 4))
 
 
 def write(path, lines):
@@ -252,7 +259,7 @@ def test_cli_accounts_for_every_line_and_eval_scores_it(tmp_path, capsys):
     capsys.readouterr()
     assert main(["eval", "align", str(blk), str(gold), "--json"]) == 0
     scores = json.loads(capsys.readouterr().out)
-    assert scores["n_gold"] == 5 and scores["n_hyp"] == sum(1 for s, t, _ in rows if s and t)
+    assert scores["n_gold"] == 5 and scores["n_hyp"] == len(rows)     # skips are in precision (vecalign)
     assert main(["eval", "align", str(gold), str(gold), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["strict_f1"] == 100.0
 

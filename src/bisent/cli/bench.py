@@ -24,7 +24,7 @@ from ..errors import BisentError
               help="docmine: also measure each encoder with the DEPTH nearest documents re-scored by sentence "
                    "alignment (bisent.rerank; e.g. 10).")
 @click.option("--split", type=click.Choice(["test", "dev", "all"]), default="test", show_default=True,
-              help="Documents the calibration and docmine tasks query (dev: where their settings are chosen; "
+              help="Documents the calibration, docmine and align tasks query (dev: where their settings are chosen; "
                    "all: every page, calibration's docs setting only).")
 @click.option("--setting", "settings", multiple=True, type=click.Choice(["mining", "docs", "filter", "align"]),
               help="Calibration: run only these settings (repeatable; default all).")
@@ -32,9 +32,12 @@ from ..errors import BisentError
               help="Calibration: how the false share is estimated (default: split in mining, storey elsewhere; "
                    "split: mutual and non-mutual mined pairs apart; storey in mining: the version before it; "
                    "em: the first version, for comparison).")
+@click.option("--gold", "gold_dir", type=click.Path(file_okay=False), default=None,
+              help="align: score on this folder of human-aligned documents instead of help pages (NAME.SRC, "
+                   "NAME.TGT and gold NAME.SRCTGT, vecalign / Bleualign format; e.g. dev.de, dev.fr, dev.defr).")
 @click.option("--results", default="benchmarks/results", show_default=True,
               help="Folder whose TASK.jsonl each result is appended to ('' to not record).")
-def bench(task, pair, encoders, no_anchors, limit, domain, rerank, split, settings, estimator, results):
+def bench(task, pair, encoders, no_anchors, limit, domain, rerank, split, settings, estimator, gold_dir, results):
     """Run benchmark TASK (mining, recover, filter, docs, speed, pairs, ...): one JSON object per result line."""
     try:
         src, tgt = pair.split("-", 1)
@@ -57,10 +60,14 @@ def bench(task, pair, encoders, no_anchors, limit, domain, rerank, split, settin
             raise BisentError(f"--domain {domain}: only the mining, recover and divergence tasks run outside "
                               "LibreOffice help")
         kwargs["domain"] = domain
+    if gold_dir is not None:
+        if task != "align":
+            raise BisentError("--gold: only the align task reads a gold folder")
+        kwargs["gold"] = gold_dir
     if split != "test":
-        if task not in ("calibration", "docmine") or (task == "docmine" and split == "all"):
-            raise BisentError(f"--split {split}: only the calibration task (test, dev, all) and the docmine task "
-                              "(test, dev) take a split")
+        if task not in ("calibration", "docmine", "align") or (task in ("docmine", "align") and split == "all"):
+            raise BisentError(f"--split {split}: only the calibration task (test, dev, all) and the docmine and "
+                              "align tasks (test, dev) take a split")
         kwargs["split"] = split
     if settings:
         if task != "calibration":
