@@ -64,7 +64,7 @@ class SentenceAligner:
     def __init__(self, encoder="use-m3", *, max_size: int = 4, skip_quantile: float = SKIP_QUANTILE, samples: int = 20,
                  size_factor: bool = True, merge_penalty: float = MERGE_PENALTY, width: int = 10,
                  exact_cells: int = 250_000, seed: int = 0, embed_chunk: int = 4096, progress: bool | None = None,
-                 spill_dir=None):
+                 spill_dir=None, skip_floor: float = 0.5, norm_groups: bool = False, skip_pairs: str = "off_diagonal"):
         if isinstance(encoder, str) and encoder == GALE_CHURCH:
             self.encoder = None
         elif isinstance(encoder, str):
@@ -80,6 +80,7 @@ class SentenceAligner:
         self.max_size, self.skip_quantile, self.samples = max_size, skip_quantile, samples
         self.size_factor, self.width, self.exact_cells, self.seed = size_factor, width, exact_cells, seed
         self.merge_penalty = merge_penalty
+        self.skip_floor, self.norm_groups, self.skip_pairs = skip_floor, norm_groups, skip_pairs
         self.embed_chunk, self.progress, self.spill_dir = embed_chunk, progress, spill_dir
 
     @property
@@ -119,6 +120,7 @@ class SentenceAligner:
         return EmbeddingCosts(embed(src, src_lang), embed(tgt, tgt_lang),
                               samples=self.samples, skip_quantile=self.skip_quantile,
                               size_factor=self.size_factor, merge_penalty=self.merge_penalty, seed=self.seed,
+                              skip_floor=self.skip_floor, norm_groups=self.norm_groups, skip_pairs=self.skip_pairs,
                               spill_dir=self.spill_dir)
 
     def align_costs(self, costs) -> AlignResult:

@@ -79,6 +79,24 @@ def read_alignment(path) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
     return blocks
 
 
+def read_scored_alignment(path) -> list[tuple[tuple[int, ...], tuple[int, ...], float | None]]:
+    """As :func:`read_alignment`, with each block's ``:score`` (None where the line has none)."""
+    out = []
+    for n, raw in enumerate(open(path, "rb"), 1):
+        text = raw.decode("utf-8", errors="replace").rstrip("\r\n")
+        m = _BLOCK_RE.match(text) if text.strip() else None
+        if text.strip() and not m:
+            raise BisentError(f"{where(path, n)}: expected a block like [0]:[0,1], got {text[:60]!r}")
+        if m:
+            src, tgt = (tuple(int(x) for x in g.replace(" ", "").split(",") if x) for g in m.group(1, 2))
+            try:
+                score = float(m.group(3)) if m.group(3) else None
+            except ValueError:
+                raise BisentError(f"{where(path, n)}: score {m.group(3)!r} is not a number") from None
+            out.append((src, tgt, score))
+    return out
+
+
 def line_blocks(blocks: list[Block], src: Document, tgt: Document) -> list[Block]:
     """Blocks over 0-based *line* indices: sentences mapped to their lines (pieces of one line merged
     into the block holding them); empty lines follow as 1-0 / 0-1 blocks of their own."""
