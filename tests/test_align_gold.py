@@ -43,7 +43,8 @@ def test_gold_folder_is_read_and_scored(tmp_path):
     docs = load_gold_dir(gold_folder(tmp_path), "en", "de")
     assert [d.name for d in docs] == ["a", "b"] and docs[1].gold[1] == ((1, 2), (1,))
     rows = []
-    out = run_gold(tmp_path / "gold", "en", "de", ["char-ngram"], lambda r: rows.append(r) or r, progress=False)
+    out = run_gold(tmp_path / "gold", "en", "de", ["char-ngram"], lambda r: rows.append(r) or r, progress=False,
+                   peers=False)
     assert rows == out and [r["encoder"] for r in out] == ["gale-church", "char-ngram"]
     r = out[1]
     assert (r["n_docs"], r["src_sentences"], r["tgt_sentences"], r["gold_blocks"], r["gold_1_1"]) == (2, 8, 7, 7, 6)
@@ -55,11 +56,20 @@ def test_bench_align_gold_cli(tmp_path, capsys):
     assert main(["bench", "align", "--pair", "en-de", "--gold", str(d), "--no-anchors", "-e", "char-ngram",
                  "--results", ""]) == 0
     rows = [json.loads(x) for x in capsys.readouterr().out.splitlines() if x.startswith("{")]
-    assert [r["encoder"] for r in rows] == ["gale-church", "char-ngram"]
+    assert [r["encoder"] for r in rows if "+" not in r["encoder"]] == ["gale-church", "char-ngram"]
     assert main(["bench", "align", "--pair", "en-de", "--gold", str(d), "--limit", "3", "--no-anchors",
                  "-e", "char-ngram", "--results", ""]) == 2
     assert "--gold" in capsys.readouterr().err
     assert main(["bench", "mining", "--gold", str(d), "--no-anchors", "-e", "char-ngram", "--results", ""]) == 2
+
+
+def test_peer_aligner_runs_on_the_same_embeddings(tmp_path):
+    pytest.importorskip("sentalign")
+    d = gold_folder(tmp_path)
+    rows = run_gold(d, "en", "de", ["char-ngram"], lambda r: r, progress=False)
+    peer = [r for r in rows if r["encoder"] == "sentalign+char-ngram"]
+    assert len(peer) == 1 and peer[0]["encoder_id"].startswith("sentalign-0.3.0+char-ngram")
+    assert peer[0]["n_hyp"] >= 3 and 0 <= peer[0]["strict_f1"] <= 100
 
 
 def test_bad_gold_folders_are_one_line_errors(tmp_path):

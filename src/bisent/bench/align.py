@@ -95,7 +95,54 @@ def run_gold(folder, src_lang: str, tgt_lang: str, encoders: list, record: Recor
                                                                   tgt_lang).blocks, d.src, d.tgt)] for d in docs]
         out.append(_gold_row(record, folder, src_lang, tgt_lang, aligner.name,
                              getattr(aligner.encoder, "id", GALE_CHURCH), stats, hyp, gold, aligner_options, t0))
+        if peers and aligner.encoder is not None:
+            for peer in PEERS:
+                res = run_peer(peer, docs, aligner.encoder, src_lang, tgt_lang)
+                if res is not None:
+                    hyp, version, t0 = res
+                    out.append(_gold_row(record, folder, src_lang, tgt_lang, f"{peer}+{aligner.name}",
+                                         f"{peer}-{version}+{aligner.encoder.id}", stats, hyp, gold, {}, t0))
     return out
+
+
+#: Peer aligners on PyPI measured beside bisent when installed (vecalign's DP, fed bisent's embeddings).
+PEERS = ("sentalign",)
+
+
+class _SidedEncoder:
+    """What a peer that embeds without a language sees: bisent's encoder, told each call's language in
+    the order the peer embeds (``langs``: one per call)."""
+
+    def __init__(self, encoder, langs: list[str]):
+        self.encoder, self.langs = encoder, list(langs)
+
+    def encode(self, texts):
+        return self.encoder.encode(list(texts), self.langs.pop(0), progress=False)
+
+
+def run_peer(name: str, docs: list[GoldDoc], encoder, src_lang: str, tgt_lang: str):
+    """Line blocks of each document by peer ``name`` at its own defaults, with ``encoder``'s embeddings;
+    with its version and start time. None when the peer is not installed."""
+    import importlib.metadata
+
+    if name != "sentalign":
+        raise ValueError(f"unknown peer {name!r}")
+    try:
+        from sentalign import sentalign
+    except ImportError:
+        return None
+    import inspect
+    from ..align.aligner import Block
+
+    size = inspect.signature(sentalign).parameters["alignment_max_size"].default
+    t0 = time.perf_counter()
+    hyp = []
+    for d in docs:       # sentalign embeds the groups of 1..size sentences of the source, then of the target
+        res = sentalign(d.src.sentences, d.tgt.sentences, encoder=_SidedEncoder(encoder, [src_lang] * size +
+                                                                                 [tgt_lang] * size))
+        blocks = [Block(tuple(a.src_indices), tuple(a.tgt_indices)) for a in res.alignments]
+        hyp.append([(b.src, b.tgt) for b in line_blocks(blocks, d.src, d.tgt)])
+    return hyp, importlib.metadata.version("sentalign"), t0
 
 
 def _gold_row(record, folder, src_lang, tgt_lang, name, enc_id, stats, hyp, gold, options, t0) -> dict:
