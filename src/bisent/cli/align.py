@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from ..align.costs import MERGE_PENALTY, SKIP_QUANTILE
+from ..align.costs import MAX_SIZE, MERGE_PENALTY, SKIP_QUANTILE
 from ..errors import BisentError
 
 
@@ -27,8 +27,8 @@ from ..errors import BisentError
               help="Processes for --pairs (each loads the encoder).")
 @click.option("--blocks", type=click.Path(dir_okay=False),
               help="Also write the alignment as [i]:[j]:score lines (0-based line indices).")
-@click.option("--max-size", type=click.IntRange(2, 8), default=4, show_default=True,
-              help="Largest group a+b (4: 1-1, 1-2, 2-1, 1-3, 3-1, 2-2).")
+@click.option("--max-size", type=click.IntRange(2, 8), default=MAX_SIZE, show_default=True,
+              help="Largest group a+b (4: 1-1, 1-2, 2-1, 1-3, 3-1, 2-2; 5 adds 1-4, 4-1, 2-3, 3-2).")
 @click.option("--skip-quantile", type=float, default=SKIP_QUANTILE, show_default=True,
               help="Skip cost = this quantile of the costs of random sentence pairs.")
 @click.option("--merge-penalty", type=float, default=MERGE_PENALTY, show_default=True,
