@@ -111,6 +111,9 @@ def test_precision_keeps_high_blocks_and_accounts_for_every_line(tmp_path, capsy
     assert sorted(int(k) for r in rows for k in r[0].split(",") if k) == list(range(1, 25))
     assert sorted(int(k) for r in rows for k in r[1].split(",") if k) == list(range(1, 25))
     assert all(float(r[2]) >= summary["threshold"] for r in rows if r[0] and r[1])
+    left = summary["unaligned_after_threshold"]
+    assert left["src"] == sum(1 for r in rows if r[0] and not r[1])
+    assert left["tgt"] == sum(1 for r in rows if r[1] and not r[0])
     assert main(args[:-4] + ["-e", "gale-church", "-o", str(out), "--precision", "0.9"]) == 2
     assert "Gale-Church" in capsys.readouterr().err
 

@@ -161,8 +161,14 @@ def keep_precision(tsvs, blocks_files, encoder: str, src_lang: str, tgt_lang: st
     cal = alignment_calibration(tsvs, encoder, src_lang, tgt_lang)
     t = choose_threshold(cal, None, precision)
     unaligned = sum(unalign_below(tsv, blk, t) for tsv, blk in zip(tsvs, blocks_files, strict=True))
+    from ..report.record import tsv_rows
+    left = {"src": 0, "tgt": 0}     # lines (sentences with --split) in unaligned rows, after the threshold
+    for tsv in tsvs:
+        for _, cols in tsv_rows(tsv):
+            if bool(cols[0]) != bool(cols[1]) and cols[2] != "empty":
+                left["src" if cols[0] else "tgt"] += len((cols[0] or cols[1]).split(","))
     return {"threshold": round(t, 6), "estimated_precision": round(cal.precision_at(t), 4),
-            "blocks_below_threshold": unaligned}, cal
+            "blocks_below_threshold": unaligned, "unaligned_after_threshold": left}, cal
 
 
 def read_pairs(path) -> list[tuple[int, Path, Path]]:
