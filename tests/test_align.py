@@ -326,7 +326,8 @@ def test_split_writes_sentence_rows_that_account_for_every_sentence(tmp_path):
     assert ["3", "", "empty", "", ""] in rows
     # the [i]:[j] file stays at line level: every line once
     lines = read_alignment(blk)
-    assert sorted(i for s, _ in lines for i in s) == [0, 1, 2, 3] and sorted(j for _, t in lines for j in t) == [0, 1, 2, 3, 4]
+    assert sorted(i for s, _ in lines for i in s) == [0, 1, 2, 3]
+    assert sorted(j for _, t in lines for j in t) == [0, 1, 2, 3, 4]
 
 
 def test_bad_inputs_give_clear_errors_or_reasons(tmp_path, capsys):

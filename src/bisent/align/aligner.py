@@ -61,10 +61,12 @@ class SentenceAligner:
     on the human-aligned Bleualign de-fr dev document and LibreOffice help en-de dev pages.
     """
 
-    def __init__(self, encoder="use-m3", *, max_size: int = MAX_SIZE, skip_quantile: float = SKIP_QUANTILE, samples: int = 20,
+    def __init__(self, encoder="use-m3", *, max_size: int = MAX_SIZE, skip_quantile: float = SKIP_QUANTILE,
+                 samples: int = 20,
                  size_factor: bool = True, merge_penalty: float = MERGE_PENALTY, width: int = 10,
                  exact_cells: int = 250_000, seed: int = 0, embed_chunk: int = 4096, progress: bool | None = None,
-                 spill_dir=None, skip_floor: float = SKIP_FLOOR, norm_groups: bool = False, skip_pairs: str = "off_diagonal"):
+                 spill_dir=None, skip_floor: float = SKIP_FLOOR, norm_groups: bool = False,
+                 skip_pairs: str = "off_diagonal"):
         if isinstance(encoder, str) and encoder == GALE_CHURCH:
             self.encoder = None
         elif isinstance(encoder, str):
