@@ -133,3 +133,30 @@ def test_bleualign_dev_folder_reads_as_gold():
     (doc,) = load_gold_dir(BLEUALIGN, "de", "fr")
     assert doc.src.n_lines == 468 and doc.tgt.n_lines == 554 and len(doc.gold) == 422
     assert score_alignments([doc.gold], [doc.gold]).strict_f1 == 1.0
+
+
+def test_scores_equal_vecalign_score_py_on_random_alignments():
+    """Where sentalign (which ships vecalign's score.py) is installed: the same six figures on random
+    monotone alignments with skips and m-n blocks, summed over several documents."""
+    score = pytest.importorskip("sentalign.score")
+    import random
+
+    rng = random.Random(3)
+
+    def random_alignment(n, m):
+        blocks, i, j = [], 0, 0
+        while i < n or j < m:
+            a, b = rng.choice([(1, 1), (1, 1), (1, 2), (2, 1), (1, 0), (0, 1), (2, 2), (1, 3)])
+            a, b = min(a, n - i), min(b, m - j)
+            if a or b:
+                blocks.append((list(range(i, i + a)), list(range(j, j + b))))
+                i, j = i + a, j + b
+        return blocks
+
+    gold = [random_alignment(30, 34) for _ in range(4)]
+    hyp = [random_alignment(30, 34) for _ in range(4)]
+    ref = score.score_multiple(gold_list=gold, test_list=hyp)
+    ours = score_alignments(hyp, gold)
+    assert ours.strict_p == pytest.approx(ref["precision_strict"]) and ours.lax_p == pytest.approx(ref["precision_lax"])
+    assert ours.strict_r == pytest.approx(ref["recall_strict"]) and ours.lax_r == pytest.approx(ref["recall_lax"])
+    assert ours.strict_f1 == pytest.approx(ref["f1_strict"]) and ours.lax_f1 == pytest.approx(ref["f1_lax"])
