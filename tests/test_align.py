@@ -56,6 +56,44 @@ def test_dp_equals_brute_force(n, m, seed):
     assert path[0][0] == 0 and path[0][2] == 0 and path[-1][1] == n and path[-1][3] == m
 
 
+def planted_m_n(seed: int, d: int = 32):
+    """Unit vectors of a 6-sentence source and a 7-sentence target whose gold has 2-1, 1-2, 0-1 and 1-1
+    blocks: a target sentence that merges two source ones is their sum, a split source sentence the
+    sum of its two target halves (the group embeddings are normalised sums, as concatenations are)."""
+    rng = np.random.default_rng(seed)
+    unit = lambda v: v / np.linalg.norm(v)
+    r = lambda: rng.standard_normal(d)
+    near = lambda v: unit(v + 0.2 * np.linalg.norm(v) * unit(r()))
+    s0, s1, s2, s4, s5 = (unit(r()) for _ in range(5))
+    t2, t3 = unit(r()), unit(r())
+    src = [s0, s1, s2, unit(t2 + t3), s4, s5]
+    tgt = [near(s0), near(s1 + s2), near(t2), near(t3), unit(r()), near(s4), near(s5)]
+    gold = [((0,), (0,)), ((1, 2), (1,)), ((3,), (2, 3)), ((), (4,)), ((4,), (5,)), ((5,), (6,))]
+    return np.array(src, np.float32), np.array(tgt, np.float32), gold
+
+
+class EvaluatedCosts:
+    """Every step cost of a cost model, looked up once, for :func:`brute_force`."""
+
+    def __init__(self, costs, types):
+        self.n, self.m = costs.n, costs.m
+        self.table = {(a, b, i, j): float(costs.cost(a, b, i, np.array([j]))[0]) for a, b in types
+                      for i in range(a, self.n + 1) for j in range(b, self.m + 1)}
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_dp_equals_brute_force_on_documents_with_m_n_gold(seed):
+    """The aligner's own costs on a small document with merges, a split and an insertion: the DP's path is
+    the cheapest of every monotone path, and it is the planted gold."""
+    src, tgt, gold = planted_m_n(seed)
+    types = alignment_types(4)
+    costs = EmbeddingCosts(group_sums(src, [1, 2, 3]), group_sums(tgt, [1, 2, 3]))
+    path, total, _ = align_costs(costs, types)
+    best, best_path = brute_force(EvaluatedCosts(costs, types), types)
+    assert total == pytest.approx(best, abs=1e-6) and list(best_path) == path    # skips are summed as a cumsum
+    assert [(tuple(range(i0, i1)), tuple(range(j0, j1))) for i0, i1, j0, j1 in path] == gold
+
+
 def noisy_parallel(n, d=48, noise=0.6, seed=0, merge_every=7, drop_every=11):
     """Unit vectors of a source document and a target document that merges and drops sentences."""
     rng = np.random.default_rng(seed)
@@ -209,16 +247,23 @@ def test_gale_church_prefers_length_matches():
 
 
 def test_strict_and_lax_scores_on_hand_made_cases():
+    """Counted by hand as vecalign's score.py counts: hypothesis skips are in precision, not in recall."""
     gold = [((0,), (0,)), ((1, 2), (1,)), ((3,), ()), ((4,), (2,))]
     assert score_alignments([gold], [gold]).strict_f1 == 1.0
     hyp = [((0,), (0,)), ((1,), (1,)), ((2,), ()), ((3,), ()), ((4,), (2,))]
     s = score_alignments([hyp], [gold])
-    assert (s.strict_p, s.strict_r) == (pytest.approx(2 / 3), pytest.approx(2 / 3))   # skips are not scored
-    assert (s.lax_p, s.lax_r) == (1.0, 1.0)                                           # (1)-(1) overlaps (1,2)-(1)
+    # precision over 5 blocks: strict right (0)-(0), (3)-() [the gold skip], (4)-(2); lax also (1)-(1);
+    # (2)-() is wrong both ways. Recall over the 3 gold blocks with both sides: strict 2, lax 3.
+    assert (s.strict_p, s.strict_r) == (pytest.approx(3 / 5), pytest.approx(2 / 3))
+    assert (s.lax_p, s.lax_r) == (pytest.approx(4 / 5), 1.0)
+    assert s.strict_f1 == pytest.approx(2 * (3 / 5) * (2 / 3) / (3 / 5 + 2 / 3)) and (s.n_hyp, s.n_gold) == (5, 3)
     wrong = [((0,), (1,)), ((1, 2), (0,)), ((3, 4), (2,))]
     w = score_alignments([wrong], [gold])
     assert w.strict_f1 == 0.0 and w.lax_p == pytest.approx(1 / 3) and w.lax_r == pytest.approx(1 / 3)
     assert score_alignments([[]], [gold]).strict_f1 == 0.0
+    # summed over documents before dividing: a perfect 1-block document and the 5-block one above
+    two = score_alignments([[((0,), (0,))], hyp], [[((0,), (0,))], gold])
+    assert (two.strict_p, two.strict_r) == (pytest.approx(4 / 6), pytest.approx(3 / 4))
 
 
 def write(path, lines):
@@ -252,18 +297,37 @@ def test_cli_accounts_for_every_line_and_eval_scores_it(tmp_path, capsys):
     capsys.readouterr()
     assert main(["eval", "align", str(blk), str(gold), "--json"]) == 0
     scores = json.loads(capsys.readouterr().out)
-    assert scores["n_gold"] == 5 and scores["n_hyp"] == sum(1 for s, t, _ in rows if s and t)
+    assert scores["n_gold"] == 5 and scores["n_hyp"] == len(rows)     # skips are in precision (vecalign)
     assert main(["eval", "align", str(gold), str(gold), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["strict_f1"] == 100.0
 
 
-def test_split_keeps_lines_whole(tmp_path):
-    src = write(tmp_path / "a.en", [EN[0] + " " + EN[1], EN[2]])
-    tgt = write(tmp_path / "a.de", DE[:3])
-    out = tmp_path / "o.tsv"
-    assert main(["align", str(src), str(tgt), "-l", "en", "-L", "de", "-e", "char-ngram", "--split", "-o", str(out)]) == 0
-    rows = blocks_of(out)
-    assert sorted(k for s, _, _ in rows for k in s) == [1, 2] and sorted(k for _, t, _ in rows for k in t) == [1, 2, 3]
+def test_split_writes_sentence_rows_that_account_for_every_sentence(tmp_path):
+    """--split: a row per sentence block, each with its own sentences' texts, lines and (aligned) a score;
+    every sentence of both sides in exactly one row, every line in at least one."""
+    src_lines = [EN[0] + " " + EN[1], EN[2], "", EN[3] + " " + EN[4] + " " + EN[5]]
+    tgt_lines = DE[:3] + [DE[3] + " " + DE[4], DE[5]]
+    src, tgt = write(tmp_path / "a.en", src_lines), write(tmp_path / "a.de", tgt_lines)
+    out, blk = tmp_path / "o.tsv", tmp_path / "o.blocks"
+    assert main(["align", str(src), str(tgt), "-l", "en", "-L", "de", "-e", "char-ngram", "--split", "-o", str(out),
+                 "--blocks", str(blk)]) == 0
+    rows = [r.split("\t") for r in out.read_text(encoding="utf-8").splitlines()]
+    assert all(len(r) == 5 for r in rows)
+    src_sents = [s for r in rows for s in (r[3].split(". ") if r[3] else [])]
+    tgt_sents = [s for r in rows for s in (r[4].split(". ") if r[4] else [])]
+    assert len(src_sents) == 6 and len(tgt_sents) == 6          # each sentence once, not a line's paragraph
+    assert sorted(int(k) for r in rows for k in r[0].split(",") if k) == [1, 1, 2, 3, 4, 4, 4]
+    assert sorted(int(k) for r in rows for k in r[1].split(",") if k) == [1, 2, 3, 4, 4, 5]
+    for r in rows:
+        if r[0] and r[1]:
+            assert 0.0 <= float(r[2]) <= 1.0 and r[3] and r[4]     # an aligned row always has its score
+        elif r[2] != "empty":
+            assert r[2] == "" and (r[3] or r[4])
+    assert ["3", "", "empty", "", ""] in rows
+    # the [i]:[j] file stays at line level: every line once
+    lines = read_alignment(blk)
+    assert sorted(i for s, _ in lines for i in s) == [0, 1, 2, 3]
+    assert sorted(j for _, t in lines for j in t) == [0, 1, 2, 3, 4]
 
 
 def test_bad_inputs_give_clear_errors_or_reasons(tmp_path, capsys):

@@ -20,7 +20,7 @@ import numpy as np
 
 from ..errors import BisentError
 from ..values import config_bool, config_number
-from .costs import MERGE_PENALTY, SKIP_QUANTILE, EmbeddingCosts, GaleChurchCosts
+from .costs import MAX_SIZE, MERGE_PENALTY, SKIP_FLOOR, SKIP_QUANTILE, EmbeddingCosts, GaleChurchCosts
 from .store import DiskVectors, LazyGroups
 from .dp import align_costs, alignment_types
 
@@ -81,21 +81,23 @@ def check_options(options: dict, source="align") -> dict:
 class SentenceAligner:
     """vecalign-style aligner (overlap embeddings, normalised cosine cost, coarse to fine) or Gale-Church.
 
-    ``max_size``: the largest group a + b (4: 1-1, 1-2, 2-1, 1-3, 3-1, 2-2);
+    ``max_size``: the largest group a + b (4: 1-1, 1-2, 2-1, 1-3, 3-1, 2-2; 5 adds 1-4, 4-1, 2-3, 3-2);
     ``skip_quantile``, ``samples``, ``size_factor``, ``merge_penalty``: see :class:`EmbeddingCosts`;
     ``width``: band half-width (sentences) of the fine pass; ``exact_cells``:
     lattice size up to which the exact DP runs; beyond it the vectors of the
     document are written to temporary files in ``spill_dir`` (the system's
-    temporary folder by default) and read back window by window. The defaults (skip_quantile 0.1,
-    merge_penalty 0.3) were chosen on dev pages of LibreOffice help en-de, clean
-    and with a tenth of the paragraphs untranslated; 0.05 / 0.2 align more merges
-    right and more untranslated sentences wrong (``costs.SKIP_QUANTILE``).
+    temporary folder by default) and read back window by window. The defaults
+    (groups up to 5, skip quantile 0.02 with the floor 0.5, merge penalty 0.15;
+    ``costs.SKIP_QUANTILE``) were chosen by the rule of ``benchmarks/align_tune.py``
+    on the human-aligned Bleualign de-fr dev document and LibreOffice help en-de dev pages.
     """
 
-    def __init__(self, encoder="use-m3", *, max_size: int = 4, skip_quantile: float = SKIP_QUANTILE, samples: int = 20,
+    def __init__(self, encoder="use-m3", *, max_size: int = MAX_SIZE, skip_quantile: float = SKIP_QUANTILE,
+                 samples: int = 20,
                  size_factor: bool = True, merge_penalty: float = MERGE_PENALTY, width: int = 10,
                  exact_cells: int = 250_000, seed: int = 0, embed_chunk: int = 4096, progress: bool | None = None,
-                 spill_dir=None):
+                 spill_dir=None, skip_floor: float = SKIP_FLOOR, norm_groups: bool = False,
+                 skip_pairs: str = "off_diagonal"):
         if isinstance(encoder, str) and encoder == GALE_CHURCH:
             self.encoder = None
         elif isinstance(encoder, str):
@@ -110,6 +112,7 @@ class SentenceAligner:
         self.max_size, self.skip_quantile, self.samples = max_size, skip_quantile, samples
         self.size_factor, self.width, self.exact_cells, self.seed = size_factor, width, exact_cells, seed
         self.merge_penalty = merge_penalty
+        self.skip_floor, self.norm_groups, self.skip_pairs = skip_floor, norm_groups, skip_pairs
         self.embed_chunk, self.progress, self.spill_dir = embed_chunk, progress, spill_dir
 
     @property
@@ -149,6 +152,7 @@ class SentenceAligner:
         return EmbeddingCosts(embed(src, src_lang), embed(tgt, tgt_lang),
                               samples=self.samples, skip_quantile=self.skip_quantile,
                               size_factor=self.size_factor, merge_penalty=self.merge_penalty, seed=self.seed,
+                              skip_floor=self.skip_floor, norm_groups=self.norm_groups, skip_pairs=self.skip_pairs,
                               spill_dir=self.spill_dir)
 
     def align_costs(self, costs) -> AlignResult:

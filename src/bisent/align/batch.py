@@ -14,6 +14,7 @@ import os
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+from typing import NamedTuple
 
 from tqdm import tqdm
 
@@ -23,19 +24,55 @@ from .aligner import SentenceAligner
 from .files import check_accounted, line_blocks, read_document
 
 
-def write_aligned(out_tsv, out_blocks, blocks, src_doc, tgt_doc, src_text: dict, tgt_text: dict) -> None:
-    """Aligned TSV (1-based lines, score, texts) and/or the ``[i]:[j]`` file (0-based lines)."""
+class Row(NamedTuple):
+    """One row of the aligned TSV: 1-based line numbers of each side, the score (None: a skip; "empty": an
+    empty line), the texts."""
+
+    src_lines: tuple[int, ...]
+    tgt_lines: tuple[int, ...]
+    score: float | str | None
+    src: str
+    tgt: str
+
+
+def line_rows(blocks, src_doc, tgt_doc) -> list[Row]:
+    """Rows of line blocks (:func:`.files.line_blocks`): a line's sentences joined, empty lines as rows of
+    their own with the score ``empty``."""
+    src_text, tgt_text = _line_texts(src_doc), _line_texts(tgt_doc)
+    out = []
+    for b in blocks:
+        score = b.score
+        if (b.src and not b.tgt and b.src[0] + 1 in src_doc.empty_lines) or \
+                (b.tgt and not b.src and b.tgt[0] + 1 in tgt_doc.empty_lines):
+            score = "empty"
+        out.append(Row(tuple(k + 1 for k in b.src), tuple(k + 1 for k in b.tgt), score,
+                       " ".join(src_text[k] for k in b.src), " ".join(tgt_text[k] for k in b.tgt)))
+    return out
+
+
+def sentence_rows(blocks, src_doc, tgt_doc) -> list[Row]:
+    """Rows of sentence blocks (``--split``): each sentence's own text and the line it came from (a line
+    whose sentences went to two blocks is in both rows), the block's score; then the empty lines."""
+    out = [Row(tuple(src_doc.lines[k] for k in b.src), tuple(tgt_doc.lines[k] for k in b.tgt), b.score,
+               " ".join(src_doc.sentences[k] for k in b.src), " ".join(tgt_doc.sentences[k] for k in b.tgt))
+           for b in blocks]
+    out += [Row((ln,), (), "empty", "", "") for ln in src_doc.empty_lines]
+    out += [Row((), (ln,), "empty", "", "") for ln in tgt_doc.empty_lines]
+    return out
+
+
+def _score_text(score) -> str:
+    return "" if score is None else score if isinstance(score, str) else f"{score:.4f}"
+
+
+def write_aligned(out_tsv, out_blocks, rows: list[Row], blocks) -> None:
+    """Aligned TSV (``src_lines, tgt_lines, score, src, tgt``) and/or the ``[i]:[j]`` file of ``blocks``
+    (0-based lines)."""
     if out_tsv is not None:
         with atomic_write(out_tsv) as f:
-            for b in blocks:
-                score = "" if b.score is None else f"{b.score:.4f}"
-                if not b.src and not b.tgt:
-                    continue
-                if (b.src and not b.tgt and b.src[0] + 1 in src_doc.empty_lines) or \
-                        (b.tgt and not b.src and b.tgt[0] + 1 in tgt_doc.empty_lines):
-                    score = "empty"
-                f.write("\t".join([",".join(str(k + 1) for k in b.src), ",".join(str(k + 1) for k in b.tgt), score,
-                                   " ".join(src_text[k] for k in b.src), " ".join(tgt_text[k] for k in b.tgt)]) + "\n")
+            for r in rows:
+                f.write("\t".join([",".join(map(str, r.src_lines)), ",".join(map(str, r.tgt_lines)),
+                                   _score_text(r.score), r.src, r.tgt]) + "\n")
     if out_blocks is not None:
         with atomic_write(out_blocks) as f:
             f.write("".join(format_block(b.src, b.tgt, b.score) + "\n" for b in blocks))
@@ -50,20 +87,89 @@ def _line_texts(doc) -> dict[int, str]:
 
 def align_files(src_path, tgt_path, src_lang: str, tgt_lang: str, aligner: SentenceAligner, *, out_tsv=None,
                 out_blocks=None, split: bool = False) -> dict:
-    """Align two document files; write the outputs; return the pair's summary (counts per block type)."""
+    """Align two document files; write the outputs; return the pair's summary (counts per block type).
+
+    With ``split`` (raw text split into sentences) the TSV has one row per
+    sentence block, each with its sentences' texts, lines and score; the
+    ``[i]:[j]`` file stays at line level (a line's sentences in one block).
+    Either way every sentence and every line is in the output exactly once.
+    """
     src_doc = read_document(src_path, src_lang, split=split)
     tgt_doc = read_document(tgt_path, tgt_lang, split=split)
     res = aligner.align(src_doc.sentences, tgt_doc.sentences, src_lang, tgt_lang)
+    check_accounted(res.blocks, len(src_doc.sentences), len(tgt_doc.sentences))
     blocks = line_blocks(res.blocks, src_doc, tgt_doc)
     check_accounted(blocks, src_doc.n_lines, tgt_doc.n_lines)
-    write_aligned(out_tsv, out_blocks, blocks, src_doc, tgt_doc, _line_texts(src_doc), _line_texts(tgt_doc))
-    types = Counter(f"{len(b.src)}-{len(b.tgt)}" for b in blocks)
-    return {"src": str(src_path), "tgt": str(tgt_path), "src_lines": src_doc.n_lines, "tgt_lines": tgt_doc.n_lines,
-            "src_sentences": len(src_doc.sentences), "tgt_sentences": len(tgt_doc.sentences),
-            "blocks": dict(sorted(types.items())), "aligned_blocks": sum(1 for b in blocks if b.src and b.tgt),
-            "unaligned_src_lines": sum(len(b.src) for b in blocks if not b.tgt),
-            "unaligned_tgt_lines": sum(len(b.tgt) for b in blocks if not b.src),
-            "seconds": round(res.seconds, 3)}
+    rows = sentence_rows(res.blocks, src_doc, tgt_doc) if split else line_rows(blocks, src_doc, tgt_doc)
+    write_aligned(out_tsv, out_blocks, rows, blocks)
+    units = res.blocks if split else blocks
+    types = Counter(f"{len(b.src)}-{len(b.tgt)}" for b in units)
+    summary = {"src": str(src_path), "tgt": str(tgt_path), "src_lines": src_doc.n_lines,
+               "tgt_lines": tgt_doc.n_lines, "src_sentences": len(src_doc.sentences),
+               "tgt_sentences": len(tgt_doc.sentences), "blocks": dict(sorted(types.items())),
+               "aligned_blocks": sum(1 for b in units if b.src and b.tgt),
+               "unaligned_src_lines": sum(len(b.src) for b in blocks if not b.tgt),
+               "unaligned_tgt_lines": sum(len(b.tgt) for b in blocks if not b.src)}
+    if split:
+        summary.update(unaligned_src_sentences=sum(len(b.src) for b in res.blocks if not b.tgt),
+                       unaligned_tgt_sentences=sum(len(b.tgt) for b in res.blocks if not b.src))
+    return {**summary, "seconds": round(res.seconds, 3)}
+
+
+def unalign_below(tsv, blocks_file, threshold: float) -> int:
+    """Rewrite an aligned TSV (and its ``[i]:[j]`` file, if any) with every aligned block scoring below
+    ``threshold`` split into its 1-0 and 0-1 rows (unaligned, empty score): each line stays in exactly one row.
+    Blocks without a score (line blocks merged from sentence blocks) are left as they are. Returns the
+    number of TSV rows unaligned."""
+    from ..report.record import tsv_rows
+
+    def below(score: str) -> bool:
+        try:
+            return float(score) < threshold
+        except ValueError:
+            return False
+
+    rows, n = [], 0
+    for _, cols in tsv_rows(tsv):
+        if cols[0] and cols[1] and below(cols[2]):
+            rows += [[cols[0], "", "", cols[3], ""], ["", cols[1], "", "", cols[4]]]
+            n += 1
+        else:
+            rows.append(cols)
+    with atomic_write(tsv) as f:
+        f.write("".join("\t".join(r) + "\n" for r in rows))
+    if blocks_file is not None and Path(blocks_file).is_file():
+        from .files import read_scored_alignment
+        with atomic_write(blocks_file) as f:
+            for src, tgt, score in read_scored_alignment(blocks_file):
+                if src and tgt and score is not None and score < threshold:
+                    f.write(format_block(src, ()) + "\n" + format_block((), tgt) + "\n")
+                else:
+                    f.write(format_block(src, tgt, score) + "\n")
+    return n
+
+
+def keep_precision(tsvs, blocks_files, encoder: str, src_lang: str, tgt_lang: str, precision: float):
+    """``--precision``: the lowest block score whose precision, estimated without gold over the aligned TSVs
+    (:func:`bisent.report.runs.alignment_calibration`, as ``bisent align --report`` calibrates), reaches
+    ``precision``; blocks below it are unaligned in place (:func:`unalign_below`). Returns the summary
+    fields and the calibration."""
+    from ..report.runs import alignment_calibration, choose_threshold
+
+    if encoder == "gale-church":
+        raise BisentError("--precision: Gale-Church scores are no cosines and cannot be calibrated; "
+                          "give an encoder (-e)")
+    cal = alignment_calibration(tsvs, encoder, src_lang, tgt_lang)
+    t = choose_threshold(cal, None, precision)
+    unaligned = sum(unalign_below(tsv, blk, t) for tsv, blk in zip(tsvs, blocks_files, strict=True))
+    from ..report.record import tsv_rows
+    left = {"src": 0, "tgt": 0}     # lines (sentences with --split) in unaligned rows, after the threshold
+    for tsv in tsvs:
+        for _, cols in tsv_rows(tsv):
+            if bool(cols[0]) != bool(cols[1]) and cols[2] != "empty":
+                left["src" if cols[0] else "tgt"] += len((cols[0] or cols[1]).split(","))
+    return {"threshold": round(t, 6), "estimated_precision": round(cal.precision_at(t), 4),
+            "blocks_below_threshold": unaligned, "unaligned_after_threshold": left}, cal
 
 
 def read_pairs(path) -> list[tuple[int, Path, Path]]:

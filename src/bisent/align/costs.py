@@ -47,10 +47,12 @@ from .store import DiskVectors, LazyGroups
 
 
 
-#: defaults of the embedding cost, chosen on dev pages of LibreOffice help (clean and drop10). On dev pages
-#: with merges (merge10) 0.05 / 0.2 recovers 1.7-2.1 points more merges, but merges untranslated sentences
-#: too (drop10 -0.1 / -0.4, the road's kept pairs 0.8 point less precise): precision first
-SKIP_QUANTILE, MERGE_PENALTY = 0.1, 0.3
+#: defaults of the aligner, chosen by the rule of ``benchmarks/align_tune.py`` (the best strict F1 on the
+#: human-aligned Bleualign de-fr dev document, where 40 % of the gold blocks are not 1-1, that keeps
+#: LibreOffice help en-de dev pages at >= 99.0 strict F1 clean and within a point of the previous defaults
+#: in every view). The previous ones (0.1, 0.3, floor 0.5, groups up to 4) skipped the sentences a
+#: translation merged or split: 65.98 on that document
+SKIP_QUANTILE, MERGE_PENALTY, SKIP_FLOOR, MAX_SIZE = 0.02, 0.15, 0.5, 5
 
 
 def log_erfc(x: np.ndarray) -> np.ndarray:
@@ -118,18 +120,22 @@ class EmbeddingCosts:
 
     def __init__(self, src_groups: dict, tgt_groups: dict, *,
                  samples: int = 20, skip_quantile: float = SKIP_QUANTILE, size_factor: bool = True,
-                 merge_penalty: float = MERGE_PENALTY, skip_floor: float = 0.5, seed: int = 0,
+                 merge_penalty: float = MERGE_PENALTY, skip_floor: float = SKIP_FLOOR, seed: int = 0,
+                 norm_groups: bool = False, skip_pairs: str = "off_diagonal",
                  chunk: int = 2048, keep: int = 3, spill_dir=None):
+        if skip_pairs not in ("off_diagonal", "random"):
+            raise ValueError(f"skip_pairs must be 'off_diagonal' or 'random', got {skip_pairs!r}")
         self.src, self.tgt = src_groups, tgt_groups
         self.n, self.m = len(src_groups[1]), len(tgt_groups[1])
         self.samples, self.skip_quantile, self.size_factor, self.seed = samples, skip_quantile, size_factor, seed
         self.merge_penalty, self.skip_floor = merge_penalty, skip_floor
+        self.norm_groups, self.skip_pairs = norm_groups, skip_pairs
         self.chunk, self.keep, self.spill_dir = chunk, keep, spill_dir
         self._chunks: OrderedDict = OrderedDict()   # (side, size, chunk index) -> (vectors, norms)
         self._lazy_sizes = sum(isinstance(g, LazyGroups) for g in (*self.src.values(), *self.tgt.values()))
         rng = np.random.default_rng(seed)
-        self._ys = ys = _take(self.tgt[1], rng.integers(0, self.m, samples)).astype(np.float32)   # (S, d)
-        self._xs = xs = _take(self.src[1], rng.integers(0, self.n, samples)).astype(np.float32)
+        self._ys = ys = self._sample(self.tgt, rng)   # (S, d)
+        self._xs = xs = self._sample(self.src, rng)
         # mean (1 - cos) of each group with the other side's sample: (n - a + 1,) per size (lazy sizes per chunk)
         self.norm_src = {a: 1.0 - self._dot(g, ys).mean(axis=1) for a, g in self.src.items()
                          if not isinstance(g, LazyGroups)}
@@ -144,15 +150,24 @@ class EmbeddingCosts:
         self.skip = float(max(np.quantile(rand, skip_quantile), skip_floor * np.median(rand)))
         self._chunks.clear()
 
+    def _sample(self, groups: dict, rng) -> np.ndarray:
+        """The normalising sample of one side, ``(samples, d)`` float32: its sentences, or with
+        ``norm_groups`` (as vecalign) as many of each group size as ``samples`` allows, drawn alike."""
+        sizes = sorted(groups) if self.norm_groups else [1]
+        per = -(-self.samples // len(sizes))
+        rows = [_take(groups[a], rng.integers(0, len(groups[a]), per)) for a in sizes if len(groups[a])]
+        return np.concatenate(rows).astype(np.float32)[: max(self.samples, 1)]
+
     def _unrelated_pairs(self, rng, k: int = 2000) -> tuple[np.ndarray, np.ndarray]:
         """Up to ``k`` sentence pairs off the diagonal (``|i - j n / m| >= 1.5``): pairs that are not
         translations. Every such pair of a small document, a random sample of a large one; the
-        diagonal pairs themselves when the documents are too short to have others."""
+        diagonal pairs themselves when the documents are too short to have others. With
+        ``skip_pairs="random"`` (vecalign) any pairs, the diagonal not left out."""
         if self.n * self.m <= k:
             ri, rj = (g.ravel() for g in np.meshgrid(np.arange(self.n), np.arange(self.m), indexing="ij"))
         else:
             ri, rj = rng.integers(0, self.n, 2 * k), rng.integers(0, self.m, 2 * k)
-        off = np.abs(ri - rj * self.n / self.m) >= 1.5
+        off = np.abs(ri - rj * self.n / self.m) >= (1.5 if self.skip_pairs == "off_diagonal" else 0.0)
         return (ri[off][:k], rj[off][:k]) if off.any() else (ri[:k], rj[:k])
 
     @staticmethod
@@ -235,8 +250,8 @@ class EmbeddingCosts:
         tgt = sums(self.tgt[1], [b for b in sizes_t if b <= (self.m + 1) // 2])
         return EmbeddingCosts(src, tgt, samples=self.samples, skip_quantile=self.skip_quantile,
                               size_factor=self.size_factor, merge_penalty=self.merge_penalty,
-                              skip_floor=self.skip_floor, seed=self.seed, chunk=self.chunk, keep=self.keep,
-                              spill_dir=self.spill_dir)
+                              skip_floor=self.skip_floor, seed=self.seed, norm_groups=self.norm_groups,
+                              skip_pairs=self.skip_pairs, chunk=self.chunk, keep=self.keep, spill_dir=self.spill_dir)
 
 
 #: Gale & Church's priors (1993, table 5), with a small one for 1-3 / 3-1.

@@ -89,6 +89,24 @@ def read_alignment(path) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
     return blocks
 
 
+def read_scored_alignment(path) -> list[tuple[tuple[int, ...], tuple[int, ...], float | None]]:
+    """As :func:`read_alignment`, with each block's ``:score`` (None where the line has none)."""
+    out = []
+    for n, raw in enumerate(open(path, "rb"), 1):
+        text = raw.decode("utf-8", errors="replace").rstrip("\r\n")
+        m = _BLOCK_RE.match(text) if text.strip() else None
+        if text.strip() and not m:
+            raise BisentError(f"{where(path, n)}: expected a block like [0]:[0,1], got {text[:60]!r}")
+        if m:
+            src, tgt = (tuple(int(x) for x in g.replace(" ", "").split(",") if x) for g in m.group(1, 2))
+            try:
+                score = float(m.group(3)) if m.group(3) else None
+            except ValueError:
+                raise BisentError(f"{where(path, n)}: score {m.group(3)!r} is not a number") from None
+            out.append((src, tgt, score))
+    return out
+
+
 def line_blocks(blocks: list[Block], src: Document, tgt: Document) -> list[Block]:
     """Blocks over 0-based *line* indices: sentences mapped to their lines (pieces of one line merged
     into the block holding them); empty lines follow as 1-0 / 0-1 blocks of their own."""
@@ -135,33 +153,60 @@ def _f1(p: float, r: float) -> float:
     return 2 * p * r / (p + r) if p + r else 0.0
 
 
-def score_alignments(hyp, gold) -> AlignScores:
-    """Strict and lax precision / recall / F1 of ``hyp`` blocks against ``gold`` (lists of documents' blocks).
+def _block_set(blocks, *, skips: bool) -> set:
+    """Blocks as a set of ``(src, tgt)`` tuples; without ``skips``, only blocks with both sides."""
+    return {(tuple(s), tuple(t)) for s, t, *_ in blocks if (s or t) if skips or (s and t)}
 
-    As vecalign's scorer: blocks with an empty side (1-0 / 0-1) are left out
-    of both. **Strict**: a block counts when the same block is in gold.
-    **Lax**: a hypothesis block counts when it shares at least one source and
-    one target sentence with some gold block (precision), and a gold block is
-    found when some hypothesis block shares a source and a target sentence
-    with it (recall). ``hyp`` and ``gold``: one list of ``(src, tgt)`` blocks
-    per document, the documents in the same order.
+
+def _precision_counts(gold: set, test: set) -> tuple[int, int, int, int]:
+    """``(strict true, strict false, lax true, lax false)`` of the ``test`` blocks against ``gold``.
+
+    Strict: the very block is in gold. Lax: otherwise, some source sentence of
+    the block is linked in gold to some target sentence of it (a block with an
+    empty side never is, unless gold holds that very skip).
+    """
+    links: dict[int, set[int]] = {}
+    for s, t in gold:
+        for i in s:
+            links.setdefault(i, set()).update(t)
+    tp_s = tp_l = 0
+    for s, t in test:
+        if (s, t) in gold:
+            tp_s, tp_l = tp_s + 1, tp_l + 1
+        elif any(j in links.get(i, ()) for i in s for j in t):
+            tp_l += 1
+    return tp_s, len(test) - tp_s, tp_l, len(test) - tp_l
+
+
+def score_alignments(hyp, gold) -> AlignScores:
+    """Strict and lax precision / recall / F1 of ``hyp`` blocks against ``gold`` (lists of documents' blocks),
+    exactly as vecalign's ``score.py`` (after Sennrich & Volk 2010) counts them.
+
+    Counts are summed over documents, then divided (a ratio with nothing to
+    count is 0). **Precision** is over every hypothesis block, skips (1-0 /
+    0-1) included: a skip is right (strict and lax) only when gold has the
+    same skip, otherwise it is wrong both ways. **Recall** is over gold blocks
+    with both sides, against hypothesis blocks with both sides (skips are left
+    out of both). **Strict**: the same block is on the other side. **Lax**: a
+    source sentence of the block is linked to a target sentence of it by a block of
+    the other side. Blocks are sets per document (a repeated block counts once).
+    ``hyp`` and ``gold``: one list of ``(src, tgt, ...)`` blocks per document, the
+    documents in the same order. ``n_hyp`` / ``n_gold``: the blocks precision / recall were counted over.
     """
     if len(hyp) != len(gold):
         raise BisentError(f"{len(hyp)} aligned documents against {len(gold)} gold documents")
-    tp_s = n_h = n_g = lax_p = lax_r = 0
+    p = [0, 0, 0, 0]
+    r = [0, 0, 0, 0]
     for h_doc, g_doc in zip(hyp, gold, strict=True):
-        h = [(tuple(s), tuple(t)) for s, t, *_ in h_doc if s and t]
-        g = [(tuple(s), tuple(t)) for s, t, *_ in g_doc if s and t]
-        gs = set(g)
-        tp_s += sum(b in gs for b in h)
-        n_h, n_g = n_h + len(h), n_g + len(g)
-        links_g = {(i, j) for s, t in g for i in s for j in t}
-        links_h = {(i, j) for s, t in h for i in s for j in t}
-        lax_p += sum(any((i, j) in links_g for i in s for j in t) for s, t in h)
-        lax_r += sum(any((i, j) in links_h for i in s for j in t) for s, t in g)
-    sp, sr = tp_s / n_h if n_h else 0.0, tp_s / n_g if n_g else 0.0
-    lp, lr = lax_p / n_h if n_h else 0.0, lax_r / n_g if n_g else 0.0
-    return AlignScores(sp, sr, _f1(sp, sr), lp, lr, _f1(lp, lr), n_h, n_g)
+        p = [x + y for x, y in zip(p, _precision_counts(_block_set(g_doc, skips=True), _block_set(h_doc, skips=True)))]
+        r = [x + y for x, y in zip(r, _precision_counts(_block_set(h_doc, skips=False),
+                                                        _block_set(g_doc, skips=False)))]
+
+    def ratio(a: int, b: int) -> float:
+        return a / (a + b) if a + b else 0.0
+
+    sp, lp, sr, lr = ratio(p[0], p[1]), ratio(p[2], p[3]), ratio(r[0], r[1]), ratio(r[2], r[3])
+    return AlignScores(sp, sr, _f1(sp, sr), lp, lr, _f1(lp, lr), p[0] + p[1], r[0] + r[1])
 
 
 def read_alignment_list(path) -> list[list[tuple[tuple[int, ...], tuple[int, ...]]]]:

@@ -13,19 +13,152 @@ length model breaks), ``merge10`` (a tenth of neighbouring paragraph pairs
 merged into one line on one side: 2-1, 1-2, 3-1, 1-3 blocks) and
 ``drop10-merge10`` (both: the hardest). ``limit`` caps the pages (me5-small embeds ~45 sentences/s on
 one CPU thread and the groups of 1-3 sentences triple the texts: give it fewer pages).
+
+``gold`` (``bisent bench align --gold DIR``): instead of help pages, a folder of
+human-aligned documents in the vecalign / Bleualign layout: ``NAME.SRC`` and
+``NAME.TGT`` (one sentence per line) and ``NAME.SRCTGT`` (e.g. ``dev.de``,
+``dev.fr``, ``dev.defr``), the gold as ``[i, ...]:[j, ...]`` lines of 0-based
+line numbers (:func:`load_gold_dir`). Scored as vecalign's ``score.py``
+(:func:`bisent.align.score_alignments`), summed over the folder's documents.
 """
 
 from __future__ import annotations
 
 import time
 
-from ..align import GALE_CHURCH, SentenceAligner, score_alignments
+from pathlib import Path
+from typing import NamedTuple
+
+from ..align import GALE_CHURCH, SentenceAligner, line_blocks, read_alignment, read_document, score_alignments
+from ..align.files import Document
 from ..datasets.align_gold import SOURCES, load_align_task
+from ..errors import BisentError
 from .common import Recorder
 
 
+class GoldDoc(NamedTuple):
+    """One human-aligned document pair of a gold folder: both sides and the gold blocks (0-based lines)."""
+
+    name: str
+    src: Document
+    tgt: Document
+    gold: list[tuple[tuple[int, ...], tuple[int, ...]]]
+
+
+def load_gold_dir(folder, src_lang: str, tgt_lang: str) -> list[GoldDoc]:
+    """Every ``NAME.SRC`` of ``folder`` (name order) with its ``NAME.TGT`` and gold ``NAME.SRCTGT``.
+
+    A missing partner file, a gold block outside the documents or a gold that
+    does not account for every non-empty line once is a one-line error.
+    """
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise BisentError(f"{folder}: no such folder")
+    docs = []
+    for src_path in sorted(folder.glob(f"*.{src_lang}")):
+        stem = src_path.name[:-len(src_lang) - 1]
+        tgt_path, gold_path = folder / f"{stem}.{tgt_lang}", folder / f"{stem}.{src_lang}{tgt_lang}"
+        for p in (tgt_path, gold_path):
+            if not p.is_file():
+                raise BisentError(f"{p}: no such file (the partner of {src_path.name})")
+        src, tgt = read_document(src_path, src_lang), read_document(tgt_path, tgt_lang)
+        gold = read_alignment(gold_path)
+        for side, doc, k in (("source", src, 0), ("target", tgt, 1)):
+            seen = sorted(i for b in gold for i in b[k])
+            bad = [i for i in seen if not 0 <= i < doc.n_lines]
+            if bad:
+                raise BisentError(f"{gold_path}: {side} line {bad[0]} is outside {doc.n_lines} lines")
+            if len(set(seen)) != len(seen):
+                raise BisentError(f"{gold_path}: a {side} line is in more than one block")
+        docs.append(GoldDoc(stem, src, tgt, gold))
+    if not docs:
+        raise BisentError(f"{folder}: no *.{src_lang} documents (expected NAME.{src_lang}, NAME.{tgt_lang}, "
+                          f"NAME.{src_lang}{tgt_lang})")
+    return docs
+
+
+def run_gold(folder, src_lang: str, tgt_lang: str, encoders: list, record: Recorder, *,
+             progress: bool | None = None, peers: bool = True, **aligner_options) -> list[dict]:
+    """Strict / lax P/R/F1 of Gale-Church and each encoder (and, with ``peers``, the installed peer aligners
+    fed the same embeddings) on the documents of a gold folder."""
+    docs = load_gold_dir(folder, src_lang, tgt_lang)
+    gold = [d.gold for d in docs]
+    stats = {"n_docs": len(docs), "src_sentences": sum(len(d.src.sentences) for d in docs),
+             "tgt_sentences": sum(len(d.tgt.sentences) for d in docs),
+             "gold_blocks": sum(len(d.gold) for d in docs),
+             "gold_1_1": sum(len(s) == 1 and len(t) == 1 for d in docs for s, t in d.gold)}
+    out = []
+    for enc in [GALE_CHURCH] + list(encoders):
+        aligner = SentenceAligner(enc, progress=progress, **aligner_options)
+        t0 = time.perf_counter()
+        hyp = [[(b.src, b.tgt) for b in line_blocks(aligner.align(d.src.sentences, d.tgt.sentences, src_lang,
+                                                                  tgt_lang).blocks, d.src, d.tgt)] for d in docs]
+        out.append(_gold_row(record, folder, src_lang, tgt_lang, aligner.name,
+                             getattr(aligner.encoder, "id", GALE_CHURCH), stats, hyp, gold, aligner_options, t0))
+        if peers and aligner.encoder is not None:
+            for peer in PEERS:
+                res = run_peer(peer, docs, aligner.encoder, src_lang, tgt_lang)
+                if res is not None:
+                    hyp, version, t0 = res
+                    out.append(_gold_row(record, folder, src_lang, tgt_lang, f"{peer}+{aligner.name}",
+                                         f"{peer}-{version}+{aligner.encoder.id}", stats, hyp, gold, {}, t0))
+    return out
+
+
+#: Peer aligners on PyPI measured beside bisent when installed (vecalign's DP, fed bisent's embeddings).
+PEERS = ("sentalign",)
+
+
+class _SidedEncoder:
+    """What a peer that embeds without a language sees: bisent's encoder, told each call's language in
+    the order the peer embeds (``langs``: one per call)."""
+
+    def __init__(self, encoder, langs: list[str]):
+        self.encoder, self.langs = encoder, list(langs)
+
+    def encode(self, texts):
+        return self.encoder.encode(list(texts), self.langs.pop(0), progress=False)
+
+
+def run_peer(name: str, docs: list[GoldDoc], encoder, src_lang: str, tgt_lang: str):
+    """Line blocks of each document by peer ``name`` at its own defaults, with ``encoder``'s embeddings;
+    with its version and start time. None when the peer is not installed."""
+    import importlib.metadata
+
+    if name != "sentalign":
+        raise ValueError(f"unknown peer {name!r}")
+    try:
+        from sentalign import sentalign
+    except ImportError:
+        return None
+    import inspect
+    from ..align.aligner import Block
+
+    size = inspect.signature(sentalign).parameters["alignment_max_size"].default
+    t0 = time.perf_counter()
+    hyp = []
+    for d in docs:       # sentalign embeds the groups of 1..size sentences of the source, then of the target
+        res = sentalign(d.src.sentences, d.tgt.sentences, encoder=_SidedEncoder(encoder, [src_lang] * size +
+                                                                                 [tgt_lang] * size))
+        blocks = [Block(tuple(a.src_indices), tuple(a.tgt_indices)) for a in res.alignments]
+        hyp.append([(b.src, b.tgt) for b in line_blocks(blocks, d.src, d.tgt)])
+    return hyp, importlib.metadata.version("sentalign"), t0
+
+
+def _gold_row(record, folder, src_lang, tgt_lang, name, enc_id, stats, hyp, gold, options, t0) -> dict:
+    sc = score_alignments(hyp, gold)
+    return record({"pair": f"{src_lang}-{tgt_lang}", "source": f"gold:{Path(folder).name}", "encoder": name,
+                   "encoder_id": enc_id, "view": "gold", "split": "gold", **stats, **sc.as_dict(),
+                   "aligner": options, "seconds": round(time.perf_counter() - t0, 1)})
+
+
 def run(src_lang: str, tgt_lang: str, encoders: list, record: Recorder, *, limit: int | None = None,
-        split: str = "test", progress: bool | None = None, sources=SOURCES, **aligner_options) -> list[dict]:
+        split: str = "test", progress: bool | None = None, sources=SOURCES, gold=None,
+        **aligner_options) -> list[dict]:
+    if gold is not None:
+        if limit is not None or split != "test":
+            raise BisentError("--gold: the folder's documents are aligned whole (no --limit, no --split)")
+        return run_gold(gold, src_lang, tgt_lang, encoders, record, progress=progress, **aligner_options)
     out = []
     for source in sources:
         for view, (drop, merge) in VIEWS.items():

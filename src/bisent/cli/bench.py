@@ -25,7 +25,7 @@ from ..paths import guarded
               help="docmine: also measure each encoder with the DEPTH nearest documents re-scored by sentence "
                    "alignment (bisent.rerank; e.g. 10).")
 @click.option("--split", type=click.Choice(["test", "dev", "all"]), default="test", show_default=True,
-              help="Documents the calibration and docmine tasks query (dev: where their settings are chosen; "
+              help="Documents the calibration, docmine and align tasks query (dev: where their settings are chosen; "
                    "all: every page, calibration's docs setting only).")
 @click.option("--setting", "settings", multiple=True, type=click.Choice(["mining", "docs", "filter", "align"]),
               help="Calibration: run only these settings (repeatable; default all).")
@@ -33,11 +33,15 @@ from ..paths import guarded
               help="Calibration: how the false share is estimated (default: split in mining, storey elsewhere; "
                    "split: mutual and non-mutual mined pairs apart; storey in mining: the version before it; "
                    "em: the first version, for comparison).")
+@click.option("--gold", "gold_dir", type=click.Path(file_okay=False), default=None,
+              help="align: score on this folder of human-aligned documents instead of help pages (NAME.SRC, "
+                   "NAME.TGT and gold NAME.SRCTGT, vecalign / Bleualign format; e.g. dev.de, dev.fr, dev.defr).")
 @click.option("--results", default=None, type=click.Path(file_okay=False),
               help="Also append each result to DIR/TASK.jsonl (e.g. benchmarks/results of a checkout); "
                    "by default results are only printed.")
-@guarded(folders=("results",))
-def bench(task, pair, encoders, no_anchors, limit, domain, rerank, split, settings, estimator, results):
+@guarded(reads=("gold_dir",), folders=("results",))
+def bench(task, pair, encoders, no_anchors, limit, domain, rerank, split, settings, estimator, gold_dir,
+          results):
     """Run benchmark TASK (mining, recover, filter, docs, speed, pairs, ...): one JSON object per result line."""
     try:
         src, tgt = pair.split("-", 1)
@@ -60,10 +64,14 @@ def bench(task, pair, encoders, no_anchors, limit, domain, rerank, split, settin
             raise BisentError(f"--domain {domain}: only the mining, recover and divergence tasks run outside "
                               "LibreOffice help")
         kwargs["domain"] = domain
+    if gold_dir is not None:
+        if task != "align":
+            raise BisentError("--gold: only the align task reads a gold folder")
+        kwargs["gold"] = gold_dir
     if split != "test":
-        if task not in ("calibration", "docmine") or (task == "docmine" and split == "all"):
-            raise BisentError(f"--split {split}: only the calibration task (test, dev, all) and the docmine task "
-                              "(test, dev) take a split")
+        if task not in ("calibration", "docmine", "align") or (task in ("docmine", "align") and split == "all"):
+            raise BisentError(f"--split {split}: only the calibration task (test, dev, all) and the docmine and "
+                              "align tasks (test, dev) take a split")
         kwargs["split"] = split
     if settings:
         if task != "calibration":

@@ -211,11 +211,13 @@ def alignment_calibration(tsvs, encoder, src_lang: str, tgt_lang: str, *, pi0: s
 
 
 def align_run_record(tsvs, encoder, src_lang: str, tgt_lang: str, *, params: dict | None = None,
-                     summary: dict | None = None) -> dict:
+                     summary: dict | None = None, calibration=None) -> dict:
     """The record of aligned TSVs (:func:`bisent.report.record.align_record`, which checks every row) with
-    their calibration (:func:`alignment_calibration`): ``bisent align --report`` and ``bisent run``'s align stage."""
+    their calibration (:func:`alignment_calibration`, or ``calibration`` when the run already made it: the
+    one ``bisent align --precision`` chose its threshold by, over every block before the threshold):
+    ``bisent align --report`` and ``bisent run``'s align stage."""
     rec = rec_mod.align_record(tsvs, params=params, summary=summary)
-    cal = alignment_calibration(tsvs, encoder, src_lang, tgt_lang)
+    cal = calibration if calibration is not None else alignment_calibration(tsvs, encoder, src_lang, tgt_lang)
     rec["calibration"] = cal.as_dict() if cal is not None else None
     return rec
 
