@@ -37,7 +37,6 @@ import time
 from pathlib import Path
 
 
-
 def make_collections(tmp: Path, n_pages: int, share: float, src: str, tgt: str) -> dict:
     """Two folders of the task's pages under opaque shuffled names, ``share`` of the pages without their
     translation (half lose the target file, half the source); returns {file name: page number (1-based)}."""

@@ -142,7 +142,7 @@ def by_domain(res: Path) -> None:
                                         or [""] * 5)
                  + [f"{r['max_abs_error']:.1f}" if r["max_abs_error"] is not None else r.get("note", "")]
                  for (p, sp, e, st, est), r in sorted(cb.items())]))
-    from align_tables import main as align_tables   # sentence alignment, its speed, the road
+    from align_tables import main as align_tables  # sentence alignment, its speed, the road
     align_tables(res)
     pa = latest(res / "pairs.jsonl", lambda r: (r["pair"], r["encoder"], r["score"]))
     print("\n### Parallel vs sampled (Zhang et al. 2016 Table 2: accuracy %, 5 evaluations x 3 samples, min-max)\n")

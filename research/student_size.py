@@ -27,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
+from bisent.bench.common import Recorder, add_results_option
 from bisent.datasets.domains import split_pairs
 from bisent.encoders import get_encoder
 from bisent.evaluate import recovery_error, sample_distinct_pairs
@@ -34,7 +35,6 @@ from bisent.io import iter_raw_lines, read_lines
 from bisent.models import modeldir
 from bisent.models.dan import hash_config
 from bisent.models.hashing import HashConfig, HashFeaturizer
-from bisent.bench.common import Recorder, add_results_option
 
 
 def bucket_counts(config: HashConfig, texts: list[str], block: int = 4096) -> np.ndarray:

@@ -15,7 +15,6 @@ from bisent.errors import BisentError  # noqa: E402
 from bisent.training import checkpoint  # noqa: E402
 from bisent.training.loop import train  # noqa: E402
 from bisent.training.recipe import load_recipe, validate_recipe  # noqa: E402
-
 from test_training import bitext, cipher_corpus  # noqa: E402
 
 RECIPE = {"architecture": "dan", "model": {"buckets": 2048, "embed_dim": 16, "hidden": [16], "dim": 16},

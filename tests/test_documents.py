@@ -10,10 +10,10 @@ import pytest
 
 from bisent.cli import main
 from bisent.documents import Document, SentenceAvg, mine_documents, read_documents, sentence_sums, write_matches
-from bisent.evaluate import precision_at, retrieval_p_at_n
 from bisent.encoders import get_encoder
 from bisent.encoders.base import Encoder
 from bisent.errors import BisentError
+from bisent.evaluate import precision_at, retrieval_p_at_n
 
 
 class TinyEncoder(Encoder):

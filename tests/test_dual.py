@@ -15,7 +15,7 @@ torch = pytest.importorskip("torch")
 from bisent.encoders import get_encoder  # noqa: E402
 from bisent.encoders.trained import load_model_dir  # noqa: E402
 from bisent.errors import BisentError  # noqa: E402
-from bisent.models.dual import Adapter, DAN, HashTransformer, TorchDualEncoder, load_dual, save_dual  # noqa: E402
+from bisent.models.dual import DAN, Adapter, HashTransformer, TorchDualEncoder, load_dual, save_dual  # noqa: E402
 from bisent.models.hashing import CYRILLIC_LATIN, HashFeaturizer, _transliterate  # noqa: E402
 from bisent.training import checkpoint  # noqa: E402
 from bisent.training.data import Monotext  # noqa: E402
@@ -23,7 +23,6 @@ from bisent.training.loop import train  # noqa: E402
 from bisent.training.objectives.distill import contrast_loss, distill_loss  # noqa: E402
 from bisent.training.objectives.guo2019 import duplicate_mask, ranking_loss  # noqa: E402
 from bisent.training.recipe import load_recipe, validate_recipe  # noqa: E402
-
 from test_training import bitext, cipher_corpus  # noqa: E402
 
 TINY_DAN = {"buckets": 4096, "embed_dim": 32, "hidden": [64]}

@@ -4,9 +4,9 @@ import json
 
 import pytest
 
-from gaps import gaps, load_records, main
 from bisent.errors import BisentError
 from bisent.evaluate import paired_gap
+from gaps import gaps, load_records, main
 
 
 def _rec(enc, domain, pair, st, ts, score="csls", paired=None):

@@ -9,15 +9,22 @@ import numpy as np
 import pytest
 
 from bisent.cli import main
+from bisent.encoders import get_encoder
 from bisent.errors import BisentError
-from bisent.report import (RecordingScorer, calibrate, explain_pair, mining_negatives, records_from_folder, render,
-                           report_folder, synthetic_pairs)
+from bisent.mining import mine
+from bisent.report import (
+    RecordingScorer,
+    calibrate,
+    explain_pair,
+    mining_negatives,
+    records_from_folder,
+    render,
+    report_folder,
+    synthetic_pairs,
+)
 from bisent.report.explain import filter_decision
 from bisent.report.record import filter_record, mining_record
 from bisent.scoring import Scorer
-from bisent.mining import mine
-from bisent.encoders import get_encoder
-
 from conftest import unit_rows
 
 

@@ -14,8 +14,16 @@ pytest.importorskip("gensim")
 from bisent.bench.pairs import accuracy, sample_targets  # noqa: E402
 from bisent.encoders import get_encoder  # noqa: E402
 from bisent.errors import BisentError  # noqa: E402
-from bisent.models.zhang2016 import (BBoWAE, BBoWAEEncoder, Zhang2016, Zhang2016Encoder, descriptors_np,  # noqa: E402
-                                     descriptors_torch, pad_ids, tokenize)
+from bisent.models.zhang2016 import (  # noqa: E402
+    BBoWAE,
+    BBoWAEEncoder,
+    Zhang2016,
+    Zhang2016Encoder,
+    descriptors_np,
+    descriptors_torch,
+    pad_ids,
+    tokenize,
+)
 from bisent.training.data import Bitext  # noqa: E402
 from bisent.training.loop import train  # noqa: E402
 from bisent.training.objectives import zhang2016 as Z  # noqa: E402
@@ -266,8 +274,8 @@ def test_save_load_bit_identical(trained_dir, toy):
     saved = load_file(str(out / "model.safetensors"))
     state = {k: v.detach().numpy() for k, v in res.model.state_dict().items()}
     assert set(saved) == set(state) and all(np.array_equal(saved[k], state[k]) for k in state)
-    from bisent.models.zhang2016 import load_zhang2016
     from bisent.encoders.trained import read_config
+    from bisent.models.zhang2016 import load_zhang2016
 
     a, b = load_zhang2016(out, read_config(out)), load_zhang2016(out, read_config(out))
     texts = [s for s, _ in toy[1][:20]]

@@ -37,11 +37,18 @@ from __future__ import annotations
 import numpy as np
 
 from ..datasets.comparable import make_mining_task
-from ..errors import BisentError
 from ..datasets.libreoffice import load_pairs
+from ..errors import BisentError
 from ..mining import retrieve
-from ..report.calibration import (ALIGN_NEGATIVES_DEFAULT, alignment_negatives, calibrate, calibrate_mined,
-                                  filter_negatives, mining_negatives, mutual_pairs)
+from ..report.calibration import (
+    ALIGN_NEGATIVES_DEFAULT,
+    alignment_negatives,
+    calibrate,
+    calibrate_mined,
+    filter_negatives,
+    mining_negatives,
+    mutual_pairs,
+)
 from ..scoring import Scorer
 from .common import Recorder
 

@@ -40,8 +40,18 @@ import time
 import numpy as np
 
 from ..datasets.domains import load_domain_pairs, split_pairs
-from ..divergence import (BOUNDARY_COST, MIN_WORD_GAIN, STEP_DEFAULTS, TAU, aggregate, parallel_share, repair_pair,
-                          tokenize, word_accuracy, word_test_set)
+from ..divergence import (
+    BOUNDARY_COST,
+    MIN_WORD_GAIN,
+    STEP_DEFAULTS,
+    TAU,
+    aggregate,
+    parallel_share,
+    repair_pair,
+    tokenize,
+    word_accuracy,
+    word_test_set,
+)
 from .common import Recorder
 
 #: (rerank, min_gain, min_word_gain, boundary_cost, tau) settings of the repair figures: the default of

@@ -212,8 +212,8 @@ def lexicon(encoder_name: str, threshold: float | None, collection: str):
     pairs of equal strings, under the threshold or with a benchmark dev/test text are left out and counted
     in lexicon.json. Train on them with --train COLLECTION/lexicon.en-XX.tsv and data.stream_domains:
     {lexicon: SHARE} (a stream of their own)."""
-    from ..training.lexicon import THRESHOLD, write_lexicons
     from ..encoders import get_encoder
+    from ..training.lexicon import THRESHOLD, write_lexicons
 
     stats = write_lexicons(collection, get_encoder(encoder_name),
                            threshold=THRESHOLD if threshold is None else threshold)

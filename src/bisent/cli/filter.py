@@ -79,11 +79,10 @@ def filter_cmd(pairs, src_lang, tgt_lang, config, kept, rejected, summary, encod
 
     from ..errors import BisentError
     from ..filtering import FilterPipeline, edit_config, filter_file
+    from ..formats import format_of
     from ..io import is_stdio, readable_file
     from ..recipes import set_keys
     from ..training.recipe import parse_override
-
-    from ..formats import format_of
 
     in_fmt = format_of(pairs, fmt)
     for name, path in (("--rejected", rejected), ("--summary", summary)):

@@ -14,10 +14,10 @@ import click
 
 from ..encoders import DEFAULT_ENCODER, get_encoder
 from ..errors import BisentError
+from ..index import BLOCK_ROWS
 from ..io import is_stdio, readable_file, remove_state_dir
 from ..mining import RETRIEVALS, mine_files
 from ..paths import guarded
-from ..index import BLOCK_ROWS
 from ..scale.blocks import BLOCK, BlockScorer
 from ..scale.ray_mine import RayExecutor
 from ..scale.ray_session import ray_session

@@ -42,8 +42,8 @@ from ..encoders.base import Encoder
 from ..encoders.trained import register_architecture
 from . import adapter as np_adapter
 from . import dan as np_dan
-from .hashing import HashFeaturizer
 from . import modeldir
+from .hashing import HashFeaturizer
 from .rnn import BiRNNEncoder, pad
 from .tokenizer import FILENAME as TOKENIZER_FILE
 from .tokenizer import UNK, Tokenizer

@@ -28,11 +28,11 @@ from pathlib import Path
 
 import numpy as np
 
-from ..encoders.documents import CHUNK, DocumentEncoder, sentence_sums
 from ..encoders.base import l2_normalise
+from ..encoders.documents import CHUNK, DocumentEncoder, sentence_sums
 from ..errors import BisentError
-from .hashing import HashConfig, HashFeaturizer
 from . import modeldir
+from .hashing import HashConfig, HashFeaturizer
 
 DOC_ARCHITECTURES = ("hide", "doc-bow")
 #: the ``model`` section of each architecture's config.json (models/modeldir.py contract)

@@ -28,7 +28,6 @@ from . import record as rec_mod
 from .calibration import calibrate, filter_negatives, mining_calibration, mining_negatives
 from .html import render
 
-
 #: Synthetic negatives of a filter run are made from its first this many well-formed lines (in file order,
 #: so that "neighbour" pairs are neighbours in the document).
 NEGATIVES_FROM = 20_000

@@ -23,8 +23,8 @@ import numpy as np
 
 from ..errors import BisentError
 from ..io import atomic_write, read_lines
-from ..values import check_number
 from ..mining import mine, unique_rows
+from ..values import check_number
 from ..vectors import encode_fp16
 
 #: ratio-margin floor of a kept pair (of Italian's 12,706 mutual pairs 7,570 are two different strings,

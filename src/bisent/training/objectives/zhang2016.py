@@ -50,8 +50,22 @@ from ...errors import BisentError
 from ...evaluate import evaluate_dev
 from ...io import atomic_write
 from ...models.modeldir import WEIGHTS_FILE
-from ...models.zhang2016 import (VOCAB_FILE, BBoWAE, BBoWAEEncoder, UNK, Zhang2016, Zhang2016Encoder, descriptors_np,
-                                 norm_stats, pad_ids, parse_vocab, save_model_dir, to_ids, tokenize, vocab_bytes)
+from ...models.zhang2016 import (
+    UNK,
+    VOCAB_FILE,
+    BBoWAE,
+    BBoWAEEncoder,
+    Zhang2016,
+    Zhang2016Encoder,
+    descriptors_np,
+    norm_stats,
+    pad_ids,
+    parse_vocab,
+    save_model_dir,
+    to_ids,
+    tokenize,
+    vocab_bytes,
+)
 from .. import checkpoint
 from ..data import Bitext
 from ..runlog import RunLog
