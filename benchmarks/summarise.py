@@ -56,10 +56,12 @@ def main() -> None:
     keys = sorted({(p, e) for p, e, _ in rc})
     print(table(["pair", "encoder", "n"] + scores,
                 [[p, e, rc.get((p, e, "cosine"), {}).get("n", "")] +
-                 [f"{rc[(p, e, s)]['error_src_tgt']:.1f} / {rc[(p, e, s)]['error_tgt_src']:.1f}" if (p, e, s) in rc else ""
+                 [f"{rc[(p, e, s)]['error_src_tgt']:.1f} / {rc[(p, e, s)]['error_tgt_src']:.1f}" if (p, e, s) in rc
+                  else ""
                   for s in scores] for p, e in keys]))
 
-    fl = {k: r for k, r in latest(res / "filter.jsonl", lambda r: (r["pair"], r.get("encoder", ""), r.get("scorer", ""))).items()
+    fl = {k: r for k, r in latest(res / "filter.jsonl", lambda r: (r["pair"], r.get("encoder", ""), r.get("scorer",
+                                                                                                          ""))).items()
           if "ap" in r and r.get("scorer") != "mlp"}  # "mlp": early records, before the negatives were named
     print("\n### Filtering (average precision; % of a noise kind above the median clean pair)\n")
     kinds = ["misaligned", "neighbour", "untranslated", "third_language", "truncated", "glued"]

@@ -114,10 +114,12 @@ def main() -> None:
                 else:
                     n[outcome(e, x[0]) if cutting else "left whole"] += 1
             glued = sum(n.values())
-            print(json.dumps({"pair": args.pair, "split": "dev", "model": args.model, "tau": args.tau, "boundary_cost": c,
+            print(json.dumps({"pair": args.pair, "split": "dev", "model": args.model, "tau": args.tau,
+                              "boundary_cost": c,
                               "min_word_gain": g, "glued": glued, "clean": clean,
                               "restored_exactly": round(n["exact"] / glued, 4), "clean_cut": round(cut / clean, 4),
-                              "glued_outcomes": {k: round(v / glued, 4) for k, v in sorted(n.items()) if k != "exact"}}),
+                              "glued_outcomes": {k: round(v / glued, 4) for k, v in sorted(n.items())
+                                                 if k != "exact"}}),
                   flush=True)
 
 

@@ -291,7 +291,8 @@ def test_word_vector_initialisation(corpus, tmp_path):
     table = {w: rng.standard_normal(8).astype(np.float32) for w in words}
     vec.write_text(f"{len(words)} 8\n" + "".join(f"{w} {' '.join(map(str, v))}\n" for w, v in table.items()))
     torch.manual_seed(0)
-    model = build_model("kim2019", {"vocab_size": tok.vocab_size, "languages": ["en", "de"], "embed_dim": 8, "hidden_dim": 4})
+    model = build_model("kim2019", {"vocab_size": tok.vocab_size, "languages": ["en", "de"], "embed_dim": 8,
+                                    "hidden_dim": 4})
     report = init_from_word_vectors(model, {"en": str(vec)}, tok.pieces(), True, ["de"])
     assert report["encoder en"] > 0
     pieces = tok.pieces()

@@ -93,7 +93,8 @@ def test_eq6_to_eq13_by_hand(variant, gamma):
             out = np.tanh(P["dec.weight"] @ h + P["dec.bias"])                                   # Eq. 7
             e_ae += 0.5 * np.sum((g_tgt - out) ** 2)                                             # Eq. 8
             rows.append(h)
-            f = np.tanh(P[f"enc.{lang}.weight"] @ g_in + gamma * P["dec.weight"].T @ g_tgt + P[f"enc.{lang}.bias"])  # Eq. 11
+            # Eq. 11
+            f = np.tanh(P[f"enc.{lang}.weight"] @ g_in + gamma * P["dec.weight"].T @ g_tgt + P[f"enc.{lang}.bias"])
             rows_final.append(f / np.linalg.norm(f))
         hid[lang], final[lang] = np.array(rows), np.array(rows_final)
     e_sem = sum(0.5 * np.sum((hid["en"][k:k + B].mean(0) - hid["de"][k:k + B].mean(0)) ** 2) for k in range(0, N, B))  # Eq. 9
@@ -224,7 +225,8 @@ def test_toy_training_beats_chance(tmp_path, toy, arch, over):
     train_pairs, test_pairs = toy
     if arch == "zhang2016":   # 3 skip-gram epochs leave the toy vectors unconverged: accuracy then varies by CPU
         over = {**over, "objectives__w2v_epochs": 10}
-    res = train(toy_recipe(arch, train__max_steps=60, **over), [Bitext("en", "de", train_pairs)], [], [], tmp_path / "m", progress=False)
+    res = train(toy_recipe(arch, train__max_steps=60, **over), [Bitext("en", "de", train_pairs)], [], [],
+                tmp_path / "m", progress=False)
     losses = [r["loss"] for r in res.log if "loss" in r]
     assert losses[-1] < losses[0]
     enc = get_encoder(tmp_path / "m")

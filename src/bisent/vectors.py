@@ -119,7 +119,8 @@ class Shards:
             except (ValueError, OSError) as e:
                 raise BisentError(f"{f}: not a readable .npy file ({e})") from None
             if arr.dtype != np.float16 or arr.ndim != 2 or arr.shape != (s["rows"], self.dim):
-                raise BisentError(f"{f}: holds {arr.dtype} {arr.shape}, but {path} says float16 ({s['rows']}, {self.dim})")
+                raise BisentError(f"{f}: holds {arr.dtype} {arr.shape}, but {path} says float16 ({s['rows']}, "
+                                  f"{self.dim})")
             self._arrays.append(arr)
             total += arr.shape[0]
         if total != m["rows"]:

@@ -93,7 +93,8 @@ def run(src_lang: str, tgt_lang: str, encoders: list, record: Recorder, *, limit
     if limit:
         test = test[:limit]
     sizes = {k: sum(e.kind == k for e in test) for k in "PURI"}
-    base = {"pair": f"{src_lang}-{tgt_lang}", "domain": domain, "test_pairs": sizes, "test_words": sum(len(e.src) + len(e.tgt) for e in test),
+    base = {"pair": f"{src_lang}-{tgt_lang}", "domain": domain, "test_pairs": sizes,
+            "test_words": sum(len(e.src) + len(e.tgt) for e in test),
             "build_seconds": round(time.perf_counter() - t0, 1)}
     out = []
     from .filtering import build_set, evaluate_scores

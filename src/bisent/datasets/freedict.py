@@ -247,7 +247,8 @@ def _build_reverse(tgt: str) -> tuple[list[Pair], dict]:
     return pairs, stats
 
 
-def load_reverse_pairs(src: str = "en", tgt: str = "fr", split: str | None = None, *, force: bool = False) -> list[Pair]:
+def load_reverse_pairs(src: str = "en", tgt: str = "fr", split: str | None = None, *,
+                       force: bool = False) -> list[Pair]:
     """English -> ``tgt`` headword pairs from FreeDict's ``tgt`` -> English dictionary (all ``train``), cached."""
     tgt = tgt.strip().lower()
     if src.lower() != "en" or tgt not in REVERSE_LANGS:
