@@ -60,8 +60,8 @@ def main() -> None:
                   else ""
                   for s in scores] for p, e in keys]))
 
-    fl = {k: r for k, r in latest(res / "filter.jsonl", lambda r: (r["pair"], r.get("encoder", ""), r.get("scorer",
-                                                                                                          ""))).items()
+    fl = {k: r for k, r in latest(res / "filter.jsonl",
+                                  lambda r: (r["pair"], r.get("encoder", ""), r.get("scorer", ""))).items()
           if "ap" in r and r.get("scorer") != "mlp"}  # "mlp": early records, before the negatives were named
     print("\n### Filtering (average precision; % of a noise kind above the median clean pair)\n")
     kinds = ["misaligned", "neighbour", "untranslated", "third_language", "truncated", "glued"]

@@ -94,7 +94,8 @@ def main() -> None:
             bs, bt = sentence_boundaries(e.src), sentence_boundaries(e.tgt)
             for c in costs:
                 cs, ct = np.where(bs, 0.0, c), np.where(bt, 0.0, c)
-                C = T - cs[:, None, None, None] - cs[None, :, None, None] - ct[None, None, :, None] - ct[None, None, None, :]
+                C = (T - cs[:, None, None, None] - cs[None, :, None, None] - ct[None, None, :, None]
+                     - ct[None, None, None, :])
                 p, q, a, b = (int(x) for x in np.unravel_index(int(np.argmax(C)), C.shape))
                 removed = I + J - (q - p) - (b - a)
                 if removed:

@@ -486,7 +486,8 @@ def test_dev_stdin_pipe_and_dash(tmp_path):
     rejected = (tmp_path / "r.tsv").read_bytes().splitlines()
     assert len(r.stdout.splitlines()) + len(rejected) == 3 and r.stdout.startswith(b"a b\tc d\n")
     r = _bisent("embed", "-", "-l", "en", "-e", "char-ngram", "-o", tmp_path / "v3", stdin=b"ok\n\n\xff\n")
-    assert r.returncode == 2 and r.stderr.decode().strip() == "bisent: error: <stdin>:3: not valid UTF-8 (byte 0xff at column 1)"
+    assert r.returncode == 2 and r.stderr.decode().strip() == ("bisent: error: <stdin>:3: not valid UTF-8 "
+                                                               "(byte 0xff at column 1)")
 
 
 # ---------------------------------------------------------------------------

@@ -52,7 +52,8 @@ def corpus():
 # --- Eq. 1-2 ------------------------------------------------------------------------------------------
 
 def eq1_direct(x, y, m, s=1.0, extra=None, masked=()):
-    """Eq. 1 written out term by term: -1/K sum_i log e^{s(x_i.y_i - m)} / (e^{s(x_i.y_i - m)} + sum_{k != i} e^{s x_i.y_k})."""
+    """Eq. 1 written out term by term:
+    -1/K sum_i log e^{s(x_i.y_i - m)} / (e^{s(x_i.y_i - m)} + sum_{k != i} e^{s x_i.y_k})."""
     K = len(x)
     total = 0.0
     for i in range(K):

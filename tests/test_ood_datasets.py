@@ -175,7 +175,8 @@ def test_reverse_dictionary_entries_turn_round_without_pronunciation_tags_or_lab
     rows = [(w, s, e - s) for w, s, e in zip(heads, starts, starts[1:] + [len(body)])]
     removed = dict.fromkeys(freedict.REMOVAL_REASONS, 0)
     pairs = freedict.reverse_dictionary_pairs(_index(rows), body, "fra-eng", removed)
-    assert [(p.src, p.tgt, p.split) for p in pairs] == [("join", "accoupler", "train"), ("to nail", "打付ける", "train")]
+    assert [(p.src, p.tgt, p.split) for p in pairs] == [("join", "accoupler", "train"),
+                                                         ("to nail", "打付ける", "train")]
     assert removed["no_translation"] == 1 and removed["identical"] == 1       # a label only; a name
     with pytest.raises(BisentError, match="no FreeDict dictionary into English read for 'xx'"):
         freedict.load_reverse_pairs("en", "xx")

@@ -165,7 +165,8 @@ def test_doc_pages_sort_translations_by_language(tmp_path):
     root = tmp_path / "html"
     page = ('<html><div class="related">Navigation</div><div class="body"><h1>{h}</h1><p>{p}</p>'
             '<div class="highlight"><pre>code()</pre></div></div></html>')
-    for rel, h, p in (("mm/a.html", "Memory", "Pages are mapped."), ("translations/zh_CN/mm/a.html", "内存", "页被映射。"),
+    for rel, h, p in (("mm/a.html", "Memory", "Pages are mapped."),
+                      ("translations/zh_CN/mm/a.html", "内存", "页被映射。"),
                       ("translations/index.html", "Translations", "A list."), ("_static/x.html", "Static", "No.")):
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(page.format(h=h, p=p), encoding="utf-8")

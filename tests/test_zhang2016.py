@@ -97,7 +97,8 @@ def test_eq6_to_eq13_by_hand(variant, gamma):
             f = np.tanh(P[f"enc.{lang}.weight"] @ g_in + gamma * P["dec.weight"].T @ g_tgt + P[f"enc.{lang}.bias"])
             rows_final.append(f / np.linalg.norm(f))
         hid[lang], final[lang] = np.array(rows), np.array(rows_final)
-    e_sem = sum(0.5 * np.sum((hid["en"][k:k + B].mean(0) - hid["de"][k:k + B].mean(0)) ** 2) for k in range(0, N, B))  # Eq. 9
+    e_sem = sum(0.5 * np.sum((hid["en"][k:k + B].mean(0) - hid["de"][k:k + B].mean(0)) ** 2)
+                for k in range(0, N, B))  # Eq. 9
     reg = lam_l / 2 * sum(np.sum(P[f"embed.{lang}"] ** 2) for lang in LANGS) + lam_w / 2 * (
         sum(np.sum(P[f"enc.{lang}.weight"] ** 2) for lang in LANGS) + np.sum(P["dec.weight"] ** 2))
     J = alpha / N * e_ae + (1 - alpha) * e_sem + reg                                              # Eq. 10

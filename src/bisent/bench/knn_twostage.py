@@ -109,8 +109,7 @@ def main(argv=None) -> None:
                          "pairs instead of n × m); no mined-pair recall, and the seconds are the sample's; vectors "
                          "streamed from the folders when --n covers them")
     ap.add_argument("--exact-cache", default=None, help="an .npz keeping the exact anchor between runs on the same "
-                    "rows "
-                                                         "(its timing is the run that computed it)")
+                    "rows (its timing is the run that computed it)")
     add_results_option(ap)
     args = ap.parse_args(argv)
     record = Recorder("knn_twostage", args.results or None, echo=lambda line: print(line, flush=True))

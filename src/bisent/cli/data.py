@@ -77,8 +77,7 @@ def align_task(src: str, tgt: str, split: str, drop: float, merge: float, limit:
     click.echo(f"{src}-{tgt} {split}: {stats['pages_kept']} pages, {stats['src_sentences']} {src} and "
                f"{stats['tgt_sentences']} {tgt} sentences, {stats['blocks']} gold blocks "
                f"({stats['blocks_1_1']} 1-1, {stats['merged']} merged); left out: {stats['many_many']} many-many "
-               "paragraphs, "
-               f"{stats['out_of_order']} out of order, {stats['pages_short']} short pages")
+               f"paragraphs, {stats['out_of_order']} out of order, {stats['pages_short']} short pages")
     click.echo(f"wrote {out_dir}")
 
 

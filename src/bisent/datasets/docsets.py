@@ -219,7 +219,8 @@ def gnome_pages(lang: str, packages: tuple[str, ...] = ("gnome-user-docs",),
 
 # --- manual pages: roff -------------------------------------------------------------------------------
 
-_ROFF_BREAK = re.compile(r"^\.(SH|SS|PP|LP|P|TP|IP|HP|RS|RE|TQ|sp|br|nf|fi|EX|EE|TH|in|ti|ne|bp|UR|UE|MT|ME|SY|YS|OP)\b")
+_ROFF_BREAK = re.compile(r"^\.(SH|SS|PP|LP|P|TP|IP|HP|RS|RE|TQ|sp|br|nf|fi|EX|EE|TH|in|ti|ne|bp|"
+                         r"UR|UE|MT|ME|SY|YS|OP)\b")
 _ROFF_FONT_LINE = re.compile(r"^\.(B|I|BI|IB|BR|RB|IR|RI|SM|SB)\s+(.*)$")
 _ROFF_ESC = re.compile(r"\\f(\[[^\]]*\]|\(..|.)|\\[*n](\(..|\[[^\]]*\]|.)|\\s[-+]?\d+|\\[&%|^:,/!]|\\c$")
 _ROFF_CHARS = {r"\-": "-", r"\(em": "—", r"\(en": "–", r"\(aq": "'", r"\(lq": "“", r"\(rq": "”", r"\(Fo": "«",

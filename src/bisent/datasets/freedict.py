@@ -80,7 +80,8 @@ def b64_number(text: str) -> int:
 
 
 def read_index(text: str, name: str = "index") -> list[tuple[str, int, int]]:
-    """``(headword, offset, length)`` of each distinct entry of a dictd index, by offset; ``00-database`` rows skipped."""
+    """``(headword, offset, length)`` of each distinct entry of a dictd index, by offset; ``00-database`` rows
+    skipped."""
     entries = {}
     for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():

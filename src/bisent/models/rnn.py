@@ -86,8 +86,7 @@ class Kim2019(nn.Module):
         self.languages, self.rnn_kind, self.layers = list(languages), rnn, layers
         self.dim = 2 * hidden_dim                                        # D: sentence embedding size
         self.encoders = nn.ModuleDict({lang_key(l): BiRNNEncoder(vocab_size, embed_dim, hidden_dim, layers, rnn,
-                                                                 dropout)
-                                       for l in self.languages})
+                                                                 dropout) for l in self.languages})
         self.dec_embed = nn.Embedding(vocab_size, embed_dim, padding_idx=PAD)
         self.decoder = _rnn(rnn, embed_dim, self.dim, layers, dropout, bidirectional=False)
         self.out = nn.Linear(self.dim, vocab_size)

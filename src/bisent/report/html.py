@@ -14,7 +14,8 @@ from . import plots
 CSS = """
 body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;max-width:1000px;margin:1.5em auto;padding:0 1em;
 color:#1a202c;line-height:1.45}
-h1{font-size:1.5em;margin-bottom:.2em}h2{font-size:1.2em;border-bottom:1px solid #cbd5e0;padding-bottom:.2em;margin-top:2em}
+h1{font-size:1.5em;margin-bottom:.2em}
+h2{font-size:1.2em;border-bottom:1px solid #cbd5e0;padding-bottom:.2em;margin-top:2em}
 h3{font-size:1.02em;margin:1.2em 0 .3em}
 .muted{color:#4a5568;font-size:.9em}
 table{border-collapse:collapse;font-size:.85em;margin:.4em 0;width:100%}
@@ -70,10 +71,10 @@ def _samples(rec: dict) -> str:
         if not rows:
             continue
         extra = [k for k in rows[0] if k not in ("score", "src", "tgt")]
-        head = "<tr><th>score</th>" + "".join(f"<th>{_e(k)}</th>"
-                                              for k in extra) + "<th>source</th><th>target</th></tr>"
-        body = "".join("<tr><td class=num>" + _fmt(r["score"]) + "</td>" + "".join(f"<td>{_e(r[k])}</td>"
-                                                                                   for k in extra)
+        head = ("<tr><th>score</th>" + "".join(f"<th>{_e(k)}</th>" for k in extra)
+                + "<th>source</th><th>target</th></tr>")
+        body = "".join("<tr><td class=num>" + _fmt(r["score"]) + "</td>"
+                       + "".join(f"<td>{_e(r[k])}</td>" for k in extra)
                        + f"<td>{_e(r['src'])}</td><td>{_e(r['tgt'])}</td></tr>" for r in rows)
         out.append(f"<h3>scores {band['high']:.4f} down to {band['low']:.4f} ({band['pairs']:,} pairs)</h3>"
                    f"<table>{head}{body}</table>")
@@ -226,8 +227,8 @@ def record_html(name: str, rec: dict) -> str:
         parts.append(_kv({"pairs retrieved (before the threshold)": f"{counts.get('retrieved', 0):,}",
                           "pairs kept (at or above the threshold)": f"{counts.get('kept', 0):,}",
                           "threshold": th, **_at_threshold(rec)}))
-        parts.append(_fig(plots.histogram(hist.get("edges", []), hist.get("series", {}), title="Scores of the "
-                                          "retrieved pairs",
+        parts.append(_fig(plots.histogram(hist.get("edges", []), hist.get("series", {}),
+                                          title="Scores of the retrieved pairs",
                                           xlabel=xlabel, threshold=th),
                           "Every pair the retrieval rule proposed, before the threshold, by how it was found "
                           "(" + "; ".join(f"{k}: {v}" for k, v in HOW.items()) + ")."))
@@ -252,13 +253,13 @@ def record_html(name: str, rec: dict) -> str:
                           "threshold": th, **_at_threshold(rec)}))
         parts.append(_fig(plots.bars(counts, title="Lines per outcome"),
                           "Kept lines and lines rejected per reason (the step that rejected them)."))
-        parts.append(_fig(plots.histogram(hist.get("edges", []), hist.get("series", {}), title="Scores at the score "
-                                          "step",
+        parts.append(_fig(plots.histogram(hist.get("edges", []), hist.get("series", {}),
+                                          title="Scores at the score step",
                                           xlabel=xlabel, threshold=th, stacked=True),
                           "The pairs that reached the score step: kept, and rejected by its own bound."))
         for reason, h in (rec.get("other_scores") or {}).items():
-            parts.append(_fig(plots.histogram(h["edges"], h["series"], title="Scores of the lines rejected by "
-                                              f"'{reason}'",
+            parts.append(_fig(plots.histogram(h["edges"], h["series"],
+                                              title=f"Scores of the lines rejected by '{reason}'",
                                               xlabel=f"value of step '{reason}'"), f"What step '{reason}' measured "
                                                                                    f"on the lines it rejected."))
     # the answer first: precision and yield against the threshold (after the scores where no calibration is made)

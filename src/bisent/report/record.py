@@ -94,7 +94,8 @@ def tsv_rows(path) -> Iterable[tuple[int, list[str]]]:
         try:
             yield n, raw.decode("utf-8").split("\t")
         except UnicodeDecodeError as e:
-            raise BisentError(f"{path}:{n}: not valid UTF-8 (byte 0x{raw[e.start]:02x} at column {e.start + 1})") from None
+            raise BisentError(f"{path}:{n}: not valid UTF-8 (byte 0x{raw[e.start]:02x} "
+                              f"at column {e.start + 1})") from None
 
 
 def read_mined(path) -> tuple[np.ndarray, list[tuple[str, str]]]:

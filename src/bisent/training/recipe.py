@@ -128,10 +128,9 @@ _DUAL_COMMON: dict[str, dict[str, Field]] = {
                                                                       # mono_weight
         "words_weight": Field(None, _NUM, nullable=True, minimum=0),  # ... of each words.XX.txt stream; null:
                                                                       # mono_weight
-        # null: every word list gets words_weight; N: a list of W words gets words_weight * max(1, W / N), so each word
-        # of
-        # a longer list is seen as often as one of an N-word list (raise batch_size so the other streams keep their
-        # rows)
+        # null: every word list gets words_weight; N: a list of W words gets words_weight * max(1, W / N), so each
+        # word of a longer list is seen as often as one of an N-word list (raise batch_size so the other streams keep
+        # their rows)
         "words_ref_size": Field(None, int, nullable=True, minimum=1),
         # one stream per (language pair, domain) of `bisent data general`'s files when either is set, sharing the pair's
         # batch share in proportion to weight * rows ** (1 / temperature) (weight: 1 for a domain not named; temperature

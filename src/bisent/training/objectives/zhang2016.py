@@ -286,8 +286,8 @@ def set_norm(model: "Zhang2016", prep: Prepared, mode: str, chunk: int = 2000) -
     (:func:`bisent.models.zhang2016.norm_stats`); with ``finetune_words`` they stay as set here."""
     for lang in prep.langs:
         table = model.embed[lang].detach().numpy()
-        parts = [descriptors_np(table, *pad_ids(prep.ids[lang][s:s + chunk])) for s in range(0, len(prep.ids[lang]),
-                                                                                             chunk)]
+        parts = [descriptors_np(table, *pad_ids(prep.ids[lang][s:s + chunk]))
+                 for s in range(0, len(prep.ids[lang]), chunk)]
         g = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}                # each (N, d)
         shift, scale = norm_stats(g, mode)
         model.norm[lang].shift.copy_(torch.from_numpy(shift))
@@ -435,8 +435,8 @@ def setup(recipe: dict, bitexts: list[Bitext], monos, dev: list[Bitext], out_dir
         if set(d.langs) != set(langs):
             raise BisentError(f"{d.source}: dev pairs are {'-'.join(d.langs)}, the model is {'-'.join(langs)}")
     model = build(recipe, prep)
-    info: dict = {"languages": langs, "pairs": len(prep.pairs), "vocab": {lang: len(prep.vocab[lang])
-                                                                          for lang in langs}}
+    info: dict = {"languages": langs, "pairs": len(prep.pairs),
+                  "vocab": {lang: len(prep.vocab[lang]) for lang in langs}}
     if arch == "zhang2016" and state is None:
         t = time.monotonic()
         wv = recipe["model"]["word_vectors"]
@@ -522,8 +522,8 @@ def train(recipe: dict, bitexts: list[Bitext], monos=None, dev: list[Bitext] | N
                    "params": sum(p.numel() for p in model.parameters()), **run.info})
 
     def save(at: int) -> None:                                        # a checkpoint, then the model directory
-        checkpoint.save(out_dir, run, [], recipe, step=at, elapsed_s=round(elapsed_before + time.monotonic() - t_start,
-                                                                           2))
+        checkpoint.save(out_dir, run, [], recipe, step=at,
+                        elapsed_s=round(elapsed_before + time.monotonic() - t_start, 2))
         run.save_model(out_dir, at)
 
     # one step: one L-BFGS iteration on all of J, or one Adam step on a random set of whole blocks
