@@ -114,13 +114,13 @@ S = lambda p: ["train-scorer", "--clean", p["tsv"], "-l", "en", "-L", "de", "-e"
 
 CASES = [
     # --- embed -----------------------------------------------------------------------------------
-    ("embed-missing", lambda d, p: E + [d / "nope.txt", "-l", "en", "-e", "char-ngram", "-o", d / "v"], "nope.txt: no "
-     "such file"),
+    ("embed-missing", lambda d, p: E + [d / "nope.txt", "-l", "en", "-e", "char-ngram", "-o", d / "v"],
+     "nope.txt: no such file"),
     ("embed-folder-input", lambda d, p: E + [d, "-l", "en", "-e", "char-ngram", "-o", d / "v"], "is a directory"),
-    ("embed-empty", lambda d, p: E + [p["empty"], "-l", "en", "-e", "char-ngram", "-o", d / "v"], "empty.txt: file is "
-     "empty"),
-    ("embed-lone-cr", lambda d, p: E + [p["cr"], "-l", "en", "-e", "char-ngram", "-o", d / "v"], "cr.txt:1: contains a "
-     "carriage return"),
+    ("embed-empty", lambda d, p: E + [p["empty"], "-l", "en", "-e", "char-ngram", "-o", d / "v"],
+     "empty.txt: file is empty"),
+    ("embed-lone-cr", lambda d, p: E + [p["cr"], "-l", "en", "-e", "char-ngram", "-o", d / "v"],
+     "cr.txt:1: contains a carriage return"),
     ("embed-utf8", lambda d, p: E + [_write(d / "b.txt", b"ok\n\xff\xfe bad\n"), "-l", "en", "-e", "char-ngram", "-o",
                                      d / "v"], "b.txt:2: not valid UTF-8"),
     ("embed-nul", lambda d, p: E + [_write(d / "b.txt", b"ok\nn\x00ul\n"), "-l", "en", "-e", "char-ngram", "-o",
@@ -129,14 +129,14 @@ CASES = [
      "b.txt:1: contains a tab"),
     ("embed-too-long", lambda d, p: E + [p["txt"], "-l", "en", "-e", "char-ngram", "-o", d / "v", "--max-bytes", "5"],
      "en.txt:1: line is 13 bytes long"),
-    ("embed-unknown-encoder", lambda d, p: E + [p["txt"], "-l", "en", "-e", "nope", "-o", d / "v"], "unknown encoder "
-     "'nope'"),
+    ("embed-unknown-encoder", lambda d, p: E + [p["txt"], "-l", "en", "-e", "nope", "-o", d / "v"],
+     "unknown encoder 'nope'"),
     ("embed-missing-model-dir", lambda d, p: E + [p["txt"], "-l", "en", "-e", d / "no" / "model", "-o", d / "v"],
      "no such model directory"),
-    ("embed-output-is-file", lambda d, p: E + [p["txt"], "-l", "en", "-e", "char-ngram", "-o", p["de"]], "de.txt' is a "
-     "file"),
-    ("embed-output-proc", lambda d, p: E + [p["txt"], "-l", "en", "-e", "char-ngram", "-o", "/proc/x/v"], "/proc/x/v: "
-     "cannot write"),
+    ("embed-output-is-file", lambda d, p: E + [p["txt"], "-l", "en", "-e", "char-ngram", "-o", p["de"]],
+     "de.txt' is a file"),
+    ("embed-output-proc", lambda d, p: E + [p["txt"], "-l", "en", "-e", "char-ngram", "-o", "/proc/x/v"],
+     "/proc/x/v: cannot write"),
     ("embed-output-under-file", lambda d, p: E + [p["txt"], "-l", "en", "-e", "char-ngram", "-o", p["notdir"] / "v"],
      "cannot write"),
     ("embed-shard-rows-0", lambda d, p: E + [p["txt"], "-l", "en", "-e", "char-ngram", "-o", d / "v", "--shard-rows",
@@ -156,10 +156,10 @@ CASES = [
      "en.txt:1: the encoder gave a non-finite"),
     ("embed-other-vectors", lambda d, p: _embedded(d, p) + ["-o", d / "v"], "already holds vectors of another input"),
     # --- mine ------------------------------------------------------------------------------------
-    ("mine-threshold-nan", lambda d, p: M(p) + ["-o", d / "m.tsv", "--threshold", "nan"], "'nan' is not a finite "
-     "number"),
-    ("mine-threshold-inf", lambda d, p: M(p) + ["-o", d / "m.tsv", "--threshold", "-inf"], "'-inf' is not a finite "
-     "number"),
+    ("mine-threshold-nan", lambda d, p: M(p) + ["-o", d / "m.tsv", "--threshold", "nan"],
+     "'nan' is not a finite number"),
+    ("mine-threshold-inf", lambda d, p: M(p) + ["-o", d / "m.tsv", "--threshold", "-inf"],
+     "'-inf' is not a finite number"),
     ("mine-threshold-text", lambda d, p: M(p) + ["-o", d / "m.tsv", "--threshold", "high"], "'high' is not a number"),
     ("mine-output-is-src", lambda d, p: M(p) + ["-o", p["txt"]], "--output is the same file as SRC"),
     ("mine-output-is-tgt-other-spelling", lambda d, p: M(p) + ["-o", d / "in" / "." / ".." / "in" / "de.txt"],
@@ -177,13 +177,13 @@ CASES = [
      "cannot both be `-`"),
     ("mine-bucc-duplicate-id",
      lambda d, p: ["mine", _write(d / "dup.bucc", b"e1\ta\ne2\tb\ne1\tc\n"), p["bucc_de"], "-l", "en", "-L", "de", "-e",
-                   "char-ngram", "--format", "bucc", "-o", d / "m.tsv"], "dup.bucc:3: duplicate id 'e1' (first on line "
-                   "1)"),
+                   "char-ngram", "--format", "bucc", "-o", d / "m.tsv"],
+                   "dup.bucc:3: duplicate id 'e1' (first on line 1)"),
     ("mine-bucc-columns",
      lambda d, p: ["mine", p["txt"], p["bucc_de"], "-l", "en", "-L", "de", "-e", "char-ngram", "--format", "bucc", "-o",
                    d / "m.tsv"], "en.txt:1: expected 2 tab-separated columns"),
-    ("mine-one-side-vectors", lambda d, p: M(p) + ["-o", d / "m.tsv", "--src-vectors", d], "give vectors for both "
-     "sides"),
+    ("mine-one-side-vectors", lambda d, p: M(p) + ["-o", d / "m.tsv", "--src-vectors", d],
+     "give vectors for both sides"),
     ("mine-k-0", lambda d, p: M(p) + ["-o", d / "m.tsv", "-k", "0"], "-k"),
     ("mine-vectors-not-folder", lambda d, p: M(p) + ["-o", d / "m.tsv", "--src-vectors", d / "v1", "--tgt-vectors",
                                                      d / "v2"], "manifest.json: missing"),
@@ -191,12 +191,12 @@ CASES = [
     # --- filter ----------------------------------------------------------------------------------
     ("filter-summary-is-input", lambda d, p: F(p) + ["-o", d / "k.tsv", "--rejected", d / "r.tsv", "--summary",
                                                      p["tsv"]], "--summary is the same file as PAIRS"),
-    ("filter-output-is-config", lambda d, p: F(p) + ["-o", p["cfg"], "--rejected", d / "r.tsv"], "--output is the same "
-     "file as --config"),
-    ("filter-output-is-rejected", lambda d, p: F(p) + ["-o", d / "k.tsv", "--rejected", d / "k.tsv"], "--rejected and "
-     "--output are the same file"),
-    ("filter-rejected-is-input", lambda d, p: F(p) + ["-o", d / "k.tsv", "--rejected", p["tsv"]], "--rejected is the "
-     "same file as PAIRS"),
+    ("filter-output-is-config", lambda d, p: F(p) + ["-o", p["cfg"], "--rejected", d / "r.tsv"],
+     "--output is the same file as --config"),
+    ("filter-output-is-rejected", lambda d, p: F(p) + ["-o", d / "k.tsv", "--rejected", d / "k.tsv"],
+     "--rejected and --output are the same file"),
+    ("filter-rejected-is-input", lambda d, p: F(p) + ["-o", d / "k.tsv", "--rejected", p["tsv"]],
+     "--rejected is the same file as PAIRS"),
     ("filter-output-symlink-to-input", lambda d, p: F(p) + ["-o", _symlink(p["tsv"], d / "k.tsv"), "--rejected",
                                                             d / "r.tsv"], "same file as PAIRS"),
     ("filter-config-missing", lambda d, p: ["filter", p["tsv"], "-l", "en", "-L", "de", "-c", d / "no.yaml", "-o",
@@ -211,16 +211,16 @@ CASES = [
     ("filter-config-nan",
      lambda d, p: ["filter", p["tsv"], "-l", "en", "-L", "de", "-c",
                    _write(d / "n.yaml", b"steps:\n  - {type: length_ratio, max_ratio: .nan}\n"), "-o", d / "k.tsv",
-                   "--rejected", d / "r.tsv"], "n.yaml: step 1 'length_ratio': parameter 'max_ratio' must be a number "
-                   ">= 1, got nan"),
+                   "--rejected", d / "r.tsv"],
+                   "n.yaml: step 1 'length_ratio': parameter 'max_ratio' must be a number >= 1, got nan"),
     ("filter-config-inf",
      lambda d, p: ["filter", p["tsv"], "-l", "en", "-L", "de", "-c",
                    _write(d / "n.yaml", b"steps:\n  - {type: length, max_length: .inf}\n"), "-o", d / "k.tsv",
                    "--rejected", d / "r.tsv"], "got inf"),
-    ("filter-output-proc", lambda d, p: F(p) + ["-o", "/proc/x/k.tsv", "--rejected", d / "r.tsv"], "/proc/x/k.tsv: "
-     "cannot write --output"),
-    ("filter-rejected-stdout", lambda d, p: F(p) + ["-o", d / "k.tsv", "--rejected", "-"], "--rejected -: standard "
-     "output is for the kept lines"),
+    ("filter-output-proc", lambda d, p: F(p) + ["-o", "/proc/x/k.tsv", "--rejected", d / "r.tsv"],
+     "/proc/x/k.tsv: cannot write --output"),
+    ("filter-rejected-stdout", lambda d, p: F(p) + ["-o", d / "k.tsv", "--rejected", "-"],
+     "--rejected -: standard output is for the kept lines"),
     ("filter-input-missing", lambda d, p: ["filter", d / "no.tsv", "-l", "en", "-L", "de", "-c", p["cfg"], "-o",
                                            d / "k.tsv", "--rejected", d / "r.tsv"], "no.tsv: no such file"),
     ("filter-chunk-size-0", lambda d, p: F(p) + ["-o", d / "k.tsv", "--rejected", d / "r.tsv", "--chunk-size", "0"],
@@ -239,10 +239,10 @@ CASES = [
                                      p["gold"]], "m.tsv:2: score 'inf' is not a finite number"),
     ("eval-score-text", lambda d, p: ["eval", "bucc", _write(d / "m.tsv", b"high\ta\tb\te1\td1\n"), p["gold"]],
      "m.tsv:1: score 'high' is not a number"),
-    ("eval-threshold-nan", lambda d, p: ["eval", "bucc", p["mined"], p["gold"], "--threshold", "nan"], "'nan' is not a "
-     "finite number"),
-    ("eval-mined-columns", lambda d, p: ["eval", "bucc", _write(d / "m.tsv", b"0.5\ta\tb\n"), p["gold"]], "m.tsv:1: "
-     "expected 5 tab-separated columns"),
+    ("eval-threshold-nan", lambda d, p: ["eval", "bucc", p["mined"], p["gold"], "--threshold", "nan"],
+     "'nan' is not a finite number"),
+    ("eval-mined-columns", lambda d, p: ["eval", "bucc", _write(d / "m.tsv", b"0.5\ta\tb\n"), p["gold"]],
+     "m.tsv:1: expected 5 tab-separated columns"),
     ("eval-gold-columns", lambda d, p: ["eval", "bucc", p["mined"], _write(d / "g.tsv", b"e1\td1\textra\n")],
      "g.tsv:1: expected 2 tab-separated columns"),
     ("eval-mined-missing", lambda d, p: ["eval", "bucc", d / "no.tsv", p["gold"]], "no.tsv: no such file"),
@@ -251,10 +251,10 @@ CASES = [
     # --- train -------------------------------------------------------------------------------------
     ("train-recipe-missing", lambda d, p: ["train", "--recipe", d / "no.yaml", "--train", f"en-de={p['tsv']}", "-o",
                                            d / "model"], "no.yaml"),
-    ("train-max-minutes-nan", lambda d, p: T(p) + ["-o", d / "model", "--max-minutes", "nan"], "'nan' is not a finite "
-     "number"),
-    ("train-max-minutes-inf", lambda d, p: T(p) + ["-o", d / "model", "--max-minutes", "inf"], "'inf' is not a finite "
-     "number"),
+    ("train-max-minutes-nan", lambda d, p: T(p) + ["-o", d / "model", "--max-minutes", "nan"],
+     "'nan' is not a finite number"),
+    ("train-max-minutes-inf", lambda d, p: T(p) + ["-o", d / "model", "--max-minutes", "inf"],
+     "'inf' is not a finite number"),
     ("train-output-proc", lambda d, p: T(p) + ["-o", "/proc/x/model"], "/proc/x/model: cannot write model directory"),
     ("train-output-is-file", lambda d, p: T(p) + ["-o", p["tsv"]], "pairs.tsv' is a file"),
     ("train-data-missing", lambda d, p: ["train", "--recipe", p["recipe"], "--train", f"en-de={d / 'no.tsv'}", "-o",
@@ -274,8 +274,8 @@ CASES = [
     ("scorer-max-updates-0", lambda d, p: S(p) + ["-o", d / "s", "--max-updates", "0"], "--max-updates"),
     ("scorer-one-pair", lambda d, p: ["train-scorer", "--clean", _write(d / "one.tsv", b"a\tb\n"), "-l", "en", "-L",
                                       "de", "-e", "char-ngram", "-o", d / "s"], "one.tsv: fewer than 2 usable pairs"),
-    ("scorer-third-not-synthetic", lambda d, p: S(p) + ["-o", d / "s", "--third", p["txt"]], "--third is for "
-     "--negatives synthetic"),
+    ("scorer-third-not-synthetic", lambda d, p: S(p) + ["-o", d / "s", "--third", p["txt"]],
+     "--third is for --negatives synthetic"),
 ]
 
 

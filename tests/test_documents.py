@@ -76,15 +76,15 @@ def test_read_jsonl_and_folder(tmp_path):
     assert [d.id for d in docs] == ["a", "b", "c"]
     assert docs[0].sentences == ["One.", "Two sentences here.", "A new paragraph."]
     assert docs[2].sentences == [] and docs[2].reason == "empty document"
-    assert read_documents(p, "en", segmentation="given")[0].sentences == ["One. Two sentences here.", "A new "
-                                                                          "paragraph."]
+    assert read_documents(p, "en", segmentation="given")[0].sentences == ["One. Two sentences here.",
+                                                                          "A new paragraph."]
     folder = tmp_path / "docs"
     (folder / "sub").mkdir(parents=True)
     (folder / "x.txt").write_text("Hello there. Bye.", encoding="utf-8")
     (folder / "sub" / "y.txt").write_text("Only one sentence", encoding="utf-8")
     docs = read_documents(folder, "en")
-    assert [(d.id, d.sentences) for d in docs] == [("sub/y.txt", ["Only one sentence"]), ("x.txt", ["Hello there.",
-                                                                                                    "Bye."])]
+    assert [(d.id, d.sentences) for d in docs] == [("sub/y.txt", ["Only one sentence"]),
+                                                   ("x.txt", ["Hello there.", "Bye."])]
 
 
 @pytest.mark.parametrize("content, message", [

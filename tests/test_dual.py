@@ -661,8 +661,8 @@ def test_vocab_adaptation_fits_the_words_of_text_the_student_never_met(corpus, t
                     data={"batch_size": 40, "words_weight": 2, "vocab_weight": 1}, objectives={"teacher": "char-ngram"})
     start = [r for r in train(heavy, [bt], [vocab, listed], [], tmp_path / "w", max_steps=0, progress=False).log
              if r.get("event") == "start"][0]
-    assert [(s["name"], s["per_batch"]) for s in start["streams"]] == [("en-de", 10), ("vocab de", 10), ("words de",
-                                                                                                         20)]
+    assert [(s["name"], s["per_batch"]) for s in start["streams"]] == [("en-de", 10), ("vocab de", 10),
+                                                                       ("words de", 20)]
     longer = Monotext("fr", [f"mot{i}" for i in range(30)], kind="words")      # words_ref_size: shares by length
     sized = _recipe(architecture="dan", objective="distill", model=TINY_DAN,
                     data={"batch_size": 48, "words_weight": 1, "words_ref_size": 10},
@@ -908,8 +908,8 @@ def test_dual_recipes_and_errors(tmp_path):
     r = validate_recipe({"architecture": "dan", "objective": "distill"})
     assert r["objectives"]["distill"] == 1.0 and r["objectives"]["ranking"] == 0.0
     # the hashed features' rules are HashConfig's, checked when the recipe loads
-    with pytest.raises(BisentError, match="model.cjk_n_min: must be 0 \\(off\\) or a whole number from 1 to n_min - 1 "
-                       "\\(2\\)"):
+    with pytest.raises(BisentError,
+                       match="model.cjk_n_min: must be 0 \\(off\\) or a whole number from 1 to n_min - 1 \\(2\\)"):
         validate_recipe({"architecture": "dan", "objective": "distill", "model": {"cjk_n_min": 3}})
     with pytest.raises(BisentError, match="model.n_max: \\(1\\) must be at least 'n_min' - 1 \\(3\\)"):
         validate_recipe({"architecture": "hash-transformer", "objective": "distill", "model": {"n_min": 4, "n_max": 1}})
@@ -992,8 +992,8 @@ def test_encoder_memory_benchmark_measures_a_fresh_process_per_encoder(tmp_path)
     assert len((tmp_path / "r" / "encoder_memory.jsonl").read_text().splitlines()) == 2
     with pytest.raises(SystemExit, match="no encoder to measure"):
         main(["--no-anchors", "--results", ""])
-    for bad, message in ((str(tmp_path / "nowhere"), "nowhere: no such model directory"), ("use-m4", "unknown encoder "
-                                                                                           "'use-m4'")):
+    for bad, message in ((str(tmp_path / "nowhere"), "nowhere: no such model directory"),
+                         ("use-m4", "unknown encoder 'use-m4'")):
         with pytest.raises(SystemExit, match=f"^bisent: error: .*{re.escape(message)}"):
             main(["--no-anchors", "-e", "char-ngram", "-e", bad, "--results", str(tmp_path / "r")])
     assert len((tmp_path / "r" / "encoder_memory.jsonl").read_text().splitlines()) == 2       # nothing more recorded

@@ -211,8 +211,8 @@ def test_gnome_blocks_are_paired_by_position_and_cleaned():
 
     d = Document("gnome:gnome-help/x.page", "test",
                  [Paragraph("p0", "Turn on\n  sticky keys"), Paragraph("p2", "OK"), Paragraph("p3", "Press Tab.")],
-                 [Paragraph("p0", "Klebrige Tasten\taktivieren"), Paragraph("p2", "OK!"), Paragraph("p3", "Tab "
-                                                                                                    "drücken.")])
+                 [Paragraph("p0", "Klebrige Tasten\taktivieren"), Paragraph("p2", "OK!"),
+                  Paragraph("p3", "Tab drücken.")])
     rows, removed = block_pairs([d])
     assert [(r.pid, r.src, r.tgt, r.split) for r in rows] == [
         ("p0", "Turn on sticky keys", "Klebrige Tasten aktivieren", "test"), ("p3", "Press Tab.", "Tab drücken.",
@@ -325,8 +325,8 @@ def _general_sources():
         if source != "gnome":
             return {}
         return {train_page: [f"a {lang} paragraph of three words {k}" for k in range(6)] + ["Heading"],
-                test_page: [f"held out {lang} paragraph {k}" for k in range(3)] + [f"a {lang} paragraph of three words "
-                                                                                   "0"]}
+                test_page: [f"held out {lang} paragraph {k}" for k in range(3)]
+                + [f"a {lang} paragraph of three words 0"]}
     return loader, pages
 
 

@@ -348,8 +348,8 @@ def test_report_of_a_million_pairs_stays_small(tmp_path):
 
 
 def test_filter_record_counts_and_samples():
-    rejected = [(1, "length_ratio", 2.5, "a b c", "x"), (2, "cosine", 0.1, "hello", "bye"), (4, "cosine", 0.2, "p",
-                                                                                             "q")]
+    rejected = [(1, "length_ratio", 2.5, "a b c", "x"), (2, "cosine", 0.1, "hello", "bye"),
+                (4, "cosine", 0.2, "p", "q")]
     rec = filter_record({"lines": 5, "kept": 2, "rejected": 3, "rejected_by": {"length_ratio": 1, "cosine": 2}},
                         rejected, score_step="cosine", kept_scores=np.array([0.8, 0.9]),
                         kept_texts=[("one", "eins"), ("two", "zwei")], threshold=0.3)

@@ -57,8 +57,8 @@ def test_resume_after_kill_gives_identical_bytes(tmp_path, monkeypatch):
     assert len(list((tmp_path / "run").glob("shard-*.npy"))) == 3
     monkeypatch.setattr(type(enc), "encode", real)
     encoded = []
-    monkeypatch.setattr(type(enc), "encode", lambda self, s, *a, **kw: encoded.append(len(s)) or real(self, s, *a,
-                                                                                                      **kw))
+    monkeypatch.setattr(type(enc), "encode", lambda self, s, *a, **kw: encoded.append(len(s))
+                        or real(self, s, *a, **kw))
     done = embed_file(src, "en", enc, tmp_path / "run", shard_rows=10)
     assert sum(encoded) == 57 - 30  # only the unfinished shards were embedded again
     for s_ref, s_run in zip(ref.manifest["shards"], done.manifest["shards"]):
