@@ -103,8 +103,8 @@ def _texts(paths: list[str]) -> list[str]:
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--model", required=True, help="a trained DAN directory")
-    ap.add_argument("--counts", nargs="+", required=True, help="text (.txt lines, .tsv last two columns) to count "
-                    "features on")
+    ap.add_argument("--counts", nargs="+", required=True,
+                    help="text (.txt lines, .tsv last two columns) to count features on")
     ap.add_argument("--set", dest="sets", action="append", required=True, help="DOMAIN:PAIR, e.g. gettext:en-de")
     ap.add_argument("--buckets", default="131072,65536", help="folded sizes (comma-separated; '' for none)")
     ap.add_argument("--limit", type=int, default=300)

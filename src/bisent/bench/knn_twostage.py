@@ -108,8 +108,9 @@ def main(argv=None) -> None:
                     help="exact and two-stage lists of the sampled queries only (for 1M a side: 2 × sample × n "
                          "pairs instead of n × m); no mined-pair recall, and the seconds are the sample's; vectors "
                          "streamed from the folders when --n covers them")
-    ap.add_argument("--exact-cache", default=None, help="an .npz keeping the exact anchor between runs on the same "
-                    "rows (its timing is the run that computed it)")
+    ap.add_argument("--exact-cache", default=None,
+                    help="an .npz keeping the exact anchor between runs on the same rows "
+                         "(its timing is the run that computed it)")
     add_results_option(ap)
     args = ap.parse_args(argv)
     record = Recorder("knn_twostage", args.results or None, echo=lambda line: print(line, flush=True))

@@ -47,8 +47,8 @@ def _filter_paths(kw: dict) -> dict:
 @click.option("--chunk-size", type=click.IntRange(1), default=10_000, show_default=True,
               help="Lines scored (and checkpointed) at a time.")
 @click.option("--no-resume", is_flag=True, help="Start over even if an unfinished run left a checkpoint.")
-@click.option("--progress/--no-progress", default=None, help="Show progress bars (default: on a terminal; periodic "
-              "lines otherwise).")
+@click.option("--progress/--no-progress", default=None,
+              help="Show progress bars (default: on a terminal; periodic lines otherwise).")
 @click.option("--report", type=click.Path(dir_okay=False), default=None,
               help="Also write this HTML report (and KEPT.report.json: scores, samples, calibration).")
 @click.option("--precision", type=FiniteFloat(min=0, max=1), default=None,

@@ -57,8 +57,8 @@ def _mine_paths(kw: dict) -> dict:
               help=f"Keep pairs scoring at least this; `none`: keep every pair. Default: the lowest threshold "
                    f"whose precision, estimated without gold, is {DEFAULT_PRECISION:g} "
                    f"(as --precision {DEFAULT_PRECISION:g}).")
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="Output TSV (`-`: standard "
-              "output).")
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
+              help="Output TSV (`-`: standard output).")
 @click.option("--format", "fmt", type=click.Choice(["plain", "bucc"]), default="plain", show_default=True,
               help="plain: one sentence per line; bucc: id<TAB>sentence.")
 @click.option("--line-numbers", "with_ids", is_flag=True,

@@ -296,8 +296,8 @@ def finish_filter(pairs_path, kept_path, rejected_path, summary: dict, config, s
            "estimated_precision": None if cal is None or threshold is None else round(cal.precision_at(threshold), 4)}
     out["record"] = str(rec_mod.write_record(record, f"{kept_path}{rec_mod.SUFFIX}"))
     if report:
-        out["report"] = str(render([(Path(kept_path).name, record)], report, title="bisent filter: "
-                                   f"{Path(pairs_path).name}"))
+        out["report"] = str(render([(Path(kept_path).name, record)], report,
+                                   title=f"bisent filter: {Path(pairs_path).name}"))
     return out
 
 
