@@ -1,11 +1,12 @@
 # make demo: create .venv if needed, then mine LibreOffice help (en-de) with the default encoder.
 # make test: create .venv if needed, then run the tests (slow ones excluded; `make test-slow` runs them).
+# make lint: ruff over the code (settings in pyproject.toml, [tool.ruff]).
 PYTHON ?= python3.11
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-slow bench clean-venv browser student-general general-caps docs
+.PHONY: demo test test-slow lint bench clean-venv browser student-general general-caps docs
 
 $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "make: $(PYTHON) not found (set PYTHON=...)"; exit 1; }
@@ -41,6 +42,9 @@ test: $(STAMP) $(DOCS_STAMP) browser
 
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -q -m slow
+
+lint: $(STAMP)
+	$(BIN)/ruff check src tests benchmarks research
 
 clean-venv:
 	rm -rf $(VENV)

@@ -37,7 +37,6 @@ import time
 from pathlib import Path
 
 
-
 def make_collections(tmp: Path, n_pages: int, share: float, src: str, tgt: str) -> dict:
     """Two folders of the task's pages under opaque shuffled names, ``share`` of the pages without their
     translation (half lose the target file, half the source); returns {file name: page number (1-based)}."""
@@ -154,7 +153,8 @@ def road_row(args, docs, stats, summary, n, strict, lax, n_gold, right_docs, sec
             "documents": len(docs), "collections_untranslated": args.collections,
             "threshold": summary["documents"].get("threshold"),
             "documents_matched": summary["documents"]["pairs"], "documents_matched_right": right_docs,
-            "documents_unmatched": [summary["documents"].get("unmatched_src"), summary["documents"].get("unmatched_tgt")],
+            "documents_unmatched": [summary["documents"].get("unmatched_src"),
+                                    summary["documents"].get("unmatched_tgt")],
             "src_sentences": stats["src_sentences"], "tgt_sentences": stats["tgt_sentences"], "gold_blocks": n_gold,
             "aligned_groups": summary["candidates"]["candidates"], "kept": summary["filter"]["kept"],
             "rejected_by": summary["filter"]["rejected_by"],

@@ -56,10 +56,12 @@ def main() -> None:
     keys = sorted({(p, e) for p, e, _ in rc})
     print(table(["pair", "encoder", "n"] + scores,
                 [[p, e, rc.get((p, e, "cosine"), {}).get("n", "")] +
-                 [f"{rc[(p, e, s)]['error_src_tgt']:.1f} / {rc[(p, e, s)]['error_tgt_src']:.1f}" if (p, e, s) in rc else ""
+                 [f"{rc[(p, e, s)]['error_src_tgt']:.1f} / {rc[(p, e, s)]['error_tgt_src']:.1f}" if (p, e, s) in rc
+                  else ""
                   for s in scores] for p, e in keys]))
 
-    fl = {k: r for k, r in latest(res / "filter.jsonl", lambda r: (r["pair"], r.get("encoder", ""), r.get("scorer", ""))).items()
+    fl = {k: r for k, r in latest(res / "filter.jsonl",
+                                  lambda r: (r["pair"], r.get("encoder", ""), r.get("scorer", ""))).items()
           if "ap" in r and r.get("scorer") != "mlp"}  # "mlp": early records, before the negatives were named
     print("\n### Filtering (average precision; % of a noise kind above the median clean pair)\n")
     kinds = ["misaligned", "neighbour", "untranslated", "third_language", "truncated", "glued"]
@@ -142,7 +144,7 @@ def by_domain(res: Path) -> None:
                                         or [""] * 5)
                  + [f"{r['max_abs_error']:.1f}" if r["max_abs_error"] is not None else r.get("note", "")]
                  for (p, sp, e, st, est), r in sorted(cb.items())]))
-    from align_tables import main as align_tables   # sentence alignment, its speed, the road
+    from align_tables import main as align_tables  # sentence alignment, its speed, the road
     align_tables(res)
     pa = latest(res / "pairs.jsonl", lambda r: (r["pair"], r["encoder"], r["score"]))
     print("\n### Parallel vs sampled (Zhang et al. 2016 Table 2: accuracy %, 5 evaluations x 3 samples, min-max)\n")

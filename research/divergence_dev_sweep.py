@@ -94,7 +94,8 @@ def main() -> None:
             bs, bt = sentence_boundaries(e.src), sentence_boundaries(e.tgt)
             for c in costs:
                 cs, ct = np.where(bs, 0.0, c), np.where(bt, 0.0, c)
-                C = T - cs[:, None, None, None] - cs[None, :, None, None] - ct[None, None, :, None] - ct[None, None, None, :]
+                C = (T - cs[:, None, None, None] - cs[None, :, None, None] - ct[None, None, :, None]
+                     - ct[None, None, None, :])
                 p, q, a, b = (int(x) for x in np.unravel_index(int(np.argmax(C)), C.shape))
                 removed = I + J - (q - p) - (b - a)
                 if removed:
@@ -114,10 +115,12 @@ def main() -> None:
                 else:
                     n[outcome(e, x[0]) if cutting else "left whole"] += 1
             glued = sum(n.values())
-            print(json.dumps({"pair": args.pair, "split": "dev", "model": args.model, "tau": args.tau, "boundary_cost": c,
+            print(json.dumps({"pair": args.pair, "split": "dev", "model": args.model, "tau": args.tau,
+                              "boundary_cost": c,
                               "min_word_gain": g, "glued": glued, "clean": clean,
                               "restored_exactly": round(n["exact"] / glued, 4), "clean_cut": round(cut / clean, 4),
-                              "glued_outcomes": {k: round(v / glued, 4) for k, v in sorted(n.items()) if k != "exact"}}),
+                              "glued_outcomes": {k: round(v / glued, 4) for k, v in sorted(n.items())
+                                                 if k != "exact"}}),
                   flush=True)
 
 

@@ -20,10 +20,10 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
+from bisent.bench.recover import miss_fields
 from bisent.encoders.base import l2_normalise
 from bisent.errors import BisentError
 from bisent.evaluate import pairs_fingerprint, recovery_misses, sample_distinct_pairs
-from bisent.bench.recover import miss_fields
 
 #: the out-of-domain and LibreOffice sets of the general student's tables (benchmarks/README.md), as DOMAIN:en-XX
 SETS = tuple(f"{d}:en-{p}" for d, ps in (

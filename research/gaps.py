@@ -1,9 +1,9 @@
 """How far encoders are from a reference (use-m3) on every recovery set: the out-of-domain check.
 
 Reads ``recover.jsonl`` records (``bisent bench recover ... -e use-m3 -e MODEL``), takes each encoder's latest
-per (domain, pair) for one score (CSLS) beside use-m3's on the same pairs, and per encoder reports over the directions where both ran:
-the mean error, the directions more than ``--points`` behind the reference, the points behind summed over
-the directions where it is behind, and, from the records' item-by-item comparison (``paired_*``, in
+per (domain, pair) for one score (CSLS) beside use-m3's on the same pairs, and per encoder reports over the directions
+where both ran: the mean error, the directions more than ``--points`` behind the reference, the points behind summed
+over the directions where it is behind, and, from the records' item-by-item comparison (``paired_*``, in
 records that have them), how many directions it is significantly behind or ahead (exact sign test, p < 0.05).
 A set of 300 items moves a third of a point per item, so "more than 1 point behind" on one set can be
 three items of noise; the paired columns say which gaps the sets can tell apart. ``--resample N`` says how

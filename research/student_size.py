@@ -27,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
+from bisent.bench.common import Recorder, add_results_option
 from bisent.datasets.domains import split_pairs
 from bisent.encoders import get_encoder
 from bisent.evaluate import recovery_error, sample_distinct_pairs
@@ -34,7 +35,6 @@ from bisent.io import iter_raw_lines, read_lines
 from bisent.models import modeldir
 from bisent.models.dan import hash_config
 from bisent.models.hashing import HashConfig, HashFeaturizer
-from bisent.bench.common import Recorder, add_results_option
 
 
 def bucket_counts(config: HashConfig, texts: list[str], block: int = 4096) -> np.ndarray:
@@ -103,7 +103,8 @@ def _texts(paths: list[str]) -> list[str]:
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--model", required=True, help="a trained DAN directory")
-    ap.add_argument("--counts", nargs="+", required=True, help="text (.txt lines, .tsv last two columns) to count features on")
+    ap.add_argument("--counts", nargs="+", required=True,
+                    help="text (.txt lines, .tsv last two columns) to count features on")
     ap.add_argument("--set", dest="sets", action="append", required=True, help="DOMAIN:PAIR, e.g. gettext:en-de")
     ap.add_argument("--buckets", default="131072,65536", help="folded sizes (comma-separated; '' for none)")
     ap.add_argument("--limit", type=int, default=300)
@@ -132,7 +133,8 @@ def main(argv=None) -> None:
             e_st, e_ts = recovery_error(x, y, "csls", 4)
             record({"bench": "student_size", "model": str(src), "variant": name, "encoder": enc.name,
                     "encoder_id": enc.id, "domain": domain, "pair": pair, "n": len(pairs), "score": "csls",
-                    "buckets": None if d is None else json.loads((Path(d) / "config.json").read_text())["model"]["buckets"],
+                    "buckets": None if d is None
+                    else json.loads((Path(d) / "config.json").read_text())["model"]["buckets"],
                     "dir_mb": None if d is None else dir_mb(d),
                     "error_src_tgt": round(100 * e_st, 2), "error_tgt_src": round(100 * e_ts, 2)})
 

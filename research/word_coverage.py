@@ -20,11 +20,11 @@ from pathlib import Path
 
 import numpy as np
 
+from bisent.bench.common import Recorder, add_results_option, run_encoders
+from bisent.bench.recover import encoder_misses
 from bisent.errors import BisentError
 from bisent.evaluate import paired_gap, pairs_fingerprint, sample_distinct_pairs
 from bisent.io import read_lines, read_tsv
-from bisent.bench.common import Recorder, add_results_option, run_encoders
-from bisent.bench.recover import encoder_misses
 
 WORD = re.compile(r"\w+")
 #: lower bounds of the strata: 0 (no word of the item's rarest in the collection), 1-4, 5-49, 50 and more

@@ -160,10 +160,9 @@ CASES = [
 def div_model(tmp_path_factory) -> Path:
     """A divergence model directory trained for one step on the toy task (its quality does not matter here)."""
     pytest.importorskip("torch")
-    from divergence_toys import TOY, toy_bitext
-
     from bisent.training.loop import train
     from bisent.training.recipe import validate_recipe
+    from divergence_toys import TOY, toy_bitext
 
     out = tmp_path_factory.mktemp("div") / "model"
     train(validate_recipe({**TOY, "train": {"max_steps": 1, "log_every": 1}}), [toy_bitext(40, 0)], [], [], out,

@@ -8,8 +8,8 @@ import pytest
 
 from bisent.bench import TASKS, task_module
 from bisent.bench.common import Recorder, run_encoders
-from bisent.evaluate import average_precision
 from bisent.datasets.noise import NOISE_KINDS, make_noisy_set
+from bisent.evaluate import average_precision
 
 pytestmark = pytest.mark.skipif(shutil.which("apt-get") is None, reason="needs apt-get for Debian's packages")
 
@@ -183,8 +183,8 @@ _GENERAL_DE = [
 
 
 def test_curve_data_nested_sets_and_errors(tmp_path):
-    from curve_data import main, nested_sets, read_rows
     from bisent.errors import BisentError
+    from curve_data import main, nested_sets, read_rows
 
     src = tmp_path / "train.en-de.tsv"
     src.write_text("".join("\t".join(r) + "\n" for r in _GENERAL_DE), encoding="utf-8")

@@ -15,7 +15,6 @@ from bisent.errors import BisentError  # noqa: E402
 from bisent.training import checkpoint  # noqa: E402
 from bisent.training.loop import train  # noqa: E402
 from bisent.training.recipe import load_recipe, validate_recipe  # noqa: E402
-
 from test_training import bitext, cipher_corpus  # noqa: E402
 
 RECIPE = {"architecture": "dan", "model": {"buckets": 2048, "embed_dim": 16, "hidden": [16], "dim": 16},
@@ -142,7 +141,8 @@ def test_config_keys_unknown_or_missing_give_one_line(tmp_path):
     save_dual(DAN(dim=8, buckets=1024, embed_dim=8, hidden=[8]), tmp_path / "m")
     cfg_path = tmp_path / "m" / "config.json"
     good = json.loads(cfg_path.read_text())
-    for change, word in (({"colour": "red"}, "unknown key(s) colour"), ({"embed_dim": None}, "missing key(s) embed_dim")):
+    for change, word in (({"colour": "red"}, "unknown key(s) colour"),
+                         ({"embed_dim": None}, "missing key(s) embed_dim")):
         hp = {k: v for k, v in {**good["model"], **change}.items() if v is not None}
         cfg_path.write_text(json.dumps({**good, "model": hp}))
         with pytest.raises(BisentError) as e:

@@ -35,9 +35,13 @@ PAGE_A = """<!DOCTYPE html>
 into a <a href="elsewhere.html">frobnicated</a>&nbsp;one&#8212;quickly.</p>
 <p id="par_id300" class="paragraph"><img src="icon.svg" alt="Icon text is not text"></p>
 <p class="paragraph">A paragraph without an id is not collected.</p>
-<p id="par_id400" class="paragraph">Press <span id="sw1" class="switchinline"><span hidden="true" id="MACtext1" class="MAC">Cmd</span><span hidden="true" id="defaulttext1">Ctrl</span></span>+K to<br>continue.</p>
-<p id="par_id500" class="paragraph">See <span id="sw2" class="switchinline"><span hidden="true" id="WRITERtext2" class="WRITER">the writer page</span><span hidden="true" id="CALCtext2" class="CALC">the calc page</span></span> now.</p>
-<span id="sw3" class="switch"><span hidden="true" id="WINtext3" class="WIN"><h2 id="hd_id600">Only on one platform</h2></span></span>
+<p id="par_id400" class="paragraph">Press <span id="sw1" class="switchinline"><span hidden="true" id="MACtext1"
+class="MAC">Cmd</span><span hidden="true" id="defaulttext1">Ctrl</span></span>+K to<br>continue.</p>
+<p id="par_id500" class="paragraph">See <span id="sw2" class="switchinline"><span hidden="true" id="WRITERtext2"
+class="WRITER">the writer page</span><span hidden="true" id="CALCtext2"
+class="CALC">the calc page</span></span> now.</p>
+<span id="sw3" class="switch"><span hidden="true" id="WINtext3"
+class="WIN"><h2 id="hd_id600">Only on one platform</h2></span></span>
 <div class="embedded"><p id="par_id200" class="paragraph">An embedded repeat of an id.</p></div>
 <p id="bm_id700">Bookmarks are not paragraphs.</p>
 </div></body></html>

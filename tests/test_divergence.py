@@ -10,15 +10,30 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from bisent.divergence import (ClassIndex, Cut, DiceAligner, WordClasses, aggregate, best_cuts, cut_score,  # noqa: E402
-                               edge_costs, insert, paired, ratio_ok, repair_pair, replace, sentence_boundaries,
-                               tokenize, unpaired, word_accuracy)
+from bisent.divergence import (  # noqa: E402
+    ClassIndex,
+    Cut,
+    DiceAligner,
+    WordClasses,
+    aggregate,
+    best_cuts,
+    cut_score,
+    edge_costs,
+    insert,
+    paired,
+    ratio_ok,
+    repair_pair,
+    replace,
+    sentence_boundaries,
+    tokenize,
+    unpaired,
+    word_accuracy,
+)
 from bisent.models.divergence import aggregate as torch_aggregate  # noqa: E402
 from bisent.training.loop import train  # noqa: E402
 from bisent.training.objectives.divergence import word_loss  # noqa: E402
 from bisent.training.recipe import validate_recipe  # noqa: E402
 from divergence_toys import TOY, toy_bitext, toy_pairs  # noqa: E402
-
 
 # --- Eq. 2-3 against a direct transcription ---------------------------------------------------------
 
@@ -383,8 +398,8 @@ def test_repair_step_in_a_pipeline_rewrites_the_pair(toy_model):
 def test_repair_step_default_cuts_a_glued_sentence_only(monkeypatch):
     """The step's default shape (STEP_DEFAULTS): a glued sentence is cut, a truncated translation is left whole
     for the length-ratio rule; with every shape allowed (as `bisent repair`) the truncated pair is cut too."""
-    from bisent.filtering import FilterPipeline
     from bisent.errors import BisentError
+    from bisent.filtering import FilterPipeline
     from bisent.filtering import repair as repair_step
 
     glued = ("s1 s2 s3 s4 .", "t1 t2 t3 t4 . y1 y2 y3 .")

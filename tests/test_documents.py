@@ -10,10 +10,10 @@ import pytest
 
 from bisent.cli import main
 from bisent.documents import Document, SentenceAvg, mine_documents, read_documents, sentence_sums, write_matches
-from bisent.evaluate import precision_at, retrieval_p_at_n
 from bisent.encoders import get_encoder
 from bisent.encoders.base import Encoder
 from bisent.errors import BisentError
+from bisent.evaluate import precision_at, retrieval_p_at_n
 
 
 class TinyEncoder(Encoder):
@@ -55,8 +55,10 @@ def test_retrieval_p_at_n_matches_brute_force():
     t = b[b_gold] @ a.T
     bwd_rank = np.argsort(-t, axis=1)
     for n in (1, 3, 10):
-        assert got[f"p@{n}_src_tgt"] == round(100 * float(np.mean([(fwd_rank[i, :n] == b_gold[i]).any() for i in range(len(a_gold))])), 2)
-        assert got[f"p@{n}_tgt_src"] == round(100 * float(np.mean([(bwd_rank[i, :n] == a_gold[i]).any() for i in range(len(a_gold))])), 2)
+        assert got[f"p@{n}_src_tgt"] == round(100 * float(np.mean([(fwd_rank[i, :n] == b_gold[i]).any()
+                                                                   for i in range(len(a_gold))])), 2)
+        assert got[f"p@{n}_tgt_src"] == round(100 * float(np.mean([(bwd_rank[i, :n] == a_gold[i]).any()
+                                                                   for i in range(len(a_gold))])), 2)
 
 
 # --- reading documents ------------------------------------------------------------------------------------
@@ -74,13 +76,15 @@ def test_read_jsonl_and_folder(tmp_path):
     assert [d.id for d in docs] == ["a", "b", "c"]
     assert docs[0].sentences == ["One.", "Two sentences here.", "A new paragraph."]
     assert docs[2].sentences == [] and docs[2].reason == "empty document"
-    assert read_documents(p, "en", segmentation="given")[0].sentences == ["One. Two sentences here.", "A new paragraph."]
+    assert read_documents(p, "en", segmentation="given")[0].sentences == ["One. Two sentences here.",
+                                                                          "A new paragraph."]
     folder = tmp_path / "docs"
     (folder / "sub").mkdir(parents=True)
     (folder / "x.txt").write_text("Hello there. Bye.", encoding="utf-8")
     (folder / "sub" / "y.txt").write_text("Only one sentence", encoding="utf-8")
     docs = read_documents(folder, "en")
-    assert [(d.id, d.sentences) for d in docs] == [("sub/y.txt", ["Only one sentence"]), ("x.txt", ["Hello there.", "Bye."])]
+    assert [(d.id, d.sentences) for d in docs] == [("sub/y.txt", ["Only one sentence"]),
+                                                   ("x.txt", ["Hello there.", "Bye."])]
 
 
 @pytest.mark.parametrize("content, message", [
@@ -93,7 +97,8 @@ def test_read_jsonl_and_folder(tmp_path):
 def test_bad_documents_are_one_line_errors(tmp_path, content, message):
     p = tmp_path / "d.jsonl"
     p.write_text(content, encoding="utf-8")
-    with pytest.raises(BisentError, match="^" + str(tmp_path).replace("\\", "\\\\") + "/" + message.replace("(", r"\(")):
+    with pytest.raises(BisentError, match="^" + str(tmp_path).replace("\\", "\\\\") + "/" + message.replace("(",
+                                                                                                            r"\(")):
         read_documents(p, "en")
 
 
@@ -161,8 +166,10 @@ def test_mine_documents_accounts_for_every_source(tmp_path):
 
 def test_cli_docs_mine_and_eval(tmp_path, capsys):
     topics = ["printer paper tray", "network cable router", "formula cell sum", "font size bold"]
-    _jsonl(tmp_path / "en.jsonl", [{"id": f"e{i}", "text": f"The {t} guide. More on {t}."} for i, t in enumerate(topics)])
-    _jsonl(tmp_path / "de.jsonl", [{"id": f"d{i}", "text": f"Die {t} Anleitung. Mehr zu {t}."} for i, t in enumerate(topics)])
+    _jsonl(tmp_path / "en.jsonl", [{"id": f"e{i}", "text": f"The {t} guide. More on {t}."}
+                                   for i, t in enumerate(topics)])
+    _jsonl(tmp_path / "de.jsonl", [{"id": f"d{i}", "text": f"Die {t} Anleitung. Mehr zu {t}."}
+                                   for i, t in enumerate(topics)])
     (tmp_path / "gold.tsv").write_text("".join(f"e{i}\td{i}\ttest\n" for i in range(4)), encoding="utf-8")
     out = tmp_path / "pairs.tsv"
     assert main(["docs", "mine", tmp_path / "en.jsonl", tmp_path / "de.jsonl", "-l", "en", "-L", "de",

@@ -15,7 +15,7 @@ torch = pytest.importorskip("torch")
 from bisent.encoders import get_encoder  # noqa: E402
 from bisent.encoders.trained import load_model_dir  # noqa: E402
 from bisent.errors import BisentError  # noqa: E402
-from bisent.models.dual import Adapter, DAN, HashTransformer, TorchDualEncoder, load_dual, save_dual  # noqa: E402
+from bisent.models.dual import DAN, Adapter, HashTransformer, TorchDualEncoder, load_dual, save_dual  # noqa: E402
 from bisent.models.hashing import CYRILLIC_LATIN, HashFeaturizer, _transliterate  # noqa: E402
 from bisent.training import checkpoint  # noqa: E402
 from bisent.training.data import Monotext  # noqa: E402
@@ -23,7 +23,6 @@ from bisent.training.loop import train  # noqa: E402
 from bisent.training.objectives.distill import contrast_loss, distill_loss  # noqa: E402
 from bisent.training.objectives.guo2019 import duplicate_mask, ranking_loss  # noqa: E402
 from bisent.training.recipe import load_recipe, validate_recipe  # noqa: E402
-
 from test_training import bitext, cipher_corpus  # noqa: E402
 
 TINY_DAN = {"buckets": 4096, "embed_dim": 32, "hidden": [64]}
@@ -53,7 +52,8 @@ def corpus():
 # --- Eq. 1-2 ------------------------------------------------------------------------------------------
 
 def eq1_direct(x, y, m, s=1.0, extra=None, masked=()):
-    """Eq. 1 written out term by term: -1/K sum_i log e^{s(x_i.y_i - m)} / (e^{s(x_i.y_i - m)} + sum_{k != i} e^{s x_i.y_k})."""
+    """Eq. 1 written out term by term:
+    -1/K sum_i log e^{s(x_i.y_i - m)} / (e^{s(x_i.y_i - m)} + sum_{k != i} e^{s x_i.y_k})."""
     K = len(x)
     total = 0.0
     for i in range(K):
@@ -351,11 +351,12 @@ def test_int8_tables_quarter_the_table_and_load_as_float32(tmp_path, monkeypatch
     b = load_model_dir(tmp_path / "q8").encode(_texts(), "en", cache=False)
     np.testing.assert_allclose(b, a, atol=3e-2)
     assert (a * b).sum(1).min() > 0.999                                                    # unit rows, same direction
-    model2, _ = load_dual(tmp_path / "q8")                                                  # the torch path reads it too
+    model2, _ = load_dual(tmp_path / "q8")                                                 # the torch path reads it too
     assert torch.allclose(model2.state_dict()["embed.weight"], torch.from_numpy(back["embed.weight"]))
     # a scale missing from a hand-edited file is a one-line error, not a traceback
     from safetensors.numpy import save_file
-    save_file({k: v for k, v in stored.items() if not k.endswith(".int8_scale")}, str(tmp_path / "q8" / "model.safetensors"))
+    save_file({k: v for k, v in stored.items() if not k.endswith(".int8_scale")},
+              str(tmp_path / "q8" / "model.safetensors"))
     with pytest.raises(BisentError, match="model.safetensors: corrupt safetensors file .*int8_scale"):
         load_model_dir(tmp_path / "q8")
 
@@ -553,7 +554,7 @@ def test_contrast_hard_adds_each_texts_teacher_neighbour_mined_once(corpus, tmp_
     the term, mined once and read back from the cache by the next run, which then trains the same."""
     monkeypatch.setenv("BISENT_EMBED_CACHE", str(tmp_path / "emb"))
     train_rows, _ = corpus
-    monos = [Monotext("de", [r["de"] for r in train_rows[120:]] * 2)]              # every text twice: copies not negatives
+    monos = [Monotext("de", [r["de"] for r in train_rows[120:]] * 2)]           # every text twice: copies not negatives
     recipe = _recipe(architecture="dan", objective="distill", model=TINY_DAN, data={"batch_size": 32},
                      objectives={"teacher": "char-ngram", "contrast": 1.0, "contrast_hard": True, "ranking": 0.1,
                                  "hard_negatives": True, "hard_source": "teacher"},
@@ -570,7 +571,8 @@ def test_contrast_hard_adds_each_texts_teacher_neighbour_mined_once(corpus, tmp_
     from safetensors.numpy import load_file
     ids = {t: i for i, t in enumerate(dict.fromkeys(monos[0].sentences))}
     mined = [j for j in (load_file(str(f))["hard.0"] for f in hard) if len(j) == len(monos[0].sentences)]
-    assert len(mined) == 1 and all(ids[monos[0].sentences[a]] != ids[monos[0].sentences[b]] for a, b in enumerate(mined[0]))
+    assert len(mined) == 1 and all(ids[monos[0].sentences[a]] != ids[monos[0].sentences[b]]
+                                   for a, b in enumerate(mined[0]))
 
 
 def test_monolingual_text_mixes_with_bitext_in_distillation_and_is_refused_without_a_teacher(corpus, tmp_path):
@@ -659,10 +661,12 @@ def test_vocab_adaptation_fits_the_words_of_text_the_student_never_met(corpus, t
                     data={"batch_size": 40, "words_weight": 2, "vocab_weight": 1}, objectives={"teacher": "char-ngram"})
     start = [r for r in train(heavy, [bt], [vocab, listed], [], tmp_path / "w", max_steps=0, progress=False).log
              if r.get("event") == "start"][0]
-    assert [(s["name"], s["per_batch"]) for s in start["streams"]] == [("en-de", 10), ("vocab de", 10), ("words de", 20)]
+    assert [(s["name"], s["per_batch"]) for s in start["streams"]] == [("en-de", 10), ("vocab de", 10),
+                                                                       ("words de", 20)]
     longer = Monotext("fr", [f"mot{i}" for i in range(30)], kind="words")      # words_ref_size: shares by length
     sized = _recipe(architecture="dan", objective="distill", model=TINY_DAN,
-                    data={"batch_size": 48, "words_weight": 1, "words_ref_size": 10}, objectives={"teacher": "char-ngram"})
+                    data={"batch_size": 48, "words_weight": 1, "words_ref_size": 10},
+                    objectives={"teacher": "char-ngram"})
     start = [r for r in train(sized, [bt], [listed, longer], [], tmp_path / "z", max_steps=0, progress=False).log
              if r.get("event") == "start"][0]
     assert [(s["name"], s["per_batch"]) for s in start["streams"]] == [("en-de", 6), ("words de", 24), ("words fr", 18)]
@@ -697,7 +701,8 @@ def test_domain_weights_split_a_pair_into_domain_streams_and_every_row_stays(cor
     train_rows, _ = corpus
     doms = ["ui"] * 60 + ["help"] * 150 + ["dict"] * 29 + ["odd"]
     (tmp_path / "train.en-de.tsv").write_text("".join(f"{d}:src{i % 3}\t{i}\t{r['en']}\t{r['de']}\n"
-                                                      for i, (d, r) in enumerate(zip(doms, train_rows))), encoding="utf-8")
+                                                      for i, (d, r) in enumerate(zip(doms, train_rows))),
+                                                      encoding="utf-8")
     bt = resolve_bitext(str(tmp_path / "train.en-de.tsv"))
     assert bt.domains == doms
     recipe = _recipe(architecture="dan", objective="distill", model=TINY_DAN, data={"batch_size": 32,
@@ -711,7 +716,8 @@ def test_domain_weights_split_a_pair_into_domain_streams_and_every_row_stays(cor
                               max_steps=2, progress=False).log if r.get("event") == "start"][0]
     assert [(s["name"], s["per_batch"]) for s in start["streams"]] == [("en-de ui", 4), ("en-de help", 8),
                                                                        ("en-de dict", 4), ("mono de", 16)]
-    assert [s.name for s in pair_specs([bt], _recipe(architecture="dan", objective="distill", model=TINY_DAN))] == ["en-de"]
+    assert [s.name for s in pair_specs([bt], _recipe(architecture="dan", objective="distill",
+                                                     model=TINY_DAN))] == ["en-de"]
     sqrt = pair_specs([bt], _recipe(architecture="dan", objective="distill", model=TINY_DAN,
                                     data={"domain_temperature": 2}))                       # shares as sqrt(rows)
     assert [(s.name, round(s.weight, 4)) for s in sqrt] == [
@@ -736,7 +742,8 @@ def test_stream_domains_take_a_domain_out_of_its_pair_into_a_stream_of_its_own(c
     train_rows, _ = corpus
     doms = ["ui"] * 100 + ["lexicon"] * 40 + ["help"] * 100
     (tmp_path / "train.en-de.tsv").write_text("".join(f"{d}:src\t{i}\t{r['en']}\t{r['de']}\n"
-                                                      for i, (d, r) in enumerate(zip(doms, train_rows))), encoding="utf-8")
+                                                      for i, (d, r) in enumerate(zip(doms, train_rows))),
+                                                      encoding="utf-8")
     bt = resolve_bitext(str(tmp_path / "train.en-de.tsv"))
 
     def specs(**data):
@@ -901,13 +908,15 @@ def test_dual_recipes_and_errors(tmp_path):
     r = validate_recipe({"architecture": "dan", "objective": "distill"})
     assert r["objectives"]["distill"] == 1.0 and r["objectives"]["ranking"] == 0.0
     # the hashed features' rules are HashConfig's, checked when the recipe loads
-    with pytest.raises(BisentError, match="model.cjk_n_min: must be 0 \\(off\\) or a whole number from 1 to n_min - 1 \\(2\\)"):
+    with pytest.raises(BisentError,
+                       match="model.cjk_n_min: must be 0 \\(off\\) or a whole number from 1 to n_min - 1 \\(2\\)"):
         validate_recipe({"architecture": "dan", "objective": "distill", "model": {"cjk_n_min": 3}})
     with pytest.raises(BisentError, match="model.n_max: \\(1\\) must be at least 'n_min' - 1 \\(3\\)"):
         validate_recipe({"architecture": "hash-transformer", "objective": "distill", "model": {"n_min": 4, "n_max": 1}})
     with pytest.raises(BisentError, match="model.buckets: must be below 2\\*\\*32"):
         validate_recipe({"architecture": "dan", "objective": "distill", "model": {"buckets": 2 ** 33}})
-    assert validate_recipe({"architecture": "dan", "objective": "distill", "model": {"cjk_n_min": 2}})["model"]["cjk_n_min"] == 2
+    assert validate_recipe({"architecture": "dan", "objective": "distill",
+                            "model": {"cjk_n_min": 2}})["model"]["cjk_n_min"] == 2
 
 
 def test_cli_trains_a_dual_encoder_from_the_dataset_tsv(corpus, tmp_path, monkeypatch):
@@ -983,7 +992,8 @@ def test_encoder_memory_benchmark_measures_a_fresh_process_per_encoder(tmp_path)
     assert len((tmp_path / "r" / "encoder_memory.jsonl").read_text().splitlines()) == 2
     with pytest.raises(SystemExit, match="no encoder to measure"):
         main(["--no-anchors", "--results", ""])
-    for bad, message in ((str(tmp_path / "nowhere"), "nowhere: no such model directory"), ("use-m4", "unknown encoder 'use-m4'")):
+    for bad, message in ((str(tmp_path / "nowhere"), "nowhere: no such model directory"),
+                         ("use-m4", "unknown encoder 'use-m4'")):
         with pytest.raises(SystemExit, match=f"^bisent: error: .*{re.escape(message)}"):
             main(["--no-anchors", "-e", "char-ngram", "-e", bad, "--results", str(tmp_path / "r")])
     assert len((tmp_path / "r" / "encoder_memory.jsonl").read_text().splitlines()) == 2       # nothing more recorded

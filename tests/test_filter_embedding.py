@@ -13,8 +13,17 @@ import pytest
 from bisent.cli import main
 from bisent.encoders import get_encoder
 from bisent.errors import BisentError
-from bisent.filtering import (FilterPipeline, MLPScorer, Step, background_sample, edit_config, filter_file,
-                              rank_scores, register_step, train_scorer)
+from bisent.filtering import (
+    FilterPipeline,
+    MLPScorer,
+    Step,
+    background_sample,
+    edit_config,
+    filter_file,
+    rank_scores,
+    register_step,
+    train_scorer,
+)
 from bisent.filtering.negatives import choose_negatives, parse_strategy, random_pairing, synthetic_noise, worst_band
 
 ENC = "char-ngram"

@@ -17,12 +17,26 @@ import numpy as np
 import pytest
 
 from bisent.errors import BisentError
+from bisent.filtering import (
+    DebrisFilter,
+    DuplicateFilter,
+    EmptyFilter,
+    FilterPipeline,
+    LanguageIdFilter,
+    LengthFilter,
+    LengthRatioFilter,
+    NormalisedDuplicateFilter,
+    NumbersFilter,
+    OverlapFilter,
+    ScriptFilter,
+    Selection,
+    Step,
+    filter_file,
+    langid,
+    parse_row,
+    register_step,
+)
 from bisent.io import compress_like, open_binary
-from bisent.filtering import (DebrisFilter, DuplicateFilter, EmptyFilter, FilterPipeline, LanguageIdFilter,
-                              LengthFilter, LengthRatioFilter, NormalisedDuplicateFilter, NumbersFilter,
-                              OverlapFilter, ScriptFilter, Selection, Step, filter_file, parse_row,
-                              register_step)
-from bisent.filtering import langid
 from bisent.recipes import resolve as resolve_recipe
 
 RECIPE = resolve_recipe("filter-default")

@@ -319,7 +319,8 @@ def test_divergence_repair_and_training_read_tmx_and_moses(tmp_path):
     assert re.fullmatch(r"unit 1 \(line \d+\): bad_unit:no_target", got[0][2])
     moses = new_bitext("moses", "xa", "xb", pairs)
     write_bitext([tmp_path / "toy.xa", tmp_path / "toy.xb"], moses, moses.units)
-    assert list(read_pairs([tmp_path / "toy.xa", tmp_path / "toy.xb"])) == [(i, p, None) for i, p in enumerate(pairs, 1)]
+    assert list(read_pairs([tmp_path / "toy.xa", tmp_path / "toy.xb"])) == [(i, p, None) for i, p in enumerate(pairs,
+                                                                                                               1)]
     (tmp_path / "four.tsv").write_text("".join(f"d\tid{i}\t{s}\t{t}\n" for i, (s, t) in enumerate(pairs)))
     assert [p for _, p, _ in read_pairs(tmp_path / "four.tsv", columns="3,4")] == pairs
     assert read_training_bitext(tmp_path / "toy.tmx", "xa", "xb").pairs == pairs

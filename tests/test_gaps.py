@@ -4,9 +4,9 @@ import json
 
 import pytest
 
-from gaps import gaps, load_records, main
 from bisent.errors import BisentError
 from bisent.evaluate import paired_gap
+from gaps import gaps, load_records, main
 
 
 def _rec(enc, domain, pair, st, ts, score="csls", paired=None):
@@ -140,13 +140,15 @@ def test_resampling_needs_item_by_item_counts(results, tmp_path, capsys):
 def test_recommend_keeps_the_reference_where_the_encoder_is_behind_in_either_direction(results, capsys):
     from gaps import recommend
 
-    recs = {(r["domain"], r["pair"]): r for r in recommend(gaps(load_records([results]), "S", exclude_domains=())["rows"])}
+    recs = {(r["domain"], r["pair"]): r for r in recommend(gaps(load_records([results]), "S",
+                                                                exclude_domains=())["rows"])}
     assert recs[("gnome", "en-de")]["use"] == "reference"                  # en->de 1.33 behind (not significant)
     assert recs[("gnome", "en-de")]["why"].startswith("behind: en->de +1.33")
     assert recs[("dict", "en-it")]["use"] == "this"                        # 12 ahead significantly, 0.5 behind
     assert recs[("dict", "en-it")]["why"] == "ahead, significantly: en->it"
     assert recs[("libreoffice", "en-de")]["use"] == "reference" and ("gettext", "en-fr") not in recs
-    assert recommend(gaps(load_records([results]), "S", points=2.0)["rows"], points=2.0)[1]["why"] == "within 2 point(s)"
+    assert recommend(gaps(load_records([results]), "S", points=2.0)["rows"],
+                     points=2.0)[1]["why"] == "within 2 point(s)"
     main(["-e", "S", "--results", str(results), "--recommend"])
     table = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("|")]
     assert table[0] == "| domain | pair | n | use-m3 | S | use | why |" and len(table) == 2 + 3

@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from bisent.training.lexicon import mine_lexicon, write_lexicons
 from bisent.encoders import get_encoder
 from bisent.errors import BisentError
 from bisent.training.data import resolve_bitext
+from bisent.training.lexicon import mine_lexicon, write_lexicons
 
 EN = ["house", "dog", "water", "bread", "tree", "window", "mountain", "cheese", "laugh", "river", "moon", "radio"]
 IT = ["fiume", "cane", "pane", "finestra", "ridere", "albero", "acqua", "luna", "montagna", "formaggio", "casa",

@@ -175,7 +175,8 @@ def test_reverse_dictionary_entries_turn_round_without_pronunciation_tags_or_lab
     rows = [(w, s, e - s) for w, s, e in zip(heads, starts, starts[1:] + [len(body)])]
     removed = dict.fromkeys(freedict.REMOVAL_REASONS, 0)
     pairs = freedict.reverse_dictionary_pairs(_index(rows), body, "fra-eng", removed)
-    assert [(p.src, p.tgt, p.split) for p in pairs] == [("join", "accoupler", "train"), ("to nail", "打付ける", "train")]
+    assert [(p.src, p.tgt, p.split) for p in pairs] == [("join", "accoupler", "train"),
+                                                         ("to nail", "打付ける", "train")]
     assert removed["no_translation"] == 1 and removed["identical"] == 1       # a label only; a name
     with pytest.raises(BisentError, match="no FreeDict dictionary into English read for 'xx'"):
         freedict.load_reverse_pairs("en", "xx")
@@ -210,10 +211,12 @@ def test_gnome_blocks_are_paired_by_position_and_cleaned():
 
     d = Document("gnome:gnome-help/x.page", "test",
                  [Paragraph("p0", "Turn on\n  sticky keys"), Paragraph("p2", "OK"), Paragraph("p3", "Press Tab.")],
-                 [Paragraph("p0", "Klebrige Tasten\taktivieren"), Paragraph("p2", "OK!"), Paragraph("p3", "Tab drücken.")])
+                 [Paragraph("p0", "Klebrige Tasten\taktivieren"), Paragraph("p2", "OK!"),
+                  Paragraph("p3", "Tab drücken.")])
     rows, removed = block_pairs([d])
     assert [(r.pid, r.src, r.tgt, r.split) for r in rows] == [
-        ("p0", "Turn on sticky keys", "Klebrige Tasten aktivieren", "test"), ("p3", "Press Tab.", "Tab drücken.", "test")]
+        ("p0", "Turn on sticky keys", "Klebrige Tasten aktivieren", "test"), ("p3", "Press Tab.", "Tab drücken.",
+                                                                              "test")]
     assert removed == {"short": 1} and all(r.doc == d.doc for r in rows)
     assert "gnome" in DOMAINS and main(["data", "gnome", "--help"]) == 0
 
@@ -322,7 +325,8 @@ def _general_sources():
         if source != "gnome":
             return {}
         return {train_page: [f"a {lang} paragraph of three words {k}" for k in range(6)] + ["Heading"],
-                test_page: [f"held out {lang} paragraph {k}" for k in range(3)] + [f"a {lang} paragraph of three words 0"]}
+                test_page: [f"held out {lang} paragraph {k}" for k in range(3)]
+                + [f"a {lang} paragraph of three words 0"]}
     return loader, pages
 
 

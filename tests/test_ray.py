@@ -27,7 +27,7 @@ pytestmark = pytest.mark.ray
 
 from bisent.mining import mine_files  # noqa: E402
 from bisent.scale.blocks import BlockScorer, knn_block  # noqa: E402
-from bisent.scale.ray_mine import RayExecutor
+from bisent.scale.ray_mine import RayExecutor  # noqa: E402
 from bisent.scale.ray_session import thread_env  # noqa: E402
 
 BLOCK = 4096

@@ -9,15 +9,22 @@ import numpy as np
 import pytest
 
 from bisent.cli import main
+from bisent.encoders import get_encoder
 from bisent.errors import BisentError
-from bisent.report import (RecordingScorer, calibrate, explain_pair, mining_negatives, records_from_folder, render,
-                           report_folder, synthetic_pairs)
+from bisent.mining import mine
+from bisent.report import (
+    RecordingScorer,
+    calibrate,
+    explain_pair,
+    mining_negatives,
+    records_from_folder,
+    render,
+    report_folder,
+    synthetic_pairs,
+)
 from bisent.report.explain import filter_decision
 from bisent.report.record import filter_record, mining_record
 from bisent.scoring import Scorer
-from bisent.mining import mine
-from bisent.encoders import get_encoder
-
 from conftest import unit_rows
 
 
@@ -60,7 +67,8 @@ def test_calibration_not_fooled_by_all_negatives():
 
 
 def test_calibration_storey_share_when_false_pairs_are_few():
-    """Few false pairs under a skewed true-pair score: EM lets the Gaussian take the low tail, Storey's share does not."""
+    """Few false pairs under a skewed true-pair score: EM lets the Gaussian take the low tail, Storey's share does
+    not."""
     rng = np.random.default_rng(3)
     n_false, n_true = 800, 9200
     observed = np.concatenate([rng.normal(0, 1, n_false), 1.8 + rng.gamma(1.5, 1.2, n_true)])
@@ -340,7 +348,8 @@ def test_report_of_a_million_pairs_stays_small(tmp_path):
 
 
 def test_filter_record_counts_and_samples():
-    rejected = [(1, "length_ratio", 2.5, "a b c", "x"), (2, "cosine", 0.1, "hello", "bye"), (4, "cosine", 0.2, "p", "q")]
+    rejected = [(1, "length_ratio", 2.5, "a b c", "x"), (2, "cosine", 0.1, "hello", "bye"),
+                (4, "cosine", 0.2, "p", "q")]
     rec = filter_record({"lines": 5, "kept": 2, "rejected": 3, "rejected_by": {"length_ratio": 1, "cosine": 2}},
                         rejected, score_step="cosine", kept_scores=np.array([0.8, 0.9]),
                         kept_texts=[("one", "eins"), ("two", "zwei")], threshold=0.3)
@@ -718,7 +727,8 @@ def test_run_report_and_calibrated_docs_report_render_in_a_browser(tmp_path, cap
         f"s{i}\tt{i}\t{s:.4f}\t0.5\tmatched\ts\tt\n" for i, s in enumerate(scores)))
     docs = docs_record(tmp_path / "m.tsv", threshold=1.1, calibration=calibrate(scores, rng.normal(1.0, 0.05, 500)))
     docs_html = render([("docs", docs)], tmp_path / "docs.html")
-    assert "Estimated precision and yield" in docs_html.read_text() and "read this curve as optimistic" in docs_html.read_text()
+    assert ("Estimated precision and yield" in docs_html.read_text()
+            and "read this curve as optimistic" in docs_html.read_text())
     for path, n_plots in ((tmp_path / "run.html", 4), (docs_html, 2)):
         seen = browser_check(path)
         assert seen["errors"] == [] and seen["requests"] == [path.resolve().as_uri()]

@@ -90,7 +90,8 @@ def _jsonl(path, rows):
 
 def test_cli_rerank(tmp_path, capsys):
     topics = ["printer paper tray", "network cable router", "formula cell sum", "font size bold"]
-    _jsonl(tmp_path / "en.jsonl", [{"id": f"e{i}", "text": f"The {t} guide. More on {t}."} for i, t in enumerate(topics)])
+    _jsonl(tmp_path / "en.jsonl", [{"id": f"e{i}", "text": f"The {t} guide. More on {t}."}
+                                   for i, t in enumerate(topics)])
     _jsonl(tmp_path / "de.jsonl", [{"id": f"d{i}", "text": f"Die {t} Anleitung. Mehr zu {t}."}
                                    for i, t in enumerate(topics)])
     (tmp_path / "gold.tsv").write_text("".join(f"e{i}\td{i}\ttest\n" for i in range(4)), encoding="utf-8")
@@ -113,7 +114,8 @@ def test_coverage_in_blocks_equals_one_product(monkeypatch):
     import bisent.rerank as rr
 
     rng = np.random.default_rng(3)
-    s, t = l2_normalise(rng.normal(size=(37, 8)).astype(np.float32)), l2_normalise(rng.normal(size=(23, 8)).astype(np.float32))
+    s, t = l2_normalise(rng.normal(size=(37, 8)).astype(np.float32)), l2_normalise(rng.normal(size=(23,
+                                                                                                    8)).astype(np.float32))
     c = s @ t.T
     want = 0.5 * (c.max(axis=1).mean() + c.max(axis=0).mean())
     monkeypatch.setattr(rr, "BLOCK_CELLS", 50)                 # 2 rows of s per block

@@ -14,7 +14,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_report import chromium_path
 
 import bisent
 from bisent.cli import main
@@ -24,6 +23,7 @@ from bisent.report.record import mining_record, write_record
 from bisent.review import band_size, draw, open_review, read_log, wilson
 from bisent.review.labels import band_precision, labelled_pairs, precision_above
 from bisent.review.server import ReviewServer
+from test_report import chromium_path
 
 HOSTILE = ['<script>window.__pwned = 1</script>', '"><img src=x onerror="window.__pwned = 2">',
            '</textarea><b id=bold>bold</b>', '<a href="javascript:window.__pwned = 3">click me</a>']

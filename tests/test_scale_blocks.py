@@ -12,7 +12,6 @@ from bisent.mining import mine
 from bisent.scale.blocks import BlockScorer, LocalExecutor, knn_block, knn_blocks, merge_topk
 from bisent.scoring import Scorer
 from bisent.vectors import RowView, Shards, embed_file
-
 from conftest import unit_rows
 
 FIELDS = ("fwd_sim", "fwd_idx", "bwd_sim", "bwd_idx")

@@ -57,7 +57,8 @@ def _read(folder):
 
 
 def test_gold_hidden_and_no_other_translation(fake_sources, tmp_path):
-    stats = scale.build_scale(tmp_path / "out", is_english=english, size=150, gold=20, sources=("libreoffice", "manual"),
+    stats = scale.build_scale(tmp_path / "out", is_english=english, size=150, gold=20,
+                              sources=("libreoffice", "manual"),
                               libreoffice_langs=LANGS)
     src, tgt, langs, gold = _read(tmp_path / "out")
     assert len(src) == len(tgt) == len(langs) == 150 == stats["src_sentences"] == stats["tgt_sentences"]
@@ -164,7 +165,8 @@ def test_doc_pages_sort_translations_by_language(tmp_path):
     root = tmp_path / "html"
     page = ('<html><div class="related">Navigation</div><div class="body"><h1>{h}</h1><p>{p}</p>'
             '<div class="highlight"><pre>code()</pre></div></div></html>')
-    for rel, h, p in (("mm/a.html", "Memory", "Pages are mapped."), ("translations/zh_CN/mm/a.html", "内存", "页被映射。"),
+    for rel, h, p in (("mm/a.html", "Memory", "Pages are mapped."),
+                      ("translations/zh_CN/mm/a.html", "内存", "页被映射。"),
                       ("translations/index.html", "Translations", "A list."), ("_static/x.html", "Static", "No.")):
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(page.format(h=h, p=p), encoding="utf-8")
@@ -226,12 +228,14 @@ def test_lilypond_leaves_out_big_pages(tmp_path, monkeypatch):
     doc = "usr/share/doc/lilypond/html/Documentation"
     _page(tmp_path / "lilypond-doc-html" / doc / "notation/pitches.html", "Pitches are written as letters.")
     _page(tmp_path / "lilypond-doc-html" / doc / "notation-big-page.html", "Pitches are written as letters.")
-    _page(tmp_path / "lilypond-doc-html-de" / doc / "notation/pitches.de.html", "Tonhöhen werden als Buchstaben notiert.")
+    _page(tmp_path / "lilypond-doc-html-de" / doc / "notation/pitches.de.html",
+          "Tonhöhen werden als Buchstaben notiert.")
     _page(tmp_path / "lilypond-doc-html-de" / doc / "notation-big-page.de.html", "Tonhöhen werden notiert.")
     monkeypatch.setattr(scale, "fetch_package", lambda name: tmp_path / name)
     pages = scale._lilypond()
     assert pages == {"en": {"Documentation/notation/pitches.html": ["Title", "Pitches are written as letters."]},
-                     "de": {"Documentation/notation/pitches.html": ["Title", "Tonhöhen werden als Buchstaben notiert."]}}
+                     "de": {"Documentation/notation/pitches.html": ["Title",
+                                                                    "Tonhöhen werden als Buchstaben notiert."]}}
 
 
 def test_locale_folders():
@@ -305,7 +309,8 @@ def test_gettext_messages_streamed_from_the_cache(tmp_path, monkeypatch):
     """The catalogs are read once into JSON lines; the units come from those lines, the same as from the pages."""
     monkeypatch.setenv("BISENT_CACHE", str(tmp_path / "cache"))
     pages = {"en": {_en(i): [_en(i)] for i in range(100)},
-             "de": {_en(i): [_tr("de", i)] for i in range(100)}, "fr": {_en(i): [_tr("fr", i)] for i in range(0, 100, 2)}}
+             "de": {_en(i): [_tr("de", i)] for i in range(100)},
+             "fr": {_en(i): [_tr("fr", i)] for i in range(0, 100, 2)}}
     calls = []
     monkeypatch.setattr(scale, "_gettext", lambda: calls.append(1) or pages)
     first, second = scale._gettext_units(), scale._gettext_units()

@@ -21,15 +21,15 @@ from bisent.encoders import get_encoder  # noqa: E402
 from bisent.encoders.base import from_half  # noqa: E402
 from bisent.encoders.trained import load_model_dir  # noqa: E402
 from bisent.errors import BisentError  # noqa: E402
-from bisent.models.rnn import Seq2SeqEncoder, build_model, init_from_word_vectors  # noqa: E402
-from bisent.training.data import Bitext, Monotext, resolve_bitext, token_batches  # noqa: E402
 from bisent.evaluate import recovery_error  # noqa: E402
+from bisent.models.rnn import Seq2SeqEncoder, build_model, init_from_word_vectors  # noqa: E402
+from bisent.models.tokenizer import Tokenizer, train_tokenizer  # noqa: E402
+from bisent.recipes import HERE as RECIPE_DIR  # noqa: E402
 from bisent.training import checkpoint  # noqa: E402
+from bisent.training.data import Bitext, Monotext, resolve_bitext, token_batches  # noqa: E402
 from bisent.training.loop import train  # noqa: E402
 from bisent.training.objectives import get_objective  # noqa: E402
 from bisent.training.recipe import load_recipe, validate_recipe  # noqa: E402
-from bisent.recipes import HERE as RECIPE_DIR  # noqa: E402
-from bisent.models.tokenizer import Tokenizer, train_tokenizer  # noqa: E402
 
 RECIPES = str(RECIPE_DIR)
 # Tiny sizes so that a run takes seconds on 2 CPU cores; the recipes' other keys are kept.
@@ -291,7 +291,8 @@ def test_word_vector_initialisation(corpus, tmp_path):
     table = {w: rng.standard_normal(8).astype(np.float32) for w in words}
     vec.write_text(f"{len(words)} 8\n" + "".join(f"{w} {' '.join(map(str, v))}\n" for w, v in table.items()))
     torch.manual_seed(0)
-    model = build_model("kim2019", {"vocab_size": tok.vocab_size, "languages": ["en", "de"], "embed_dim": 8, "hidden_dim": 4})
+    model = build_model("kim2019", {"vocab_size": tok.vocab_size, "languages": ["en", "de"], "embed_dim": 8,
+                                    "hidden_dim": 4})
     report = init_from_word_vectors(model, {"en": str(vec)}, tok.pieces(), True, ["de"])
     assert report["encoder en"] > 0
     pieces = tok.pieces()

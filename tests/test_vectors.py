@@ -57,7 +57,8 @@ def test_resume_after_kill_gives_identical_bytes(tmp_path, monkeypatch):
     assert len(list((tmp_path / "run").glob("shard-*.npy"))) == 3
     monkeypatch.setattr(type(enc), "encode", real)
     encoded = []
-    monkeypatch.setattr(type(enc), "encode", lambda self, s, *a, **kw: encoded.append(len(s)) or real(self, s, *a, **kw))
+    monkeypatch.setattr(type(enc), "encode", lambda self, s, *a, **kw: encoded.append(len(s))
+                        or real(self, s, *a, **kw))
     done = embed_file(src, "en", enc, tmp_path / "run", shard_rows=10)
     assert sum(encoded) == 57 - 30  # only the unfinished shards were embedded again
     for s_ref, s_run in zip(ref.manifest["shards"], done.manifest["shards"]):
@@ -71,7 +72,8 @@ def test_manifest_mismatch_is_a_clear_error(tmp_path):
     m = json.loads((tmp_path / "v" / "manifest.json").read_text())
     m["dim"] = 99
     (tmp_path / "v" / "manifest.json").write_text(json.dumps(m))
-    with pytest.raises(BisentError, match=r"shard-00000\.npy: holds float16 \(5, 1024\), but .* says float16 \(5, 99\)"):
+    with pytest.raises(BisentError,
+                       match=r"shard-00000\.npy: holds float16 \(5, 1024\), but .* says float16 \(5, 99\)"):
         Shards(tmp_path / "v")
     (tmp_path / "v" / "manifest.json").write_text("{not json")
     with pytest.raises(BisentError, match="corrupt JSON"):

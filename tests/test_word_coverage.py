@@ -4,9 +4,9 @@ from collections import namedtuple
 
 import pytest
 
-from word_coverage import collection_counts, coverage, run, stratum_names
 from bisent.encoders import get_encoder
 from bisent.errors import BisentError
+from word_coverage import collection_counts, coverage, run, stratum_names
 
 P = namedtuple("P", "src tgt")
 

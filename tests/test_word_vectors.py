@@ -3,7 +3,6 @@ recipe's ``model.word_vectors_from``."""
 
 from __future__ import annotations
 
-
 import numpy as np
 import pytest
 import torch
@@ -11,7 +10,6 @@ import torch
 from bisent.errors import BisentError
 from bisent.recipes import resolve as resolve_recipe
 from bisent.training.word_vectors import corpus_vocab, encoder_word_vectors, joint_pca, write_vec
-
 from divergence_toys import TOY, toy_bitext
 
 

@@ -14,8 +14,16 @@ pytest.importorskip("gensim")
 from bisent.bench.pairs import accuracy, sample_targets  # noqa: E402
 from bisent.encoders import get_encoder  # noqa: E402
 from bisent.errors import BisentError  # noqa: E402
-from bisent.models.zhang2016 import (BBoWAE, BBoWAEEncoder, Zhang2016, Zhang2016Encoder, descriptors_np,  # noqa: E402
-                                     descriptors_torch, pad_ids, tokenize)
+from bisent.models.zhang2016 import (  # noqa: E402
+    BBoWAE,
+    BBoWAEEncoder,
+    Zhang2016,
+    Zhang2016Encoder,
+    descriptors_np,
+    descriptors_torch,
+    pad_ids,
+    tokenize,
+)
 from bisent.training.data import Bitext  # noqa: E402
 from bisent.training.loop import train  # noqa: E402
 from bisent.training.objectives import zhang2016 as Z  # noqa: E402
@@ -85,10 +93,12 @@ def test_eq6_to_eq13_by_hand(variant, gamma):
             out = np.tanh(P["dec.weight"] @ h + P["dec.bias"])                                   # Eq. 7
             e_ae += 0.5 * np.sum((g_tgt - out) ** 2)                                             # Eq. 8
             rows.append(h)
-            f = np.tanh(P[f"enc.{lang}.weight"] @ g_in + gamma * P["dec.weight"].T @ g_tgt + P[f"enc.{lang}.bias"])  # Eq. 11
+            # Eq. 11
+            f = np.tanh(P[f"enc.{lang}.weight"] @ g_in + gamma * P["dec.weight"].T @ g_tgt + P[f"enc.{lang}.bias"])
             rows_final.append(f / np.linalg.norm(f))
         hid[lang], final[lang] = np.array(rows), np.array(rows_final)
-    e_sem = sum(0.5 * np.sum((hid["en"][k:k + B].mean(0) - hid["de"][k:k + B].mean(0)) ** 2) for k in range(0, N, B))  # Eq. 9
+    e_sem = sum(0.5 * np.sum((hid["en"][k:k + B].mean(0) - hid["de"][k:k + B].mean(0)) ** 2)
+                for k in range(0, N, B))  # Eq. 9
     reg = lam_l / 2 * sum(np.sum(P[f"embed.{lang}"] ** 2) for lang in LANGS) + lam_w / 2 * (
         sum(np.sum(P[f"enc.{lang}.weight"] ** 2) for lang in LANGS) + np.sum(P["dec.weight"] ** 2))
     J = alpha / N * e_ae + (1 - alpha) * e_sem + reg                                              # Eq. 10
@@ -216,7 +226,8 @@ def test_toy_training_beats_chance(tmp_path, toy, arch, over):
     train_pairs, test_pairs = toy
     if arch == "zhang2016":   # 3 skip-gram epochs leave the toy vectors unconverged: accuracy then varies by CPU
         over = {**over, "objectives__w2v_epochs": 10}
-    res = train(toy_recipe(arch, train__max_steps=60, **over), [Bitext("en", "de", train_pairs)], [], [], tmp_path / "m", progress=False)
+    res = train(toy_recipe(arch, train__max_steps=60, **over), [Bitext("en", "de", train_pairs)], [], [],
+                tmp_path / "m", progress=False)
     losses = [r["loss"] for r in res.log if "loss" in r]
     assert losses[-1] < losses[0]
     enc = get_encoder(tmp_path / "m")
@@ -266,8 +277,8 @@ def test_save_load_bit_identical(trained_dir, toy):
     saved = load_file(str(out / "model.safetensors"))
     state = {k: v.detach().numpy() for k, v in res.model.state_dict().items()}
     assert set(saved) == set(state) and all(np.array_equal(saved[k], state[k]) for k in state)
-    from bisent.models.zhang2016 import load_zhang2016
     from bisent.encoders.trained import read_config
+    from bisent.models.zhang2016 import load_zhang2016
 
     a, b = load_zhang2016(out, read_config(out)), load_zhang2016(out, read_config(out))
     texts = [s for s, _ in toy[1][:20]]

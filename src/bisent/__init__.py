@@ -11,8 +11,8 @@ Python API in brief::
 
 __version__ = "0.1.0"
 
-from .errors import BisentError  # noqa: E402
 from .encoders import get_encoder  # noqa: E402
+from .errors import BisentError  # noqa: E402
 
 
 def __getattr__(name):

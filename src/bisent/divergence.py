@@ -131,7 +131,8 @@ class ClassIndex:
                 for p in range(len(sent) - n + 1):
                     self.index.setdefault(tuple(cls[p:p + n]), []).append((k, p))
 
-    def draw(self, key: tuple[int, ...], avoid: list[str], rng: np.random.Generator, tries: int = 10) -> list[str] | None:
+    def draw(self, key: tuple[int, ...], avoid: list[str], rng: np.random.Generator,
+             tries: int = 10) -> list[str] | None:
         """A span of some pool sentence with the class sequence ``key`` whose words differ from ``avoid``."""
         hits = self.index.get(key)
         if not hits:

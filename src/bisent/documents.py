@@ -130,7 +130,8 @@ def _read_jsonl(path: Path, lang: str, segmentation: str) -> list[Document]:
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as e:
-            raise BisentError(f"{origin}: not valid UTF-8 (byte 0x{raw[e.start]:02x} at column {e.start + 1})") from None
+            raise BisentError(f"{origin}: not valid UTF-8 (byte 0x{raw[e.start]:02x} "
+                              f"at column {e.start + 1})") from None
         try:
             obj = json.loads(text)
         except json.JSONDecodeError as e:

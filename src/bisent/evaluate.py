@@ -45,7 +45,8 @@ def _prf(tp: int, n_mined: int, n_gold: int, threshold) -> PRF:
     return PRF(p, r, f, threshold, n_mined, tp, n_gold)
 
 
-def bucc_prf(mined: Iterable[tuple[float, str, str]], gold: set[tuple[str, str]], threshold: float | None = None) -> PRF:
+def bucc_prf(mined: Iterable[tuple[float, str, str]], gold: set[tuple[str, str]],
+             threshold: float | None = None) -> PRF:
     """P/R/F1 of mined ``(score, src_id, tgt_id)`` against ``gold`` pairs, keeping scores ≥ threshold."""
     kept = {(s, t) for score, s, t in mined if threshold is None or score >= threshold}
     return _prf(len(kept & gold), len(kept), len(gold), threshold)
@@ -261,7 +262,8 @@ def evaluate_dev(encoder, dev: list, limit: int) -> dict[str, float]:
         e_ab, e_ba = recovery_error(a, b)
         gap = float(np.mean(np.sum(a * b, axis=1)) - np.mean(a @ b.T))   # mean cos of pairs - of all (a spread measure)
         s, t = bt.src_lang, bt.tgt_lang
-        out.update({f"dev_err_{s}_{t}": e_ab, f"dev_err_{t}_{s}": e_ba, f"dev_cos_gap_{s}_{t}": gap, f"dev_n_{s}_{t}": len(pairs)})
+        out.update({f"dev_err_{s}_{t}": e_ab, f"dev_err_{t}_{s}": e_ba, f"dev_cos_gap_{s}_{t}": gap,
+                    f"dev_n_{s}_{t}": len(pairs)})
         errs += [e_ab, e_ba]
         f1 = dev_mining_f1(encoder, bt, pairs)
         if f1 is not None:

@@ -35,8 +35,16 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from .errors import BisentError, where
-from .io import (MAX_SIDE_BYTES, READ_ERRORS, _suffix, atomic_write, check_readable, iter_raw_lines, open_binary,
-                 parse_row)
+from .io import (
+    MAX_SIDE_BYTES,
+    READ_ERRORS,
+    _suffix,
+    atomic_write,
+    check_readable,
+    iter_raw_lines,
+    open_binary,
+    parse_row,
+)
 
 FORMATS = ("tsv", "moses", "tmx", "xliff", "jsonl", "parquet")
 _BY_SUFFIX = {".tsv": "tsv", ".txt": "tsv", ".tab": "tsv", ".tmx": "tmx", ".xlf": "xliff", ".xliff": "xliff",

@@ -275,7 +275,8 @@ def read_tsv(path, ncols: int) -> Iterator[tuple[int, list[str]]]:
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as e:
-            raise BisentError(f"{where(path, n)}: not valid UTF-8 (byte 0x{raw[e.start]:02x} at column {e.start + 1})") from None
+            raise BisentError(f"{where(path, n)}: not valid UTF-8 (byte 0x{raw[e.start]:02x} "
+                              f"at column {e.start + 1})") from None
         if "\r" in text:
             raise BisentError(f"{where(path, n)}: contains a carriage return (CR) that does not end the line "
                               f"(lone-CR line endings are not line breaks here)")

@@ -17,7 +17,8 @@ every later stage otherwise; so after a kill (even ``kill -9``) at any point
 the rerun continues with the first unfinished stage. A stage is marked
 ``running`` with its input hash before it starts: rerun with the same inputs,
 ``align`` and ``filter`` continue inside the stage (finished pairs and
-checkpoints are kept); with other inputs the stage's old outputs are removed first. Outputs are written to temporary files and renamed, the manifest last.
+checkpoints are kept); with other inputs the stage's old outputs are removed first. Outputs are written to temporary
+files and renamed, the manifest last.
 
 The ``documents`` stage takes the pairs as given (``documents.pairs``: a TSV
 of source and target paths, or the output of ``bisent docs mine``), or mines

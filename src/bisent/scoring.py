@@ -145,7 +145,8 @@ class Scorer:
         if not self.needs_neighbours:
             return np.zeros(len(x), np.float32), np.zeros(len(y), np.float32)
         if self.sources_ is None:
-            raise ValueError(f"score '{self.kind}' on given pairs needs fit(targets, sources=...) background collections")
+            raise ValueError(f"score '{self.kind}' on given pairs needs fit(targets, sources=...) background "
+                             "collections")
         r_x = self._knn(x, self.targets_).fwd_sim.mean(axis=1)
         r_y = self._knn(y, self.sources_).fwd_sim.mean(axis=1)
         return r_x, r_y

@@ -24,7 +24,6 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-
 #: values of a row checked at once, without branches, before the rare per-value updates
 CHUNK = 64
 

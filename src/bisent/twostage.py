@@ -125,13 +125,15 @@ class _Stages:
         t, c = time.perf_counter(), time.process_time()
         yield
         if self.out is not None:
-            self.out[name] = {"seconds": round(time.perf_counter() - t, 3), "cpu_seconds": round(time.process_time() - c, 3)}
+            self.out[name] = {"seconds": round(time.perf_counter() - t, 3),
+                              "cpu_seconds": round(time.process_time() - c, 3)}
 
 
 def scan_both(xr: np.ndarray, yr: np.ndarray, kk: int, *, threads: int = 1, block_rows: int = 4096,
               block_cols: int = 4096, progress: bool | None = None, state: Path | None = None,
               key: dict | None = None, save_every: float | None = None):
-    """Top-``kk`` of both directions over ``xr`` (n, r) and ``yr`` (m, r) (float16 or 32), unsorted heaps -> a KNN, sorted.
+    """Top-``kk`` of both directions over ``xr`` (n, r) and ``yr`` (m, r) (float16 or 32), unsorted heaps -> a KNN,
+    sorted.
 
     The one-pass fused scan of :func:`bisent.index.knn_both`, by the same driver
     (:func:`bisent.topk.scan_tiles`: one row block a thread, one BLAS thread each, private column heaps
@@ -139,8 +141,8 @@ def scan_both(xr: np.ndarray, yr: np.ndarray, kk: int, *, threads: int = 1, bloc
     and the order of the blocks.
 
     ``state``: a folder where the heaps and the finished row blocks are saved (atomically, at most every
-    ``save_every`` seconds, default :data:`SAVE_EVERY`); a killed scan given the same folder and the same inputs (``key``, checked)
-    continues from its last save, with the same result.
+    ``save_every`` seconds, default :data:`SAVE_EVERY`); a killed scan given the same folder and the same inputs
+    (``key``, checked) continues from its last save, with the same result.
     """
     from .index import KNN
     from .progress import progress_bar
@@ -254,7 +256,7 @@ def knn_twostage(x, y, k: int = 4, *, dim: int = TWOSTAGE_DIM, extra: int = TWOS
     with stage("fit"):
         p = fit_projection(x, y, dim, seed=seed)
     with stage("project"):
-        xr, yr = project(x, p, SCAN_DTYPE), project(y, p, SCAN_DTYPE)                                  # (n, dim), (m, dim) float16
+        xr, yr = project(x, p, SCAN_DTYPE), project(y, p, SCAN_DTYPE)                       # (n, dim), (m, dim) float16
     folder = None if state is None else Path(state)
     key = {"d": int(x.shape[1]), "k": k, "extra": extra, "dim": dim, "seed": seed,
            "projection_sha256": _sha256(p), "x_sha256": _sha256(xr), "y_sha256": _sha256(yr)}  # every row: a
@@ -300,7 +302,7 @@ def knn_twostage_queries(x, y, qs: np.ndarray, qt: np.ndarray, k: int = 4, *, di
 
     kk, threads = k + extra, threads or default_threads()
     p = fit_projection(x, y, dim, seed=seed)
-    xr, yr = project(x, p, SCAN_DTYPE), project(y, p, SCAN_DTYPE)                                      # (n, dim), (m, dim) float16
+    xr, yr = project(x, p, SCAN_DTYPE), project(y, p, SCAN_DTYPE)                           # (n, dim), (m, dim) float16
     fwd_c = scan_both(np.ascontiguousarray(xr[qs]), yr, kk, threads=threads, progress=False).fwd_idx
     bwd_c = scan_both(xr, np.ascontiguousarray(yr[qt]), kk, threads=threads, progress=False).bwd_idx
     del xr, yr

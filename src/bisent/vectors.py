@@ -34,8 +34,8 @@ import numpy as np
 from .encoders.base import Encoder
 from .errors import BisentError, where
 from .io import MAX_LINE_BYTES, atomic_write, check_readable, file_sha256, make_state_dir, read_lines
-from .safeload import read_json
 from .progress import progress_bar
+from .safeload import read_json
 
 FORMAT = "bisent-vectors/1"
 MANIFEST = "manifest.json"
@@ -119,7 +119,8 @@ class Shards:
             except (ValueError, OSError) as e:
                 raise BisentError(f"{f}: not a readable .npy file ({e})") from None
             if arr.dtype != np.float16 or arr.ndim != 2 or arr.shape != (s["rows"], self.dim):
-                raise BisentError(f"{f}: holds {arr.dtype} {arr.shape}, but {path} says float16 ({s['rows']}, {self.dim})")
+                raise BisentError(f"{f}: holds {arr.dtype} {arr.shape}, but {path} says float16 ({s['rows']}, "
+                                  f"{self.dim})")
             self._arrays.append(arr)
             total += arr.shape[0]
         if total != m["rows"]:

@@ -28,8 +28,8 @@ Two settings per encoder, both on TEST documents of LibreOffice help:
   (:func:`bisent.report.calibration.alignment_negatives`).
 
 At five thresholds (score quantiles of the calibrated pairs: mining 50, 60,
-70, 75, 80 %; documents and alignment 0, 10, 25, 50, 75 %; filtering 10, 30, 50, 70, 90 %) the record holds the estimated
-and the measured precision, in points, and the largest absolute error.
+70, 75, 80 %; documents and alignment 0, 10, 25, 50, 75 %; filtering 10, 30, 50, 70, 90 %) the record holds the
+estimated and the measured precision, in points, and the largest absolute error.
 """
 
 from __future__ import annotations
@@ -37,11 +37,18 @@ from __future__ import annotations
 import numpy as np
 
 from ..datasets.comparable import make_mining_task
-from ..errors import BisentError
 from ..datasets.libreoffice import load_pairs
+from ..errors import BisentError
 from ..mining import retrieve
-from ..report.calibration import (ALIGN_NEGATIVES_DEFAULT, alignment_negatives, calibrate, calibrate_mined,
-                                  filter_negatives, mining_negatives, mutual_pairs)
+from ..report.calibration import (
+    ALIGN_NEGATIVES_DEFAULT,
+    alignment_negatives,
+    calibrate,
+    calibrate_mined,
+    filter_negatives,
+    mining_negatives,
+    mutual_pairs,
+)
 from ..scoring import Scorer
 from .common import Recorder
 
@@ -210,9 +217,10 @@ def run(src_lang: str, tgt_lang: str, encoders: list, record: Recorder, *, limit
         estimator: str | None = None) -> list[dict]:
     """``limit`` caps the mining task's gold pairs, the document pool's queries and distractors, the filter set's
     items; ``split``: the documents every setting is built from (``dev`` to choose a method, ``test`` to report);
-    ``settings``: which of mining, docs, filter, align to run (``limit`` caps align's pages too); ``split="all"`` (every page of every split) is for the
-    docs setting alone, the pool of ``bench docmine``; ``estimator``: the false share's, as :func:`calibrate`'s ``pi0``
-    (``em`` to compare with the first version), or ``split`` (mining only); None: :data:`DEFAULT_ESTIMATOR`."""
+    ``settings``: which of mining, docs, filter, align to run (``limit`` caps align's pages too); ``split="all"`` (every
+    page of every split) is for the docs setting alone, the pool of ``bench docmine``; ``estimator``: the false share's,
+    as :func:`calibrate`'s ``pi0`` (``em`` to compare with the first version), or ``split`` (mining only); None:
+    :data:`DEFAULT_ESTIMATOR`."""
     if split == "all" and set(settings) != {"docs"}:
         raise BisentError("--split all: only the docs setting runs on every split (add --setting docs)")
     if estimator == "split" and set(settings) != {"mining"}:

@@ -40,8 +40,18 @@ import time
 import numpy as np
 
 from ..datasets.domains import load_domain_pairs, split_pairs
-from ..divergence import (BOUNDARY_COST, MIN_WORD_GAIN, STEP_DEFAULTS, TAU, aggregate, parallel_share, repair_pair,
-                          tokenize, word_accuracy, word_test_set)
+from ..divergence import (
+    BOUNDARY_COST,
+    MIN_WORD_GAIN,
+    STEP_DEFAULTS,
+    TAU,
+    aggregate,
+    parallel_share,
+    repair_pair,
+    tokenize,
+    word_accuracy,
+    word_test_set,
+)
 from .common import Recorder
 
 #: (rerank, min_gain, min_word_gain, boundary_cost, tau) settings of the repair figures: the default of
@@ -83,7 +93,8 @@ def run(src_lang: str, tgt_lang: str, encoders: list, record: Recorder, *, limit
     if limit:
         test = test[:limit]
     sizes = {k: sum(e.kind == k for e in test) for k in "PURI"}
-    base = {"pair": f"{src_lang}-{tgt_lang}", "domain": domain, "test_pairs": sizes, "test_words": sum(len(e.src) + len(e.tgt) for e in test),
+    base = {"pair": f"{src_lang}-{tgt_lang}", "domain": domain, "test_pairs": sizes,
+            "test_words": sum(len(e.src) + len(e.tgt) for e in test),
             "build_seconds": round(time.perf_counter() - t0, 1)}
     out = []
     from .filtering import build_set, evaluate_scores

@@ -3,8 +3,8 @@
 The candidate pool of each side is EVERY document of the documentation sources
 of :mod:`bisent.datasets.docsets` in that language (LibreOffice help, the GIMP
 manual, GNOME help and applications, manual pages, LilyPond, and HTML manuals
-cut into sections), all splits; the queries are the gold pairs of the test split. A query must find its translation among all pages of
-the other language (distractors from the other packages included).
+cut into sections), all splits; the queries are the gold pairs of the test split. A query must find its translation
+among all pages of the other language (distractors from the other packages included).
 
 Views: ``given`` (the pages' own paragraphs) and ``resplit`` (paragraphs cut
 into sentences by ``sentencex``). Every document is cut to its first

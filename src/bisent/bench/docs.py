@@ -20,7 +20,6 @@ from ..encoders.base import l2_normalise
 from ..evaluate import retrieval_p_at
 from .common import Recorder
 
-
 #: document pooling: plain mean of the sentence embeddings, or mean of the centred ones (the default)
 POOLINGS = ("mean", "centred")
 

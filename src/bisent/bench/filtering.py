@@ -42,9 +42,9 @@ import numpy as np
 from ..datasets.libreoffice import load_pairs
 from ..datasets.noise import NOISE_KINDS, make_noisy_set
 from ..errors import BisentError
-from ..scoring import Scorer
 from ..evaluate import average_precision
 from ..recipes import HERE as RECIPES
+from ..scoring import Scorer
 from .common import Recorder
 
 SCORES = ("cosine", "csls", "ratio")

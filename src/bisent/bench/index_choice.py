@@ -50,7 +50,8 @@ def main(argv=None) -> None:
             got = {(p.src, p.tgt) for p in approx[: int(0.3 * n)]}
             record({"bench": "index_choice", "method": "ivf", "quantizer": quantizer, "nlist": nlist,
                     "nprobe": args.nprobe, "n": n, "m": n, "d": args.d, "k": args.k, "seconds": round(secs, 2),
-                    "cpu_seconds": round(cpu, 2), "agreement_top30pct_pairs": round(len(top & got) / max(len(top), 1), 4),
+                    "cpu_seconds": round(cpu, 2),
+                    "agreement_top30pct_pairs": round(len(top & got) / max(len(top), 1), 4),
                     "anchor_exact_cpu_seconds": round(c_exact, 2), "cpu_speedup": round(c_exact / cpu, 2)})
 
 

@@ -40,8 +40,9 @@ def main(argv=None) -> None:
     ap.add_argument("--quantizer", default="fp16")
     ap.add_argument("--label", default="", help="what the vectors are (encoder, data), copied into the records")
     ap.add_argument("-k", type=int, default=4)
-    ap.add_argument("--exact-cache", default=None, help="an .npz keeping the exact anchor between runs on the same rows "
-                                                         "(its timing is the run that computed it)")
+    ap.add_argument("--exact-cache", default=None,
+                    help="an .npz keeping the exact anchor between runs on the same rows "
+                         "(its timing is the run that computed it)")
     add_results_option(ap)
     args = ap.parse_args(argv)
     record = Recorder("index_sweep", args.results or None, echo=lambda line: print(line, flush=True))

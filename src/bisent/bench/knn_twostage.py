@@ -108,8 +108,9 @@ def main(argv=None) -> None:
                     help="exact and two-stage lists of the sampled queries only (for 1M a side: 2 × sample × n "
                          "pairs instead of n × m); no mined-pair recall, and the seconds are the sample's; vectors "
                          "streamed from the folders when --n covers them")
-    ap.add_argument("--exact-cache", default=None, help="an .npz keeping the exact anchor between runs on the same rows "
-                                                         "(its timing is the run that computed it)")
+    ap.add_argument("--exact-cache", default=None,
+                    help="an .npz keeping the exact anchor between runs on the same rows "
+                         "(its timing is the run that computed it)")
     add_results_option(ap)
     args = ap.parse_args(argv)
     record = Recorder("knn_twostage", args.results or None, echo=lambda line: print(line, flush=True))
@@ -147,7 +148,8 @@ def main(argv=None) -> None:
                          "mined_top30_recall": round(len(exact_top & pairs) / max(1, len(exact_top)), 5)}
             record({"bench": "knn_twostage", **base, "method": "twostage", "dim": dim, "extra": extra,
                     "seconds": round(wall, 2), "cpu_seconds": round(cpu, 2), "stages": stages,
-                    "sample": len(qs) + len(qt), **compare(exact, got, qs, qt, sampled=args.sample_only, got_sampled=args.sample_only),
+                    "sample": len(qs) + len(qt), **compare(exact, got, qs, qt, sampled=args.sample_only,
+                                                           got_sampled=args.sample_only),
                     **mined, "anchor_exact_seconds": round(t_exact, 2), "anchor_exact_cpu_seconds": round(c_exact, 2),
                     "cpu_speedup": None if args.sample_only else round(c_exact / cpu, 2),
                     "peak_rss_mb": peak_rss_mb()})

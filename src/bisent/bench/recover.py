@@ -9,7 +9,7 @@ also compares the two item by item (``paired_*``; ``research/gaps.py`` sums them
 from __future__ import annotations
 
 from ..datasets.domains import split_pairs
-from ..evaluate import pairs_fingerprint, paired_gap, recovery_misses, sample_distinct_pairs
+from ..evaluate import paired_gap, pairs_fingerprint, recovery_misses, sample_distinct_pairs
 from .common import Recorder
 
 KINDS = ("cosine", "euclidean", "csls", "ratio")

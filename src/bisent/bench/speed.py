@@ -12,8 +12,8 @@ import time
 import numpy as np
 
 from ..datasets.libreoffice import load_pairs
-from ..scoring import Scorer
 from ..evaluate import sample_distinct_pairs
+from ..scoring import Scorer
 from .common import Recorder, peak_rss_mb
 
 

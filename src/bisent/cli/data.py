@@ -76,8 +76,8 @@ def align_task(src: str, tgt: str, split: str, drop: float, merge: float, limit:
     write_task(docs, out_dir, src, tgt)
     click.echo(f"{src}-{tgt} {split}: {stats['pages_kept']} pages, {stats['src_sentences']} {src} and "
                f"{stats['tgt_sentences']} {tgt} sentences, {stats['blocks']} gold blocks "
-               f"({stats['blocks_1_1']} 1-1, {stats['merged']} merged); left out: {stats['many_many']} many-many paragraphs, "
-               f"{stats['out_of_order']} out of order, {stats['pages_short']} short pages")
+               f"({stats['blocks_1_1']} 1-1, {stats['merged']} merged); left out: {stats['many_many']} many-many "
+               f"paragraphs, {stats['out_of_order']} out of order, {stats['pages_short']} short pages")
     click.echo(f"wrote {out_dir}")
 
 
@@ -156,7 +156,8 @@ _pair_set_command("dict", "freedict", "Target language (ISO 639-1, e.g. de, fr, 
 
 
 @data_group.command("general")
-@click.option("--langs", default=",".join(("de", "fr", "es", "it", "nl", "pt", "pl", "ru", "tr", "ja", "ko", "zh-cn", "ar")),
+@click.option("--langs", default=",".join(("de", "fr", "es", "it", "nl", "pt", "pl", "ru", "tr", "ja", "ko", "zh-cn",
+                                           "ar")),
               show_default=True, callback=lang_codes, help="Comma-separated languages besides English.")
 @click.option("--cap", "caps", multiple=True, metavar="SOURCE[:LANG]=N",
               help="Most pairs (ui, help, dict: every train pair by default; gnome-pairs: GNOME help blocks, "
@@ -212,8 +213,8 @@ def lexicon(encoder_name: str, threshold: float | None, collection: str):
     pairs of equal strings, under the threshold or with a benchmark dev/test text are left out and counted
     in lexicon.json. Train on them with --train COLLECTION/lexicon.en-XX.tsv and data.stream_domains:
     {lexicon: SHARE} (a stream of their own)."""
-    from ..training.lexicon import THRESHOLD, write_lexicons
     from ..encoders import get_encoder
+    from ..training.lexicon import THRESHOLD, write_lexicons
 
     stats = write_lexicons(collection, get_encoder(encoder_name),
                            threshold=THRESHOLD if threshold is None else threshold)
@@ -258,5 +259,6 @@ def vocab(train_specs: tuple[str, ...], mono_specs: tuple[str, ...], min_count: 
     stats = write_vocab(out_dir, texts, min_count=min_count, max_words=max_words, empty_lines=empty)
     for lang, e in stats["languages"].items():
         click.echo(f"{lang}: {e['texts']} texts ({e['empty_lines']} empty lines left out), {e['tokens']} words, "
-                   f"{e['types']} types, {e['written']} written" + (" (Han/kana runs cut into words)" if e["segmented"] else ""))
+                   f"{e['types']} types, {e['written']} written" + (" (Han/kana runs cut into words)" if e["segmented"]
+                                                                    else ""))
     click.echo(f"wrote {out_dir}")

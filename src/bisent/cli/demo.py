@@ -37,7 +37,8 @@ def demo(pair, encoder, max_gold, out_dir, as_json):
     click.echo(f"test at dev threshold:  P={100 * t['precision']:.1f} R={100 * t['recall']:.1f} F1={100 * t['f1']:.1f} "
                f"({t['n_correct']} of {t['n_gold']} hidden pairs found, {t['n_mined']} mined)")
     click.echo(f"test at oracle threshold {o['threshold']:.4f}: F1={100 * o['f1']:.1f}")
-    click.echo(f"time: {r['seconds_total']:.0f}s (data {r['seconds_data']:.0f}s, mining dev {r['seconds_mine_dev']:.0f}s, "
+    click.echo(f"time: {r['seconds_total']:.0f}s (data {r['seconds_data']:.0f}s, mining dev "
+               f"{r['seconds_mine_dev']:.0f}s, "
                f"test {r['seconds_mine_test']:.0f}s)")
     click.echo(f"mined pairs (test, above threshold): {r['mined_file']}")
     click.echo(f"report: {r['report']}")

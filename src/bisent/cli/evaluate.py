@@ -61,8 +61,8 @@ def read_gold(path, mined: list[tuple[float, str, str]], mined_path) -> tuple[se
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @guarded(reads=("mined", "gold", "labels"))
 def bucc(mined, gold, threshold, labels, as_json):
-    """Precision, recall, F1 of MINED (from `bisent mine --line-numbers` or BUCC input) against GOLD (src_id<TAB>tgt_id),
-    or against the labels of `bisent review` (--labels; MINED: any output it reviews)."""
+    """Precision, recall, F1 of MINED (from `bisent mine --line-numbers` or BUCC input) against GOLD
+    (src_id<TAB>tgt_id), or against the labels of `bisent review` (--labels; MINED: any output it reviews)."""
     if labels is not None:
         if gold is not None:
             raise BisentError("give GOLD or --labels, not both")
@@ -134,7 +134,8 @@ def align_cmd(hyp, gold, labels, as_json):
     r = score_alignments(h, g).as_dict()
     click.echo(json.dumps(r) if as_json else
                f"strict P={r['strict_p']:.2f} R={r['strict_r']:.2f} F1={r['strict_f1']:.2f}  "
-               f"lax P={r['lax_p']:.2f} R={r['lax_r']:.2f} F1={r['lax_f1']:.2f}  blocks={r['n_hyp']} gold={r['n_gold']}")
+               f"lax P={r['lax_p']:.2f} R={r['lax_r']:.2f} F1={r['lax_f1']:.2f}  blocks={r['n_hyp']} "
+               f"gold={r['n_gold']}")
 
 
 from .docs import eval_docs  # noqa: E402  document retrieval P@N (Guo et al. 2019)

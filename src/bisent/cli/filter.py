@@ -47,7 +47,8 @@ def _filter_paths(kw: dict) -> dict:
 @click.option("--chunk-size", type=click.IntRange(1), default=10_000, show_default=True,
               help="Lines scored (and checkpointed) at a time.")
 @click.option("--no-resume", is_flag=True, help="Start over even if an unfinished run left a checkpoint.")
-@click.option("--progress/--no-progress", default=None, help="Show progress bars (default: on a terminal; periodic lines otherwise).")
+@click.option("--progress/--no-progress", default=None,
+              help="Show progress bars (default: on a terminal; periodic lines otherwise).")
 @click.option("--report", type=click.Path(dir_okay=False), default=None,
               help="Also write this HTML report (and KEPT.report.json: scores, samples, calibration).")
 @click.option("--precision", type=FiniteFloat(min=0, max=1), default=None,
@@ -79,11 +80,10 @@ def filter_cmd(pairs, src_lang, tgt_lang, config, kept, rejected, summary, encod
 
     from ..errors import BisentError
     from ..filtering import FilterPipeline, edit_config, filter_file
+    from ..formats import format_of
     from ..io import is_stdio, readable_file
     from ..recipes import set_keys
     from ..training.recipe import parse_override
-
-    from ..formats import format_of
 
     in_fmt = format_of(pairs, fmt)
     for name, path in (("--rejected", rejected), ("--summary", summary)):

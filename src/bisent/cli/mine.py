@@ -14,10 +14,10 @@ import click
 
 from ..encoders import DEFAULT_ENCODER, get_encoder
 from ..errors import BisentError
+from ..index import BLOCK_ROWS
 from ..io import is_stdio, readable_file, remove_state_dir
 from ..mining import RETRIEVALS, mine_files
 from ..paths import guarded
-from ..index import BLOCK_ROWS
 from ..scale.blocks import BLOCK, BlockScorer
 from ..scale.ray_mine import RayExecutor
 from ..scale.ray_session import ray_session
@@ -57,7 +57,8 @@ def _mine_paths(kw: dict) -> dict:
               help=f"Keep pairs scoring at least this; `none`: keep every pair. Default: the lowest threshold "
                    f"whose precision, estimated without gold, is {DEFAULT_PRECISION:g} "
                    f"(as --precision {DEFAULT_PRECISION:g}).")
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="Output TSV (`-`: standard output).")
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
+              help="Output TSV (`-`: standard output).")
 @click.option("--format", "fmt", type=click.Choice(["plain", "bucc"]), default="plain", show_default=True,
               help="plain: one sentence per line; bucc: id<TAB>sentence.")
 @click.option("--line-numbers", "with_ids", is_flag=True,
@@ -113,7 +114,8 @@ def mine(src, tgt, src_lang, tgt_lang, encoder, margin, score, retrieval, k, thr
     blocks = ray_address is not None or state_dir is not None or block_rows is not None
     if blocks:
         if knn_method not in ("auto", "exact"):
-            raise BisentError(f"--ray / --state / --block-rows run the exact search in blocks; drop --index {knn_method}")
+            raise BisentError("--ray / --state / --block-rows run the exact search in blocks; drop --index "
+                              f"{knn_method}")
         if block_rows is not None and block_rows % BLOCK_ROWS:   # whole tiles: the one pass's sgemm shapes
             raise BisentError(f"--block-rows {block_rows}: must be a multiple of {BLOCK_ROWS} (the kNN tile)")
         if state_dir is None and not is_stdio(output):

@@ -15,7 +15,6 @@ def _run_paths(kw: dict) -> dict:
     run_dir = kw["run_dir"]
     if run_dir is None:
         from ..run import load_run_config
-
         from ..training.recipe import parse_override
 
         config, base = load_run_config(kw["config"], dict(parse_override(s) for s in kw["overrides"]))

@@ -32,7 +32,8 @@ def _word_vectors(specs: tuple[str, ...]):
                    "or a path.")
 @click.option("--train", "train_specs", required=True, multiple=True, metavar="[SRC-TGT=]TSV",
               help="Parallel training data, src<TAB>tgt per line, or the doc<TAB>id<TAB>src<TAB>tgt files of "
-                   "'bisent data libreoffice', or .tmx/.xlf/.xliff/.jsonl/.parquet (repeatable); for hide / doc-bow recipes, folders of 'bisent data docs'. Languages from the prefix, a name like "
+                   "'bisent data libreoffice', or .tmx/.xlf/.xliff/.jsonl/.parquet (repeatable); for hide / doc-bow "
+                   "recipes, folders of 'bisent data docs'. Languages from the prefix, a name like "
                    "train.en-de.tsv or a folder like en-de/train.tsv, or the recipe's 'languages'.")
 @click.option("--mono", "mono_specs", multiple=True, metavar="[LANG=]TXT",
               help="Monolingual text, one sentence per line (repeatable): kim2019 autoencodes it, distill-* "
@@ -59,7 +60,8 @@ def _word_vectors(specs: tuple[str, ...]):
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
               help="Override a recipe key, e.g. --set model.hidden_dim=128 (repeatable).")
 @click.option("--word-vectors", "word_vectors", multiple=True, metavar="[LANG=]FILE",
-              help="kim2019, divergence: initialise word embeddings from cross-lingual vectors ('word v1 v2 ...' lines).")
+              help="kim2019, divergence: initialise word embeddings from cross-lingual vectors ('word v1 v2 ...' "
+              "lines).")
 @click.option("--word-vectors-from", "word_vectors_from", default=None, metavar="ENCODER",
               help="divergence: initialise word embeddings from a multilingual encoder's vectors of each vocabulary "
                    "word (e.g. use-m3), projected by one PCA shared by both languages.")

@@ -45,7 +45,8 @@ def _hidden(text: str) -> list[int]:
               help="How many negatives (default: as many as positives; worst:X at most a fifth of the noisy corpus).")
 @click.option("--max-updates", type=click.IntRange(1), default=1000, show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--threads", type=click.IntRange(1), default=None, help="torch threads for training (default 1: deterministic).")
+@click.option("--threads", type=click.IntRange(1), default=None,
+              help="torch threads for training (default 1: deterministic).")
 @click.option("--progress/--no-progress", default=None, help="Show embedding progress bars.")
 @guarded(reads=("clean", "noisy", "third"), folders=("out_dir",), what={"out_dir": "scorer directory"})
 def train_scorer_cmd(clean, noisy, negatives, third, src_lang, tgt_lang, encoder, out_dir, hidden, features,

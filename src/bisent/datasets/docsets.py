@@ -64,7 +64,8 @@ from .debian import fetch_package, package_info
 from .libreoffice import _SKIP, _Node, _TreeBuilder, normalise_lang, normalise_text, split_of
 from .vocab import unspaced
 
-SOURCES = ("libreoffice", "gimp", "gnome", "manpages", "gnome-apps", "kicad", "debian-installer", "debian-reference", "debian-handbook", "debian-edu",
+SOURCES = ("libreoffice", "gimp", "gnome", "manpages", "gnome-apps", "kicad", "debian-installer", "debian-reference",
+           "debian-handbook", "debian-edu",
            "developers-reference", "maint-guide", "debian-faq", "ubuntu-packaging-guide", "gnucash", "gosa", "lilypond")
 FORMAT_VERSION = 3
 FILES = frozenset({"src.jsonl", "tgt.jsonl", "gold.tsv", "stats.json"})
@@ -205,7 +206,8 @@ def mallard_pages(root: Path) -> dict[str, list[str]]:
     return pages
 
 
-def gnome_pages(lang: str, packages: tuple[str, ...] = ("gnome-user-docs",), prefix: str = "gnome") -> dict[str, list[str]]:
+def gnome_pages(lang: str, packages: tuple[str, ...] = ("gnome-user-docs",),
+                prefix: str = "gnome") -> dict[str, list[str]]:
     pages = {}
     for package in packages:
         root = fetch_package(package) / "usr/share/help" / _GNOME_LOCALE.get(lang, lang)
@@ -217,7 +219,8 @@ def gnome_pages(lang: str, packages: tuple[str, ...] = ("gnome-user-docs",), pre
 
 # --- manual pages: roff -------------------------------------------------------------------------------
 
-_ROFF_BREAK = re.compile(r"^\.(SH|SS|PP|LP|P|TP|IP|HP|RS|RE|TQ|sp|br|nf|fi|EX|EE|TH|in|ti|ne|bp|UR|UE|MT|ME|SY|YS|OP)\b")
+_ROFF_BREAK = re.compile(r"^\.(SH|SS|PP|LP|P|TP|IP|HP|RS|RE|TQ|sp|br|nf|fi|EX|EE|TH|in|ti|ne|bp|"
+                         r"UR|UE|MT|ME|SY|YS|OP)\b")
 _ROFF_FONT_LINE = re.compile(r"^\.(B|I|BI|IB|BR|RB|IR|RI|SM|SB)\s+(.*)$")
 _ROFF_ESC = re.compile(r"\\f(\[[^\]]*\]|\(..|.)|\\[*n](\(..|\[[^\]]*\]|.)|\\s[-+]?\d+|\\[&%|^:,/!]|\\c$")
 _ROFF_CHARS = {r"\-": "-", r"\(em": "—", r"\(en": "–", r"\(aq": "'", r"\(lq": "“", r"\(rq": "”", r"\(Fo": "«",
@@ -370,7 +373,8 @@ MANUALS = {
                           lambda l: f"*.{l}.html"),
     "debian-installer": Manual(lambda l: "installation-guide-amd64",
                                lambda l: f"usr/share/doc/installation-guide-amd64/{l}", lambda l: "*.html"),
-    "gnucash": Manual(lambda l: "gnucash-docs", lambda l: "usr/share/doc/gnucash-docs", lambda l: f"gnucash-*-{l}/*.html",
+    "gnucash": Manual(lambda l: "gnucash-docs", lambda l: "usr/share/doc/gnucash-docs",
+                      lambda l: f"gnucash-*-{l}/*.html",
                       key=lambda rel, l: rel.replace(f"-{l}/", "/", 1)),
     "gosa": Manual(lambda l: f"gosa-help-{l}", lambda l: f"usr/share/gosa/doc/core/{l}/html", lambda l: "*.html",
                    sections=False, paired=False),           # latex2html's nodeN.html: N differs between languages

@@ -80,7 +80,8 @@ def b64_number(text: str) -> int:
 
 
 def read_index(text: str, name: str = "index") -> list[tuple[str, int, int]]:
-    """``(headword, offset, length)`` of each distinct entry of a dictd index, by offset; ``00-database`` rows skipped."""
+    """``(headword, offset, length)`` of each distinct entry of a dictd index, by offset; ``00-database`` rows
+    skipped."""
     entries = {}
     for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
@@ -247,7 +248,8 @@ def _build_reverse(tgt: str) -> tuple[list[Pair], dict]:
     return pairs, stats
 
 
-def load_reverse_pairs(src: str = "en", tgt: str = "fr", split: str | None = None, *, force: bool = False) -> list[Pair]:
+def load_reverse_pairs(src: str = "en", tgt: str = "fr", split: str | None = None, *,
+                       force: bool = False) -> list[Pair]:
     """English -> ``tgt`` headword pairs from FreeDict's ``tgt`` -> English dictionary (all ``train``), cached."""
     tgt = tgt.strip().lower()
     if src.lower() != "en" or tgt not in REVERSE_LANGS:

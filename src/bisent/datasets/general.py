@@ -267,7 +267,8 @@ def write_general(out_dir, langs: tuple[str, ...] = LANGS, caps: dict | None = N
         raise BisentError(f"general collection: word_lists {word_lists!r}; choose one of {', '.join(WORD_LISTS)}")
     bad = [k for k in (caps or {}) if k.partition(":")[0] not in CAPS]
     if bad:
-        raise BisentError(f"general collection: unknown cap {bad[0]!r}; sources: {', '.join(CAPS)} (SOURCE or SOURCE:LANG)")
+        raise BisentError(f"general collection: unknown cap {bad[0]!r}; sources: {', '.join(CAPS)} (SOURCE or "
+                          "SOURCE:LANG)")
     caps = {**CAPS, **(caps or {})}
     unknown = [x for x in langs if x not in LANGS]
     if unknown:

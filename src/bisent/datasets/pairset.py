@@ -62,7 +62,8 @@ def split_counts(pairs: list[Pair]) -> dict:
 
 def cached_pairs(name: str, src: str, tgt: str, build: Callable[[], tuple[list[Pair], dict]],
                  *, format_version: int, force: bool = False) -> Path:
-    """The cache folder of data set ``name`` for ``src``-``tgt``, calling ``build()`` -> ``(pairs, stats)`` if needed."""
+    """The cache folder of data set ``name`` for ``src``-``tgt``, calling ``build()`` -> ``(pairs, stats)`` if
+    needed."""
     folder = cache_dir("datasets", name, f"{src}-{tgt}")
     try:
         built = json.loads((folder / "stats.json").read_text(encoding="utf-8")).get("format") == format_version

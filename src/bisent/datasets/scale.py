@@ -60,9 +60,10 @@ from ..cache import cache_dir
 from ..errors import BisentError
 from ..io import atomic_dir, atomic_write
 from .debian import fetch_package
-from .docsets import MAN_PACKAGES, GNOME_APPS, html_paragraphs, mallard_pages, man_page
-from .gettext import PACKAGES as GETTEXT_BASE, _clean, drop_reason, read_mo
-from .libreoffice import MIN_CHARS, MIN_WORDS, _UNSPACED_RE, _too_short, load_documents
+from .docsets import GNOME_APPS, MAN_PACKAGES, html_paragraphs, mallard_pages, man_page
+from .gettext import PACKAGES as GETTEXT_BASE
+from .gettext import _clean, drop_reason, read_mo
+from .libreoffice import _UNSPACED_RE, MIN_CHARS, MIN_WORDS, _too_short, load_documents
 
 #: Bump when the selection rules change (the output's stats say which); PAGES_VERSION for the parsed-page cache.
 FORMAT_VERSION = 4

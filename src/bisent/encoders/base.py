@@ -97,7 +97,8 @@ class Encoder:
                     batch = [texts[i] for i in idx]
                     vecs = l2_normalise(self.embed_batch(batch, lang))
                     if vecs.shape != (len(batch), self.dim):
-                        raise RuntimeError(f"encoder {self.name} returned shape {vecs.shape}, expected {(len(batch), self.dim)}")
+                        raise RuntimeError(f"encoder {self.name} returned shape {vecs.shape}, expected "
+                                           f"{(len(batch), self.dim)}")
                     if store is not None:  # as the cache stores them: a row is the same cached or fresh
                         store.put(batch, vecs, ckey)
                         vecs = from_half(vecs.astype(np.float16))

@@ -12,8 +12,8 @@ from __future__ import annotations
 from typing import Sequence
 
 import numpy as np
-from ..progress import progress_bar
 
+from ..progress import progress_bar
 from .base import Encoder, l2_normalise
 
 #: sentences embedded per call while summing documents (bounds memory for very long documents)

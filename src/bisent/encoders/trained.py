@@ -53,7 +53,8 @@ def load_model_dir(model_dir) -> Encoder:
     if arch not in ARCHITECTURES:
         _import_architectures()
     if arch not in ARCHITECTURES:
-        raise BisentError(f"{model_dir / 'config.json'}: unknown architecture '{arch}' (known: {', '.join(sorted(ARCHITECTURES)) or 'none'})")
+        raise BisentError(f"{model_dir / 'config.json'}: unknown architecture '{arch}' (known: "
+                          f"{', '.join(sorted(ARCHITECTURES)) or 'none'})")
     try:
         return ARCHITECTURES[arch](model_dir, config)
     except (TypeError, ValueError, KeyError) as e:  # a hand-edited config.json: one line, never a traceback

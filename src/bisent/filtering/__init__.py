@@ -18,17 +18,39 @@ A configuration is read with :func:`load_config` and its encoder or embedding st
 changed with :func:`edit_config` (:mod:`.config`).
 """
 
-from .pipeline import (STEP_MODULES, STEP_TYPES, Bounds, FilterPipeline, FilterResult, Step, as_pipeline,
-                       background_sample, check_bool, check_choice, check_number, register_step, step_types)
-from .files import MAX_SIDE_BYTES, filter_file, parse_row
-from .rules import (DebrisFilter, DuplicateFilter, EmptyFilter, LengthFilter, LengthRatioFilter,
-                    NormalisedDuplicateFilter, NumbersFilter, OverlapFilter, ScriptFilter)
-from .langid import LanguageIdFilter, identify
+from .config import edit_config, load_config
 from .embedding import CosineStep, CSLSStep, EmbeddingStep, MarginStep
+from .files import MAX_SIDE_BYTES, filter_file, parse_row
+from .langid import LanguageIdFilter, identify
 from .mlp import MLPScorer, train_scorer
 from .mlp_step import MLPStep
-from .config import edit_config, load_config
+from .pipeline import (
+                       STEP_MODULES,
+                       STEP_TYPES,
+                       Bounds,
+                       FilterPipeline,
+                       FilterResult,
+                       Step,
+                       as_pipeline,
+                       background_sample,
+                       check_bool,
+                       check_choice,
+                       check_number,
+                       register_step,
+                       step_types,
+)
 from .ranking import rank_scores
+from .rules import (
+                       DebrisFilter,
+                       DuplicateFilter,
+                       EmptyFilter,
+                       LengthFilter,
+                       LengthRatioFilter,
+                       NormalisedDuplicateFilter,
+                       NumbersFilter,
+                       OverlapFilter,
+                       ScriptFilter,
+)
 from .selection import Selection
 
 __all__ = [

@@ -20,14 +20,27 @@ from typing import IO, Callable, Iterator, Sequence
 import numpy as np
 
 from ..errors import BisentError
-from ..io import (MAX_SIDE_BYTES, READ_ERRORS, STATE_MARKER, atomic_write, check_readable,  # noqa: F401
-                  compress_like as _compress, file_sha256, make_state_dir, open_binary, open_exclusive, open_existing,
-                  parse_row, remove_state_dir, remove_tree)
+from ..io import (  # noqa: F401
+    MAX_SIDE_BYTES,
+    READ_ERRORS,
+    STATE_MARKER,
+    atomic_write,
+    check_readable,
+    file_sha256,
+    make_state_dir,
+    open_binary,
+    open_exclusive,
+    open_existing,
+    parse_row,
+    remove_state_dir,
+    remove_tree,
+)
+from ..io import compress_like as _compress
 from ..progress import progress_bar
+from . import selection
 from .params import check_number
 from .pipeline import FilterPipeline, as_pipeline
 from .records import RECORD, Pair, Value, rejected_line
-from . import selection
 
 # ---------------------------------------------------------------------------
 # Streaming a TSV file: bad rows, chunks, checkpoints, resume

@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from ..errors import BisentError
-from ..langcodes import base_lang, normalise_lang as normalise_code
+from ..langcodes import base_lang
+from ..langcodes import normalise_lang as normalise_code
 from .params import check_bool, check_number
 from .records import Pair
 from .steps import Step, register_step

@@ -216,7 +216,8 @@ class MLPScorer:
 
         config = self.config()
         return modeldir.save(out_dir, ARCHITECTURE, config["model"], self.net_.state_dict(),
-                             extra={k: v for k, v in config.items() if k not in ("architecture", "format_version", "model")})
+                             extra={k: v for k, v in config.items() if k not in ("architecture", "format_version",
+                                                                                 "model")})
 
     @classmethod
     def load(cls, model_dir) -> "MLPScorer":

@@ -73,7 +73,8 @@ class RepairStep(Step):
                             boundary_cost=self.boundary_cost, **self.shape)
             if r.status == "cut":
                 self.fixed[(src, tgt)] = (r.src, r.tgt)
-                out[k] = (r.src_words - (r.src_span[1] - r.src_span[0] + 1)) + (r.tgt_words - (r.tgt_span[1] - r.tgt_span[0] + 1))
+                out[k] = ((r.src_words - (r.src_span[1] - r.src_span[0] + 1))
+                          + (r.tgt_words - (r.tgt_span[1] - r.tgt_span[0] + 1)))
         return out
 
     def accept(self, value) -> bool:

@@ -63,7 +63,8 @@ class DANEncoder(Encoder):
         table = tensors["embed.weight"]                                                      # (buckets, E)
         # rows: float32, int8 (row i is rows[i] * row_scale[i]) or, packed for torch below, uint8 = int8 ^ 0x80
         if isinstance(table, Int8Rows):
-            self.rows, self.row_scale = table.q, np.ascontiguousarray(table.scale.reshape(-1))  # (buckets, E), (buckets,)
+            # (buckets, E), (buckets,)
+            self.rows, self.row_scale = table.q, np.ascontiguousarray(table.scale.reshape(-1))
         else:
             self.rows, self.row_scale = np.ascontiguousarray(table, dtype=np.float32), None
         self._flipped = False

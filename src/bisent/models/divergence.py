@@ -56,14 +56,16 @@ class DivergenceNet(nn.Module):
                  r: float = 1.0, semb: bool = False, semb_hidden: int = 128, dropout: float = 0.0,
                  src_lang: str = "src", tgt_lang: str = "tgt", lowercase: bool = True, max_words: int = 200):
         super().__init__()
-        self.hp = {"src_vocab": list(src_vocab), "tgt_vocab": list(tgt_vocab), "embed_dim": embed_dim, "hidden_dim": hidden_dim, "r": float(r), "semb": bool(semb),
+        self.hp = {"src_vocab": list(src_vocab), "tgt_vocab": list(tgt_vocab), "embed_dim": embed_dim,
+                   "hidden_dim": hidden_dim, "r": float(r), "semb": bool(semb),
                    "semb_hidden": semb_hidden, "dropout": float(dropout), "src_lang": src_lang, "tgt_lang": tgt_lang,
                    "lowercase": bool(lowercase), "max_words": max_words}
         self.vocab = {"src": list(src_vocab), "tgt": list(tgt_vocab)}
         self.ids = {side: {w: i for i, w in enumerate(v)} for side, v in self.vocab.items()}
         self.r, self.lowercase, self.max_words = float(r), bool(lowercase), max_words
         self.langs = {"src": src_lang, "tgt": tgt_lang}
-        self.emb = nn.ModuleDict({side: nn.Embedding(len(v), embed_dim, padding_idx=PAD) for side, v in self.vocab.items()})
+        self.emb = nn.ModuleDict({side: nn.Embedding(len(v), embed_dim, padding_idx=PAD)
+                                  for side, v in self.vocab.items()})
         self.rnn = nn.ModuleDict({side: nn.LSTM(embed_dim, hidden_dim, batch_first=True, bidirectional=True)
                                   for side in ("src", "tgt")})
         self.drop = nn.Dropout(dropout)
@@ -76,7 +78,8 @@ class DivergenceNet(nn.Module):
         for side, code in self.langs.items():
             if lang == code or lang.split("-")[0] == code:
                 return side
-        raise BisentError(f"divergence model for {self.langs['src']}-{self.langs['tgt']}: no encoder for language '{lang}'")
+        raise BisentError(f"divergence model for {self.langs['src']}-{self.langs['tgt']}: no encoder for language "
+                          f"'{lang}'")
 
     def featurize(self, sents: list[list[str]], side: str) -> tuple[torch.Tensor, torch.Tensor]:
         """Word lists -> ids (B, L) padded with 0, lengths (B,) (at least 1: an empty side is one UNK)."""

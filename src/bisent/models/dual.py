@@ -42,8 +42,8 @@ from ..encoders.base import Encoder
 from ..encoders.trained import register_architecture
 from . import adapter as np_adapter
 from . import dan as np_dan
-from .hashing import HashFeaturizer
 from . import modeldir
+from .hashing import HashFeaturizer
 from .rnn import BiRNNEncoder, pad
 from .tokenizer import FILENAME as TOKENIZER_FILE
 from .tokenizer import UNK, Tokenizer
@@ -261,7 +261,7 @@ class Adapter(nn.Module):
         self.hp = dict(base=base, base_dim=base_dim, dim=dim, hidden=hidden, residual=residual)
         self.dim, self.residual = dim, residual
         self.layers = _mlp(np_adapter.layer_sizes(self.hp))
-        with torch.no_grad():                                 # start as the base encoder (or as close as the shape allows)
+        with torch.no_grad():                              # start as the base encoder (or as close as the shape allows)
             last = self.layers[-1]
             if residual:
                 last.weight.zero_()
@@ -335,8 +335,8 @@ class TorchDualEncoder(Encoder):
 # --- model directories -------------------------------------------------------------------------------
 
 def save_dual(model: nn.Module, out_dir, extra: dict | None = None, half: bool = False, int8: bool = False) -> None:
-    """Write the model directory: weights (float16 if ``half``, int8 tables if ``int8``), ``config.json`` (+ ``tokenizer.model``;
-    the adapter names its base)."""
+    """Write the model directory: weights (float16 if ``half``, int8 tables if ``int8``), ``config.json`` (+
+    ``tokenizer.model``; the adapter names its base)."""
     extra, files = dict(extra or {}), {}
     if isinstance(model, BiLSTM):
         files[TOKENIZER_FILE] = model.tokenizer.proto

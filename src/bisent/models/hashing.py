@@ -220,7 +220,8 @@ class HashConfig:
             raise HashConfigError("n_max", f"({self.n_max}) must be at least 'n_min' - 1 ({self.n_min - 1})")
         v = self.cjk_n_min
         if isinstance(v, bool) or not isinstance(v, int) or v < 0 or (v and v >= self.n_min):
-            raise HashConfigError("cjk_n_min", f"must be 0 (off) or a whole number from 1 to n_min - 1 ({self.n_min - 1}), got {v!r}")
+            raise HashConfigError("cjk_n_min", "must be 0 (off) or a whole number from 1 to n_min - 1 "
+                                  f"({self.n_min - 1}), got {v!r}")
         for key in ("lowercase", "translit"):
             if not isinstance(getattr(self, key), bool):
                 raise HashConfigError(key, f"must be true or false, got {getattr(self, key)!r}")

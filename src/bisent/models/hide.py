@@ -28,11 +28,11 @@ from pathlib import Path
 
 import numpy as np
 
-from ..encoders.documents import CHUNK, DocumentEncoder, sentence_sums
 from ..encoders.base import l2_normalise
+from ..encoders.documents import CHUNK, DocumentEncoder, sentence_sums
 from ..errors import BisentError
-from .hashing import HashConfig, HashFeaturizer
 from . import modeldir
+from .hashing import HashConfig, HashFeaturizer
 
 DOC_ARCHITECTURES = ("hide", "doc-bow")
 #: the ``model`` section of each architecture's config.json (models/modeldir.py contract)
@@ -103,7 +103,8 @@ def bow_hash_config(hp: dict) -> HashConfig:
 
 
 def bow_bags(featurizer: HashFeaturizer, docs, chunk: int = CHUNK):
-    """Per document its hashed feature ids: yields ``(doc index, ids (M,))``, ``chunk`` sentences featurized at a time."""
+    """Per document its hashed feature ids: yields ``(doc index, ids (M,))``, ``chunk`` sentences featurized at a
+    time."""
     for i, d in enumerate(docs):
         parts = [featurizer.bags(list(d[s:s + chunk])).ids for s in range(0, len(d), chunk)]
         yield i, np.concatenate(parts) if parts else np.zeros(0, np.int64)
@@ -201,7 +202,8 @@ def build_torch(architecture: str, hp: dict):
 
     if architecture == "hide":
         class HiDE(FF):
-            """``forward(v (S, D) sentences, owner (S,) their document, n_docs, mu (n_docs, D) each document's language mean) -> (n_docs, out)``."""
+            """``forward(v (S, D) sentences, owner (S,) their document, n_docs, mu (n_docs, D) each document's
+            language mean) -> (n_docs, out)``."""
 
             def __init__(self):
                 super().__init__(int(hp["in_dim"]), list(hp["hidden"]), True)

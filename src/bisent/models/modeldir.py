@@ -218,7 +218,8 @@ def check_keys(cfg_path, architecture: Any, hp: dict, config_keys: Iterable[str]
         raise BisentError(f"{cfg_path}: unknown key(s) {', '.join(unknown)} in 'model' "
                           f"(a {architecture} model takes {', '.join(keys)})")
     if missing:
-        raise BisentError(f"{cfg_path}: missing key(s) {', '.join(missing)} in 'model' (a {architecture} model needs them)")
+        raise BisentError(f"{cfg_path}: missing key(s) {', '.join(missing)} in 'model' (a {architecture} model needs "
+                          "them)")
 
 
 def load_module(model_dir, cls, config: dict | None = None, *, classes: dict | None = None):

@@ -85,8 +85,8 @@ class Kim2019(nn.Module):
                        hidden_dim=hidden_dim, layers=layers, dropout=dropout)
         self.languages, self.rnn_kind, self.layers = list(languages), rnn, layers
         self.dim = 2 * hidden_dim                                        # D: sentence embedding size
-        self.encoders = nn.ModuleDict({lang_key(l): BiRNNEncoder(vocab_size, embed_dim, hidden_dim, layers, rnn, dropout)
-                                       for l in self.languages})
+        self.encoders = nn.ModuleDict({lang_key(l): BiRNNEncoder(vocab_size, embed_dim, hidden_dim, layers, rnn,
+                                                                 dropout) for l in self.languages})
         self.dec_embed = nn.Embedding(vocab_size, embed_dim, padding_idx=PAD)
         self.decoder = _rnn(rnn, embed_dim, self.dim, layers, dropout, bidirectional=False)
         self.out = nn.Linear(self.dim, vocab_size)
@@ -165,7 +165,8 @@ def load_word_vectors(path, dim: int, lowercase: bool) -> dict[str, np.ndarray]:
         if len(parts) < 2:
             continue
         if len(parts) - 1 != dim:
-            raise BisentError(f"{path}:{n}: vector has {len(parts) - 1} dimensions, the recipe's model.embed_dim is {dim}")
+            raise BisentError(f"{path}:{n}: vector has {len(parts) - 1} dimensions, the recipe's model.embed_dim is "
+                              f"{dim}")
         try:
             v = np.asarray(parts[1:], dtype=np.float32)
         except ValueError:
@@ -202,7 +203,8 @@ def init_from_word_vectors(model: Kim2019, spec: str | dict, pieces: list[str], 
     files = {l: spec for l in model.languages} if isinstance(spec, str) else dict(spec)
     unknown = set(files) - set(model.languages)
     if unknown:
-        raise BisentError(f"model.word_vectors: languages {sorted(unknown)} are not trained (languages: {model.languages})")
+        raise BisentError(f"model.word_vectors: languages {sorted(unknown)} are not trained (languages: "
+                          f"{model.languages})")
     cache: dict[str, dict] = {}
     dim = model.dec_embed.embedding_dim
     load = lambda p: cache.setdefault(str(p), load_word_vectors(p, dim, lowercase))  # noqa: E731

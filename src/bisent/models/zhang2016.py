@@ -128,7 +128,7 @@ def norm_stats(g: dict, mode: str) -> tuple[np.ndarray, np.ndarray]:
         return np.zeros((4, d), np.float32), np.ones((4, d), np.float32)
     stack = np.stack([np.asarray(g[k], dtype=np.float64) for k in DESCRIPTORS])           # (4, N, d)
     sd = stack.std(1)
-    scale = np.where(sd > 1e-8, STANDARD_UNIT / np.maximum(sd, 1e-8), 1.0)                 # a constant dimension: centred only
+    scale = np.where(sd > 1e-8, STANDARD_UNIT / np.maximum(sd, 1e-8), 1.0)          # a constant dimension: centred only
     return stack.mean(1).astype(np.float32), scale.astype(np.float32)
 
 
@@ -152,7 +152,8 @@ def parse_vocab(data: bytes, path: Path, languages: list[str]) -> dict[str, list
         vocab = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
         raise BisentError(f"{path}: corrupt JSON ({e})") from None
-    if not isinstance(vocab, dict) or any(not isinstance(vocab.get(lang), list) or not vocab[lang] or vocab[lang][0] != UNK
+    if not isinstance(vocab, dict) or any(not isinstance(vocab.get(lang), list) or not vocab[lang]
+                                          or vocab[lang][0] != UNK
                                           for lang in languages):
         raise BisentError(f"{path}: expected {{language: [\"{UNK}\", word, ...]}} for {', '.join(languages)}")
     return vocab
@@ -202,8 +203,10 @@ class Zhang2016Encoder(_WordEncoder):
         self.tables = {lang: tensors[f"embed.{lang}"] for lang in self.langs}                      # (V_l, d)
         self.w_in = {lang: np.ascontiguousarray(tensors[f"enc.{lang}.weight"].T) for lang in self.langs}  # (2d, m)
         self.b_in = {lang: tensors[f"enc.{lang}.bias"] for lang in self.langs}                     # (m,)
-        self.w_tgt = np.ascontiguousarray(tensors["dec.weight"]) * np.float32(hp["target_weight"])  # (2d, m): W_dec^T acts on rows
-        self.norm = {lang: (tensors[f"norm.{lang}.shift"], tensors[f"norm.{lang}.scale"]) for lang in self.langs}  # (4, d) each
+        # (2d, m): W_dec^T acts on rows
+        self.w_tgt = np.ascontiguousarray(tensors["dec.weight"]) * np.float32(hp["target_weight"])
+        # (4, d) each
+        self.norm = {lang: (tensors[f"norm.{lang}.shift"], tensors[f"norm.{lang}.scale"]) for lang in self.langs}
 
     def embed_batch(self, sentences: list[str], lang: str) -> np.ndarray:
         lang = self.side(lang)

@@ -16,8 +16,15 @@
 from pathlib import Path
 
 from ..errors import BisentError
-from .calibration import (Calibration, calibrate, calibrate_split, filter_negatives, mining_calibration,
-                          mining_negatives, synthetic_pairs)
+from .calibration import (
+    Calibration,
+    calibrate,
+    calibrate_split,
+    filter_negatives,
+    mining_calibration,
+    mining_negatives,
+    synthetic_pairs,
+)
 from .explain import explain_pair
 from .html import render
 from .record import records_from_folder

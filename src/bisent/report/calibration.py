@@ -54,7 +54,8 @@ class Calibration:
     precision: list[float]  # estimated share of true pairs among those scoring >= threshold
     kept: list[int]         # pairs scoring >= threshold
     pi0: float              # estimated share of false pairs among all scored
-    shift: float            # how far the synthetic negatives' scores were moved (fitted, or read off the non-mutual pairs in mining)
+    shift: float            # how far the synthetic negatives' scores were moved (fitted, or read off the non-mutual
+                            # pairs in mining)
     n_scores: int
     n_negatives: int
 

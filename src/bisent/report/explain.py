@@ -96,7 +96,8 @@ def explanation_text(ex: dict) -> str:
     for side, label in (("src_competitors", "nearest targets of the source"),
                         ("tgt_competitors", "nearest sources of the target")):
         lines.append(f"{label} (rank, cosine, ratio margin):")
-        lines += [f"  {c['rank']}. {c['cosine']:.4f} {c['margin']:.4f} {'<- this pair ' if c['is_pair'] else ''}{c['text']}"
+        lines += [f"  {c['rank']}. {c['cosine']:.4f} {c['margin']:.4f} "
+                  f"{'<- this pair ' if c['is_pair'] else ''}{c['text']}"
                   for c in ex[side]]
     if ex.get("filter"):
         f = ex["filter"]
@@ -104,7 +105,8 @@ def explanation_text(ex: dict) -> str:
         lines.append(f"filter: {'kept' if f['kept'] else 'rejected by ' + str(f['reason'])}"
                      f" (score {score}); steps: {', '.join(f['steps'])}")
     al = ex.get("alignment") or {}
-    lines.append("word alignment: " + (f"{len(al['src_words'])} x {len(al['tgt_words'])} matrix (in --json / the report)"
+    lines.append("word alignment: " + (f"{len(al['src_words'])} x {len(al['tgt_words'])} matrix (in --json / the "
+                                       "report)"
                                        if al.get("matrix") else al.get("note", "not available")))
     return "\n".join(lines)
 

@@ -14,7 +14,8 @@ from . import plots
 CSS = """
 body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;max-width:1000px;margin:1.5em auto;padding:0 1em;
 color:#1a202c;line-height:1.45}
-h1{font-size:1.5em;margin-bottom:.2em}h2{font-size:1.2em;border-bottom:1px solid #cbd5e0;padding-bottom:.2em;margin-top:2em}
+h1{font-size:1.5em;margin-bottom:.2em}
+h2{font-size:1.2em;border-bottom:1px solid #cbd5e0;padding-bottom:.2em;margin-top:2em}
 h3{font-size:1.02em;margin:1.2em 0 .3em}
 .muted{color:#4a5568;font-size:.9em}
 table{border-collapse:collapse;font-size:.85em;margin:.4em 0;width:100%}
@@ -70,8 +71,10 @@ def _samples(rec: dict) -> str:
         if not rows:
             continue
         extra = [k for k in rows[0] if k not in ("score", "src", "tgt")]
-        head = "<tr><th>score</th>" + "".join(f"<th>{_e(k)}</th>" for k in extra) + "<th>source</th><th>target</th></tr>"
-        body = "".join("<tr><td class=num>" + _fmt(r["score"]) + "</td>" + "".join(f"<td>{_e(r[k])}</td>" for k in extra)
+        head = ("<tr><th>score</th>" + "".join(f"<th>{_e(k)}</th>" for k in extra)
+                + "<th>source</th><th>target</th></tr>")
+        body = "".join("<tr><td class=num>" + _fmt(r["score"]) + "</td>"
+                       + "".join(f"<td>{_e(r[k])}</td>" for k in extra)
                        + f"<td>{_e(r['src'])}</td><td>{_e(r['tgt'])}</td></tr>" for r in rows)
         out.append(f"<h3>scores {band['high']:.4f} down to {band['low']:.4f} ({band['pairs']:,} pairs)</h3>"
                    f"<table>{head}{body}</table>")
@@ -98,7 +101,8 @@ def _calibration(rec: dict, xlabel: str) -> str:
             facts[f"threshold for {100 * p:.0f} % estimated precision"] = "not reached" if t is None else f"{t:.4f}"
         text = ("<p class=muted>No gold was used. The scores of false pairs are modelled by synthetic negatives "
                 "made from this corpus and scored by the same scorer (mining, of sentences or documents: the best "
-                "free competitor of a confident pair once its partner is taken away; filtering: shuffled, neighbour, truncated, glued and copied "
+                "free competitor of a confident pair once its partner is taken away; filtering: shuffled, neighbour, "
+                "truncated, glued and copied "
                 "pairs put through the same pipeline; sentence alignment: two neighbouring blocks' sources glued "
                 "against the first one's target, and a block's source against another block's target of the same "
                 "document); a mixture of that negative density and a Gaussian for the "
@@ -114,7 +118,8 @@ def _calibration(rec: dict, xlabel: str) -> str:
                      "the estimate was above the measured precision: false matches between similar pages that have no "
                      "translation are not like the synthetic negatives.</p>")
         return _fig(svg, "Left axis: estimated precision of the pairs scoring at least the threshold; right axis: "
-                         "how many pairs that keeps. Dashed: the threshold of this run; dotted: the precision asked for.") \
+                         "how many pairs that keeps. Dashed: the threshold of this run; dotted: the precision asked "
+                         "for.") \
             + text + _kv(facts)
     y = rec.get("yield") or {}
     svg = plots.precision_yield(y.get("thresholds", []), [], y.get("kept", []), title="Yield against the threshold",
@@ -222,7 +227,8 @@ def record_html(name: str, rec: dict) -> str:
         parts.append(_kv({"pairs retrieved (before the threshold)": f"{counts.get('retrieved', 0):,}",
                           "pairs kept (at or above the threshold)": f"{counts.get('kept', 0):,}",
                           "threshold": th, **_at_threshold(rec)}))
-        parts.append(_fig(plots.histogram(hist.get("edges", []), hist.get("series", {}), title="Scores of the retrieved pairs",
+        parts.append(_fig(plots.histogram(hist.get("edges", []), hist.get("series", {}),
+                                          title="Scores of the retrieved pairs",
                                           xlabel=xlabel, threshold=th),
                           "Every pair the retrieval rule proposed, before the threshold, by how it was found "
                           "(" + "; ".join(f"{k}: {v}" for k, v in HOW.items()) + ")."))
@@ -247,11 +253,13 @@ def record_html(name: str, rec: dict) -> str:
                           "threshold": th, **_at_threshold(rec)}))
         parts.append(_fig(plots.bars(counts, title="Lines per outcome"),
                           "Kept lines and lines rejected per reason (the step that rejected them)."))
-        parts.append(_fig(plots.histogram(hist.get("edges", []), hist.get("series", {}), title="Scores at the score step",
+        parts.append(_fig(plots.histogram(hist.get("edges", []), hist.get("series", {}),
+                                          title="Scores at the score step",
                                           xlabel=xlabel, threshold=th, stacked=True),
                           "The pairs that reached the score step: kept, and rejected by its own bound."))
         for reason, h in (rec.get("other_scores") or {}).items():
-            parts.append(_fig(plots.histogram(h["edges"], h["series"], title=f"Scores of the lines rejected by '{reason}'",
+            parts.append(_fig(plots.histogram(h["edges"], h["series"],
+                                              title=f"Scores of the lines rejected by '{reason}'",
                                               xlabel=f"value of step '{reason}'"), f"What step '{reason}' measured "
                                                                                    f"on the lines it rejected."))
     # the answer first: precision and yield against the threshold (after the scores where no calibration is made)
@@ -280,7 +288,8 @@ def render_body(body: str, out_path, *, title: str) -> Path:
     """Wrap ``body`` in the report's page (styles inline, a policy that forbids any fetch) and write it."""
     doc = (f"<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>"
            f"<meta name=viewport content='width=device-width,initial-scale=1'>"
-           f"<meta http-equiv=Content-Security-Policy content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\">"
+           "<meta http-equiv=Content-Security-Policy content=\"default-src 'none'; style-src 'unsafe-inline'; img-src "
+           "data:\">"
            f"<title>{_e(title)}</title><style>{CSS}</style></head><body>"
            f"<h1>{_e(title)}</h1><p class=muted>Written by bisent on {time.strftime('%Y-%m-%d %H:%M')}; "
            f"figures are inline SVG (matplotlib), the file needs no network.</p>{body}</body></html>\n")

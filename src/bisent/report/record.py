@@ -94,7 +94,8 @@ def tsv_rows(path) -> Iterable[tuple[int, list[str]]]:
         try:
             yield n, raw.decode("utf-8").split("\t")
         except UnicodeDecodeError as e:
-            raise BisentError(f"{path}:{n}: not valid UTF-8 (byte 0x{raw[e.start]:02x} at column {e.start + 1})") from None
+            raise BisentError(f"{path}:{n}: not valid UTF-8 (byte 0x{raw[e.start]:02x} "
+                              f"at column {e.start + 1})") from None
 
 
 def read_mined(path) -> tuple[np.ndarray, list[tuple[str, str]]]:
@@ -181,7 +182,8 @@ def filter_record(summary: dict, rejected: Sequence[tuple[int, str, float, str, 
     other = {r: np.asarray(v) for r, v in by_reason.items() if r != score_step and np.isfinite(v).any()
              and not r.startswith("bad_row")}
     counts = {"kept": int(summary.get("kept", 0)), **{r: int(n) for r, n in
-                                                      (summary.get("rejected_by") or Counter(r[1] for r in rejected)).items()}}
+                                                      (summary.get("rejected_by")
+                                                       or Counter(r[1] for r in rejected)).items()}}
     rows = [(score, reason, src, tgt) for _, reason, score, src, tgt in rejected]
     if kept_scores is not None and kept_texts is not None:
         rows += [(float(s), "kept", a, b) for s, (a, b) in zip(kept_scores, kept_texts)]
@@ -202,7 +204,8 @@ def filter_record(summary: dict, rejected: Sequence[tuple[int, str, float, str, 
                            "tgt": cut(b)} for s, _, a, b in rng.sample(mine, min(PER_BAND, len(mine)))]
     return {"kind": "filter", "params": params or {}, "summary": {k: v for k, v in summary.items() if k != "pipeline"},
             "score_step": score_step, "threshold": threshold, "precision_target": precision_target,
-            "counts": counts, "histogram": binned(series), "other_scores": {r: binned({r: v}) for r, v in other.items()},
+            "counts": counts, "histogram": binned(series), "other_scores": {r: binned({r: v})
+                                                                            for r, v in other.items()},
             "samples": band_samples(sc, row), "rejected_samples": others,
             "yield": yield_curve(sc), "calibration": calibration.as_dict() if calibration is not None else None,
             "explanations": []}

@@ -28,7 +28,6 @@ from . import record as rec_mod
 from .calibration import calibrate, filter_negatives, mining_calibration, mining_negatives
 from .html import render
 
-
 #: Synthetic negatives of a filter run are made from its first this many well-formed lines (in file order,
 #: so that "neighbour" pairs are neighbours in the document).
 NEGATIVES_FROM = 20_000
@@ -147,7 +146,8 @@ def _explain_mined(cands, i: int, j: int, src_texts, tgt_texts) -> dict:
     ratio = next((float(s) for t, s in zip(cands.fwd_idx[i], cands.fwd_score[i]) if t == j),
                  next((float(s) for t, s in zip(cands.bwd_idx[j], cands.bwd_score[j]) if t == i), float("nan")))
     comp = lambda idx, sim, score, texts, other: [  # noqa: E731
-        {"rank": r + 1, "cosine": float(s), "margin": float(m), "is_pair": int(t) == other, "text": rec_mod.cut(texts[int(t)])}
+        {"rank": r + 1, "cosine": float(s), "margin": float(m), "is_pair": int(t) == other,
+         "text": rec_mod.cut(texts[int(t)])}
         for r, (t, s, m) in enumerate(zip(idx, sim, score)) if t >= 0]
     return {"src": rec_mod.cut(src_texts[i]), "tgt": rec_mod.cut(tgt_texts[j]), "cosine": cos, "ratio_margin": ratio,
             "r_src": float(cands.r_x[i]), "r_tgt": float(cands.r_y[j]),
@@ -274,7 +274,8 @@ def finish_filter(pairs_path, kept_path, rejected_path, summary: dict, config, s
                             f"{kept_raw[i].decode('utf-8', 'backslashreplace')}\n")
             with atomic_write(kept_path, "wb") as f:
                 f.writelines(raw + b"\n" for raw, d in zip(kept_raw, drop) if not d)
-            rejected += [(linenos[i], "select:precision", float(kept_scores[i]), *kept_pairs[i]) for i in np.flatnonzero(drop)]
+            rejected += [(linenos[i], "select:precision", float(kept_scores[i]), *kept_pairs[i])
+                         for i in np.flatnonzero(drop)]
             summary = {**summary, "kept": int((~drop).sum()), "rejected": summary["rejected"] + int(drop.sum()),
                        "rejected_by": {**summary["rejected_by"], "select:precision": int(drop.sum())}}
             kept_pairs = [p for p, d in zip(kept_pairs, drop) if not d]
@@ -297,7 +298,8 @@ def finish_filter(pairs_path, kept_path, rejected_path, summary: dict, config, s
            "estimated_precision": None if cal is None or threshold is None else round(cal.precision_at(threshold), 4)}
     out["record"] = str(rec_mod.write_record(record, f"{kept_path}{rec_mod.SUFFIX}"))
     if report:
-        out["report"] = str(render([(Path(kept_path).name, record)], report, title=f"bisent filter: {Path(pairs_path).name}"))
+        out["report"] = str(render([(Path(kept_path).name, record)], report,
+                                   title=f"bisent filter: {Path(pairs_path).name}"))
     return out
 
 
@@ -377,7 +379,8 @@ def report_run(config_path, run_dir, out_path, overrides=None) -> str:
     summary_path = run_dir / "filter" / "summary.json"
     if summary_path.is_file():
         summary = read_json(summary_path)
-        out = finish_filter(run_dir / "candidates.tsv", run_dir / "filter" / "kept.tsv", run_dir / "filter" / "rejected.tsv",
+        out = finish_filter(run_dir / "candidates.tsv", run_dir / "filter" / "kept.tsv",
+                            run_dir / "filter" / "rejected.tsv",
                             summary, _filter_config(ctx), ctx.src_lang, ctx.tgt_lang)
         records.append(("filter", read_json(out["record"])))
     return str(render(records, out_path, title=f"bisent run: {run_dir.name}"))

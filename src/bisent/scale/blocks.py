@@ -19,8 +19,8 @@ computed by the same sgemm of the same shapes as in the one pass: the same bits.
 Resuming: each finished block's lists are written atomically to a state folder
 (``block-IIIII-JJJJJ.npz`` beside ``plan.json``, which fingerprints the inputs
 and settings), and folded now and then into ``merged.npz``; a rerun with the
-same inputs loads them and runs only the missing blocks. Jobs run through an executor: :class:`LocalExecutor` (this process, in
-order) or :class:`bisent.scale.ray_mine.RayExecutor` (Ray tasks).
+same inputs loads them and runs only the missing blocks. Jobs run through an executor: :class:`LocalExecutor` (this
+process, in order) or :class:`bisent.scale.ray_mine.RayExecutor` (Ray tasks).
 """
 
 from __future__ import annotations

@@ -39,7 +39,8 @@ def open_run(out_dir: Path, resume: bool) -> dict | None:
     marked as bisent's, :func:`bisent.io.make_state_dir`), or read the state to resume."""
     out_dir = Path(out_dir)
     if not resume and exists(out_dir):
-        raise BisentError(f"{out_dir}: holds a training run already; pass --resume to continue it, or choose another -o")
+        raise BisentError(f"{out_dir}: holds a training run already; pass --resume to continue it, or choose another "
+                          "-o")
     state = read_state(out_dir) if resume else None
     if resume:
         out_dir.mkdir(parents=True, exist_ok=True)

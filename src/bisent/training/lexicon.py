@@ -23,8 +23,8 @@ import numpy as np
 
 from ..errors import BisentError
 from ..io import atomic_write, read_lines
-from ..values import check_number
 from ..mining import mine, unique_rows
+from ..values import check_number
 from ..vectors import encode_fp16
 
 #: ratio-margin floor of a kept pair (of Italian's 12,706 mutual pairs 7,570 are two different strings,
@@ -81,7 +81,8 @@ def write_lexicons(collection, encoder, *, threshold: float = THRESHOLD, held_fo
     folder = Path(collection)
     en_path = folder / "words.en.txt"
     if not en_path.is_file():
-        raise BisentError(f"{en_path}: no English word list (build the collection with word lists: bisent data general)")
+        raise BisentError(f"{en_path}: no English word list (build the collection with word lists: bisent data "
+                          "general)")
     langs = sorted(p.name[len("words."):-len(".txt")] for p in folder.glob("words.*.txt") if p.name != "words.en.txt")
     if not langs:
         raise BisentError(f"{folder}: no words.XX.txt besides English")

@@ -67,8 +67,9 @@ COMMON: dict[str, dict[str, Field]] = {
         "checkpoint_every": Field(1000, int, minimum=1),
         "dev_max": Field(2000, int, minimum=2),          # dev pairs used per language pair
         "device": Field("auto", str, ("auto", "cpu", "cuda")),
-        "threads": Field(None, int, nullable=True, minimum=1),  # CPU threads (null: torch's default); 1 on a busy machine
-        "keep_freed_memory": Field(True, bool),       # CPU, glibc: freed blocks reused by the next step (training/heap.py)
+        "threads": Field(None, int, nullable=True, minimum=1),  # CPU threads (null: torch's default); 1 on a busy
+                                                                # machine
+        "keep_freed_memory": Field(True, bool),    # CPU, glibc: freed blocks reused by the next step (training/heap.py)
     },
 }
 
@@ -111,7 +112,7 @@ _HASHING = {
     "n_max": Field(5, int, minimum=0),
     "lowercase": Field(True, bool),
     "max_tokens": Field(128, int, minimum=1),       # tokens kept per sentence
-    "cjk_n_min": Field(0, int, minimum=0),          # 0: off; else tokens with CJK characters also get n-grams from this n
+    "cjk_n_min": Field(0, int, minimum=0),        # 0: off; else tokens with CJK characters also get n-grams from this n
     "translit": Field(False, bool),                 # Cyrillic tokens also get their Latin transliteration's features
     "hash_seed": Field(0, int, minimum=0),          # 0: as always; N: other features share a bucket (ensemble members)
 }
@@ -121,11 +122,15 @@ _DUAL_COMMON: dict[str, dict[str, Field]] = {
     "data": {
         "batch_size": Field(128, int, minimum=2),   # K pairs per step, split between the language pairs
         "max_pairs": Field(None, int, nullable=True, minimum=1),  # use the first N pairs of each language pair
-        "mono_weight": Field(1.0, _NUM, minimum=0),  # batch share of each --mono language vs one language pair (distill)
-        "vocab_weight": Field(None, _NUM, nullable=True, minimum=0),  # ... of each vocab.XX.txt stream; null: mono_weight
-        "words_weight": Field(None, _NUM, nullable=True, minimum=0),  # ... of each words.XX.txt stream; null: mono_weight
-        # null: every word list gets words_weight; N: a list of W words gets words_weight * max(1, W / N), so each word of
-        # a longer list is seen as often as one of an N-word list (raise batch_size so the other streams keep their rows)
+        "mono_weight": Field(1.0, _NUM, minimum=0),  # batch share of each --mono language vs one language pair
+                                                     # (distill)
+        "vocab_weight": Field(None, _NUM, nullable=True, minimum=0),  # ... of each vocab.XX.txt stream; null:
+                                                                      # mono_weight
+        "words_weight": Field(None, _NUM, nullable=True, minimum=0),  # ... of each words.XX.txt stream; null:
+                                                                      # mono_weight
+        # null: every word list gets words_weight; N: a list of W words gets words_weight * max(1, W / N), so each
+        # word of a longer list is seen as often as one of an N-word list (raise batch_size so the other streams keep
+        # their rows)
         "words_ref_size": Field(None, int, nullable=True, minimum=1),
         # one stream per (language pair, domain) of `bisent data general`'s files when either is set, sharing the pair's
         # batch share in proportion to weight * rows ** (1 / temperature) (weight: 1 for a domain not named; temperature
@@ -218,10 +223,11 @@ _WORD_AE: dict[str, dict[str, Field]] = {
               "history": Field(10, int, minimum=1)},               # L-BFGS curvature pairs
 }
 ARCH["zhang2016"] = {**_WORD_AE, "model": {
-    "variant": Field("mm2as", str, ("mm2as", "as2mm")),            # input [min; max] -> target [avg; std], or the reverse
+    "variant": Field("mm2as", str, ("mm2as", "as2mm")),          # input [min; max] -> target [avg; std], or the reverse
     "word_dim": Field(64, int, minimum=1),                         # d
     "hidden": Field(None, int, nullable=True, minimum=1),          # m (null: 2d, as in the paper)
-    "descriptor_norm": Field("none", str, ("none", "standard")),   # standard: each descriptor dimension centred, sd -> 0.5
+    "descriptor_norm": Field("none", str, ("none", "standard")),   # standard: each descriptor dimension centred, sd ->
+                                                                   # 0.5
     "target_weight": Field(1.0, _NUM, minimum=0),                  # gamma on W_dec^T g_tgt in Eq. 11-12 (1: the paper)
     "finetune_words": Field(False, bool),                          # train the word tables L (Eq. 10) or keep word2vec's
     "word_vectors": Field(None, (str, dict), nullable=True),       # path, or {lang: path}; null: word2vec on the pairs
@@ -230,7 +236,7 @@ ARCH["zhang2016"] = {**_WORD_AE, "model": {
                    "lambda_l": Field(1e-6, _NUM, minimum=0), "lambda_w": Field(1e-3, _NUM, minimum=0),
                    "w2v_epochs": Field(5, int, minimum=1), "w2v_window": Field(5, int, minimum=1),
                    "w2v_negative": Field(5, int, minimum=1),
-                   "w2v_bilingual": Field(False, bool)}}         # one skip-gram on pseudo-bilingual pairs (not the paper)
+                   "w2v_bilingual": Field(False, bool)}}       # one skip-gram on pseudo-bilingual pairs (not the paper)
 ARCH["bbowae"] = {**_WORD_AE, "model": {"hidden": Field(128, int, minimum=1), "unseen_language": Field("auto", str)},
                   "objectives": {"beta": Field(1.0, _NUM, minimum=0), "lambda_cor": Field(4.0, _NUM, minimum=0),
                                  "block": Field(100, int, minimum=2)}}  # pairs per correlation estimate
@@ -348,7 +354,8 @@ def validate_recipe(raw: Any, src: str = "recipe") -> dict:
         elif key == "seed":
             out["seed"] = _check_value(src, "seed", Field(1, int, minimum=0), value)
         elif key == "languages":
-            if value is not None and not (isinstance(value, list) and value and all(isinstance(v, str) and v for v in value)):
+            if value is not None and not (isinstance(value, list) and value and all(isinstance(v, str) and v
+                                                                                    for v in value)):
                 raise BisentError(f"{src}: languages: expected a list of language codes, got {value!r}")
             out["languages"] = value
         else:
@@ -369,7 +376,8 @@ def validate_recipe(raw: Any, src: str = "recipe") -> dict:
     if arch in DOCUMENT:
         _check_document(out, src)
     if arch == "kim2019" and obj["translation"] <= 0:
-        raise BisentError(f"{src}: objectives.translation: must be > 0 (the translation path trains the source encoder)")
+        raise BisentError(f"{src}: objectives.translation: must be > 0 (the translation path trains the source "
+                          "encoder)")
     if arch == "kim2019" and out["languages"] is not None and len(out["languages"]) != 2:
         raise BisentError(f"{src}: languages: kim2019 is bilingual: give [source, target], got {out['languages']!r}")
     return out
@@ -408,7 +416,8 @@ def _check_dual(out: dict, raw: dict, src: str) -> None:
         except HashConfigError as e:
             raise BisentError(f"{src}: model.{e.key}: {e.problem}") from None
     if out["architecture"] == "hash-transformer" and model["d_model"] % model["heads"]:
-        raise BisentError(f"{src}: model.d_model: {model['d_model']} is not a multiple of model.heads ({model['heads']})")
+        raise BisentError(f"{src}: model.d_model: {model['d_model']} is not a multiple of model.heads "
+                          f"({model['heads']})")
     if out["architecture"] == "adapter" and model["residual"] and model["dim"] is not None:
         raise BisentError(f"{src}: model.dim: a residual adapter keeps its base's dimension; leave it null")
 

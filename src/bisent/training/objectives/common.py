@@ -13,7 +13,8 @@ from ..data import Bitext
 def data_languages(bitexts: list[Bitext], recipe: dict) -> list[str]:
     """The recipe's ``languages`` or every language in the data, in order of appearance (checked against each other)."""
     if not bitexts:
-        raise BisentError(f"{recipe.get('objective') or recipe['architecture']}: needs parallel training data (--train)")
+        raise BisentError(f"{recipe.get('objective') or recipe['architecture']}: needs parallel training data "
+                          "(--train)")
     seen = list(dict.fromkeys(l for b in bitexts for l in b.langs))
     if recipe["languages"]:
         missing = [l for l in seen if l not in recipe["languages"]]

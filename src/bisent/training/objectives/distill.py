@@ -8,8 +8,8 @@ For a pair (x, y) with x in a language the teacher knows well, T(x) its
 with d the squared Euclidean distance ``||f(.) - T(x)||^2`` of f's raw
 output (``distill_loss: mse``: the paper's mean squared error times D, so
 that the gradients do not shrink with D towards Adam's epsilon; f also
-learns unit length) or ``1 - cos`` (``cosine``), averaged over the K pairs. The student thus inherits the teacher's geometry
-on the source language and is pulled to put translations on the same
+learns unit length) or ``1 - cos`` (``cosine``), averaged over the K pairs. The student thus inherits the teacher's
+geometry on the source language and is pulled to put translations on the same
 point; its own architecture can be anything in :mod:`bisent.models.dual`,
 chosen for speed (a DAN runs at thousands of sentences/s on one core).
 

@@ -149,7 +149,8 @@ def setup(recipe: dict, bitexts: list[Bitext], monos: list[Monotext], dev: list[
     toks = [(tokenize(s).words, tokenize(t).words) for b in bitexts for s, t in b.pairs]
     toks = [(s, t) for s, t in toks if 1 <= len(s) <= dc["max_words"] and 1 <= len(t) <= dc["max_words"]]
     if len(toks) < 10:
-        raise BisentError(f"only {len(toks)} usable training pairs (1..{dc['max_words']} words a side); need at least 10")
+        raise BisentError(f"only {len(toks)} usable training pairs (1..{dc['max_words']} words a side); need at least "
+                          "10")
     kinds = kinds_of(recipe)
     sampler = NegativeSampler(oc["word_classes"], seed=recipe["seed"]).fit(toks, replace="R" in kinds)
     torch.manual_seed(recipe["seed"])

@@ -127,7 +127,8 @@ def mono_specs(monos: list[Monotext], recipe: dict) -> list[PairSpec]:
         by_lang.setdefault((m.kind, m.lang), []).extend(m.sentences)
     data = recipe["data"]
     w = float(data.get("mono_weight", 1.0))
-    share = {kind: float(data[f"{kind}_weight"]) for kind in ("words", "vocab") if data.get(f"{kind}_weight") is not None}
+    share = {kind: float(data[f"{kind}_weight"]) for kind in ("words", "vocab")
+             if data.get(f"{kind}_weight") is not None}
     ref = data.get("words_ref_size")
 
     def weight(kind: str, sents: list[str]) -> float:
@@ -212,7 +213,8 @@ class HardNegatives:
     def mined(self) -> bool:
         return bool(self.hard_tgt) and bool((self.hard_tgt[0] >= 0).any())
 
-    def _best_wrong(self, a: np.ndarray, b: np.ndarray, b_ids: np.ndarray, a_ids: np.ndarray | None = None) -> np.ndarray:
+    def _best_wrong(self, a: np.ndarray, b: np.ndarray, b_ids: np.ndarray,
+                    a_ids: np.ndarray | None = None) -> np.ndarray:
         """For each row i of ``a`` (M, D) the row j of ``b`` (N, D) with the highest score and ``b_ids[j] != a_ids[i]``
         (``a_ids`` None: ``a`` is row-aligned with ``b``, ``a_ids = b_ids``)."""
         a_ids = b_ids if a_ids is None else a_ids

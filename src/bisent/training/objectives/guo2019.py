@@ -43,7 +43,6 @@ import torch.nn.functional as F
 from ..data import Bitext, DualSubBatch, Monotext
 from . import Setup, dual
 
-
 # --- the loss (Eq. 1-2) -------------------------------------------------------------------------------
 
 def ranking_loss(x: torch.Tensor, y: torch.Tensor, *, scale: float = 1.0, margin: float = 0.3,

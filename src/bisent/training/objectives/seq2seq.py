@@ -52,7 +52,8 @@ def setup(objective: ModuleType, recipe: dict, bitexts: list[Bitext], monos: lis
     init_report = {}
     if state is None and recipe["model"].get("word_vectors"):
         init_report = init_from_word_vectors(model, recipe["model"]["word_vectors"], tok.pieces(),
-                                             recipe["tokenizer"]["lowercase"], objective.output_languages(recipe, langs))
+                                             recipe["tokenizer"]["lowercase"],
+                                             objective.output_languages(recipe, langs))
 
     def save(at_dir: Path, step: int) -> None:
         save_seq2seq(model, tok, at_dir, extra={"training": {"step": step, "languages": langs, "recipe": recipe}})

@@ -50,8 +50,22 @@ from ...errors import BisentError
 from ...evaluate import evaluate_dev
 from ...io import atomic_write
 from ...models.modeldir import WEIGHTS_FILE
-from ...models.zhang2016 import (VOCAB_FILE, BBoWAE, BBoWAEEncoder, UNK, Zhang2016, Zhang2016Encoder, descriptors_np,
-                                 norm_stats, pad_ids, parse_vocab, save_model_dir, to_ids, tokenize, vocab_bytes)
+from ...models.zhang2016 import (
+    UNK,
+    VOCAB_FILE,
+    BBoWAE,
+    BBoWAEEncoder,
+    Zhang2016,
+    Zhang2016Encoder,
+    descriptors_np,
+    norm_stats,
+    pad_ids,
+    parse_vocab,
+    save_model_dir,
+    to_ids,
+    tokenize,
+    vocab_bytes,
+)
 from .. import checkpoint
 from ..data import Bitext
 from ..runlog import RunLog
@@ -92,7 +106,8 @@ def word2vec(sentences: list[list[str]], recipe: dict, threads: int):
     from gensim.models import Word2Vec
 
     o, d = recipe["objectives"], recipe["model"]["word_dim"]
-    return Word2Vec(sentences=sentences, vector_size=d, window=o["w2v_window"], min_count=recipe["tokenizer"]["min_count"],
+    return Word2Vec(sentences=sentences, vector_size=d, window=o["w2v_window"],
+                    min_count=recipe["tokenizer"]["min_count"],
                     sg=1, negative=o["w2v_negative"], epochs=o["w2v_epochs"], workers=threads, seed=recipe["seed"]).wv
 
 
@@ -139,7 +154,8 @@ def read_word_vectors(path: str, vocab: list[str], dim: int) -> tuple[np.ndarray
                 if n == 1 and len(parts) == 2:
                     continue
                 if len(parts) != dim + 1:
-                    raise BisentError(f"{path}:{n}: expected a word and {dim} numbers (model.word_dim), got {len(parts) - 1}")
+                    raise BisentError(f"{path}:{n}: expected a word and {dim} numbers (model.word_dim), got "
+                                      f"{len(parts) - 1}")
                 i = index.get(parts[0])
                 if i is not None:
                     try:
@@ -270,7 +286,8 @@ def set_norm(model: "Zhang2016", prep: Prepared, mode: str, chunk: int = 2000) -
     (:func:`bisent.models.zhang2016.norm_stats`); with ``finetune_words`` they stay as set here."""
     for lang in prep.langs:
         table = model.embed[lang].detach().numpy()
-        parts = [descriptors_np(table, *pad_ids(prep.ids[lang][s:s + chunk])) for s in range(0, len(prep.ids[lang]), chunk)]
+        parts = [descriptors_np(table, *pad_ids(prep.ids[lang][s:s + chunk]))
+                 for s in range(0, len(prep.ids[lang]), chunk)]
         g = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}                # each (N, d)
         shift, scale = norm_stats(g, mode)
         model.norm[lang].shift.copy_(torch.from_numpy(shift))
@@ -388,7 +405,7 @@ class _Position:
 def make_optimiser(model, recipe: dict):
     oc = recipe["optim"]
     params = [p for p in model.parameters() if p.requires_grad]
-    if oc["optimizer"] == "lbfgs":                              # one iteration per step; max_eval: room for the line search
+    if oc["optimizer"] == "lbfgs":                          # one iteration per step; max_eval: room for the line search
         return torch.optim.LBFGS(params, lr=oc["lr"], max_iter=1, max_eval=25, history_size=oc["history"],
                                  line_search_fn="strong_wolfe")
     return torch.optim.Adam(params, lr=oc["lr"])
@@ -418,7 +435,8 @@ def setup(recipe: dict, bitexts: list[Bitext], monos, dev: list[Bitext], out_dir
         if set(d.langs) != set(langs):
             raise BisentError(f"{d.source}: dev pairs are {'-'.join(d.langs)}, the model is {'-'.join(langs)}")
     model = build(recipe, prep)
-    info: dict = {"languages": langs, "pairs": len(prep.pairs), "vocab": {lang: len(prep.vocab[lang]) for lang in langs}}
+    info: dict = {"languages": langs, "pairs": len(prep.pairs),
+                  "vocab": {lang: len(prep.vocab[lang]) for lang in langs}}
     if arch == "zhang2016" and state is None:
         t = time.monotonic()
         wv = recipe["model"]["word_vectors"]
@@ -504,7 +522,8 @@ def train(recipe: dict, bitexts: list[Bitext], monos=None, dev: list[Bitext] | N
                    "params": sum(p.numel() for p in model.parameters()), **run.info})
 
     def save(at: int) -> None:                                        # a checkpoint, then the model directory
-        checkpoint.save(out_dir, run, [], recipe, step=at, elapsed_s=round(elapsed_before + time.monotonic() - t_start, 2))
+        checkpoint.save(out_dir, run, [], recipe, step=at,
+                        elapsed_s=round(elapsed_before + time.monotonic() - t_start, 2))
         run.save_model(out_dir, at)
 
     # one step: one L-BFGS iteration on all of J, or one Adam step on a random set of whole blocks
@@ -541,7 +560,8 @@ def train(recipe: dict, bitexts: list[Bitext], monos=None, dev: list[Bitext] | N
             if step % tr["log_every"] == 0 or step == max_steps:
                 rec = {"loss": j, **parts, "elapsed_s": round(elapsed_before + time.monotonic() - t_start, 2)}
             if run.dev and (step % tr["eval_every"] == 0 or step == max_steps):
-                rec.update(evaluate_dev(as_encoder(model, recipe, prep, f"{out_dir} (training)"), run.dev, tr["dev_max"]))
+                rec.update(evaluate_dev(as_encoder(model, recipe, prep, f"{out_dir} (training)"), run.dev,
+                                        tr["dev_max"]))
             if rec:
                 log.write({"step": step, **rec})
             if step % tr["checkpoint_every"] == 0:
