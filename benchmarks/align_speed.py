@@ -76,12 +76,14 @@ def main() -> None:
             p = subprocess.run([sys.executable, __file__, "--one", str(n), "--encoders", enc, "--pair", args.pair],
                                capture_output=True, text=True, env={**os.environ, "OMP_NUM_THREADS": "1"})
             if p.returncode:
-                sys.exit(f"length {n}, {enc}: {p.stderr.strip().splitlines()[-1] if p.stderr.strip() else p.returncode}")
+                last = p.stderr.strip().splitlines()[-1] if p.stderr.strip() else p.returncode
+                sys.exit(f"length {n}, {enc}: {last}")
             rows.append(json.loads(p.stdout.strip().splitlines()[-1]))
             record(rows[-1])
         big = [r for r in rows if r["n_src"] >= 1000]
         if len(big) >= 2:
-            slope = np.polyfit(np.log([r["n_src"] for r in big]), np.log([max(r["dp_seconds"], 1e-3) for r in big]), 1)[0]
+            slope = np.polyfit(np.log([r["n_src"] for r in big]),
+                               np.log([max(r["dp_seconds"], 1e-3) for r in big]), 1)[0]
             record({"task": "align_speed_fit", "pair": args.pair, "encoder": rows[0]["encoder"],
                     "lengths": [r["n_src"] for r in big], "dp_time_exponent": round(float(slope), 3)})
 

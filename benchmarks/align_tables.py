@@ -1,4 +1,5 @@
-"""Markdown tables of the sentence-alignment figures (align.jsonl, align_speed.jsonl, road.jsonl); summarise.py prints them.
+"""Markdown tables of the sentence-alignment figures (align.jsonl, align_speed.jsonl, road.jsonl); summarise.py prints
+them.
 
 Unlike the other tables, runs on a ``--limit`` slice are shown (with their page count): me5-small
 embeds too slowly on a CPU for every test page, so the anchors are compared on a slice.
@@ -21,8 +22,8 @@ def main(res: Path) -> None:
     for r in _records(res / "align.jsonl"):
         last[(r.get("source", "libreoffice"), r["pair"], r["n_docs"], r["view"], r["encoder"])] = r
     print("\n### Sentence alignment (help test pages re-split by sentencex; strict / lax F1 %)\n")
-    print(table(["source", "pair", "pages", "view", "encoder", "strict P", "strict R", "strict F1", "lax F1", "gold blocks",
-                 "seconds", "commit"],
+    print(table(["source", "pair", "pages", "view", "encoder", "strict P", "strict R", "strict F1", "lax F1",
+                 "gold blocks", "seconds", "commit"],
                 [[src, p, n, v, e, f"{r['strict_p']:.2f}", f"{r['strict_r']:.2f}", f"{r['strict_f1']:.2f}",
                   f"{r['lax_f1']:.2f}", r["n_gold"], r["seconds"], r["commit"]]
                  for (src, p, n, v, e), r in sorted(last.items(),
@@ -46,13 +47,14 @@ def main(res: Path) -> None:
                  for r in _records(res / "road.jsonl")}.values())     # the latest run of each setting
     if road:
         print("\n### The road (`bisent run`, benchmarks/road.py): precision of the kept pairs against gold\n")
-        print(table(["pair", "pages", "documents", "threshold", "matched (right)", "aligned groups", "kept", "precision strict",
-                     "precision lax", "gold blocks kept", "commit"],
+        print(table(["pair", "pages", "documents", "threshold", "matched (right)", "aligned groups", "kept",
+                     "precision strict", "precision lax", "gold blocks kept", "commit"],
                     [[r["pair"], r["documents"],
                       "given pairs" if r.get("collections_untranslated") is None else
                       f"two collections, {int(100 * r['collections_untranslated'])} % untranslated",
                       r.get("threshold", "") or "",
-                      f"{r['documents_matched']} ({r['documents_matched_right'] if r['documents_matched_right'] is not None else r['documents_matched']})",
+                      "{} ({})".format(r["documents_matched"], r["documents_matched"]
+                                       if r["documents_matched_right"] is None else r["documents_matched_right"]),
                       r["aligned_groups"], r["kept"], r["precision_strict"], r["precision_lax"],
                       f"{r['yield_of_gold']} %", r["commit"]] for r in road]))
     sweep = {(r["pair"], r["split"], r["threshold"]): r for r in _records(res / "road_threshold.jsonl")}

@@ -8,8 +8,18 @@ import json
 import numpy as np
 import pytest
 
-from bisent.align import (Band, EmbeddingCosts, GaleChurchCosts, SentenceAligner, align_costs, alignment_types,
-                          dp_band, project_band, read_alignment, score_alignments)
+from bisent.align import (
+    Band,
+    EmbeddingCosts,
+    GaleChurchCosts,
+    SentenceAligner,
+    align_costs,
+    alignment_types,
+    dp_band,
+    project_band,
+    read_alignment,
+    score_alignments,
+)
 from bisent.align.costs import group_sums
 from bisent.align.store import DiskVectors, LazyGroups
 from bisent.cli import main
@@ -410,7 +420,8 @@ def test_merged_paragraphs_give_n_1_gold_and_keep_every_sentence():
 
 
 def test_pairs_from_docs_mine_output(tmp_path, capsys):
-    """`bisent docs mine` over two folders, then `bisent align --pairs` on its TSV: matched rows aligned, the rest not."""
+    """`bisent docs mine` over two folders, then `bisent align --pairs` on its TSV: matched rows aligned, the rest
+    not."""
     for side, lines in (("en", EN), ("de", DE)):
         (tmp_path / side).mkdir()
         for k in range(3):

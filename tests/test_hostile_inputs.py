@@ -141,7 +141,8 @@ def eval_docs(d: Path, gold) -> list:
 
 def dev_zero(d: Path) -> list:
     (d / "z.tsv").symlink_to("/dev/zero")
-    return ["train", "--recipe", Path(__file__).resolve().parents[1] / "src" / "bisent" / "recipes" / "guo2019-dan.yaml",
+    recipe = Path(__file__).resolve().parents[1] / "src" / "bisent" / "recipes" / "guo2019-dan.yaml"
+    return ["train", "--recipe", recipe,
             "--train", f"en-de={d / 'z.tsv'}", "--set", "model.buckets=4096", "--set", "model.hidden=[8]",
             "--set", "model.dim=8", "--set", "model.embed_dim=8", "--set", "objectives.hard_negatives=false",
             "--max-steps", "1", "-o", d / "model"]

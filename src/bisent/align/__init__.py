@@ -8,10 +8,10 @@ coarse to fine for long documents, with Gale & Church's length model as the floo
 - :mod:`.files`: documents and alignment files, strict / lax P/R/F1.
 """
 
+from ..io import format_block
 from .aligner import GALE_CHURCH, AlignResult, Block, SentenceAligner, group_texts
 from .costs import EmbeddingCosts, GaleChurchCosts
 from .dp import Band, align_costs, alignment_types, dp_band, project_band
-from ..io import format_block
 from .files import AlignScores, Document, line_blocks, read_alignment, read_document, score_alignments
 
 __all__ = ["SentenceAligner", "Block", "AlignResult", "GALE_CHURCH", "group_texts", "EmbeddingCosts",

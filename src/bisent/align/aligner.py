@@ -21,8 +21,8 @@ import numpy as np
 from ..errors import BisentError
 from ..values import config_bool, config_number
 from .costs import MAX_SIZE, MERGE_PENALTY, SKIP_FLOOR, SKIP_QUANTILE, EmbeddingCosts, GaleChurchCosts
-from .store import DiskVectors, LazyGroups
 from .dp import align_costs, alignment_types
+from .store import DiskVectors, LazyGroups
 
 #: method name of the length-based floor (no encoder)
 GALE_CHURCH = "gale-church"

@@ -45,8 +45,6 @@ import numpy as np
 from ..encoders.base import l2_normalise
 from .store import DiskVectors, LazyGroups
 
-
-
 #: defaults of the aligner, chosen by the rule of ``benchmarks/align_tune.py`` (the best strict F1 on the
 #: human-aligned Bleualign de-fr dev document, where 40 % of the gold blocks are not 1-1, that keeps
 #: LibreOffice help en-de dev pages at >= 99.0 strict F1 clean and within a point of the previous defaults

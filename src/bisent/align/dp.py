@@ -28,6 +28,7 @@ from typing import NamedTuple, Sequence
 
 import numpy as np
 
+
 #: vecalign's default alignment types: every (a, b) with a + b <= 4, plus the skips.
 def alignment_types(max_size: int = 4) -> list[tuple[int, int]]:
     """Skips first, then every ``(a, b)`` with ``a, b >= 1`` and ``a + b <= max_size``."""

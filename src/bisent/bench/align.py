@@ -25,7 +25,6 @@ line numbers (:func:`load_gold_dir`). Scored as vecalign's ``score.py``
 from __future__ import annotations
 
 import time
-
 from pathlib import Path
 from typing import NamedTuple
 
@@ -132,6 +131,7 @@ def run_peer(name: str, docs: list[GoldDoc], encoder, src_lang: str, tgt_lang: s
     except ImportError:
         return None
     import inspect
+
     from ..align.aligner import Block
 
     size = inspect.signature(sentalign).parameters["alignment_max_size"].default
@@ -184,5 +184,6 @@ def _run_one(enc, view, docs, stats, src_lang, tgt_lang, split, record, progress
                    "encoder_id": getattr(aligner.encoder, "id", GALE_CHURCH), "split": split,
                    "n_docs": len(docs), "src_sentences": stats["src_sentences"],
                    "tgt_sentences": stats["tgt_sentences"], "gold_blocks": stats["blocks"],
-                   "gold_1_1": stats["blocks_1_1"], "merged": stats["merged"], **sc.as_dict(), "aligner": aligner_options,
+                   "gold_1_1": stats["blocks_1_1"], "merged": stats["merged"], **sc.as_dict(),
+                   "aligner": aligner_options,
                    "seconds": round(time.perf_counter() - t0, 1)})

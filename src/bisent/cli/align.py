@@ -33,7 +33,8 @@ def _align_paths(kw: dict) -> dict:
               help="Input is raw text: split each line into sentences with sentencex; the TSV has a row per "
                    "sentence block (its sentences' lines, texts and score; --blocks stays at line level).")
 @click.option("--pairs", type=click.Path(dir_okay=False),
-              help="TSV of src_path<TAB>tgt_path lines (relative to it) instead of SRC_DOC TGT_DOC; -o is then a folder.")
+              help="TSV of src_path<TAB>tgt_path lines (relative to it) instead of SRC_DOC TGT_DOC; -o is then a "
+                   "folder.")
 @click.option("-j", "--jobs", type=click.IntRange(1), default=1, show_default=True,
               help="Processes for --pairs (each loads the encoder).")
 @click.option("--blocks", type=click.Path(dir_okay=False),

@@ -65,8 +65,8 @@ from typing import NamedTuple
 
 from sentencex import segment
 
-from ..io import atomic_write
 from ..errors import BisentError
+from ..io import atomic_write
 from .libreoffice import Document, Paragraph, load_documents, normalise_lang
 
 
