@@ -83,7 +83,7 @@ def test_bad_gold_folders_are_one_line_errors(tmp_path):
     with pytest.raises(BisentError, match="target line 5 is outside 3 lines"):
         load_gold_dir(d, "en", "de")
     write(d / "b.ende", ["[0]:[0]", "[0,2]:[1]", "[3]:[2]"])
-    with pytest.raises(BisentError, match="source line is in more than one block"):
+    with pytest.raises(BisentError, match="source sentence 0 is already in the block of line 1"):
         load_gold_dir(d, "en", "de")
     with pytest.raises(BisentError, match="no such folder"):
         load_gold_dir(tmp_path / "nope", "en", "de")
