@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from bisent.align import score_alignments
-from bisent.align.batch import unalign_below
 from bisent.bench.align import load_gold_dir, run_gold
 from bisent.cli import main
 from bisent.errors import BisentError
+from bisent.report.runs import unalign_below
 
 EN = ["The cat sits on the mat.", "It is raining today.", "I like green apples.", "Open the file menu.",
       "Click the Save button.", "The dog barks loudly.", "Close the window now.", "Print the page twice."]

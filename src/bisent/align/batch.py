@@ -116,62 +116,6 @@ def align_files(src_path, tgt_path, src_lang: str, tgt_lang: str, aligner: Sente
     return {**summary, "seconds": round(res.seconds, 3)}
 
 
-def unalign_below(tsv, blocks_file, threshold: float) -> int:
-    """Rewrite an aligned TSV (and its ``[i]:[j]`` file, if any) with every aligned block scoring below
-    ``threshold`` split into its 1-0 and 0-1 rows (unaligned, empty score): each line stays in exactly one row.
-    Blocks without a score (line blocks merged from sentence blocks) are left as they are. Returns the
-    number of TSV rows unaligned."""
-    from ..report.record import tsv_rows
-
-    def below(score: str) -> bool:
-        try:
-            return float(score) < threshold
-        except ValueError:
-            return False
-
-    rows, n = [], 0
-    for _, cols in tsv_rows(tsv):
-        if cols[0] and cols[1] and below(cols[2]):
-            rows += [[cols[0], "", "", cols[3], ""], ["", cols[1], "", "", cols[4]]]
-            n += 1
-        else:
-            rows.append(cols)
-    with atomic_write(tsv) as f:
-        f.write("".join("\t".join(r) + "\n" for r in rows))
-    if blocks_file is not None and Path(blocks_file).is_file():
-        from .files import read_scored_alignment
-        with atomic_write(blocks_file) as f:
-            for src, tgt, score in read_scored_alignment(blocks_file):
-                if src and tgt and score is not None and score < threshold:
-                    f.write(format_block(src, ()) + "\n" + format_block((), tgt) + "\n")
-                else:
-                    f.write(format_block(src, tgt, score) + "\n")
-    return n
-
-
-def keep_precision(tsvs, blocks_files, encoder: str, src_lang: str, tgt_lang: str, precision: float):
-    """``--precision``: the lowest block score whose precision, estimated without gold over the aligned TSVs
-    (:func:`bisent.report.runs.alignment_calibration`, as ``bisent align --report`` calibrates), reaches
-    ``precision``; blocks below it are unaligned in place (:func:`unalign_below`). Returns the summary
-    fields and the calibration."""
-    from ..report.runs import alignment_calibration, choose_threshold
-
-    if encoder == "gale-church":
-        raise BisentError("--precision: Gale-Church scores are no cosines and cannot be calibrated; "
-                          "give an encoder (-e)")
-    cal = alignment_calibration(tsvs, encoder, src_lang, tgt_lang)
-    t = choose_threshold(cal, None, precision)
-    unaligned = sum(unalign_below(tsv, blk, t) for tsv, blk in zip(tsvs, blocks_files, strict=True))
-    from ..report.record import tsv_rows
-    left = {"src": 0, "tgt": 0}     # lines (sentences with --split) in unaligned rows, after the threshold
-    for tsv in tsvs:
-        for _, cols in tsv_rows(tsv):
-            if bool(cols[0]) != bool(cols[1]) and cols[2] != "empty":
-                left["src" if cols[0] else "tgt"] += len((cols[0] or cols[1]).split(","))
-    return {"threshold": round(t, 6), "estimated_precision": round(cal.precision_at(t), 4),
-            "blocks_below_threshold": unaligned, "unaligned_after_threshold": left}, cal
-
-
 def read_pairs(path) -> list[tuple[int, Path, Path]]:
     """``(line, src path, tgt path)`` of a pairs TSV (the first two columns; more columns are ignored),
     or of the matched rows of a ``bisent docs mine`` output (its header line first; the paths are the

@@ -94,7 +94,7 @@ def _keep_precision(summary: dict, tsvs, blocks, encoder, src_lang, tgt_lang, pr
     """``--precision``: unalign the blocks below the calibrated threshold; the calibration (None without it)."""
     if precision is None:
         return None
-    from ..align.batch import keep_precision
+    from ..report.runs import keep_precision
 
     fields, cal = keep_precision(tsvs, blocks, encoder, src_lang, tgt_lang, precision)
     summary.update(fields)

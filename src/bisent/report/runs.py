@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import BisentError
-from ..io import atomic_write
+from ..io import atomic_write, format_block
 from ..safeload import read_json
 from . import record as rec_mod
 from .calibration import calibrate, filter_negatives, mining_calibration, mining_negatives
@@ -384,3 +384,54 @@ def report_run(config_path, run_dir, out_path, overrides=None) -> str:
                             summary, _filter_config(ctx), ctx.src_lang, ctx.tgt_lang)
         records.append(("filter", read_json(out["record"])))
     return str(render(records, out_path, title=f"bisent run: {run_dir.name}"))
+
+
+def unalign_below(tsv, blocks_file, threshold: float) -> int:
+    """Rewrite an aligned TSV (and its ``[i]:[j]`` file, if any) with every aligned block scoring below
+    ``threshold`` split into its 1-0 and 0-1 rows (unaligned, empty score): each line stays in exactly one row.
+    Blocks without a score (line blocks merged from sentence blocks) are left as they are. Returns the
+    number of TSV rows unaligned."""
+    def below(score: str) -> bool:
+        try:
+            return float(score) < threshold
+        except ValueError:
+            return False
+
+    rows, n = [], 0
+    for _, cols in rec_mod.tsv_rows(tsv):
+        if cols[0] and cols[1] and below(cols[2]):
+            rows += [[cols[0], "", "", cols[3], ""], ["", cols[1], "", "", cols[4]]]
+            n += 1
+        else:
+            rows.append(cols)
+    with atomic_write(tsv) as f:
+        f.write("".join("\t".join(r) + "\n" for r in rows))
+    if blocks_file is not None and Path(blocks_file).is_file():
+        from ..align.files import read_scored_alignment
+        with atomic_write(blocks_file) as f:
+            for src, tgt, score in read_scored_alignment(blocks_file):
+                if src and tgt and score is not None and score < threshold:
+                    f.write(format_block(src, ()) + "\n" + format_block((), tgt) + "\n")
+                else:
+                    f.write(format_block(src, tgt, score) + "\n")
+    return n
+
+
+def keep_precision(tsvs, blocks_files, encoder: str, src_lang: str, tgt_lang: str, precision: float):
+    """``--precision``: the lowest block score whose precision, estimated without gold over the aligned TSVs
+    (:func:`bisent.report.runs.alignment_calibration`, as ``bisent align --report`` calibrates), reaches
+    ``precision``; blocks below it are unaligned in place (:func:`unalign_below`). Returns the summary
+    fields and the calibration."""
+    if encoder == "gale-church":
+        raise BisentError("--precision: Gale-Church scores are no cosines and cannot be calibrated; "
+                          "give an encoder (-e)")
+    cal = alignment_calibration(tsvs, encoder, src_lang, tgt_lang)
+    t = choose_threshold(cal, None, precision)
+    unaligned = sum(unalign_below(tsv, blk, t) for tsv, blk in zip(tsvs, blocks_files, strict=True))
+    left = {"src": 0, "tgt": 0}     # lines (sentences with --split) in unaligned rows, after the threshold
+    for tsv in tsvs:
+        for _, cols in rec_mod.tsv_rows(tsv):
+            if bool(cols[0]) != bool(cols[1]) and cols[2] != "empty":
+                left["src" if cols[0] else "tgt"] += len((cols[0] or cols[1]).split(","))
+    return {"threshold": round(t, 6), "estimated_precision": round(cal.precision_at(t), 4),
+            "blocks_below_threshold": unaligned, "unaligned_after_threshold": left}, cal
