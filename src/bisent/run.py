@@ -60,7 +60,7 @@ FORMAT = 1
 class RunContext:
     """The run's config (YAML, paths resolved against its folder) and folder; helpers for stages."""
 
-    def __init__(self, config: dict, run_dir: Path, base: Path, echo=click.echo, progress: bool = True):
+    def __init__(self, config: dict, run_dir: Path, base: Path, echo=click.echo, progress: bool | None = None):
         self.config, self.dir, self.base, self.echo, self.progress = config, run_dir, base, echo, progress
         self.src_lang, self.tgt_lang = config["src_lang"], config["tgt_lang"]
 
@@ -378,7 +378,7 @@ def check_section(config: dict, name: str, path) -> None:
             config_bool(where, "split", sec["split"])
 
 
-def run_pipeline(config_path, run_dir=None, *, echo=click.echo, progress: bool = True, force: bool = False,
+def run_pipeline(config_path, run_dir=None, *, echo=click.echo, progress: bool | None = None, force: bool = False,
                  overrides=None) -> dict:
     """Run (or continue) every stage of the configuration, with ``overrides`` set; return the final summary."""
     config, base = load_run_config(config_path, overrides)

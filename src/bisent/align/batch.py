@@ -16,10 +16,9 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import NamedTuple
 
-from tqdm import tqdm
-
 from ..errors import BisentError, where
 from ..io import atomic_write, check_readable, file_sha256, format_block, make_state_dir
+from ..progress import progress_bar
 from .aligner import SentenceAligner
 from .files import check_accounted, line_blocks, read_document
 
@@ -191,7 +190,7 @@ def _pair_key(k: int, src: Path, tgt: Path, setting: dict) -> str:
 
 
 def align_many(pairs_tsv, out_dir, src_lang: str, tgt_lang: str, *, encoder: str = "use-m3", jobs: int = 1,
-               split: bool = False, progress: bool = True, **options) -> dict:
+               split: bool = False, progress: bool | None = None, **options) -> dict:
     """Align every pair listed in ``pairs_tsv`` into ``out_dir`` (``NNNNN.tsv``, ``NNNNN.blocks``, ``summary.jsonl``).
 
     Pairs already done (in ``summary.jsonl`` with the same key: the SHA-256 of both documents' bytes, the
@@ -217,8 +216,8 @@ def align_many(pairs_tsv, out_dir, src_lang: str, tgt_lang: str, *, encoder: str
                  for k, (n, s, t) in enumerate(pairs) if n not in done]
     _init_worker(encoder, options) if jobs <= 1 else None
     with open(done_path, "a", encoding="utf-8") as log, \
-            tqdm(total=len(pairs), initial=len(pairs) - len(jobs_list), desc="align", unit="pair",
-                 disable=not progress) as bar:
+            progress_bar(progress, total=len(pairs), initial=len(pairs) - len(jobs_list), desc="align",
+                         unit="pair") as bar:
         if jobs <= 1:
             results = map(_run_one, jobs_list)
             pool = None

@@ -14,7 +14,8 @@ from ..paths import guarded
 @click.option("--title", default=None, help="Title of the report.")
 @guarded(reads=("run_dir",), writes=("output",), rewrites=(".html", ".htm"))
 def report(run_dir, output, title):
-    """Report RUN_DIR: its *.report.json records (from --report on mine/filter), mined TSVs and filter summaries."""
+    """Report RUN_DIR: its *.report.json records, mined TSVs and filter summaries (also in a run folder's filter/,
+    align/, documents/); the files left out are listed with why."""
     from ..report import report_folder
 
     click.echo(str(report_folder(run_dir, output, title=title)))

@@ -27,7 +27,7 @@ def _run_paths(kw: dict) -> dict:
 @click.option("-o", "--out", "run_dir", type=click.Path(file_okay=False),
               help="Run folder (default: run_dir in the YAML, relative to it). Rerun the same to continue.")
 @click.option("--force", is_flag=True, help="Redo every stage even when its inputs are unchanged.")
-@click.option("--quiet", is_flag=True, help="No progress bars.")
+@click.option("--quiet", is_flag=True, help="No progress bars nor periodic progress lines.")
 @click.option("--report", type=click.Path(dir_okay=False), default=None,
               help="Also write this HTML report of the documents, align and filter stages (filter: calibrated).")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
@@ -41,7 +41,7 @@ def run_cmd(config, run_dir, force, quiet, report, overrides):
     from ..training.recipe import parse_override
 
     settings = dict(parse_override(s) for s in overrides)
-    summary = run_pipeline(config, run_dir, progress=not quiet, force=force, overrides=settings)
+    summary = run_pipeline(config, run_dir, progress=False if quiet else None, force=force, overrides=settings)
     if report:
         from ..report.runs import report_run
         summary["report"] = report_run(config, run_dir, report, overrides=settings)

@@ -50,16 +50,14 @@ from __future__ import annotations
 import gzip
 import json
 import re
-import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Callable, NamedTuple
 
-from tqdm import tqdm
-
 from ..cache import cache_dir
 from ..errors import BisentError
 from ..io import atomic_dir
+from ..progress import note
 from .debian import fetch_package, package_info
 from .libreoffice import _SKIP, _Node, _TreeBuilder, normalise_lang, normalise_text, split_of
 from .vocab import unspaced
@@ -321,7 +319,7 @@ def man_page(path: Path) -> list[str] | None:
     try:
         text = gzip.decompress(path.read_bytes()).decode("utf-8", errors="replace")
     except (OSError, EOFError):
-        tqdm.write(f"{path}: not a readable gzip file; left out", file=sys.stderr)   # beside any progress bar
+        note(f"{path}: not a readable gzip file; left out")   # beside any progress bar
         return None
     return roff_paragraphs(text)
 

@@ -57,10 +57,9 @@ import re
 from pathlib import Path
 from typing import Callable
 
-from tqdm import tqdm
-
 from ..errors import BisentError
 from ..io import atomic_dir
+from ..progress import progress_bar
 from .libreoffice import Pair
 from .pairset import hash_bucket
 
@@ -290,7 +289,7 @@ def write_general(out_dir, langs: tuple[str, ...] = LANGS, caps: dict | None = N
              "removed": {}, "kept": {}}
     files: dict[str, list[str]] = {}
     mono_sources = ("gnome", "man")
-    for lang in tqdm(("en", *langs), desc="general collection", unit="lang"):
+    for lang in progress_bar(None, ("en", *langs), desc="general collection", unit="lang"):
         entry = {"bitext": {}, "mono": {}, "words": 0}
         if lang != "en":
             groups = []

@@ -29,9 +29,8 @@ import re
 import struct
 from pathlib import Path
 
-from tqdm import tqdm
-
 from ..errors import BisentError
+from ..progress import progress_bar
 from .debian import fetch_package, package_info
 from .libreoffice import Pair
 from .pairset import cached_pairs, hash_bucket, one_to_one, read_pairs, write_pairs_dataset
@@ -151,7 +150,7 @@ def _build(tgt: str, packages=PACKAGES, held_out: bool = True) -> tuple[list[Pai
     removed = dict.fromkeys(REMOVAL_REASONS, 0)
     splits = split_of_packages(packages) if held_out else dict.fromkeys(packages, "train")
     pairs, versions, without = [], {}, []
-    for package in tqdm(sorted(packages), desc=f"gettext en-{tgt}", unit="package"):
+    for package in progress_bar(None, sorted(packages), desc=f"gettext en-{tgt}", unit="package"):
         folder = fetch_package(package)
         versions[package] = package_info(folder)["version"]
         got = package_pairs(folder, package, tgt, splits[package], removed)

@@ -37,12 +37,11 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import NamedTuple
 
-from tqdm import tqdm
-
 from .. import langcodes
 from ..cache import cache_dir
 from ..errors import BisentError
 from ..io import atomic_dir, atomic_write, read_tsv
+from ..progress import progress_bar
 from .debian import available_packages, fetch_package, package_info
 
 #: Bump when parsing or filtering changes: cached builds of another version are rebuilt.
@@ -250,7 +249,7 @@ def read_pages(root: Path, desc: str = "pages") -> tuple[dict[str, list[Paragrap
     files = sorted(root.rglob("*.html"))
     pages: dict[str, list[Paragraph]] = {}
     unreadable = 0
-    for path in tqdm(files, desc=desc, unit="page", leave=False):
+    for path in progress_bar(None, files, desc=desc, unit="page", leave=False):
         try:
             html = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):

@@ -54,11 +54,10 @@ import re
 from pathlib import Path
 from typing import Callable, Iterator
 
-from tqdm import tqdm
-
 from ..cache import cache_dir
 from ..errors import BisentError
 from ..io import atomic_dir, atomic_write
+from ..progress import note, progress_bar
 from .debian import fetch_package
 from .docsets import GNOME_APPS, MAN_PACKAGES, html_paragraphs, mallard_pages, man_page
 from .gettext import PACKAGES as GETTEXT_BASE
@@ -256,7 +255,7 @@ def _gettext() -> dict[str, dict[str, list[str]]]:
             try:
                 _, entries = read_mo(mo.read_bytes(), f"{package}:{mo.name}")
             except BisentError as e:
-                tqdm.write(f"{e}; left out")
+                note(f"{e}; left out")
                 continue
             for msgid, msgstr in entries:
                 if drop_reason(msgid, msgstr) is None:
@@ -276,7 +275,7 @@ _NOT_PAGES = frozenset({"_sources", "_static", "_downloads", "_images", "geninde
 def _doc_pages(root: Path, lang_of: Callable[[tuple[str, ...]], tuple[str, tuple[str, ...]] | None]):
     """{lang: {page id: paragraphs}} of the HTML files under ``root``; ``lang_of(parts)`` gives (lang, id parts)."""
     out: dict[str, dict[str, list[str]]] = {}
-    for p in tqdm(sorted(root.rglob("*.html")), desc=f"parse {root.name}", unit="page", leave=False):
+    for p in progress_bar(None, sorted(root.rglob("*.html")), desc=f"parse {root.name}", unit="page", leave=False):
         parts = p.relative_to(root).parts
         got = lang_of(parts) if p.is_file() and _NOT_PAGES.isdisjoint(parts) and p.stem != "genindex" else None
         if got:
@@ -284,7 +283,7 @@ def _doc_pages(root: Path, lang_of: Callable[[tuple[str, ...]], tuple[str, tuple
             try:
                 paragraphs = html_paragraphs(p.read_text(encoding="utf-8", errors="replace"), skip=_DOC_SKIP)
             except RecursionError:              # thousands of unclosed elements: not a page of prose
-                tqdm.write(f"{p}: nested too deeply to read; left out")
+                note(f"{p}: nested too deeply to read; left out")
                 continue
             out.setdefault(lang, {})["/".join(page)] = paragraphs
     return out
@@ -540,7 +539,7 @@ def _fill(units, size: int, seen: set[str], out: list[tuple[str, str, str]], cou
     of a gold pair).
     """
     units.sort(key=lambda u: _hash(u[2]))          # stable: ties keep the (deterministic) order of the units
-    bar = tqdm(total=size, initial=len(out), desc=desc, unit="sentence", leave=False)
+    bar = progress_bar(None, total=size, initial=len(out), desc=desc, unit="sentence", leave=False)
     for source, lang, text, en in units:
         if len(out) >= size:
             break

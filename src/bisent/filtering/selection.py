@@ -22,10 +22,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from tqdm.auto import tqdm
 
 from ..errors import BisentError
 from ..io import open_binary
+from ..progress import progress_bar
 from .params import check_choice, check_number
 from .records import RECORD, Pair, Value, rejected_line
 
@@ -124,7 +124,7 @@ def rank(scores: np.ndarray) -> np.ndarray:
 
 
 def select_pass(pipeline, kept_path: Path, records_path: Path, out, rej_p, *, like: Path,
-                progress: bool = True, chunk_lines: int = 10_000) -> tuple[int, int]:
+                progress: bool | None = None, chunk_lines: int = 10_000) -> tuple[int, int]:
     """Second pass for top-N / word budget: pick lines from the scored candidates.
 
     ``kept_path`` holds the candidate lines (compressed as the name ``like`` says),
@@ -148,8 +148,7 @@ def select_pass(pipeline, kept_path: Path, records_path: Path, out, rej_p, *, li
 
     if kept_path.exists() and kept_path.stat().st_size:
         reader = open_binary(kept_path, like=like)
-        with reader, tqdm(total=len(records), unit="line", desc="select", disable=not progress,
-                          leave=False) as bar:
+        with reader, progress_bar(progress, total=len(records), unit="line", desc="select", leave=False) as bar:
             for raw in reader:
                 if n >= len(records):
                     raise RuntimeError(f"{kept_path}: more candidate lines than score records ({len(records)})")

@@ -27,14 +27,14 @@ from .calibration import (
 )
 from .explain import explain_pair
 from .html import render
-from .record import records_from_folder
+from .record import folder_runs, records_from_folder
 from .runs import RecordingScorer, choose_threshold, finish_filter, finish_mining
 
 
 def report_folder(run_dir, out_path, *, title: str | None = None):
     """Write the HTML report of every run found in ``run_dir``; returns its path. A run whose output has
     the labels of ``bisent review`` beside it (``OUTPUT.review.jsonl``) shows what they measured."""
-    records = records_from_folder(run_dir)
+    records, skipped = folder_runs(run_dir)
     folder = Path(run_dir) if Path(run_dir).is_dir() else Path(run_dir).parent
     for name, rec in records:
         output, labels = folder / name, folder / f"{name}.review.jsonl"
@@ -45,7 +45,7 @@ def report_folder(run_dir, out_path, *, title: str | None = None):
 
             rec["review"] = open_review(output, labels).summary()
     try:
-        return render(records, out_path, title=title or f"bisent report: {run_dir}")
+        return render(records, out_path, title=title or f"bisent report: {run_dir}", skipped=skipped)
     except (TypeError, KeyError, ValueError, AttributeError, IndexError) as e:   # a record edited by hand
         raise BisentError(f"{run_dir}: a record holds a field of an unexpected type or value "
                           f"({type(e).__name__}: {' '.join(str(e).split())[:100]})") from None

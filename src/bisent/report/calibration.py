@@ -68,9 +68,10 @@ class Calibration:
         return float(self.precision[max(i, 0)])
 
     def threshold_for(self, precision: float) -> float | None:
-        """The lowest threshold whose estimated precision reaches ``precision`` (None: none does)."""
-        for t, p in zip(self.thresholds, self.precision):
-            if p >= precision:
+        """The lowest threshold whose estimated precision reaches ``precision`` (None: none that keeps a pair
+        does; an empty set's precision of 1 is no answer)."""
+        for t, p, k in zip(self.thresholds, self.precision, self.kept):
+            if p >= precision and k > 0:
                 return float(t)
         return None
 

@@ -8,6 +8,8 @@ import time
 from pathlib import Path
 from typing import Sequence
 
+import numpy as np
+
 from ..io import atomic_write
 from . import plots
 
@@ -97,8 +99,7 @@ def _calibration(rec: dict, xlabel: str) -> str:
         if th is not None:
             facts["estimated precision at the threshold"] = f"{100 * c.precision_at(th):.1f} %"
         for p in (0.9, 0.95, 0.98):
-            t = c.threshold_for(p)
-            facts[f"threshold for {100 * p:.0f} % estimated precision"] = "not reached" if t is None else f"{t:.4f}"
+            facts[f"threshold for {100 * p:.0f} % estimated precision"] = threshold_text(c, p)
         text = ("<p class=muted>No gold was used. The scores of false pairs are modelled by synthetic negatives "
                 "made from this corpus and scored by the same scorer (mining, of sentences or documents: the best "
                 "free competitor of a confident pair once its partner is taken away; filtering: shuffled, neighbour, "
@@ -117,10 +118,12 @@ def _calibration(rec: dict, xlabel: str) -> str:
                      "(<code>bisent bench calibration</code>, docs setting, and a mixed GNOME/GIMP run in the README) "
                      "the estimate was above the measured precision: false matches between similar pages that have no "
                      "translation are not like the synthetic negatives.</p>")
-        return _fig(svg, "Left axis: estimated precision of the pairs scoring at least the threshold; right axis: "
+        lo = plots.precision_floor(c.precision, c.kept, target)
+        return _fig(svg, f"Left axis (from {lo:.0f} %, where the thresholds that keep at least half of the pairs "
+                         "are): estimated precision of the pairs scoring at least the threshold; right axis: "
                          "how many pairs that keeps. Dashed: the threshold of this run; dotted: the precision asked "
                          "for.") \
-            + text + _kv(facts)
+            + threshold_table(c, th) + text + _kv(facts)
     y = rec.get("yield") or {}
     svg = plots.precision_yield(y.get("thresholds", []), [], y.get("kept", []), title="Yield against the threshold",
                                 xlabel=xlabel, threshold=th)
@@ -129,6 +132,87 @@ def _calibration(rec: dict, xlabel: str) -> str:
     note = ("<p class=muted>No calibration in this record: it needs the run itself (rerun with <code>--report</code>, "
             "and <code>--precision P</code> to set the threshold from it) and at least two scores.</p>")
     return _fig(svg, "Pairs kept against the threshold.") + note
+
+
+def threshold_text(c, p: float) -> str:
+    """The lowest threshold of calibration ``c`` reaching estimated precision ``p``, in words: "not reached" where
+    no threshold that keeps a pair does, and "every pair" where the lowest score already does (the grid's bottom
+    is then no threshold anyone chose)."""
+    t = c.threshold_for(p)
+    if t is None:
+        return "not reached"
+    if t <= c.thresholds[0]:
+        return f"every pair (already {100 * c.precision[0]:.1f} % at the lowest score, {t:.4f})"
+    return f"{t:.4f}"
+
+
+#: Estimated precisions the threshold table gives a row for (besides the run's own threshold)
+TABLE_LEVELS = (0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 0.97, 0.98, 0.99)
+
+
+def threshold_table(c, th: float | None) -> str:
+    """Threshold -> estimated precision -> pairs kept, at the lowest threshold reaching each of
+    :data:`TABLE_LEVELS` and at the run's threshold (marked): the choice in numbers, not read off a curve."""
+    total = max(c.kept) if c.kept else 0
+    rows: dict[float, str] = {}
+    for p in TABLE_LEVELS:
+        t = c.threshold_for(p)
+        if t is not None and t > c.thresholds[0]:
+            rows.setdefault(t, f"lowest reaching {100 * p:.0f} %")
+    rows.setdefault(c.thresholds[0], "lowest score (every pair)")
+    if th is not None:
+        rows[th] = "this run's threshold"
+    th_ = np.asarray(c.thresholds)
+
+    def kept_at(t):
+        return c.kept[max(int(np.searchsorted(th_, t, side="right")) - 1, 0)] if t >= th_[0] else total
+
+    body = "".join(
+        f"<tr{' style=font-weight:bold' if t == th else ''}><td class=num>{t:.4f}</td>"
+        f"<td class=num>{100 * c.precision_at(t):.1f} %</td><td class=num>{kept_at(t):,}</td>"
+        f"<td class=num>{_pct(kept_at(t) / total if total else None)}</td><td>{_e(why)}</td></tr>"
+        for t, why in sorted(rows.items()))
+    return ("<table><tr><th>threshold</th><th>estimated precision</th><th>pairs kept</th><th>of all scored</th>"
+            f"<th></th></tr>{body}</table>")
+
+
+def _how_chosen(rec: dict) -> str:
+    kind, th = rec.get("kind"), rec.get("threshold")
+    if th is None:
+        return "no threshold: every pair kept"
+    if rec.get("precision_target") is not None:
+        return f"the lowest reaching {100 * rec['precision_target']:.1f} % estimated precision (--precision)"
+    if kind == "filter":
+        return f"the bound of step '{rec.get('score_step')}' in the filter configuration"
+    return "given to the command (--threshold, or its default)"
+
+
+def summary_box(rec: dict) -> str:
+    """What a reader decides from, first: input, kept, rejected by reason, estimated precision, the threshold
+    and how it was chosen."""
+    kind, counts, s = rec.get("kind"), rec.get("counts") or {}, rec.get("summary") or {}
+    params = rec.get("params") or {}
+    facts: dict = {"input": params.get("input") or s.get("input")}
+    if kind == "mining":
+        got, kept = counts.get("retrieved", 0), counts.get("kept", 0)
+        facts.update({"pairs retrieved": f"{got:,}", "kept": f"{kept:,}",
+                      "rejected": f"{got - kept:,} (below the threshold)" if got else None})
+    elif kind == "filter":
+        by = sorted(((k, v) for k, v in counts.items() if k != "kept"), key=lambda kv: -kv[1])
+        reasons = " (" + ", ".join(f"{k}: {v:,}" for k, v in by) + ")" if by else ""
+        facts.update({"input lines": f"{s.get('lines', 0):,}", "kept": f"{s.get('kept', counts.get('kept', 0)):,}",
+                      "rejected": f"{s.get('rejected', sum(v for _, v in by)):,}{reasons}"})
+    else:
+        facts.update({k: f"{v:,}" for k, v in counts.items()})
+    cal, th = rec.get("calibration"), rec.get("threshold")
+    if cal and cal.get("thresholds") and th is not None:
+        from .calibration import Calibration
+        facts["estimated precision (no gold)"] = f"{100 * Calibration(**cal).precision_at(th):.1f} %"
+    else:
+        facts["estimated precision (no gold)"] = "not calibrated"
+    facts["threshold"] = "none" if th is None else _fmt(th)
+    facts["threshold chosen as"] = _how_chosen(rec)
+    return '<div class="box"><b>Summary</b>' + _kv(facts) + "</div>"
 
 
 def _pct(x) -> str:
@@ -221,7 +305,8 @@ def record_html(name: str, rec: dict) -> str:
     counts = rec.get("counts") or {}
     hist = rec.get("histogram") or {}
     th = rec.get("threshold")
-    parts = [f"<h2>{_e(name)} <span class=muted>({_e(kind)})</span></h2>", _kv(rec.get("params") or {})]
+    parts = [f"<h2>{_e(name)} <span class=muted>({_e(kind)})</span></h2>" + summary_box(rec),
+             _kv(rec.get("params") or {})]
     if kind == "mining":
         xlabel = "score of the retrieved pair"
         parts.append(_kv({"pairs retrieved (before the threshold)": f"{counts.get('retrieved', 0):,}",
@@ -279,9 +364,21 @@ def record_html(name: str, rec: dict) -> str:
     return "\n".join(parts)
 
 
-def render(records: Sequence[tuple[str, dict]], out_path, *, title: str = "bisent report") -> Path:
-    """Write the report of ``records`` (``(name, record)``) to ``out_path``; one file, nothing fetched at view time."""
-    return render_body("\n".join(record_html(n, r) for n, r in records) or "<p>No runs.</p>", out_path, title=title)
+def skipped_html(skipped: Sequence[tuple[str, str]]) -> str:
+    """The files of the folder the report left out, and why (a list, not a silence)."""
+    if not skipped:
+        return ""
+    rows = "".join(f"<tr><td>{_e(f)}</td><td>{_e(why)}</td></tr>" for f, why in skipped)
+    return (f"<h2>Files not reported ({len(skipped)})</h2><details><summary>which and why</summary>"
+            f"<table><tr><th>file</th><th>why</th></tr>{rows}</table></details>")
+
+
+def render(records: Sequence[tuple[str, dict]], out_path, *, title: str = "bisent report",
+           skipped: Sequence[tuple[str, str]] = ()) -> Path:
+    """Write the report of ``records`` (``(name, record)``) to ``out_path``, with the ``(file, why)`` left out
+    listed at its end; one file, nothing fetched at view time."""
+    body = "\n".join(record_html(n, r) for n, r in records) or "<p>No runs.</p>"
+    return render_body(body + skipped_html(skipped), out_path, title=title)
 
 
 def render_body(body: str, out_path, *, title: str) -> Path:

@@ -66,9 +66,24 @@ def histogram(edges, series: dict[str, list[int]], *, title: str, xlabel: str, t
     return _svg(fig, title)
 
 
+def precision_floor(precision, kept, target: float | None = None) -> float:
+    """Where the precision axis starts (in %): the lowest precision among thresholds that keep at least half of
+    the pairs, floored to 5 points, and at most 80 (and below the precision asked for), so the band where the
+    threshold is decided is not flattened against a 0-100 axis."""
+    prec, kept = np.asarray(precision, dtype=float), np.asarray(kept, dtype=float)
+    if not len(prec):
+        return 0.0
+    half = prec[kept >= 0.5 * kept.max()] if kept.max() > 0 else prec
+    lo = min(80.0, 5 * np.floor(100 * float(half.min() if len(half) else prec.min()) / 5))
+    if target is not None:
+        lo = min(lo, 5 * np.floor((100 * target - 1) / 5))
+    return float(max(0.0, lo))
+
+
 def precision_yield(thresholds, precision, kept, *, title: str, xlabel: str, threshold: float | None = None,
                     target: float | None = None) -> str:
-    """Estimated precision (left axis) and pairs kept (right axis) against the threshold."""
+    """Estimated precision (left axis, from :func:`precision_floor` to 100) and pairs kept (right axis) against
+    the threshold."""
     plt = _plt()
     fig, ax = plt.subplots(figsize=(7.5, 3.0))
     if len(thresholds) and not len(precision):
@@ -77,7 +92,7 @@ def precision_yield(thresholds, precision, kept, *, title: str, xlabel: str, thr
     elif len(thresholds):
         ax.plot(thresholds, 100 * np.asarray(precision, dtype=float), color=COLOURS[0], linewidth=1.8,
                 label="estimated precision (no gold)")
-        ax.set_ylim(0, 101)
+        ax.set_ylim(precision_floor(precision, kept, target), 100.5)
         ax2 = ax.twinx()
         ax2.plot(thresholds, kept, color=COLOURS[1], linewidth=1.4, linestyle="-.", label="pairs kept")
         ax2.set_ylabel("pairs kept", color=COLOURS[1])

@@ -29,6 +29,8 @@ BANDS = 6
 PER_BAND = 5
 MAX_CHARS = 240
 SUFFIX = ".report.json"
+#: The reason of the pairs ``--precision`` moved from kept to rejected (bisent.report.runs.finish_filter)
+PRECISION_CUT = "select:precision"
 
 
 def binned(series: dict[str, np.ndarray], bins: int = BINS) -> dict:
@@ -179,15 +181,17 @@ def filter_record(summary: dict, rejected: Sequence[tuple[int, str, float, str, 
         series["kept"] = np.asarray(kept_scores, dtype=np.float64)
     if score_step and score_step in by_reason:
         series[f"rejected by {score_step}"] = np.asarray(by_reason[score_step])
-    other = {r: np.asarray(v) for r, v in by_reason.items() if r != score_step and np.isfinite(v).any()
-             and not r.startswith("bad_row")}
+    if PRECISION_CUT in by_reason:          # kept by the step, then cut by --precision: same axis, own colour
+        series["removed by --precision"] = np.asarray(by_reason[PRECISION_CUT])
+    other = {r: np.asarray(v) for r, v in by_reason.items() if r not in (score_step, PRECISION_CUT)
+             and np.isfinite(v).any() and not r.startswith("bad_row")}
     counts = {"kept": int(summary.get("kept", 0)), **{r: int(n) for r, n in
                                                       (summary.get("rejected_by")
                                                        or Counter(r[1] for r in rejected)).items()}}
     rows = [(score, reason, src, tgt) for _, reason, score, src, tgt in rejected]
     if kept_scores is not None and kept_texts is not None:
         rows += [(float(s), "kept", a, b) for s, (a, b) in zip(kept_scores, kept_texts)]
-    step_rows = [r for r in rows if r[1] in ("kept", score_step)]
+    step_rows = [r for r in rows if r[1] in ("kept", score_step, PRECISION_CUT)]
     sc = np.asarray([r[0] for r in step_rows], dtype=np.float64)
 
     steps = (lambda a, b: {"steps": explain(a, b)}) if explain is not None else (lambda a, b: {})
@@ -198,7 +202,7 @@ def filter_record(summary: dict, rejected: Sequence[tuple[int, str, float, str, 
 
     rng = random.Random(0)
     others = {}
-    for reason in sorted({r[1] for r in rows} - {"kept", score_step}):
+    for reason in sorted({r[1] for r in rows} - {"kept", score_step, PRECISION_CUT}):
         mine = [r for r in rows if r[1] == reason]
         others[reason] = [{"score": None if not np.isfinite(s) else round(s, 4), **steps(a, b), "src": cut(a),
                            "tgt": cut(b)} for s, _, a, b in rng.sample(mine, min(PER_BAND, len(mine)))]
@@ -280,45 +284,115 @@ def align_record(paths: Sequence, *, params: dict | None = None, summary: dict |
     return rec
 
 
+#: Files bisent writes that are no run of their own: name pattern -> what they are (said as skipped in the report)
+NOT_RUNS = (("*.ids.tsv", "ids of the pairs (document numbers), not scores"),
+            ("*.review.jsonl", "labels of bisent review (shown with their run)"),
+            ("summary.jsonl", "alignment progress log"), ("manifest.json", "run manifest"),
+            ("state.json", "resume state"), ("*.blocks", "alignment blocks"), ("*.jsonl", "log"),
+            ("*.yaml", "configuration"), ("*.html", "a report"), ("*.json", "summary without scores"))
+#: Folders a run folder may hold, searched for runs (``bisent run``'s stages)
+RUN_SUBFOLDERS = ("filter", "align", "documents", "mine", "docs")
+
+
 def records_from_folder(run_dir) -> list[tuple[str, dict]]:
     """``(name, record)`` of every run in ``run_dir`` (a folder, or one record / mined TSV / summary file)."""
+    return folder_runs(run_dir)[0]
+
+
+def _files(p: Path) -> list[tuple[str, Path]]:
+    """``(name relative to p, path)`` of the files of ``p`` and of its run subfolders (or ``p`` itself)."""
+    if not p.is_dir():
+        return [(p.name, p)]
+    out = [(f.name, f) for f in sorted(p.iterdir()) if f.is_file()]
+    for sub in RUN_SUBFOLDERS:
+        if (p / sub).is_dir():
+            out += [(f"{sub}/{f.name}", f) for f in sorted((p / sub).iterdir()) if f.is_file()]
+    return out
+
+
+def _looks_rejected(f: Path) -> bool:
+    """A filter's rejected file: ``lineno<TAB>reason<TAB>score...`` with a line number and a word for reason."""
+    for _, cols in tsv_rows(f):
+        if len(cols) < 3 or not cols[0].isdigit():
+            return False
+        try:
+            float(cols[1])
+        except ValueError:
+            return True
+        return False
+    return False
+
+
+def folder_runs(run_dir) -> tuple[list[tuple[str, dict]], list[tuple[str, str]]]:
+    """``(name, record)`` of every run in ``run_dir`` and ``(file, why)`` of each file left out: records
+    (``*.report.json``, also in ``filter/``, ``align/``, ... of a ``bisent run`` folder), filter summaries
+    (with their rejected files), mined TSVs; ids, rejected lines already read, logs and states are skipped."""
     p = Path(run_dir)
     if not p.exists():
         raise BisentError(f"{p}: no such run folder")
-    files = sorted(p.iterdir()) if p.is_dir() else [p]
+    files = _files(p)
+    names = {name for name, _ in files}
     out: list[tuple[str, dict]] = []
-    covered: set[str] = set()
-    for f in files:
-        if f.name.endswith(SUFFIX):
+    covered: dict[str, str] = {}
+
+    def cover(name: str, why: str) -> None:
+        covered.setdefault(name, why)
+
+    for name, f in files:
+        if name.endswith(SUFFIX):
             rec = check_record(_load_json(f), f)
             if rec.get("kind") not in ("mining", "filter", "docs", "align"):
                 raise BisentError(f"{f}: not a bisent run record (no kind mining/filter/docs/align)")
-            out.append((f.name[:-len(SUFFIX)], rec))
-            covered.update([f.name[:-len(SUFFIX)], *rec.get("files", [])])
-    for f in files:   # filter summaries first: their kept and rejected files are not mined TSVs
-        if f.suffix == ".json" and not f.name.endswith(SUFFIX):
+            run = name[:-len(SUFFIX)]
+            out.append((run, rec))
+            cover(run, f"the output of run {run}")
+            folder = run.rpartition("/")[0]
+            for g in rec.get("files", []):
+                cover(f"{folder}/{g}" if folder else g, f"read with run {run}")
+            if rec.get("kind") == "filter":
+                for key in ("rejected_file", "kept_file"):
+                    g = (rec.get("summary") or {}).get(key)
+                    if g:
+                        cover(f"{folder}/{Path(g).name}" if folder else Path(g).name, f"read with run {run}")
+    for name, f in files:   # filter summaries first: their kept and rejected files are not mined TSVs
+        if f.suffix == ".json" and not name.endswith(SUFFIX):
             summ = _load_json(f)
             if "rejected_by" in summ and "rejected_file" in summ:
-                covered.update({Path(summ["rejected_file"]).name, Path(summ.get("kept_file", "")).name})
-                if Path(summ.get("kept_file", "")).name + SUFFIX in {g.name for g in files}:
+                folder = name.rpartition("/")[0]
+                rel = {k: (f"{folder}/" if folder else "") + Path(summ.get(k) or "").name
+                       for k in ("rejected_file", "kept_file")}
+                if rel["kept_file"] + SUFFIX in names:
+                    cover(name, f"summary of run {rel['kept_file']} (its record is read)")
                     continue
+                cover(name, "read as a filter run")
+                for g in rel.values():
+                    cover(g, f"read with filter run {name}")
                 rej = Path(summ["rejected_file"])
                 rej = rej if rej.is_absolute() or rej.exists() else f.parent / rej.name
                 rejected = list(read_rejected(rej)) if rej.exists() else []
                 steps = (summ.get("pipeline") or {}).get("steps") or []
                 last = steps[-1] if steps else {}
                 step = last.get("name") or last.get("type") if isinstance(last, dict) else None
-                out.append((f.stem, filter_record(summ, rejected, score_step=step)))
-    for f in files:
-        if f.name.endswith(SUFFIX) or f.name in covered or not f.is_file():
+                out.append((name[:-len(".json")], filter_record(summ, rejected, score_step=step)))
+    skipped: list[tuple[str, str]] = []
+    for name, f in files:
+        if name.endswith(SUFFIX) or name in covered:
             continue
-        if f.suffix in (".tsv", ".gz", ".xz") and _looks_mined(f):
-            scores, texts = read_mined(f)
-            out.append((f.name, mining_record(scores, texts)))
+        why = next((w for pat, w in NOT_RUNS if f.match(pat)), None)
+        if why is None and f.suffix in (".tsv", ".gz", ".xz"):
+            if _looks_rejected(f):
+                why = "rejected lines of a filter with no summary beside them"
+            elif f.parent.name == "align" and p.is_dir() and f.parent != p:
+                why = "aligned document (read by an align record)"
+            elif _looks_mined(f):
+                scores, texts = read_mined(f)
+                out.append((name, mining_record(scores, texts)))
+                continue
+        skipped.append((name, why or "not a file kind bisent reports"))
     if not out:
         raise BisentError(f"{p}: no run found (a *{SUFFIX} record, a mined TSV or a filter summary JSON"
                           f"{'' if p.is_dir() else ', or a folder of them'})")
-    return out
+    return out, skipped
 
 
 def _load_json(f: Path) -> dict:

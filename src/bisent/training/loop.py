@@ -30,13 +30,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
-from tqdm.auto import tqdm
 
 from ..errors import BisentError
 from ..evaluate import evaluate_dev
 from ..io import atomic_write, make_state_dir
 from ..models.modeldir import WEIGHTS_FILE
 from ..models.tokenizer import Tokenizer
+from ..progress import progress_bar
 from . import checkpoint
 from .data import Bitext, Monotext
 from .heap import keep_freed_memory
@@ -142,8 +142,7 @@ def train(recipe: dict, bitexts: list[Bitext], monos: list[Monotext] | None = No
     clip = oc["clip"] if oc["clip"] is not None else math.inf
     window: list[dict] = []                                           # the steps since the last log line
     t_log, last_saved = time.monotonic(), step
-    bar = tqdm(total=max_steps, initial=step, desc=f"train {arch}", unit="step",
-               disable=(not progress) if progress is not None else None)
+    bar = progress_bar(progress, total=max_steps, initial=step, desc=f"train {arch}", unit="step")
     try:
         with keep_freed_memory(tr["keep_freed_memory"] and device.type == "cpu"):   # training/heap.py
             while step < max_steps:

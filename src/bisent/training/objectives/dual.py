@@ -20,12 +20,12 @@ from typing import Callable
 
 import numpy as np
 import torch
-from tqdm import tqdm
 
 from ...encoders.cache import enabled as cache_enabled
 from ...errors import BisentError
 from ...index import build_index, ivf_lists
 from ...models.dual import TorchDualEncoder, build_dual, save_dual
+from ...progress import progress_bar
 from ..data import Batches, Bitext, DualSubBatch, Monotext, PairSpec, all_text, fingerprint
 from ..teacher import teacher_embeddings
 from . import Setup
@@ -288,7 +288,7 @@ class HardNegatives:
         and log fields (mean teacher cosine of the neighbours, whether they came from the cache)."""
         found = _read_hard_cache(cache, [len(s.src) for s in specs]) if cache is not None else None
         out, report = [], {}
-        for i, spec in enumerate(tqdm(specs, desc=desc, unit=unit, disable=found is not None)):
+        for i, spec in enumerate(progress_bar(False if found is not None else None, specs, desc=desc, unit=unit)):
             t = np.ascontiguousarray(teachers[i].numpy(), dtype=np.float32)          # (N, D)
             out.append(found[i] if found is not None else self._nearest_other(t, ids[i]))
             report[f"hard_cos_{spec.name}"] = float(np.mean(np.sum(t * t[out[-1]], axis=1)))

@@ -44,7 +44,6 @@ from typing import Any
 
 import numpy as np
 import torch
-from tqdm.auto import tqdm
 
 from ...errors import BisentError
 from ...evaluate import evaluate_dev
@@ -66,6 +65,7 @@ from ...models.zhang2016 import (
     tokenize,
     vocab_bytes,
 )
+from ...progress import progress_bar
 from .. import checkpoint
 from ..data import Bitext
 from ..runlog import RunLog
@@ -527,8 +527,7 @@ def train(recipe: dict, bitexts: list[Bitext], monos=None, dev: list[Bitext] | N
         run.save_model(out_dir, at)
 
     # one step: one L-BFGS iteration on all of J, or one Adam step on a random set of whole blocks
-    bar = tqdm(total=max_steps, initial=step, desc=f"train {arch}", unit="step",
-               disable=(not progress) if progress is not None else None)
+    bar = progress_bar(progress, total=max_steps, initial=step, desc=f"train {arch}", unit="step")
     last_saved = step
     try:
         while step < max_steps:
