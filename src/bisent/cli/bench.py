@@ -25,7 +25,7 @@ from ..paths import guarded
               help="docmine: also measure each encoder with the DEPTH nearest documents re-scored by sentence "
                    "alignment (bisent.rerank; e.g. 10).")
 @click.option("--split", type=click.Choice(["test", "dev", "all"]), default="test", show_default=True,
-              help="Documents the calibration, docmine and align tasks query (dev: where their settings are chosen; "
+              help="Documents the calibration, docmine, align and filter tasks query (dev: where their settings are chosen; "
                    "all: every page, calibration's docs setting only).")
 @click.option("--setting", "settings", multiple=True, type=click.Choice(["mining", "docs", "filter", "align"]),
               help="Calibration: run only these settings (repeatable; default all).")
@@ -69,9 +69,10 @@ def bench(task, pair, encoders, no_anchors, limit, domain, rerank, split, settin
             raise BisentError("--gold: only the align task reads a gold folder")
         kwargs["gold"] = gold_dir
     if split != "test":
-        if task not in ("calibration", "docmine", "align") or (task in ("docmine", "align") and split == "all"):
-            raise BisentError(f"--split {split}: only the calibration task (test, dev, all) and the docmine and "
-                              "align tasks (test, dev) take a split")
+        if task not in ("calibration", "docmine", "align", "filter") or \
+                (task in ("docmine", "align", "filter") and split == "all"):
+            raise BisentError(f"--split {split}: only the calibration task (test, dev, all) and the docmine, "
+                              "align and filter tasks (test, dev) take a split")
         kwargs["split"] = split
     if settings:
         if task != "calibration":
