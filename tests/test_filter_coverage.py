@@ -75,3 +75,11 @@ def test_truncated_pair_rejected_with_its_reason_and_real_pair_kept():
     assert kept.kept and ok.kept
     assert not cut.kept and cut.reason == "coverage"
     assert cut.score[1:] == [0, 2]                 # the source's second half is what the target lacks
+
+
+def test_learned_ratio_on_a_tiny_input_falls_back_to_max_ratio():
+    step = LengthRatioFilter(unit="char", learned=True, max_z=2.5, max_ratio=1.8)
+    pairs = [CLEAN[0], ("Select the cells that you want to sort and then choose the sort order.", "Wählen Sie die")]
+    step.fit_sample(pairs)
+    keep = [step.keep(v) for v in step.score_batch(pairs)]
+    assert keep == [True, False]          # (19 + 5) / (9 + 5) = 1.71 kept; the truncated target rejected

@@ -191,7 +191,8 @@ class LengthRatioFilter(Step):
     robust z of the pair's log ratio (lengths + 5 characters or + 1 word) in
     its band, (log r − median) / (1.4826 ·
     MAD), accepted within ±``max_z``; a band with fewer than 30 sample pairs
-    uses the whole sample's figures. Short strings get their own, wider band
+    uses the whole sample's figures, and a sample of fewer than 30 pairs the
+    fixed bound: ratios of the smoothed lengths up to ``max_ratio``. Short strings get their own, wider band
     ("Click OK." / "Klicken Sie auf OK." is 2.1 times longer, and usual), and
     en→de gets its longer German side.
     """
@@ -248,7 +249,8 @@ class LengthRatioFilter(Step):
             med = float(np.median(v))
             return med, max(self.MIN_MAD, float(np.median(np.abs(v - med)))) * 1.4826
 
-        pooled = robust(logs)
+        # too small a sample to learn from (a handful of lines): the fixed bound, max_ratio either way
+        pooled = robust(logs) if len(logs) >= self.MIN_BAND else (0.0, math.log(self.max_ratio) / self.max_z)
         for i in range(len(stats)):
             v = logs[band == i]
             stats[i] = robust(v) if len(v) >= self.MIN_BAND else pooled
