@@ -59,12 +59,12 @@ def test_glued_pair_flagged_at_the_inserted_sentence():
     src = "The printer prints every page of the document."
     glued = "The printer prints every page of the document. Spreadsheets hold formulas in their cells."
     step = CoverageStep(src_lang="en", tgt_lang="en", encoder="char-ngram")
-    (cov, side, unit), = step.score_batch([(src, glued)]).tolist()
-    assert (side, unit) == (1, 2)                  # the target's second sentence has no counterpart
+    (cov, side, unit, mismatch), = step.score_batch([(src, glued)]).tolist()
+    assert (side, unit, mismatch) == (1, 2, 1)     # the target's second sentence has no counterpart
     clean_cov = step.score_batch([(src, src)])[0, 0]
     assert clean_cov > 0.99 and cov < 0.5
     res, = _pipeline(0.5).process([(src, glued)])
-    assert not res.kept and res.reason == "coverage" and res.score[1:] == [1, 2]
+    assert not res.kept and res.reason == "coverage" and res.score[1:] == [1, 2, 1]   # one sentence more
 
 
 def test_truncated_pair_rejected_with_its_reason_and_real_pair_kept():
@@ -74,7 +74,7 @@ def test_truncated_pair_rejected_with_its_reason_and_real_pair_kept():
     kept, cut, ok = _pipeline(0.5).process([(src, src), (src, truncated), short])
     assert kept.kept and ok.kept
     assert not cut.kept and cut.reason == "coverage"
-    assert cut.score[1:] == [0, 2]                 # the source's second half is what the target lacks
+    assert cut.score[1:] == [0, 2, 0]              # the source's second half is what the target lacks
 
 
 def test_learned_ratio_on_a_tiny_input_falls_back_to_max_ratio():
@@ -83,3 +83,11 @@ def test_learned_ratio_on_a_tiny_input_falls_back_to_max_ratio():
     step.fit_sample(pairs)
     keep = [step.keep(v) for v in step.score_batch(pairs)]
     assert keep == [True, False]          # (19 + 5) / (9 + 5) = 1.71 kept; the truncated target rejected
+
+
+def test_mismatch_coverage_is_stricter_only_where_sentence_counts_differ():
+    step = CoverageStep(src_lang="en", tgt_lang="en", encoder="char-ngram", min_coverage=0.1, mismatch_coverage=0.5)
+    assert step.keep([0.3, 1, 2, 0]) and not step.keep([0.3, 1, 2, 1]) and step.keep([0.6, 1, 2, 1])
+    assert not step.keep([0.05, 0, 1, 0]) and not step.keep([float("nan"), 0, 1, 0])
+    with pytest.raises(ValueError, match="split_words"):
+        CoverageStep(src_lang="en", tgt_lang="en", encoder="char-ngram", split_words=1)
