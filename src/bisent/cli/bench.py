@@ -25,8 +25,8 @@ from ..paths import guarded
               help="docmine: also measure each encoder with the DEPTH nearest documents re-scored by sentence "
                    "alignment (bisent.rerank; e.g. 10).")
 @click.option("--split", type=click.Choice(["test", "dev", "all"]), default="test", show_default=True,
-              help="Documents the calibration, docmine, align and filter tasks query (dev: where their settings are chosen; "
-                   "all: every page, calibration's docs setting only).")
+              help="Documents the calibration, docmine, align and filter tasks query (dev: where their settings are "
+                   "chosen; all: every page, calibration's docs setting only).")
 @click.option("--setting", "settings", multiple=True, type=click.Choice(["mining", "docs", "filter", "align"]),
               help="Calibration: run only these settings (repeatable; default all).")
 @click.option("--estimator", type=click.Choice(["split", "storey", "em"]), default=None,
