@@ -56,6 +56,9 @@ def test_filter_set_has_every_noise_kind_and_ap_is_sane():
     counts = recs[0]["counts"]
     assert counts["clean"] == 120 and all(counts[k] >= 15 for k in NOISE_KINDS)
     assert 35 < recs[0]["ap"] < 70  # random ranking: about the clean share (50 %)
+    pipe = next(r for r in recs if r["scorer"] == "pipeline")
+    assert set(pipe["kept"]) == set(NOISE_KINDS) and 0 <= pipe["clean_lost"] <= 100 and pipe["split"] == "test"
+    assert pipe["kept"]["untranslated"] == 0     # the overlap rule, whatever the encoder
 
 
 def test_average_precision():
@@ -153,7 +156,8 @@ def test_calibration_takes_a_split_and_settings(capsys):
     assert al["setting"] == "align" and al["pages"] == 20 and al["blocks"] > 100 and len(al["points"]) == 5
     assert al["negatives"] >= 100 and all(0 <= p["measured"] <= 100 for p in al["points"])
     assert main(["bench", "mining", "--split", "dev", "--no-anchors", "-e", "random", "--results", ""]) == 2
-    assert "--split dev: only the calibration task (test, dev, all) and the docmine task" in capsys.readouterr().err
+    assert "--split dev: only the calibration task (test, dev, all) and the docmine, align and filter tasks" \
+        in capsys.readouterr().err
     assert main(["bench", "filter", "--setting", "docs", "--no-anchors", "-e", "random", "--results", ""]) == 2
     assert "--setting: only the calibration task has settings" in capsys.readouterr().err
     assert main(["bench", "calibration", "--split", "all", "--no-anchors", "-e", "random", "--results", ""]) == 2

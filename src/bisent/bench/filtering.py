@@ -2,7 +2,9 @@
 
 Figures: average precision (AP) of ranking the clean pairs first, and per
 noise kind the share ranked above the median clean pair (what would leak
-through a filter that keeps the better half). Per encoder, on the same items:
+through a filter that keeps the better half); for each pipeline variant also
+its decisions: ``clean_lost`` (% of clean pairs rejected) and ``kept`` (% of
+each noise kind kept). Per encoder, on the same items:
 
 - each scorer alone: cosine, CSLS and the ratio margin, the noisy set itself
   as background (a fixed bitext needs no comparable corpus for margin scores);
@@ -115,6 +117,16 @@ def default_config(config=None):
     return path
 
 
+def kept_shares(results, kinds: list[str]) -> dict:
+    """What a pipeline's decisions keep: ``clean_lost`` (% of clean pairs rejected) and ``kept`` (% of each
+    noise kind kept), the figures a filter is chosen by beside the ranking's AP."""
+    kinds_a = np.array(kinds)
+    kept = np.array([r.kept for r in results])
+    clean = kinds_a == "clean"
+    return {"clean_lost": round(100 * float(1 - kept[clean].mean()), 2) if clean.any() else None,
+            "kept": {k: round(100 * float(kept[kinds_a == k].mean()), 2) for k in NOISE_KINDS if (kinds_a == k).any()}}
+
+
 def _rejections(results, kinds: list[str]) -> dict[str, dict[str, int]]:
     """Per kind: how many pairs each step rejected (kept pairs under 'kept')."""
     out: dict[str, Counter] = defaultdict(Counter)
@@ -125,8 +137,11 @@ def _rejections(results, kinds: list[str]) -> dict[str, dict[str, int]]:
 
 def run(src_lang: str, tgt_lang: str, encoders: list, record: Recorder, *, limit: int | None = 4000, k: int = 4,
         train_pairs: int = 2000, noisy_pairs: int = 6000, noisy_clean_share: float = 0.5, mlp_runs=MLP_RUNS,
-        config=None, progress: bool | None = None) -> list[dict]:
+        config=None, split: str = "test", progress: bool | None = None) -> list[dict]:
     """Run the filter benchmark for one language pair; return the records (also passed to ``record``).
+
+    ``split``: the documents the noisy set is built from (``dev`` where settings are chosen, ``test``
+    for the figures reported); the MLPs always train on TRAIN documents.
 
     ``limit`` caps the test items and the training sizes (positives at most
     ``limit``, noisy corpus at most 3 × ``limit``). Below :data:`QUICK_BELOW`
@@ -137,7 +152,7 @@ def run(src_lang: str, tgt_lang: str, encoders: list, record: Recorder, *, limit
     from ..filtering.mlp import Embedder, train_scorer
 
     config_path = default_config(config)
-    items, third = build_set(src_lang, tgt_lang, limit=limit)
+    items, third = build_set(src_lang, tgt_lang, limit=limit, split=split)
     kinds = [it.kind for it in items]
     pairs = [(it.src, it.tgt) for it in items]
     counts = {kind: kinds.count(kind) for kind in ("clean",) + NOISE_KINDS}
@@ -150,7 +165,7 @@ def run(src_lang: str, tgt_lang: str, encoders: list, record: Recorder, *, limit
         src_lang, tgt_lang, train_pairs=train_pairs, noisy_pairs=noisy_pairs,
         clean_share=noisy_clean_share) if mlp_runs else ([], [], {})
     noisy_kind = {(it.src, it.tgt): it.kind for it in noisy_train}
-    base = {"pair": f"{src_lang}-{tgt_lang}", "third_language": third, "counts": counts}
+    base = {"pair": f"{src_lang}-{tgt_lang}", "split": split, "third_language": third, "counts": counts}
     out = []
     for enc in encoders:
         who = {**base, "encoder": enc.name, "encoder_id": enc.id}
@@ -165,7 +180,7 @@ def run(src_lang: str, tgt_lang: str, encoders: list, record: Recorder, *, limit
                                           tgt_lang=tgt_lang, source=str(config_path))
         ranks, results = rank_scores(pipe, pairs, return_results=True)
         out.append(record({**who, "scorer": "pipeline", "config": config_path.name, **evaluate_scores(ranks, kinds),
-                           "rejected_by": _rejections(results, kinds)}))
+                           **kept_shares(results, kinds), "rejected_by": _rejections(results, kinds)}))
 
         embedder = Embedder(enc)
         with tempfile.TemporaryDirectory(prefix="bisent-mlp-") as tmp:
@@ -179,7 +194,8 @@ def run(src_lang: str, tgt_lang: str, encoders: list, record: Recorder, *, limit
                                       **mlp_hp)
                 alone = evaluate_scores(scorer.score(x, y), kinds)
                 mlp_config = edit_config(config_path, embedding_step={"name": "mlp", "type": "mlp", "model": model_dir})
-                mlp_pipe = rank_scores(mlp_config, pairs, src_lang=src_lang, tgt_lang=tgt_lang)
+                mlp_pipe, mlp_results = rank_scores(mlp_config, pairs, src_lang=src_lang, tgt_lang=tgt_lang,
+                                                    return_results=True)
                 train = dict(scorer.meta["training"])
                 neg_kinds = Counter(noisy_kind.get(p, "synthetic" if strategy == "synthetic" else "random")
                                     for p in scorer.negative_pairs_)
@@ -195,7 +211,7 @@ def run(src_lang: str, tgt_lang: str, encoders: list, record: Recorder, *, limit
                                              "negative_kinds": dict(sorted(neg_kinds.items()))},
                                    "train_seconds": train["seconds"]}))
                 out.append(record({**who, "scorer": f"pipeline+{label}", "config": config_path.name, **mlp_info,
-                                   **evaluate_scores(mlp_pipe, kinds)}))
+                                   **evaluate_scores(mlp_pipe, kinds), **kept_shares(mlp_results, kinds)}))
 
         out.append(record({**who, "scorer": "speed", **_speed(pipe, items, enc, src_lang, tgt_lang)}))
     out.append(record({**base, "scorer": "langid", **_langid(items, tgt_lang)}))

@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import math
 import re
 import unicodedata
 from collections import Counter
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -180,20 +181,118 @@ class LengthRatioFilter(Step):
     """Longer side / shorter side at most ``max_ratio`` (paper: above 2 is rejected).
 
     Score: the ratio (``inf`` when one side is empty and the other not).
+
+    ``learned: true`` learns the bound from the input itself instead of one
+    ratio for every language pair and length: on a sample of ``sample`` pairs
+    (:meth:`fit_sample`; a pre-pass in :func:`filter_file`) the log length
+    ratio log(tgt / src) is summarised per length band (the geometric mean of
+    the two lengths below each of ``bands``, the last band open) by its median
+    and MAD, robust to the noise the sample holds. The score is then the
+    robust z of the pair's log ratio (lengths + 5 characters or + 1 word) in
+    its band, (log r − median) / (1.4826 ·
+    MAD), accepted within ±``max_z``; a band with fewer than 30 sample pairs
+    uses the whole sample's figures, and a sample of fewer than 30 pairs the
+    fixed bound: ratios of the smoothed lengths up to ``max_ratio``. Short strings get their own, wider band
+    ("Click OK." / "Klicken Sie auf OK." is 2.1 times longer, and usual), and
+    en→de gets its longer German side.
     """
 
-    def __init__(self, *, name: str | None = None, max_ratio: float = 2.0, unit: str = "word"):
+    #: default band edges (geometric mean of the two sides' lengths, in ``unit``s)
+    BANDS = {"char": (16, 32, 64, 128, 256), "word": (3, 6, 12, 24, 48)}
+    MIN_BAND = 30
+    #: added to both lengths: on the dev split 5 characters keep "Click OK." / "Klicken Sie auf OK." (19 / 9)
+    #: and change no other figure against 1
+    SMOOTH = {"char": 5, "word": 1}
+    #: MAD floor (in log ratio): a band of identical ratios would otherwise reject every other ratio
+    MIN_MAD = 0.03
+
+    def __init__(self, *, name: str | None = None, max_ratio: float = 2.0, unit: str = "word", learned: bool = False,
+                 max_z: float = 4.0, bands: list | None = None, sample: int = 20000):
         super().__init__(name=name)
         self.max_ratio = check_number("max_ratio", max_ratio, low=1)
         self.unit = check_choice("unit", unit, ("word", "char"))
+        self.learned = check_bool("learned", learned)
+        self.max_z = check_number("max_z", max_z, low=0, low_open=True)
+        self.sample = check_number("sample", sample, low=1, integer=True)
+        if bands is None:
+            bands = self.BANDS[self.unit]
+        if not isinstance(bands, (list, tuple)) or not bands:
+            raise ValueError(f"parameter 'bands' must be a non-empty list of increasing lengths, got {bands!r}")
+        edges = [check_number("bands", b, low=0, low_open=True) for b in bands]
+        if any(a >= b for a, b in zip(edges, edges[1:])):
+            raise ValueError(f"parameter 'bands' must be increasing, got {list(bands)!r}")
+        self.bands = np.asarray(edges, dtype=np.float64)
+        self.stats: np.ndarray | None = None   # (bands + 1, 2): median and scale of log(tgt/src) per band
+
+    def reset(self) -> None:
+        if self.learned:
+            self.stats = None
+
+    def sample_size(self) -> int:
+        return self.sample if self.learned else 0
+
+    def _logs(self, pairs: Sequence[Pair]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(log ratio, band, empty) per pair: lengths + :data:`SMOOTH` (an empty side gives a finite ratio, and
+        a few characters more or less weigh less in a short string than in a long one)."""
+        a = np.array([_length(s, self.unit) for s, _ in pairs], dtype=np.float64)
+        b = np.array([_length(t, self.unit) for _, t in pairs], dtype=np.float64)
+        band = np.searchsorted(self.bands, np.sqrt(np.maximum(a, 1) * np.maximum(b, 1)), side="right")
+        c = self.SMOOTH[self.unit]
+        return np.log((b + c) / (a + c)), band, (a == 0) != (b == 0)
+
+    def fit_sample(self, pairs: Sequence[Pair]) -> None:
+        """Median and MAD of the log length ratio per band of ``pairs`` (both sides non-empty)."""
+        logs, band, empty = self._logs([p for p in pairs if p[0].strip() and p[1].strip()] or [("x", "x")])
+        stats = np.zeros((len(self.bands) + 1, 2))
+
+        def robust(v: np.ndarray) -> tuple[float, float]:
+            med = float(np.median(v))
+            return med, max(self.MIN_MAD, float(np.median(np.abs(v - med)))) * 1.4826
+
+        # too small a sample to learn from (a handful of lines): the fixed bound, max_ratio either way
+        pooled = robust(logs) if len(logs) >= self.MIN_BAND else (0.0, math.log(self.max_ratio) / self.max_z)
+        for i in range(len(stats)):
+            v = logs[band == i]
+            stats[i] = robust(v) if len(v) >= self.MIN_BAND else pooled
+        self.stats = stats
+
+    def band_stats(self) -> list[dict]:
+        """The learned bounds per band (for docs and summaries): upper length, median ratio, ratio range
+        (ratios of the smoothed lengths, :data:`SMOOTH` added)."""
+        if self.stats is None:
+            return []
+        out = []
+        for i, (med, scale) in enumerate(self.stats):
+            out.append({"below": float(self.bands[i]) if i < len(self.bands) else None,
+                        "median_ratio": round(math.exp(med), 3),
+                        "range": [round(math.exp(med - self.max_z * scale), 3),
+                                  round(math.exp(med + self.max_z * scale), 3)]})
+        return out
+
+    def score_batch(self, pairs: Sequence[Pair]) -> np.ndarray:
+        if not self.learned:
+            return np.asarray(list(self.score(pairs)), dtype=np.float64)
+        if not pairs:
+            return np.zeros(0)
+        if self.stats is None:   # never prepared (a direct call): learn from this batch
+            self.fit_sample(pairs)
+        logs, band, empty = self._logs(pairs)
+        z = (logs - self.stats[band, 0]) / self.stats[band, 1]
+        z[empty] = np.inf
+        return z
 
     def score(self, pairs: Iterable[Pair]) -> Iterator[float]:
+        if self.learned:
+            yield from self.score_batch(list(pairs)).tolist()
+            return
         for src, tgt in pairs:
             a, b = _length(src, self.unit), _length(tgt, self.unit)
             lo, hi = min(a, b), max(a, b)
             yield hi / lo if lo else (float("inf") if hi else 1.0)
 
     def accept(self, value: float) -> bool:
+        if self.learned:
+            return abs(value) <= self.max_z
         return value <= self.max_ratio
 
 

@@ -33,7 +33,8 @@ STEP_TYPES: dict[str, type["Step"]] = {}
 #: file can name any of them. A new family of steps (e.g. embedding scores in
 #: ``bisent.filtering.embedding``) adds its module here.
 STEP_MODULES: list[str] = ["bisent.filtering.rules", "bisent.filtering.langid", "bisent.filtering.embedding",
-                           "bisent.filtering.mlp_step", "bisent.filtering.repair"]
+                           "bisent.filtering.mlp_step", "bisent.filtering.repair",
+                           "bisent.filtering.coverage"]
 
 
 def register_step(type_name: str) -> Callable[[type["Step"]], type["Step"]]:

@@ -1,0 +1,93 @@
+"""The partial-translation check (coverage) and the learned length-ratio bound, on hand-made pairs."""
+
+import pytest
+
+from bisent.filtering import FilterPipeline
+from bisent.filtering.coverage import CoverageStep, split_units
+from bisent.filtering.rules import LengthRatioFilter
+
+CLEAN = [
+    ("Click OK.", "Klicken Sie auf OK."),
+    ("Choose Format - Cells.", "Wählen Sie Format - Zellen."),
+    ("The document is saved in the default format.", "Das Dokument wird im Standardformat gespeichert."),
+    ("Select the cells that you want to sort.", "Wählen Sie die Zellen aus, die Sie sortieren möchten."),
+    ("Opens the Print dialog.", "Öffnet den Dialog Drucken."),
+    ("Inserts a new row above the selected row.", "Fügt eine neue Zeile über der ausgewählten Zeile ein."),
+] * 10
+
+
+def test_learned_ratio_keeps_short_real_pairs_a_fixed_ratio_rejects():
+    fixed = LengthRatioFilter(max_ratio=1.8, unit="char")
+    assert not fixed.keep(next(fixed.score([CLEAN[0]])))                   # 19 / 9 chars = 2.1
+    learned = LengthRatioFilter(unit="char", learned=True, max_z=2.5)
+    truncated = ("Select the cells that you want to sort and then choose Data - Sort to open the dialog.",
+                 "Wählen Sie die Zellen")
+    # an input whose short strings vary widely in length ratio (German "Klicken Sie auf ..."), long ones less
+    sample = [("x" * n, "y" * round(n * r)) for n in (6, 8, 10, 12) for r in (0.9, 1.2, 1.5, 1.8, 2.1, 2.4, 2.7)]
+    sample += [("x" * n, "y" * round(n * r)) for n in range(60, 120, 5) for r in (0.95, 1.05, 1.15, 1.25, 1.35)]
+    learned.fit_sample(sample + [truncated])
+    z = learned.score_batch(CLEAN[:6] + [truncated])
+    assert all(learned.keep(v) for v in z[:6])
+    assert not learned.keep(z[6]) and z[6] < 0                               # the target far too short
+    assert learned.band_stats()[0]["range"][1] > (19 + 5) / (9 + 5)           # the short band allows "Click OK."
+    assert learned.sample_size() == 20000 and LengthRatioFilter().sample_size() == 0
+
+
+def test_learned_ratio_parameters_are_checked():
+    with pytest.raises(ValueError, match="bands"):
+        LengthRatioFilter(learned=True, bands=[10, 5])
+    with pytest.raises(ValueError, match="max_z"):
+        LengthRatioFilter(learned=True, max_z=0)
+
+
+def test_split_units_sentences_then_halves():
+    assert split_units("Open the file. Then save it.", "en") == ["Open the file.", "Then save it."]
+    assert split_units("one two three four five six seven eight", "en", 8) == ["one two three four",
+                                                                                  "five six seven eight"]
+    assert split_units("Click OK.", "en") == ["Click OK."]
+    assert split_units("  ", "en") == []
+
+
+def _pipeline(min_coverage):
+    return FilterPipeline.from_config(
+        {"steps": [{"type": "coverage", "encoder": "char-ngram", "min_coverage": min_coverage}]},
+        src_lang="en", tgt_lang="en")
+
+
+def test_glued_pair_flagged_at_the_inserted_sentence():
+    # same-language sides, so the char-ngram encoder's cosines say plainly which units match
+    src = "The printer prints every page of the document."
+    glued = "The printer prints every page of the document. Spreadsheets hold formulas in their cells."
+    step = CoverageStep(src_lang="en", tgt_lang="en", encoder="char-ngram")
+    (cov, side, unit, mismatch), = step.score_batch([(src, glued)]).tolist()
+    assert (side, unit, mismatch) == (1, 2, 1)     # the target's second sentence has no counterpart
+    clean_cov = step.score_batch([(src, src)])[0, 0]
+    assert clean_cov > 0.99 and cov < 0.5
+    res, = _pipeline(0.5).process([(src, glued)])
+    assert not res.kept and res.reason == "coverage" and res.score[1:] == [1, 2, 1]   # one sentence more
+
+
+def test_truncated_pair_rejected_with_its_reason_and_real_pair_kept():
+    src = "Select the cells that you want to sort and then choose the sort order in the dialog."
+    truncated = "Select the cells that you want"
+    short = ("Click OK.", "Click OK.")
+    kept, cut, ok = _pipeline(0.5).process([(src, src), (src, truncated), short])
+    assert kept.kept and ok.kept
+    assert not cut.kept and cut.reason == "coverage"
+    assert cut.score[1:] == [0, 2, 0]              # the source's second half is what the target lacks
+
+
+def test_learned_ratio_on_a_tiny_input_falls_back_to_max_ratio():
+    step = LengthRatioFilter(unit="char", learned=True, max_z=2.5, max_ratio=1.8)
+    pairs = [CLEAN[0], ("Select the cells that you want to sort and then choose the sort order.", "Wählen Sie die")]
+    step.fit_sample(pairs)
+    keep = [step.keep(v) for v in step.score_batch(pairs)]
+    assert keep == [True, False]          # (19 + 5) / (9 + 5) = 1.71 kept; the truncated target rejected
+
+
+def test_mismatch_coverage_is_stricter_only_where_sentence_counts_differ():
+    step = CoverageStep(src_lang="en", tgt_lang="en", encoder="char-ngram", min_coverage=0.1, mismatch_coverage=0.5)
+    assert step.keep([0.3, 1, 2, 0]) and not step.keep([0.3, 1, 2, 1]) and step.keep([0.6, 1, 2, 1])
+    assert not step.keep([0.05, 0, 1, 0]) and not step.keep([float("nan"), 0, 1, 0])
+    with pytest.raises(ValueError, match="split_words"):
+        CoverageStep(src_lang="en", tgt_lang="en", encoder="char-ngram", split_words=1)
