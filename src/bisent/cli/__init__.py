@@ -66,7 +66,14 @@ class LazyGroup(click.Group):
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="bisent")
 def cli():
-    """bisent: mine, filter and align parallel corpora with bilingual sentence embeddings."""
+    """bisent: mine, filter and align parallel corpora with bilingual sentence embeddings.
+
+    \b
+    Examples:
+      bisent mine en.txt de.txt -l en -L de -o mined.tsv
+      bisent filter noisy.tsv -l en -L de -o kept.tsv --rejected rejected.tsv
+      bisent COMMAND --help
+    """
 
 
 def main(argv=None) -> int:

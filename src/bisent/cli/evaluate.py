@@ -16,7 +16,13 @@ from .options import FINITE
 
 @click.group("eval")
 def eval_group():
-    """Evaluate mined output."""
+    """Evaluate mined output.
+
+    \b
+    Examples:
+      bisent eval bucc mined.tsv data/bucc-en-de/gold.txt
+      bisent eval filter kept.tsv rejected.tsv labels.tsv
+    """
 
 
 def read_mined(path) -> list[tuple[float, str, str]]:
@@ -62,7 +68,13 @@ def read_gold(path, mined: list[tuple[float, str, str]], mined_path) -> tuple[se
 @guarded(reads=("mined", "gold", "labels"))
 def bucc(mined, gold, threshold, labels, as_json):
     """Precision, recall, F1 of MINED (from `bisent mine --line-numbers` or BUCC input) against GOLD
-    (src_id<TAB>tgt_id), or against the labels of `bisent review` (--labels; MINED: any output it reviews)."""
+    (src_id<TAB>tgt_id), or against the labels of `bisent review` (--labels; MINED: any output it reviews).
+
+    \b
+    Examples:
+      bisent eval bucc mined.tsv data/bucc-en-de/gold.txt --threshold 1.1
+      bisent eval bucc run/ --labels run/review/labels.jsonl
+    """
     if labels is not None:
         if gold is not None:
             raise BisentError("give GOLD or --labels, not both")
@@ -117,7 +129,12 @@ def _labels_prf(output, labels, threshold, as_json) -> None:
 @guarded(reads=("hyp", "gold", "labels"))
 def align_cmd(hyp, gold, labels, as_json):
     """Strict and lax P/R/F1 of alignment HYP against GOLD (one [0]:[0,1] block per line; a pairs TSV each:
-    its third column names the alignment file of each pair), or against the labels of `bisent review`."""
+    its third column names the alignment file of each pair), or against the labels of `bisent review`.
+
+    \b
+    Examples:
+      bisent eval align aligned.tsv gold.tsv --json
+    """
     if labels is not None:
         if gold is not None:
             raise BisentError("give GOLD or --labels, not both")

@@ -14,9 +14,9 @@ from .options import recipe_name
 @click.command()
 @click.argument("src")
 @click.argument("tgt")
-@click.option("-l", "--src-lang", required=True)
-@click.option("-L", "--tgt-lang", required=True)
-@click.option("-e", "--encoder", default=DEFAULT_ENCODER, show_default=True)
+@click.option("-l", "--src-lang", required=True, help="Language of the source side.")
+@click.option("-L", "--tgt-lang", required=True, help="Language of the target side.")
+@click.option("-e", "--encoder", default=DEFAULT_ENCODER, show_default=True, help="Encoder name or model directory.")
 @click.option("-k", "k", default=4, show_default=True, type=click.IntRange(1), help="Neighbourhood size.")
 @click.option("--background", type=click.Path(dir_okay=False), default=None,
               help="Sentences to compete with: src<TAB>tgt pairs or a mined TSV (score<TAB>src<TAB>tgt).")
@@ -32,7 +32,14 @@ from .options import recipe_name
          unchecked={"src": "a sentence, not a path", "tgt": "a sentence, not a path"})
 def explain(src, tgt, src_lang, tgt_lang, encoder, k, background, background_limit, config, divergence, as_json,
             output):
-    """Explain the pair SRC / TGT: cosine, margins, k nearest competitors both ways, filter decision."""
+    """Explain the pair SRC / TGT: cosine, margins, k nearest competitors both ways, filter decision.
+
+    \b
+    Examples:
+      bisent explain 'The cat sleeps.' 'Die Katze schläft.' -l en -L de
+      bisent explain kept.tsv --line 12 -l en -L de -c filter-default
+      bisent explain corpus.en corpus.de --line 3 -l en -L de --json
+    """
     from ..encoders import get_encoder
     from ..errors import BisentError
     from ..io import line_problem

@@ -15,6 +15,11 @@ def recipes_cmd(name):
 
     A NAME works wherever a recipe is taken: bisent train --recipe distill-dan, bisent filter -c filter-default,
     bisent run run-default; a path to your own YAML file works there too.
+
+    \b
+    Examples:
+      bisent recipes
+      bisent recipes filter-default
     """
     from ..io import check_readable
     from ..recipes import describe, names, resolve

@@ -14,7 +14,12 @@ from ..paths import guarded
 @click.option("--title", default=None, help="Title of the report.")
 @guarded(reads=("run_dir",), writes=("output",), rewrites=(".html", ".htm"))
 def report(run_dir, output, title):
-    """Report RUN_DIR: its *.report.json records (from --report on mine/filter), mined TSVs and filter summaries."""
+    """Report RUN_DIR: its *.report.json records (from --report on mine/filter), mined TSVs and filter summaries.
+
+    \b
+    Examples:
+      bisent report runs/en-de -o report.html --title 'en-de run'
+    """
     from ..report import report_folder
 
     click.echo(str(report_folder(run_dir, output, title=title)))
