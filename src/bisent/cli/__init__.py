@@ -21,7 +21,7 @@ from ..errors import BisentError
 COMMANDS: dict[str, tuple[str, str, str]] = {
     "embed": ("embed", "embed", "Embed a one-sentence-per-line file into fp16 vector shards."),
     "mine": ("mine", "mine", "Mine parallel sentences from two monolingual collections."),
-    "eval": ("evaluate", "eval_group", "Evaluate mined output (BUCC precision/recall/F1)."),
+    "eval": ("evaluate", "eval_group", "Evaluate mined, aligned or filtered output (precision/recall/F1)."),
     "encoders": ("embed", "encoders", "List the registered encoders."),
     "data": ("data", "data_group", "Fetch and build data sets from Debian's packages."),
     "bench": ("bench", "bench", "Run a benchmark task on LibreOffice help, with the anchors."),
