@@ -59,3 +59,22 @@ def test_every_help_has_examples(name):
     assert "Examples:" in text, f"bisent {name or '(group)'}: --help has no Examples section"
     after = text.split("Examples:", 1)[1]
     assert "bisent " in after, f"bisent {name}: the Examples section shows no command line"
+
+
+@pytest.mark.parametrize("args, old, new", [
+    (["align", "a.txt", "b.txt", "-l", "en", "-L", "de", "--out", "a.txt"], "--out", "--output"),
+    (["train", "--recipe", "no.yaml", "--train", "x.tsv", "-o", "m"], "--recipe", "--config"),
+    (["repair", "in.tsv", "-e", "no-model", "-o", "o.tsv"], "-e", "--model"),
+    (["divergence", "in.tsv", "--encoder", "no-model"], "--encoder", "--model"),
+    (["data", "gettext", "--tgt", "../x", "-o", "out"], "--tgt", "--tgt-lang"),
+    (["run", "no.yaml", "-o", "out"], "a positional CONFIG", "-c/--config"),
+])
+def test_old_spellings_still_work_with_one_notice(tmp_path, monkeypatch, capsys, args, old, new):
+    from bisent.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "in.tsv").write_text("a\tb\n")
+    main(args)   # each fails later on its missing files: what matters is that the old spelling was taken
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == f"bisent: note: {old} is deprecated; use {new}"
+    assert len(err) == 2 and err[1].startswith("bisent: error: ") and "no such option" not in err[1]

@@ -1,6 +1,6 @@
 """``bisent divergence``: every word of every pair with its divergence score and label (JSON lines).
 
-Training goes through ``bisent train --recipe divergence`` (the one training loop,
+Training goes through ``bisent train -c divergence`` (the one training loop,
 :mod:`bisent.training.objectives.divergence`).
 """
 

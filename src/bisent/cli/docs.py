@@ -1,7 +1,7 @@
 """``bisent docs mine``: match the documents of two collections; ``bisent eval docs``, ``bisent data docs`` helpers.
 
 A thin layer over :mod:`bisent.documents`; document models train through
-``bisent train --recipe hide-dnn-pool`` (``hide-pool-dnn``, ``doc-bow``; the training loop, objective
+``bisent train -c hide-dnn-pool`` (``hide-pool-dnn``, ``doc-bow``; the training loop, objective
 :mod:`bisent.training.objectives.hide`).
 """
 

@@ -36,7 +36,7 @@ def _explain_paths(kw: dict) -> dict:
 @click.option("-c", "--config", type=click.Path(dir_okay=False), default=None, callback=recipe_name,
               help="A filter pipeline (YAML): say which step decides and with what value.")
 @click.option("--divergence", type=click.Path(file_okay=False), default=None,
-              help="A divergence model directory (bisent train --recipe divergence) for the word alignment heat map.")
+              help="A divergence model directory (bisent train -c divergence) for the word alignment heat map.")
 @click.option("--json", "as_json", is_flag=True, help="Print the explanation as one JSON object.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None, help="Also write it as HTML.")
 @guarded(reads=("background", "config", "divergence"), writes=("output",), derived=_explain_paths,

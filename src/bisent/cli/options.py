@@ -118,9 +118,10 @@ class Renamed(click.Option):
     def add_to_parser(self, parser, ctx) -> None:
         super().add_to_parser(parser, ctx)
         saved = self.opts, self.secondary_opts, self.name
+        dests = [self._old_dest(i) for i in range(len(self.old))]
         try:
-            for i, spelling in enumerate(self.old):  # one parser entry per spelling, so the notice can name it
-                self.opts, self.secondary_opts, self.name = [spelling], [], self._old_dest(i)
+            for spelling, dest in zip(self.old, dests):  # one parser entry per spelling, so the notice can name it
+                self.opts, self.secondary_opts, self.name = [spelling], [], dest
                 super().add_to_parser(parser, ctx)
         finally:
             self.opts, self.secondary_opts, self.name = saved
