@@ -17,9 +17,9 @@ def _align_paths(kw: dict) -> dict:
     """OUT: a file, or with --pairs bisent's folder of alignments; and its OUT.report.json record."""
     out = kw["out"]
     if kw["pairs"]:
-        return {"states": {"--out folder": out}, "writes": {"--out record": Path(out) / "pairs.report.json"
-                                                     if kw["report"] else None}}
-    return {"writes": {"--out": out, "--out record": f"{out}.report.json" if kw["report"] else None}}
+        return {"states": {"--output folder": out}, "writes": {"--output record": Path(out) / "pairs.report.json"
+                                                        if kw["report"] else None}}
+    return {"writes": {"--output": out, "--output record": f"{out}.report.json" if kw["report"] else None}}
 
 
 @click.command("align")
