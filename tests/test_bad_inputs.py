@@ -109,7 +109,7 @@ def _write(path: Path, data: bytes) -> Path:
 E = ["embed"]
 M = lambda p: ["mine", p["txt"], p["de"], "-l", "en", "-L", "de", "-e", "char-ngram"]  # noqa: E731
 F = lambda p: ["filter", p["tsv"], "-l", "en", "-L", "de", "-c", p["cfg"]]  # noqa: E731
-T = lambda p: ["train", "--recipe", p["recipe"], "--train", f"en-de={p['tsv']}"]  # noqa: E731
+T = lambda p: ["train", "-c", p["recipe"], "--train", f"en-de={p['tsv']}"]  # noqa: E731
 S = lambda p: ["train-scorer", "--clean", p["tsv"], "-l", "en", "-L", "de", "-e", "char-ngram"]  # noqa: E731
 
 CASES = [
@@ -249,7 +249,7 @@ CASES = [
     ("eval-gold-lone-cr", lambda d, p: ["eval", "bucc", p["mined"], _write(d / "g.tsv", b"e1\td1\re2\td2\n")],
      "g.tsv:1: contains a carriage return"),
     # --- train -------------------------------------------------------------------------------------
-    ("train-recipe-missing", lambda d, p: ["train", "--recipe", d / "no.yaml", "--train", f"en-de={p['tsv']}", "-o",
+    ("train-recipe-missing", lambda d, p: ["train", "-c", d / "no.yaml", "--train", f"en-de={p['tsv']}", "-o",
                                            d / "model"], "no.yaml"),
     ("train-max-minutes-nan", lambda d, p: T(p) + ["-o", d / "model", "--max-minutes", "nan"],
      "'nan' is not a finite number"),
@@ -257,10 +257,10 @@ CASES = [
      "'inf' is not a finite number"),
     ("train-output-proc", lambda d, p: T(p) + ["-o", "/proc/x/model"], "/proc/x/model: cannot write model directory"),
     ("train-output-is-file", lambda d, p: T(p) + ["-o", p["tsv"]], "pairs.tsv' is a file"),
-    ("train-data-missing", lambda d, p: ["train", "--recipe", p["recipe"], "--train", f"en-de={d / 'no.tsv'}", "-o",
+    ("train-data-missing", lambda d, p: ["train", "-c", p["recipe"], "--train", f"en-de={d / 'no.tsv'}", "-o",
                                          d / "model"], "no.tsv"),
     ("train-threads-0", lambda d, p: T(p) + ["-o", d / "model", "--threads", "0"], "--threads"),
-    ("train-data-lone-cr", lambda d, p: ["train", "--recipe", p["recipe"], "--train", _cr_bitext(d), "-o", d / "model",
+    ("train-data-lone-cr", lambda d, p: ["train", "-c", p["recipe"], "--train", _cr_bitext(d), "-o", d / "model",
                                          "--max-steps", "1"], "cr.tsv:1: contains a carriage return"),
     ("train-set-unknown-key", lambda d, p: T(p) + ["-o", d / "model", "--set", "nosuch.key=1"], "nosuch"),
     # --- train-scorer ------------------------------------------------------------------------------

@@ -128,7 +128,7 @@ def test_cli_refuses_a_nan_override_in_one_line(tmp_path, capsys):
 
     tsv = tmp_path / "t.en-de.tsv"
     tsv.write_text("a\tb\nc\td\n")
-    assert main(["train", "--recipe", "guo2019-dan", "--train", str(tsv), "-o", str(tmp_path / "o"),
+    assert main(["train", "-c", "guo2019-dan", "--train", str(tsv), "-o", str(tmp_path / "o"),
                  "--set", "optim.lr=.nan"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "optim.lr" in err[0] and "finite" in err[0], err

@@ -351,7 +351,7 @@ def test_divergence_and_repair_commands_account_for_every_line(toy_model, tmp_pa
              b"only one column", b"a1 \xff\tb1", b"a1 a2 a3 a4 a9 a9 a9 a9\tb4 b3 b2 b1"]
     src.write_bytes(b"\n".join(lines) + b"\n")
     out = tmp_path / "words.jsonl"
-    assert _run("divergence", str(src), "-e", str(model_dir), "-o", str(out)) == 0
+    assert _run("divergence", str(src), "-m", str(model_dir), "-o", str(out)) == 0
     recs = [json.loads(x) for x in out.read_text().splitlines()]
     assert [r["line"] for r in recs] == list(range(1, 8))
     assert "src" in recs[0] and len(recs[0]["src"]) == 5 and {w[2] for w in recs[0]["src"]} <= {-1, 1}
@@ -360,14 +360,14 @@ def test_divergence_and_repair_commands_account_for_every_line(toy_model, tmp_pa
     assert "more than 200" in recs[3]["reason"]
     assert "columns" in recs[4]["reason"] and "UTF-8" in recs[5]["reason"]
     fixed = tmp_path / "fixed.tsv"
-    assert _run("repair", str(src), "-e", str(model_dir), "-o", str(fixed)) == 0
+    assert _run("repair", str(src), "-m", str(model_dir), "-o", str(fixed)) == 0
     rows = [x.split("\t") for x in fixed.read_text().splitlines()]
     assert [int(r[0]) for r in rows] == list(range(1, 8)) and all(len(r) == 8 for r in rows)
     assert rows[1][1] == "skipped: empty source side" and rows[2][1] == "kept"
     assert rows[4][1].startswith("skipped:") and rows[5][1].startswith("skipped:")
     assert rows[6][1] == "cut"                                              # the glued a9s
     strict = tmp_path / "strict.tsv"                                        # toy text has no sentence ends
-    assert _run("repair", str(src), "-e", str(model_dir), "-o", str(strict), "--sentences-only") == 0
+    assert _run("repair", str(src), "-m", str(model_dir), "-o", str(strict), "--sentences-only") == 0
     assert [x.split("\t")[1] for x in strict.read_text().splitlines()][6] == "kept"
 
 
@@ -375,7 +375,7 @@ def test_bad_model_directory_is_one_line_error(tmp_path, capsys):
     (tmp_path / "config.json").write_text('{"architecture": "dan", "model": {}}')
     p = tmp_path / "p.tsv"
     p.write_text("a\tb\n")
-    assert _run("divergence", str(p), "-e", str(tmp_path)) == 2
+    assert _run("divergence", str(p), "-m", str(tmp_path)) == 2
     assert "word scores need a divergence model" in capsys.readouterr().err
 
 

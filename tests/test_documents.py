@@ -289,7 +289,7 @@ def test_cli_trains_a_document_model_and_resumes(tmp_path, capsys):
     """``bisent train --recipe doc-bow --train DOCSET`` runs the training loop: checkpoint, --resume."""
     recipe = "doc-bow"
     data, out = _toy_docset(tmp_path / "toy", n_docs=60), str(tmp_path / "m")
-    args = ["train", "--recipe", recipe, "--train", str(data), "-o", out, "--set", "model.buckets=1024",
+    args = ["train", "-c", recipe, "--train", str(data), "-o", out, "--set", "model.buckets=1024",
             "--set", "data.batch_size=8", "--set", "train.eval_every=100", "--threads", "1", "--no-progress"]
     assert main(args + ["--max-steps", "4"]) == 0
     first = json.loads(capsys.readouterr().out.strip().splitlines()[-1])

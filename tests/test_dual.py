@@ -931,7 +931,7 @@ def test_cli_trains_a_dual_encoder_from_the_dataset_tsv(corpus, tmp_path, monkey
                                               for i, r in enumerate(corpus[0][:100])))
     (folder / "dev.tsv").write_text("".join(f"d.html\tp{i}\t{r['en']}\t{r['de']}\n" for i, r in enumerate(corpus[1])))
     recipe = "distill-dan"
-    args = ["train", "--recipe", recipe, "--train", str(folder / "train.tsv"), "--dev", str(folder / "dev.tsv"),
+    args = ["train", "-c", recipe, "--train", str(folder / "train.tsv"), "--dev", str(folder / "dev.tsv"),
             "-o", "out", "--max-steps", "3", "--no-progress", "--set", "objectives.teacher=char-ngram",
             "--set", "model.buckets=4096", "--set", "model.embed_dim=16", "--set", "model.hidden=[32]",
             "--set", "data.batch_size=16"]

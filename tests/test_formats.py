@@ -214,7 +214,7 @@ def test_xml_is_parsed_defused(tmp_path):
 def lo_tsv(tmp_path_factory, lo_pairs):
     """The first 40 lines of the test split `bisent data libreoffice` writes (doc, id, src, tgt)."""
     d = tmp_path_factory.mktemp("lo")
-    assert main(["data", "libreoffice", "--src", "en", "--tgt", "de", "-o", d / "data"]) == 0
+    assert main(["data", "libreoffice", "-l", "en", "-L", "de", "-o", d / "data"]) == 0
     lines = (d / "data" / "test.tsv").read_bytes().splitlines(keepends=True)[:40]
     assert all(line.count(b"\t") == 3 for line in lines)
     (d / "lo.tsv").write_bytes(b"".join(lines))

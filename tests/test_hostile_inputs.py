@@ -75,7 +75,7 @@ def filter_cfg(d: Path, text: str) -> list:
 
 
 def recipe(d: Path, text: str) -> list:
-    return ["train", "--recipe", write(d / "r.yaml", text), "--train", f"en-de={lines(d / 'tr.tsv', PAIRS)}",
+    return ["train", "-c", write(d / "r.yaml", text), "--train", f"en-de={lines(d / 'tr.tsv', PAIRS)}",
             "--max-steps", "1", "-o", d / "model"]
 
 
@@ -142,7 +142,7 @@ def eval_docs(d: Path, gold) -> list:
 def dev_zero(d: Path) -> list:
     (d / "z.tsv").symlink_to("/dev/zero")
     recipe = Path(__file__).resolve().parents[1] / "src" / "bisent" / "recipes" / "guo2019-dan.yaml"
-    return ["train", "--recipe", recipe,
+    return ["train", "-c", recipe,
             "--train", f"en-de={d / 'z.tsv'}", "--set", "model.buckets=4096", "--set", "model.hidden=[8]",
             "--set", "model.dim=8", "--set", "model.embed_dim=8", "--set", "objectives.hard_negatives=false",
             "--max-steps", "1", "-o", d / "model"]
@@ -154,8 +154,8 @@ MINE = lambda d: ["mine", lines(d / "en.txt", EN), lines(d / "de.txt", DE), "-l"
                   "-e", "char-ngram", "--threshold", "none", "-o", d / "out.tsv"]
 DOCS = lambda d, src=None: ["docs", "mine", *docs(d, src), "-l", "en", "-L", "de", "-e", "char-ngram",  # noqa: E731
                             "--segmentation", "given", "-o", d / "out.tsv"]
-RUN = lambda d, **kw: ["run", run_yaml(d, **kw), "-o", d / "out", "--quiet"]  # noqa: E731
-REPAIR = lambda d: ["repair", lines(d / "in.tsv", PAIRS), "-e", d / "no-model", "-o", d / "out.tsv"]  # noqa: E731
+RUN = lambda d, **kw: ["run", "-c", run_yaml(d, **kw), "-o", d / "out", "--quiet"]  # noqa: E731
+REPAIR = lambda d: ["repair", lines(d / "in.tsv", PAIRS), "-m", d / "no-model", "-o", d / "out.tsv"]  # noqa: E731
 
 # (id, argv from a fresh folder, text the error line must hold)
 CASES = [
@@ -172,7 +172,7 @@ CASES = [
     ("recipe-set-alias", lambda d: recipe(d, "architecture: dan\n") + ["--set", "model.hidden=*a"],
       "--set model.hidden=*a: invalid YAML: alias"),
     ("run-billion-laughs",
-      lambda d: ["run", write(d / "run.yaml", LAUGHS + "src_lang: en\ntgt_lang: de\nalign: {width: *i}\n"),
+      lambda d: ["run", "-c", write(d / "run.yaml", LAUGHS + "src_lang: en\ntgt_lang: de\nalign: {width: *i}\n"),
                  "-o", d / "out", "--quiet"],
       "alias *a refused"),
     # --- config values: range, finiteness, unknown keys ------------------------------------------------------
@@ -243,7 +243,7 @@ CASES = [
       "/proc/self/mem: cannot read"),
     ("explain-empty-src", lambda d: ["explain", "", "Das Haus.", "-l", "en", "-L", "de", "-e", "char-ngram"],
       "SRC '': empty"),
-    ("data-tgt-not-a-code", lambda d: ["data", "gettext", "--tgt", "../x", "-o", d / "out"],
+    ("data-tgt-not-a-code", lambda d: ["data", "gettext", "-L", "../x", "-o", d / "out"],
       "'../x' is not a language code"),
 ]
 

@@ -222,7 +222,7 @@ def test_gnome_blocks_are_paired_by_position_and_cleaned():
 
 
 def test_gnome_pairs_need_two_languages(tmp_path, capsys):
-    assert main(["data", "gnome", "--tgt", "EN", "-o", str(tmp_path / "g")]) == 2
+    assert main(["data", "gnome", "-L", "EN", "-o", str(tmp_path / "g")]) == 2
     err = capsys.readouterr().err
     assert err.strip() == "bisent: error: GNOME help pairs need two languages, got 'en' twice"
     assert not (tmp_path / "g").exists()

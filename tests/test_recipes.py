@@ -128,8 +128,8 @@ def test_run_set_overrides_a_section(tmp_path, capsys):
 
     cfg = make_run(tmp_path)
     strict = "{steps: [{type: duplicate}, {name: cosine, type: cosine, encoder: char-ngram, accept: {min: 1.5}}]}"
-    assert main(["run", str(cfg), "-o", str(tmp_path / "r"), "--quiet", "--set", f"filter.config={strict}"]) == 0
+    assert main(["run", "-c", str(cfg), "-o", str(tmp_path / "r"), "--quiet", "--set", f"filter.config={strict}"]) == 0
     summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert summary["filter"]["kept"] == 0 and summary["filter"]["rejected"] == summary["candidates"]["candidates"] > 0
-    assert main(["run", str(cfg), "-o", str(tmp_path / "r2"), "--quiet", "--set", "align"]) == 2
+    assert main(["run", "-c", str(cfg), "-o", str(tmp_path / "r2"), "--quiet", "--set", "align"]) == 2
     assert "--set align: expected KEY=VALUE" in capsys.readouterr().err

@@ -693,7 +693,8 @@ def test_run_report_covers_align_and_filter_stages(tmp_path, capsys):
     from test_run import make_run, use_collections
 
     cfg = make_run(tmp_path)
-    assert main(["run", str(cfg), "-o", str(tmp_path / "r"), "--quiet", "--report", str(tmp_path / "run.html")]) == 0
+    assert main(["run", "-c", str(cfg), "-o", str(tmp_path / "r"), "--quiet",
+                 "--report", str(tmp_path / "run.html")]) == 0
     summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert summary["report"] == str(tmp_path / "run.html")
     html = (tmp_path / "run.html").read_text()
@@ -706,7 +707,8 @@ def test_run_report_covers_align_and_filter_stages(tmp_path, capsys):
     assert (tmp_path / "r" / "bitext.tsv").read_text() == (tmp_path / "r" / "filter" / "kept.tsv").read_text()
     # documents mined across two collections: the page shows the documents stage too
     use_collections(tmp_path, cfg)
-    assert main(["run", str(cfg), "-o", str(tmp_path / "r2"), "--quiet", "--report", str(tmp_path / "run2.html")]) == 0
+    assert main(["run", "-c", str(cfg), "-o", str(tmp_path / "r2"), "--quiet",
+                 "--report", str(tmp_path / "run2.html")]) == 0
     html = (tmp_path / "run2.html").read_text()
     assert "unmatched: empty document" in html and "<th>steps</th>" in html and no_fetch(html)
 
@@ -720,7 +722,8 @@ def test_run_report_and_calibrated_docs_report_render_in_a_browser(tmp_path, cap
     from test_run import make_run
 
     cfg = make_run(tmp_path)
-    assert main(["run", str(cfg), "-o", str(tmp_path / "r"), "--quiet", "--report", str(tmp_path / "run.html")]) == 0
+    assert main(["run", "-c", str(cfg), "-o", str(tmp_path / "r"), "--quiet",
+                 "--report", str(tmp_path / "run.html")]) == 0
     rng = np.random.default_rng(4)
     scores = np.concatenate([rng.normal(1.0, 0.05, 60), rng.normal(1.3, 0.08, 240)])
     (tmp_path / "m.tsv").write_text("\t".join(MINE_COLUMNS) + "\n" + "".join(

@@ -277,10 +277,11 @@ def test_review_a_run_folder(tmp_path, capsys):
     from test_run import make_run
 
     cfg = make_run(tmp_path)
-    assert main(["run", str(cfg), "-o", str(tmp_path / "r"), "--quiet"]) == 0
+    assert main(["run", "-c", str(cfg), "-o", str(tmp_path / "r"), "--quiet"]) == 0
     assert main(["review", tmp_path / "r", "--summary"]) == 2
     assert "--report" in capsys.readouterr().err                         # the filter stage must be recorded
-    assert main(["run", str(cfg), "-o", str(tmp_path / "r"), "--quiet", "--report", str(tmp_path / "run.html")]) == 0
+    assert main(["run", "-c", str(cfg), "-o", str(tmp_path / "r"), "--quiet",
+                 "--report", str(tmp_path / "run.html")]) == 0
     capsys.readouterr()
     r = open_review(tmp_path / "r", per_band=2)
     assert r.run.kind == "filter" and r.labels_path == tmp_path / "r" / "review.jsonl"

@@ -60,7 +60,7 @@ def summary_aligned(run_dir: Path) -> int:
 
 def test_run_accounts_for_everything(tmp_path, capsys):
     cfg = make_run(tmp_path)
-    assert main(["run", str(cfg), "-o", str(tmp_path / "r"), "--quiet"]) == 0
+    assert main(["run", "-c", str(cfg), "-o", str(tmp_path / "r"), "--quiet"]) == 0
     summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert summary["documents"]["pairs"] == 4
     assert summary["align"]["aligned"] == 3 and summary["align"]["failed"] == 1
@@ -68,14 +68,14 @@ def test_run_accounts_for_everything(tmp_path, capsys):
     cand = summary["candidates"]["candidates"]
     assert cand == 18 and summary["filter"]["kept"] + summary["filter"]["rejected"] == cand
     assert summary["bitext"]["pairs"] == summary["filter"]["kept"] > 0
-    assert main(["run", str(cfg), "-o", str(tmp_path / "r"), "--quiet"]) == 0   # nothing to redo
+    assert main(["run", "-c", str(cfg), "-o", str(tmp_path / "r"), "--quiet"]) == 0   # nothing to redo
     assert capsys.readouterr().out.count("skipped") == 5
     (tmp_path / "filter.yaml").write_text(FILTER.replace("3.0", "1.2"), encoding="utf-8")
-    assert main(["run", str(cfg), "-o", str(tmp_path / "r"), "--quiet"]) == 0   # filter and bitext redone
+    assert main(["run", "-c", str(cfg), "-o", str(tmp_path / "r"), "--quiet"]) == 0   # filter and bitext redone
     assert capsys.readouterr().out.count("skipped") == 3
     before = (tmp_path / "r" / "align" / "00000.tsv").read_text()
     (tmp_path / "docs" / "0.de").write_text("\n".join(DE[1:]) + "\n", encoding="utf-8")   # a document changes
-    assert main(["run", str(cfg), "-o", str(tmp_path / "r"), "--quiet"]) == 0
+    assert main(["run", "-c", str(cfg), "-o", str(tmp_path / "r"), "--quiet"]) == 0
     assert capsys.readouterr().out.count("skipped") == 1                          # only `documents`
     after = (tmp_path / "r" / "align" / "00000.tsv").read_text()
     assert after != before and sum(1 for x in after.splitlines() if x.split("\t")[1] == "") == 2
@@ -94,7 +94,7 @@ def use_collections(tmp_path, cfg) -> None:
 def test_collections_every_document_accounted_for_and_bad_config(tmp_path, capsys):
     cfg = make_run(tmp_path)
     use_collections(tmp_path, cfg)
-    assert main(["run", str(cfg), "-o", str(tmp_path / "r"), "--quiet"]) == 0
+    assert main(["run", "-c", str(cfg), "-o", str(tmp_path / "r"), "--quiet"]) == 0
     docs = json.loads(capsys.readouterr().out.strip().splitlines()[-1])["documents"]
     unmatched = (tmp_path / "r" / "documents" / "unmatched.tsv").read_text().splitlines()
     assert docs["pairs"] + docs["unmatched_src"] == 4 and docs["pairs"] + docs["unmatched_tgt"] == 3
@@ -108,23 +108,23 @@ def test_collections_every_document_accounted_for_and_bad_config(tmp_path, capsy
     (tmp_path / "de.jsonl").write_text("".join(json.dumps({"id": f.name, "text": f.read_text()}) + "\n"
                                                for f in sorted((tmp_path / "de").iterdir())), encoding="utf-8")
     cfg.write_text(cfg.read_text().replace("tgt: de}", "tgt: de.jsonl}"))
-    assert main(["run", str(cfg), "-o", str(tmp_path / "r"), "--quiet"]) == 0
+    assert main(["run", "-c", str(cfg), "-o", str(tmp_path / "r"), "--quiet"]) == 0
     again = json.loads(capsys.readouterr().out.strip().splitlines()[-1])["documents"]
     assert again["pairs"] == docs["pairs"] and again["unmatched_tgt"] == docs["unmatched_tgt"]
     assert docs["threshold"] == 0.0
     # a threshold no pair reaches: every document unmatched, with its reason; a clear error, not a traceback
     cfg.write_text(cfg.read_text().replace("threshold: 0.0", "threshold: 100.0"))
-    assert main(["run", str(cfg), "-o", str(tmp_path / "r3"), "--quiet"]) == 2
+    assert main(["run", "-c", str(cfg), "-o", str(tmp_path / "r3"), "--quiet"]) == 2
     assert "no document pairs to align (every document is unmatched: see" in capsys.readouterr().err
     high = json.loads((tmp_path / "r3" / "manifest.json").read_text())["stages"]["documents"]["summary"]
     assert (high["pairs"], high["unmatched_src"], high["unmatched_tgt"]) == (0, 4, 3)
     reasons = [u.split("\t")[-1] for u in (tmp_path / "r3" / "documents" / "unmatched.tsv").read_text().splitlines()]
     assert len(reasons) == 7 and sum(r == "score below threshold 100" for r in reasons) == docs["pairs"]
     cfg.write_text("src_lang: en\ntgt_lang: de\ndocuments: {collections: {src: nowhere, tgt: de}}\n")
-    assert main(["run", str(cfg), "-o", str(tmp_path / "r2")]) == 2
+    assert main(["run", "-c", str(cfg), "-o", str(tmp_path / "r2")]) == 2
     assert "nowhere: no such file or folder" in capsys.readouterr().err
     cfg.write_text("src_lang: en\nfiltr: {}\n", encoding="utf-8")
-    assert main(["run", str(cfg), "-o", str(tmp_path / "r")]) == 2
+    assert main(["run", "-c", str(cfg), "-o", str(tmp_path / "r")]) == 2
     assert "tgt_lang is required" in capsys.readouterr().err
 
 
@@ -132,7 +132,7 @@ def test_collections_every_document_accounted_for_and_bad_config(tmp_path, capsy
 def test_kill_between_stages_resumes_to_identical_outputs(tmp_path, stage):
     cfg = make_run(tmp_path)
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(Path(__file__).parents[1] / "src")}
-    cmd = [sys.executable, "-m", "bisent", "run", str(cfg), "--quiet", "-o"]
+    cmd = [sys.executable, "-m", "bisent", "run", "-c", str(cfg), "--quiet", "-o"]
     subprocess.run(cmd + [str(tmp_path / "clean")], env=env, check=True, capture_output=True)
     killed = tmp_path / "killed"
     proc = subprocess.Popen(cmd + [str(killed)], env={**env, "BISENT_RUN_PAUSE_AFTER": stage},
@@ -164,7 +164,7 @@ def test_repair_step_in_the_run_cuts_a_glued_pair(tmp_path, capsys, toy_model):
     cfg = tmp_path / "run.yaml"
     cfg.write_text(json.dumps({"src_lang": "xa", "tgt_lang": "xb", "documents": {"pairs": "pairs.tsv"},
                                "align": {"encoder": str(model_dir)}, "filter": {"config": {"steps": steps}}}))
-    assert main(["run", str(cfg), "-o", str(tmp_path / "r"), "--quiet"]) == 0
+    assert main(["run", "-c", str(cfg), "-o", str(tmp_path / "r"), "--quiet"]) == 0
     summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert summary["bitext"]["pairs"] == summary["candidates"]["candidates"] == 6
     bitext = [line.split("\t") for line in (tmp_path / "r" / "bitext.tsv").read_text(encoding="utf-8").splitlines()]
@@ -172,8 +172,8 @@ def test_repair_step_in_the_run_cuts_a_glued_pair(tmp_path, capsys, toy_model):
     assert [i[1:] for i in ids] == [[str(k), str(k)] for k in range(1, 7)]              # aligned 1-1
     assert bitext[2][0] == pairs[2][0] and bitext[2][1] == pairs[2][1]                    # the junk cut off
     assert [tuple(b) for k, b in enumerate(bitext) if k != 2] == [p for k, p in enumerate(pairs) if k != 2]
-    assert main(["run", str(cfg), "-o", str(tmp_path / "r"), "--quiet"]) == 0
+    assert main(["run", "-c", str(cfg), "-o", str(tmp_path / "r"), "--quiet"]) == 0
     assert capsys.readouterr().out.count("skipped") == 5
     (model_dir / "config.json").write_bytes((model_dir / "config.json").read_bytes() + b"\n")   # model "retrained"
-    assert main(["run", str(cfg), "-o", str(tmp_path / "r"), "--quiet"]) == 0
+    assert main(["run", "-c", str(cfg), "-o", str(tmp_path / "r"), "--quiet"]) == 0
     assert capsys.readouterr().out.count("skipped") == 3                            # filter and bitext redone

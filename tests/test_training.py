@@ -317,7 +317,7 @@ def test_cli_train_and_resume(corpus, tmp_path, monkeypatch):
     recipe = "kim2019"
     sets = ["--set", "model.embed_dim=16", "--set", "model.hidden_dim=16", "--set", "tokenizer.vocab_size=300",
             "--set", "data.batch_size=16", "--set", "train.log_every=2"]
-    args = ["train", "--recipe", recipe, "--train", str(tsv), "--mono", str(mono), "--dev", f"en-de={dev}",
+    args = ["train", "-c", recipe, "--train", str(tsv), "--mono", str(mono), "--dev", f"en-de={dev}",
             "-o", "out", "--max-steps", "4", "--no-progress", *sets]
     assert main(args + ["--max-minutes", "0"]) == 0              # time limit: stops at once, with a checkpoint
     assert checkpoint.read_state(tmp_path / "out")["step"] == 0
@@ -330,7 +330,7 @@ def test_cli_train_and_resume(corpus, tmp_path, monkeypatch):
     assert set(json.loads((tmp_path / "out" / "config.json").read_text())) >= {"architecture", "model", "tokenizer"}
     assert get_encoder(str(tmp_path / "out")).encode(["abc"], "de").shape == (1, 32)
     # one-line errors for user mistakes
-    assert main(["train", "--recipe", recipe, "--train", str(dev), "-o", "x", "--max-steps", "1"]) == 2
+    assert main(["train", "-c", recipe, "--train", str(dev), "-o", "x", "--max-steps", "1"]) == 2
     bad = tmp_path / "bad.en-de.tsv"
     bad.write_text("one\ttwo\nthree\n")
     with pytest.raises(BisentError, match="bad.en-de.tsv:2: expected 2 tab-separated columns"):

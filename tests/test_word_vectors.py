@@ -104,7 +104,7 @@ def test_cli_word_vector_files_replace_the_recipes_encoder(tmp_path, capsys):
     vec = tmp_path / "a.vec"
     vec.write_text("2 64\n" + "".join(f"a{i} " + " ".join(["0.5"] * 64) + "\n" for i in range(2)), encoding="utf-8")
     recipe = resolve_recipe("divergence")
-    common = ["train", "--recipe", str(recipe), "--train", f"xa-xb={data}", "--max-steps", "0",
+    common = ["train", "-c", str(recipe), "--train", f"xa-xb={data}", "--max-steps", "0",
               "--no-progress"]
     assert main(common + ["-o", str(tmp_path / "m1"), "--word-vectors", f"xa={vec}"]) == 0
     assert main(common + ["-o", str(tmp_path / "m2"), "--set", "model.word_vectors_from=char-ngram"]) == 0

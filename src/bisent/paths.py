@@ -76,7 +76,7 @@ def _labels() -> dict[str, str]:
     ctx = click.get_current_context(silent=True)
     if ctx is None:
         return {}
-    return {p.name: (max(p.opts, key=len) if isinstance(p, click.Option) else p.human_readable_name)
+    return {p.name: (max(p.opts, key=len) if isinstance(p, click.Option) else p.human_readable_name.strip("[]"))
             for p in ctx.command.params}
 
 

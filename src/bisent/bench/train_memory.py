@@ -6,7 +6,7 @@ the size of ``checkpoint.safetensors``) is resident the whole run, and writing i
 copies more. The budget is half this machine's memory: two runs side by side, as the general student's
 seeds are trained. One JSON line per run.
 
-Usage: python benchmarks/train_memory.py [--steps 1] -- --recipe R --train ... --mono ... --dev ... [--set ...]
+Usage: python benchmarks/train_memory.py [--steps 1] -- -c R --train ... --mono ... --dev ... [--set ...]
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ from ..errors import BisentError
 COMMANDS: dict[str, tuple[str, str, str]] = {
     "embed": ("embed", "embed", "Embed a one-sentence-per-line file into fp16 vector shards."),
     "mine": ("mine", "mine", "Mine parallel sentences from two monolingual collections."),
-    "eval": ("evaluate", "eval_group", "Evaluate mined output (BUCC precision/recall/F1)."),
+    "eval": ("evaluate", "eval_group", "Evaluate mined, aligned or filtered output (precision/recall/F1)."),
     "encoders": ("embed", "encoders", "List the registered encoders."),
     "data": ("data", "data_group", "Fetch and build data sets from Debian's packages."),
     "bench": ("bench", "bench", "Run a benchmark task on LibreOffice help, with the anchors."),
@@ -66,7 +66,14 @@ class LazyGroup(click.Group):
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="bisent")
 def cli():
-    """bisent: mine, filter and align parallel corpora with bilingual sentence embeddings."""
+    """bisent: mine, filter and align parallel corpora with bilingual sentence embeddings.
+
+    \b
+    Examples:
+      bisent mine en.txt de.txt -l en -L de -o mined.tsv
+      bisent filter noisy.tsv -l en -L de -o kept.tsv --rejected rejected.tsv
+      bisent COMMAND --help
+    """
 
 
 def main(argv=None) -> int:

@@ -10,16 +10,16 @@ import click
 from ..align.costs import MAX_SIZE, MERGE_PENALTY, SKIP_QUANTILE
 from ..errors import BisentError
 from ..paths import guarded
-from .options import FiniteFloat
+from .options import FiniteFloat, renamed
 
 
 def _align_paths(kw: dict) -> dict:
     """OUT: a file, or with --pairs bisent's folder of alignments; and its OUT.report.json record."""
     out = kw["out"]
     if kw["pairs"]:
-        return {"states": {"--out folder": out}, "writes": {"--out record": Path(out) / "pairs.report.json"
-                                                     if kw["report"] else None}}
-    return {"writes": {"--out": out, "--out record": f"{out}.report.json" if kw["report"] else None}}
+        return {"states": {"--output folder": out}, "writes": {"--output record": Path(out) / "pairs.report.json"
+                                                        if kw["report"] else None}}
+    return {"writes": {"--output": out, "--output record": f"{out}.report.json" if kw["report"] else None}}
 
 
 @click.command("align")
@@ -51,8 +51,8 @@ def _align_paths(kw: dict) -> dict:
 @click.option("--precision", type=FiniteFloat(min=0, max=1), default=None,
               help="Keep only the aligned blocks above the lowest score whose precision, estimated without gold "
                    "(as --report calibrates), is this; the blocks below become unaligned 1-0 / 0-1 rows.")
-@click.option("-o", "--out", required=True, type=click.Path(),
-              help="Aligned TSV: src_lines, tgt_lines, score, src, tgt (a folder with --pairs).")
+@renamed("-o", "--output", "out", old=("--out",), required=True, type=click.Path(),
+          help="Aligned TSV: src_lines, tgt_lines, score, src, tgt (a folder with --pairs).")
 @click.option("--report", type=click.Path(dir_okay=False), default=None,
               help="Also write this HTML report (and OUT.report.json, or OUT/pairs.report.json with --pairs).")
 @guarded(reads=("src_doc", "tgt_doc", "pairs"), writes=("blocks", "report"), derived=_align_paths,
@@ -64,6 +64,11 @@ def align(src_doc, tgt_doc, src_lang, tgt_lang, encoder, split, pairs, jobs, blo
     Every input line is in exactly one output row: aligned groups (1-1, 1-2,
     2-1, ...) with the cosine of their embeddings, unaligned lines as 1-0 / 0-1
     rows with an empty score, empty lines with the score 'empty'.
+
+    \b
+    Examples:
+      bisent align doc.en doc.de -l en -L de -o aligned.tsv
+      bisent align --pairs pairs.tsv -l en -L de -o aligned/ --report align.html
     """
     options = {"max_size": max_size, "skip_quantile": skip_quantile, "merge_penalty": merge_penalty, "width": width}
     if pairs:

@@ -42,7 +42,13 @@ from ..paths import guarded
 @guarded(reads=("gold_dir",), folders=("results",))
 def bench(task, pair, encoders, no_anchors, limit, domain, rerank, split, settings, estimator, gold_dir,
           results):
-    """Run benchmark TASK (mining, recover, filter, docs, speed, pairs, ...): one JSON object per result line."""
+    """Run benchmark TASK (mining, recover, filter, docs, speed, pairs, ...): one JSON object per result line.
+
+    \b
+    Examples:
+      bisent bench mining --pair en-de -e use-m3 --no-anchors --limit 500
+      bisent bench filter --pair en-fr --split dev
+    """
     try:
         src, tgt = pair.split("-", 1)
     except ValueError:

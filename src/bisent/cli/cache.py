@@ -14,13 +14,23 @@ def cache_group():
 
     Rows are stored as float16; each encoder's file is capped at BISENT_CACHE_MAX_MB
     megabytes (default 4096), the oldest entries evicted first.
+
+    \b
+    Examples:
+      bisent cache info
+      bisent cache clear --encoder me5-small
     """
 
 
 @cache_group.command("info")
 @guarded()
 def info():
-    """One line per encoder file: entries, size on disk; then the folder and the cap."""
+    """One line per encoder file: entries, size on disk; then the folder and the cap.
+
+    \b
+    Examples:
+      bisent cache info
+    """
     from ..encoders.cache import HARD_NEGATIVES, cache_files, cache_folder, file_info, hard_negative_files, max_bytes
 
     total = 0
@@ -45,7 +55,13 @@ def info():
 @guarded()
 def clear(pattern):
     """Remove the cache files (all, hard negatives too, or those of one encoder); rows are re-embedded when next
-    needed."""
+    needed.
+
+    \b
+    Examples:
+      bisent cache clear --encoder use-m3
+      bisent cache clear
+    """
     from ..encoders.cache import clear as clear_files
 
     gone = clear_files(pattern)

@@ -5,41 +5,62 @@ from __future__ import annotations
 import click
 
 from ..paths import guarded
-from .options import FINITE, FiniteFloat, lang_codes
+from .options import FINITE, FiniteFloat, lang_codes, renamed
 
 
 @click.group("data")
 def data_group():
-    """Fetch and build data sets from Debian's packages."""
+    """Fetch and build data sets from Debian's packages.
+
+    \b
+    Examples:
+      bisent data libreoffice -l en -L de -o data/lo-en-de
+      bisent data bucc -l en -L fr -o data/bucc-en-fr
+    """
 
 
 @data_group.command("libreoffice")
-@click.option("--src", default="en", show_default=True, callback=lang_codes, help="Source language (en = en-us).")
-@click.option("--tgt", default="de", show_default=True, callback=lang_codes, help="Target language.")
-@click.option("-o", "--out", "out_dir", required=True, type=click.Path(file_okay=False),
-              help="Output folder (train/dev/test.tsv, documents.jsonl, stats.json).")
+@renamed("-l", "--src-lang", "src", old=("--src",),
+         default="en", show_default=True, callback=lang_codes, help="Source language (en = en-us).")
+@renamed("-L", "--tgt-lang", "tgt", old=("--tgt",),
+         default="de", show_default=True, callback=lang_codes, help="Target language.")
+@renamed("-o", "--output", "out_dir", old=("--out",), required=True, type=click.Path(file_okay=False),
+          help="Output folder (train/dev/test.tsv, documents.jsonl, stats.json).")
 @guarded(folders=("out_dir",))
 def libreoffice(src: str, tgt: str, out_dir: str):
-    """Aligned paragraphs of LibreOffice help, split by document into train/dev/test."""
+    """Aligned paragraphs of LibreOffice help, split by document into train/dev/test.
+
+    \b
+    Examples:
+      bisent data libreoffice -l en -L de -o data/lo-en-de
+    """
     from ..datasets.libreoffice import write_dataset
 
     _echo_stats(write_dataset(src, tgt, out_dir), out_dir, "documents")
 
 
 @data_group.command("bucc")
-@click.option("--src", default="en", show_default=True, callback=lang_codes, help="Source language (en = en-us).")
-@click.option("--tgt", default="de", show_default=True, callback=lang_codes, help="Target language.")
+@renamed("-l", "--src-lang", "src", old=("--src",),
+         default="en", show_default=True, callback=lang_codes, help="Source language (en = en-us).")
+@renamed("-L", "--tgt-lang", "tgt", old=("--tgt",),
+         default="de", show_default=True, callback=lang_codes, help="Target language.")
 @click.option("--split", default="test", show_default=True, type=click.Choice(["train", "dev", "test"]),
               help="Documents to draw from.")
 @click.option("--gold-share", default=0.25, show_default=True, type=FiniteFloat(min=0, max=1),
               help="Wanted fraction of each side that has a translation.")
 @click.option("--max-gold", type=click.IntRange(min=1), default=None, help="Cap on gold pairs (small demos).")
 @click.option("--seed", default=0, show_default=True, type=int, help="Document order and shuffling.")
-@click.option("-o", "--out", "out_dir", required=True, type=click.Path(file_okay=False),
-              help="Output folder ({src}.txt, {tgt}.txt, gold.txt, *.plain.txt).")
+@renamed("-o", "--output", "out_dir", old=("--out",), required=True, type=click.Path(file_okay=False),
+          help="Output folder ({src}.txt, {tgt}.txt, gold.txt, *.plain.txt).")
 @guarded(folders=("out_dir",))
 def bucc(src: str, tgt: str, split: str, gold_share: float, max_gold: int | None, seed: int, out_dir: str):
-    """A BUCC-like mining task (most sentences unpaired) from LibreOffice help."""
+    """A BUCC-like mining task (most sentences unpaired) from LibreOffice help.
+
+    \b
+    Examples:
+      bisent data bucc -l en -L de -o data/bucc-en-de
+      bisent data bucc -L fr --split dev --max-gold 500 -o data/bucc-en-fr-dev
+    """
     from ..datasets.comparable import make_mining_task, write_bucc
     from ..datasets.libreoffice import load_pairs, normalise_lang
 
@@ -54,8 +75,10 @@ def bucc(src: str, tgt: str, split: str, gold_share: float, max_gold: int | None
 
 
 @data_group.command("align")
-@click.option("--src", default="en", show_default=True, callback=lang_codes, help="Source language (en = en-us).")
-@click.option("--tgt", default="de", show_default=True, callback=lang_codes, help="Target language.")
+@renamed("-l", "--src-lang", "src", old=("--src",),
+         default="en", show_default=True, callback=lang_codes, help="Source language (en = en-us).")
+@renamed("-L", "--tgt-lang", "tgt", old=("--tgt",),
+         default="de", show_default=True, callback=lang_codes, help="Target language.")
 @click.option("--split", default="test", show_default=True, type=click.Choice(["train", "dev", "test"]),
               help="Pages to draw from.")
 @click.option("--drop", default=0.0, show_default=True, type=FiniteFloat(min=0, max=0.9),
@@ -63,11 +86,17 @@ def bucc(src: str, tgt: str, split: str, gold_share: float, max_gold: int | None
 @click.option("--merge", default=0.0, show_default=True, type=FiniteFloat(min=0, max=0.9),
               help="Share of neighbouring paragraph pairs merged into one line on one side (n-1 / 1-n gold).")
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="Cap on pages.")
-@click.option("-o", "--out", "out_dir", required=True, type=click.Path(file_okay=False),
-              help="Output folder (NNNN.src, NNNN.tgt, NNNN.gold, pairs.tsv).")
+@renamed("-o", "--output", "out_dir", old=("--out",), required=True, type=click.Path(file_okay=False),
+          help="Output folder (NNNN.src, NNNN.tgt, NNNN.gold, pairs.tsv).")
 @guarded(folders=("out_dir",))
 def align_task(src: str, tgt: str, split: str, drop: float, merge: float, limit: int | None, out_dir: str):
-    """A sentence-alignment task with exact gold: help pages re-split into sentences by sentencex."""
+    """A sentence-alignment task with exact gold: help pages re-split into sentences by sentencex.
+
+    \b
+    Examples:
+      bisent data align -l en -L de -o data/align-en-de
+      bisent data align -L fr --drop 0.1 --merge 0.1 --limit 50 -o data/align-noisy
+    """
     from ..datasets.align_gold import load_align_task, write_task
     from ..datasets.libreoffice import normalise_lang
 
@@ -92,11 +121,16 @@ def align_task(src: str, tgt: str, split: str, drop: float, merge: float, limit:
 @click.option("--libreoffice-langs", default=None, callback=lang_codes,
               help="Comma-separated LibreOffice help languages paired with English (default: the 31 Debian has, "
                    "bisent.datasets.scale.LIBREOFFICE_LANGS; each fetched and built once).")
-@click.option("-o", "--out", "out_dir", required=True, type=click.Path(file_okay=False),
-              help="Output folder (src.txt, tgt.txt, tgt.lang, gold.tsv, stats.json).")
+@renamed("-o", "--output", "out_dir", old=("--out",), required=True, type=click.Path(file_okay=False),
+          help="Output folder (src.txt, tgt.txt, tgt.lang, gold.tsv, stats.json).")
 @guarded(folders=("out_dir",))
 def scale(size: int, gold: int | None, sources: str | None, libreoffice_langs: str | None, out_dir: str):
-    """English against a mix of languages from Debian's documentation, with gold pairs hidden inside."""
+    """English against a mix of languages from Debian's documentation, with gold pairs hidden inside.
+
+    \b
+    Examples:
+      bisent data scale --size 100000 -o data/scale-100k
+    """
     from ..datasets.scale import LIBREOFFICE_LANGS, SOURCES, build_scale
     from ..filtering.langid import identify
 
@@ -133,11 +167,15 @@ def _echo_stats(stats: dict, out_dir: str, sources: str = "sources") -> None:
 
 
 def _pair_set_command(name: str, module: str, tgt_help: str, columns: str, doc: str) -> None:
-    """Register ``bisent data NAME --tgt LANG -o DIR`` for an English -> LANG pair-set builder."""
-    @data_group.command(name, help=doc)
-    @click.option("--tgt", default="de", show_default=True, callback=lang_codes, help=tgt_help)
-    @click.option("-o", "--out", "out_dir", required=True, type=click.Path(file_okay=False),
-                  help=f"Output folder (train/dev/test.tsv: {columns}; stats.json).")
+    """Register ``bisent data NAME -L LANG -o DIR`` for an English -> LANG pair-set builder."""
+    examples = (f"\n\n\b\nExamples:\n  bisent data {name} -L de -o data/{name}-en-de\n"
+                f"  bisent data {name} -L fr -o data/{name}-en-fr")
+
+    @data_group.command(name, help=doc + examples)
+    @renamed("-L", "--tgt-lang", "tgt", old=("--tgt",),
+             default="de", show_default=True, callback=lang_codes, help=tgt_help)
+    @renamed("-o", "--output", "out_dir", old=("--out",), required=True, type=click.Path(file_okay=False),
+             help=f"Output folder (train/dev/test.tsv: {columns}; stats.json).")
     @guarded(folders=("out_dir",))
     def command(tgt: str, out_dir: str):
         import importlib
@@ -169,11 +207,16 @@ _pair_set_command("dict", "freedict", "Target language (ISO 639-1, e.g. de, fr, 
               help="strict: word-list words equal to a benchmark dev/test text are left out (the benchmarks stay "
                    "unseen); as-listed: kept, as wordfreq lists them (the student a user ships knows them; "
                    "benchmark figures then say so).")
-@click.option("-o", "--out", "out_dir", required=True, type=click.Path(file_okay=False),
-              help="Output folder (train.en-XX.tsv: domain:source, id, en, XX; mono.XX.txt; words.XX.txt; stats.json).")
+@renamed("-o", "--output", "out_dir", old=("--out",), required=True, type=click.Path(file_okay=False),
+          help="Output folder (train.en-XX.tsv: domain:source, id, en, XX; mono.XX.txt; words.XX.txt; stats.json).")
 @guarded(folders=("out_dir",))
 def general(langs: str, caps: tuple[str, ...], word_lists: str, out_dir: str):
-    """A multi-domain, multilingual training collection for students (benchmark dev/test text held out)."""
+    """A multi-domain, multilingual training collection for students (benchmark dev/test text held out).
+
+    \b
+    Examples:
+      bisent data general --langs de,fr -o data/general
+    """
     from ..datasets.general import CAPS, OPTIONAL, write_general
     from ..errors import BisentError
 
@@ -212,7 +255,13 @@ def lexicon(encoder_name: str, threshold: float | None, collection: str):
     Each XX word list is mined against the English one with the teacher (mutual best by ratio margin);
     pairs of equal strings, under the threshold or with a benchmark dev/test text are left out and counted
     in lexicon.json. Train on them with --train COLLECTION/lexicon.en-XX.tsv and data.stream_domains:
-    {lexicon: SHARE} (a stream of their own)."""
+    {lexicon: SHARE} (a stream of their own).
+
+    \b
+    Examples:
+      bisent data lexicon data/general
+      bisent data lexicon -e me5-small data/general
+    """
     from ..encoders import get_encoder
     from ..training.lexicon import THRESHOLD, write_lexicons
 
@@ -234,12 +283,17 @@ def lexicon(encoder_name: str, threshold: float | None, collection: str):
 @click.option("--min-count", default=1, show_default=True, type=click.IntRange(min=1),
               help="Leave out words seen fewer times.")
 @click.option("--max-words", default=None, type=click.IntRange(min=1), help="Most words kept per language.")
-@click.option("-o", "--out", "out_dir", required=True, type=click.Path(file_okay=False),
-              help="Output folder (vocab.XX.txt: one word a line, most frequent first; stats.json).")
+@renamed("-o", "--output", "out_dir", old=("--out",), required=True, type=click.Path(file_okay=False),
+          help="Output folder (vocab.XX.txt: one word a line, most frequent first; stats.json).")
 @guarded(specs=("train_specs", "mono_specs"), folders=("out_dir",))
 def vocab(train_specs: tuple[str, ...], mono_specs: tuple[str, ...], min_count: int, max_words: int | None,
           out_dir: str):
-    """The words of a corpus per language, to continue a student on them (README, "Vocabulary adaptation")."""
+    """The words of a corpus per language, to continue a student on them (README, "Vocabulary adaptation").
+
+    \b
+    Examples:
+      bisent data vocab --train en-de=train.tsv --mono en=en.txt -o vocab/
+    """
     from ..datasets.vocab import write_vocab
     from ..errors import BisentError
     from ..training.data import resolve_bitext, resolve_monotext

@@ -12,16 +12,23 @@ from ..paths import guarded
 
 @click.command()
 @click.option("--pair", default="en-de", show_default=True, help="Language pair of LibreOffice help.")
-@click.option("-e", "--encoder", default=DEFAULT_ENCODER, show_default=True)
+@click.option("-e", "--encoder", default=DEFAULT_ENCODER, show_default=True, help="Encoder name or model directory.")
 @click.option("--max-gold", default=1000, show_default=True, type=click.IntRange(1),
               help="Hidden translation pairs per task (each side holds ~4x as many sentences).")
-@click.option("-o", "--output", "out_dir", default="out/demo", show_default=True, type=click.Path(file_okay=False))
+@click.option("-o", "--output", "out_dir", default="out/demo", show_default=True, type=click.Path(file_okay=False),
+              help="Folder the demo writes into (its data and mined pairs).")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as one JSON object.")
 @guarded(folders=("out_dir",))
 def demo(pair, encoder, max_gold, out_dir, as_json):
     """Fetch LibreOffice help from Debian's packages, hide translation pairs among unrelated sentences
     (dev and test documents), mine both with the ratio margin, tune the threshold on dev and print
-    precision, recall and F1 on test."""
+    precision, recall and F1 on test.
+
+    \b
+    Examples:
+      bisent demo
+      bisent demo --pair en-fr --max-gold 200 -o demo-en-fr --json
+    """
     from ..demo import run_demo
 
     src, tgt = pair.split("-", 1)

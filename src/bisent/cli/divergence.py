@@ -1,6 +1,6 @@
 """``bisent divergence``: every word of every pair with its divergence score and label (JSON lines).
 
-Training goes through ``bisent train --recipe divergence`` (the one training loop,
+Training goes through ``bisent train -c divergence`` (the one training loop,
 :mod:`bisent.training.objectives.divergence`).
 """
 
@@ -11,12 +11,13 @@ import json
 import click
 
 from ..paths import guarded
-from .options import bitext_options
+from .options import bitext_options, renamed
 
 
 @click.command("divergence")
 @click.argument("pairs", nargs=-1, required=True, type=click.Path(dir_okay=False))
-@click.option("-e", "--encoder", "model_dir", required=True, help="Divergence model directory.")
+@renamed("-m", "--model", "model_dir", old=("-e", "--encoder"), required=True,
+         help="Divergence model directory (bisent train -c divergence).")
 @click.option("-o", "--output", default="-", show_default=True, type=click.Path(dir_okay=False),
               help="JSON lines, one per input line.")
 @bitext_options
@@ -29,6 +30,11 @@ def divergence(pairs, model_dir, output, fmt, columns):
     "divergent": count, "sim": Eq. 1 cosine}; label +1 (divergent) when the score (Eq. 2) is
     negative, -1 (parallel) otherwise. A line that cannot be scored (bad row, empty side,
     over-long side) gets {"line": N, "reason": "..."}.
+
+    \b
+    Examples:
+      bisent divergence pairs.tsv -m models/divergence -o words.jsonl
+      bisent divergence corpus.en corpus.de -m models/divergence
     """
     import sys
 

@@ -1,7 +1,7 @@
 """``bisent docs mine``: match the documents of two collections; ``bisent eval docs``, ``bisent data docs`` helpers.
 
 A thin layer over :mod:`bisent.documents`; document models train through
-``bisent train --recipe hide-dnn-pool`` (``hide-pool-dnn``, ``doc-bow``; the training loop, objective
+``bisent train -c hide-dnn-pool`` (``hide-pool-dnn``, ``doc-bow``; the training loop, objective
 :mod:`bisent.training.objectives.hide`).
 """
 
@@ -15,7 +15,7 @@ import click
 from ..datasets.docsets import SOURCES as DOC_SOURCES
 from ..errors import BisentError
 from ..paths import guarded
-from .options import FINITE, FiniteFloat, lang_codes
+from .options import FINITE, FiniteFloat, lang_codes, renamed
 
 
 def _docs_mine_paths(kw: dict) -> dict:
@@ -27,7 +27,12 @@ _SEG_HELP = "Units of a document: 'sentencex' splits each paragraph into sentenc
 
 @click.group("docs")
 def docs_group():
-    """Parallel document mining (Guo et al. 2019): Sentence-Avg, HiDE or Document BoW embeddings, kNN + margin."""
+    """Parallel document mining (Guo et al. 2019): Sentence-Avg, HiDE or Document BoW embeddings, kNN + margin.
+
+    \b
+    Examples:
+      bisent docs mine en.jsonl de.jsonl -l en -L de -o docs.tsv
+    """
 
 
 def _collections(fn):
@@ -117,7 +122,13 @@ def _embed(src_docs, tgt_docs, src_lang, tgt_lang, encoder, segmentation, *, cen
 @guarded(reads=("src_docs", "tgt_docs"), writes=("out_path", "report"), derived=_docs_mine_paths)
 def mine(src_docs, tgt_docs, src_lang, tgt_lang, encoder, segmentation, plain_mean, score, k, threshold, out_path,
          progress, report, rerank_depth, rerank_weight, rerank_encoder):
-    """Match each document of SRC_DOCS to one of TGT_DOCS (JSONL of {"id", "text"} or folders of text files)."""
+    """Match each document of SRC_DOCS to one of TGT_DOCS (JSONL of {"id", "text"} or folders of text files).
+
+    \b
+    Examples:
+      bisent docs mine en.jsonl de.jsonl -l en -L de -o docs.tsv
+      bisent docs mine en/ de/ -l en -L de -e models/hide -o docs.tsv --rerank 8
+    """
     from ..documents import mine_documents, write_matches
 
     sent = _rerank_encoder(rerank_depth, rerank_encoder)
@@ -168,7 +179,13 @@ def read_doc_matches(path) -> list[tuple[str, str]]:
 @guarded(reads=("src_docs", "tgt_docs", "gold", "mined"))
 def eval_docs(src_docs, tgt_docs, gold, src_lang, tgt_lang, encoder, segmentation, split, mined, rerank_depth,
               rerank_weight, rerank_encoder):
-    """P@1/3/10 of document retrieval both ways: each gold document among ALL documents of the other side."""
+    """P@1/3/10 of document retrieval both ways: each gold document among ALL documents of the other side.
+    SRC_DOCS, TGT_DOCS: the two collections; GOLD: src_id<TAB>tgt_id[<TAB>split] lines.
+
+    \b
+    Examples:
+      bisent eval docs en.jsonl de.jsonl gold.tsv -l en -L de --split test
+    """
     import numpy as np
 
     from ..datasets.docsets import read_gold
@@ -208,13 +225,20 @@ def eval_docs(src_docs, tgt_docs, gold, src_lang, tgt_lang, encoder, segmentatio
 @click.option("--source", type=click.Choice(DOC_SOURCES), required=True,
               help="Which documentation (see bisent.datasets.docsets: LibreOffice help, the GIMP manual, GNOME help, "
                    "manual pages, HTML manuals cut into sections, ...).")
-@click.option("--src", default="en", show_default=True, callback=lang_codes, help="Source language.")
-@click.option("--tgt", default="de", show_default=True, callback=lang_codes, help="Target language.")
-@click.option("-o", "--out", "out_dir", required=True, type=click.Path(file_okay=False),
-              help="Output folder: src.jsonl, tgt.jsonl ({id, text, split}), gold.tsv, stats.json.")
+@renamed("-l", "--src-lang", "src", old=("--src",),
+         default="en", show_default=True, callback=lang_codes, help="Source language.")
+@renamed("-L", "--tgt-lang", "tgt", old=("--tgt",),
+         default="de", show_default=True, callback=lang_codes, help="Target language.")
+@renamed("-o", "--output", "out_dir", old=("--out",), required=True, type=click.Path(file_okay=False),
+          help="Output folder: src.jsonl, tgt.jsonl ({id, text, split}), gold.tsv, stats.json.")
 @guarded(folders=("out_dir",))
 def data_docs(source, src, tgt, out_dir):
-    """Parallel documents (pages in two languages; unpaired pages kept as distractors) with gold page pairs."""
+    """Parallel documents (pages in two languages; unpaired pages kept as distractors) with gold page pairs.
+
+    \b
+    Examples:
+      bisent data docs --source libreoffice -l en -L de -o data/docs-en-de
+    """
     from ..datasets.docsets import write_docset
 
     st = write_docset(source, src, tgt, out_dir)

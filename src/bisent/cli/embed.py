@@ -24,7 +24,8 @@ from .options import ray_options
               help="Registered encoder name or a model directory.")
 @click.option("-o", "--output", "out_dir", required=True, type=click.Path(file_okay=False),
               help="Folder for the shards and manifest.json.")
-@click.option("--shard-rows", default=SHARD_ROWS, show_default=True, type=click.IntRange(1))
+@click.option("--shard-rows", default=SHARD_ROWS, show_default=True, type=click.IntRange(1),
+              help="Vectors per shard file.")
 @click.option("--skip-bad", is_flag=True,
               help="Give undecodable, NUL-holding, tab-holding or over-long lines a zero row and list them "
                    "in the manifest instead of stopping (empty lines always get a zero row).")
@@ -39,6 +40,11 @@ def embed(input_path, lang, encoder, out_dir, shard_rows, skip_bad, max_bytes, f
     Every line gets a row (row i = line i+1). Empty lines get an all-zero row
     and are listed in manifest.json under "rejected"; other bad lines stop the
     run with FILE:LINE: problem unless --skip-bad.
+
+    \b
+    Examples:
+      bisent embed en.txt -l en -o vectors/en
+      bisent embed de.txt -l de -e me5-small -o vectors/de
     """
     t0 = time.perf_counter()
     enc = get_encoder(encoder)
@@ -58,7 +64,12 @@ def embed(input_path, lang, encoder, out_dir, shard_rows, skip_bad, max_bytes, f
 @click.command()
 @guarded()
 def encoders():
-    """List the registered encoders (a model directory path works wherever an encoder is asked for)."""
+    """List the registered encoders (a model directory path works wherever an encoder is asked for).
+
+    \b
+    Examples:
+      bisent encoders
+    """
     for name, reg in REGISTRY.items():
         langs = "any language" if reg.languages is None else f"{len(reg.languages)} languages"
         mark = " (default)" if name == DEFAULT_ENCODER else ""

@@ -5,16 +5,22 @@ from __future__ import annotations
 import click
 
 from ..paths import guarded
+from .options import renamed
 
 
 @click.command("ensemble")
 @click.argument("members", nargs=-1, required=True, type=click.Path())
-@click.option("-o", "--out", "out_dir", required=True, type=click.Path(file_okay=False),
-              help="New model directory (member-1/, member-2/, ... and config.json); use it as -e OUT.")
+@renamed("-o", "--output", "out_dir", old=("--out",), required=True, type=click.Path(file_okay=False),
+          help="New model directory (member-1/, member-2/, ... and config.json); use it as -e OUT.")
 @guarded(reads=("members",), folders=("out_dir",))
 def ensemble(members: tuple[str, ...], out_dir: str):
     """Join MEMBERS (model directories of students distilled from the same teacher, two or more) into one
-    encoder: the normalised mean of their embeddings. Files are hard-linked where possible, else copied."""
+    encoder: the normalised mean of their embeddings. Files are hard-linked where possible, else copied.
+
+    \b
+    Examples:
+      bisent ensemble models/student-1 models/student-2 -o models/ensemble
+    """
     from ..models.ensemble import make_ensemble
 
     make_ensemble(out_dir, list(members))

@@ -11,12 +11,18 @@ from ..errors import BisentError
 from ..evaluate import best_threshold, bucc_prf
 from ..io import read_tsv
 from ..paths import guarded
-from .options import FINITE
+from .options import FINITE, bitext_options
 
 
 @click.group("eval")
 def eval_group():
-    """Evaluate mined output."""
+    """Evaluate mined, aligned or filtered output against gold pairs or labels.
+
+    \b
+    Examples:
+      bisent eval bucc mined.tsv data/bucc-en-de/gold.txt
+      bisent eval filter kept.tsv rejected.tsv labels.tsv
+    """
 
 
 def read_mined(path) -> list[tuple[float, str, str]]:
@@ -62,7 +68,13 @@ def read_gold(path, mined: list[tuple[float, str, str]], mined_path) -> tuple[se
 @guarded(reads=("mined", "gold", "labels"))
 def bucc(mined, gold, threshold, labels, as_json):
     """Precision, recall, F1 of MINED (from `bisent mine --line-numbers` or BUCC input) against GOLD
-    (src_id<TAB>tgt_id), or against the labels of `bisent review` (--labels; MINED: any output it reviews)."""
+    (src_id<TAB>tgt_id), or against the labels of `bisent review` (--labels; MINED: any output it reviews).
+
+    \b
+    Examples:
+      bisent eval bucc mined.tsv data/bucc-en-de/gold.txt --threshold 1.1
+      bisent eval bucc run/ --labels run/review/labels.jsonl
+    """
     if labels is not None:
         if gold is not None:
             raise BisentError("give GOLD or --labels, not both")
@@ -117,7 +129,12 @@ def _labels_prf(output, labels, threshold, as_json) -> None:
 @guarded(reads=("hyp", "gold", "labels"))
 def align_cmd(hyp, gold, labels, as_json):
     """Strict and lax P/R/F1 of alignment HYP against GOLD (one [0]:[0,1] block per line; a pairs TSV each:
-    its third column names the alignment file of each pair), or against the labels of `bisent review`."""
+    its third column names the alignment file of each pair), or against the labels of `bisent review`.
+
+    \b
+    Examples:
+      bisent eval align aligned.tsv gold.tsv --json
+    """
     if labels is not None:
         if gold is not None:
             raise BisentError("give GOLD or --labels, not both")
@@ -141,3 +158,46 @@ def align_cmd(hyp, gold, labels, as_json):
 from .docs import eval_docs  # noqa: E402  document retrieval P@N (Guo et al. 2019)
 
 eval_group.add_command(eval_docs)
+
+
+@eval_group.command("filter")
+@click.argument("kept", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.argument("rejected", type=click.Path(dir_okay=False))
+@click.argument("labels", type=click.Path(dir_okay=False))
+@bitext_options
+@click.option("-l", "--src-lang", default=None, help="Source language (TMX/XLIFF kept output: the side to read).")
+@click.option("-L", "--tgt-lang", default=None, help="Target language (TMX/XLIFF kept output).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@guarded(reads=("kept", "rejected", "labels"))
+def filter_eval(kept, rejected, labels, fmt, columns, src_lang, tgt_lang, as_json):
+    """Precision and recall of a `bisent filter` run against a labelled sample. KEPT: its -o output (two
+    files for Moses); REJECTED: its --rejected file; LABELS: src<TAB>tgt<TAB>label lines (1 parallel, 0 not)
+    or the labels.jsonl of `bisent review`. Pairs are matched by their text; precision is the share of the
+    labelled kept pairs that are parallel, recall the share of the labelled parallel pairs that were kept.
+
+    \b
+    Examples:
+      bisent eval filter kept.tsv rejected.tsv labels.tsv
+      bisent eval filter kept.en kept.de rejected.tsv review/labels.jsonl --json
+    """
+    from ..filtering.evaluation import evaluate_filter
+
+    if len(kept) > 2:
+        raise BisentError(f"expected KEPT (one file, or two Moses files) REJECTED LABELS, got {len(kept) + 2} files")
+    out = evaluate_filter(list(kept), rejected, labels, fmt=fmt, columns=columns, src_lang=src_lang,
+                          tgt_lang=tgt_lang)
+    if out["found"] == 0:
+        raise BisentError(f"{labels}: none of the {out['labelled']} labelled pairs is in {kept[0]} or {rejected}")
+    if out["not_found"]:
+        click.echo(f"bisent: warning: {out['not_found']} of {out['labelled']} labelled pairs are in neither KEPT nor "
+                   f"REJECTED (left out)", err=True)
+    if as_json:
+        click.echo(json.dumps(out))
+        return
+
+    def pct(x):
+        return "-" if x is None else f"{100 * x:.2f}"
+
+    click.echo(f"P={pct(out['precision'])} R={pct(out['recall'])} F1={pct(out['f1'])} "
+               f"rejected_correct={pct(out['rejected_correct'])} labelled={out['labelled']} found={out['found']} "
+               f"tp={out['tp']} fp={out['fp']} fn={out['fn']} tn={out['tn']}")

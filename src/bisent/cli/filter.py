@@ -72,6 +72,11 @@ def filter_cmd(pairs, src_lang, tgt_lang, config, kept, rejected, summary, encod
     XLIFF units are rejected with a bad_row:* / bad_unit:* reason and their line
     or unit number. A file whose every line has the wrong column count is an
     error. A killed run on a src<TAB>tgt file continues where it stopped when rerun.
+
+    \b
+    Examples:
+      bisent filter noisy.tsv -l en -L de -o kept.tsv --rejected rejected.tsv
+      bisent filter corpus.tmx -l en -L fr -c filter-paracrawl -o kept.tmx --rejected rejected.tsv --report filter.html
     """
     import shutil
     import sys

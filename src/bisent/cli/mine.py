@@ -51,7 +51,9 @@ def _mine_paths(kw: dict) -> dict:
               help="Margin of Artetxe & Schwenk 2019.")
 @click.option("--score", type=click.Choice(KINDS), default=None,
               help="Score instead of the margin: cosine, euclidean, csls (or a margin name).")
-@click.option("--retrieval", type=click.Choice(RETRIEVALS), default="max", show_default=True)
+@click.option("--retrieval", type=click.Choice(RETRIEVALS), default="max", show_default=True,
+              help="Retrieval rule: max (both ways' best pooled, one-to-one greedily), intersect (found both ways), "
+                   "fwd / bwd (each source's / target's best).")
 @click.option("-k", "k", default=4, show_default=True, type=click.IntRange(1), help="Neighbourhood size.")
 @click.option("--threshold", type=THRESHOLD_OR_NONE, default=None,
               help=f"Keep pairs scoring at least this; `none`: keep every pair. Default: the lowest threshold "
@@ -93,7 +95,13 @@ def mine(src, tgt, src_lang, tgt_lang, encoder, margin, score, retrieval, k, thr
          with_ids, src_vectors, tgt_vectors, knn_method, ray_address, threads, workers, state_dir, block_rows,
          report, precision):
     """Mine SRC against TGT (either may be `-`, standard input); write `score<TAB>src<TAB>tgt` best first,
-    duplicates removed. Without --threshold, pairs are kept at an estimated precision of 90 % (said on stderr)."""
+    duplicates removed. Without --threshold, pairs are kept at an estimated precision of 90 % (said on stderr).
+
+    \b
+    Examples:
+      bisent mine en.txt de.txt -l en -L de -o mined.tsv
+      bisent mine en.txt de.txt -l en -L de -e me5-small --threshold 1.05 -o mined.tsv --report mine.html
+    """
     t0 = time.perf_counter()
     default = threshold is None and precision is None
     if threshold == "none" and precision is not None:

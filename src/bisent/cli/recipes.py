@@ -13,8 +13,13 @@ from ..paths import guarded
 def recipes_cmd(name):
     """List the installed recipes (name and what it is), or print recipe NAME (e.g. to copy it and change it).
 
-    A NAME works wherever a recipe is taken: bisent train --recipe distill-dan, bisent filter -c filter-default,
-    bisent run run-default; a path to your own YAML file works there too.
+    A NAME works wherever a recipe is taken: bisent train -c distill-dan, bisent filter -c filter-default,
+    bisent run -c run-default; a path to your own YAML file works there too.
+
+    \b
+    Examples:
+      bisent recipes
+      bisent recipes filter-default
     """
     from ..io import check_readable
     from ..recipes import describe, names, resolve

@@ -7,7 +7,7 @@ import json
 import click
 
 from ..paths import guarded
-from .options import FiniteFloat, bitext_options
+from .options import FiniteFloat, bitext_options, renamed
 
 
 def _span(s) -> str:
@@ -20,7 +20,8 @@ def _num(v) -> str:
 
 @click.command("repair")
 @click.argument("pairs", nargs=-1, required=True, type=click.Path(dir_okay=False))
-@click.option("-e", "--encoder", "model_dir", required=True, help="Divergence model directory.")
+@renamed("-m", "--model", "model_dir", old=("-e", "--encoder"), required=True,
+         help="Divergence model directory (bisent train -c divergence).")
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="Repaired pairs (TSV, see below).")
 @click.option("--n-best", type=click.IntRange(1), default=20, show_default=True, help="N-best cuts re-ranked.")
 @click.option("--tau", type=click.IntRange(0), default=None,
@@ -54,6 +55,11 @@ def repair(pairs, model_dir, output, n_best, tau, rerank, min_gain, min_word_gai
     src/tgt then empty); spans are 1-based word ranges of the original sides (words: the paper's
     minimal tokenisation); before/after are the ranking scores of the full and of the kept pair.
     `cut -f7,8` gives the repaired bitext. A summary goes to stderr.
+
+    \b
+    Examples:
+      bisent repair pairs.tsv -m models/divergence -o repaired.tsv
+      bisent repair corpus.en corpus.de -m models/divergence --sentences-only -o repaired.tsv
     """
     from collections import Counter
 

@@ -15,7 +15,12 @@ from ..paths import guarded
 @guarded(reads=("run_dir",), writes=("output",), rewrites=(".html", ".htm"))
 def report(run_dir, output, title):
     """Report RUN_DIR: its *.report.json records, mined TSVs and filter summaries (also in a run folder's filter/,
-    align/, documents/); the files left out are listed with why."""
+    align/, documents/); the files left out are listed with why.
+
+    \b
+    Examples:
+      bisent report runs/en-de -o report.html --title 'en-de run'
+    """
     from ..report import report_folder
 
     click.echo(str(report_folder(run_dir, output, title=title)))

@@ -47,6 +47,12 @@ def review(run, labels, seed, bands, per_band, margin, precision, summary_only, 
     (its address, with a one-time token, is printed once): one pair at a time,
     keys y parallel, n not, p partial, s skip, u undo. Stop it with Ctrl-C;
     the next `bisent review RUN` resumes where it stopped.
+
+    \b
+    Examples:
+      bisent review runs/en-de
+      bisent review runs/en-de --summary
+      bisent review runs/en-de --apply 0.95 -o kept-95.tsv
     """
     from ..errors import BisentError
     from ..review import open_review

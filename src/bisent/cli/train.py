@@ -8,7 +8,7 @@ import click
 
 from ..errors import BisentError
 from ..paths import guarded
-from .options import FiniteFloat, recipe_name
+from .options import FiniteFloat, recipe_name, renamed
 
 
 def _word_vectors(specs: tuple[str, ...]):
@@ -26,9 +26,9 @@ def _word_vectors(specs: tuple[str, ...]):
 
 
 @click.command("train")
-@click.option("--recipe", "recipe_path", required=True, type=click.Path(dir_okay=False),
-              callback=recipe_name,
-              help="YAML recipe: an installed one's name (bisent recipes: kim2019, distill-dan, adapt-use-m3, ...) "
+@renamed("-c", "--config", "recipe_path", old=("--recipe",), required=True, type=click.Path(dir_okay=False),
+          callback=recipe_name,
+          help="YAML recipe: an installed one's name (bisent recipes: kim2019, distill-dan, adapt-use-m3, ...) "
                    "or a path.")
 @click.option("--train", "train_specs", required=True, multiple=True, metavar="[SRC-TGT=]TSV",
               help="Parallel training data, src<TAB>tgt per line, or the doc<TAB>id<TAB>src<TAB>tgt files of "
@@ -74,6 +74,11 @@ def train(recipe_path, train_specs, mono_specs, dev_specs, out_dir, resume, init
 
     Sequence-to-sequence recipes (kim2019, artetxe2019) and dual encoders trained by ranking (guo2019-*),
     distillation from a teacher encoder (distill-*) or adaptation of a frozen encoder (adapt-*).
+
+    \b
+    Examples:
+      bisent train -c kim2019 --train en-de=train.tsv -o models/kim
+      bisent train -c divergence --train train.en-de.tsv -o models/divergence --max-minutes 30
     """
     from ..training.data import resolve_bitext, resolve_monotext
     from ..training.loop import prepare

@@ -43,8 +43,9 @@ def _hidden(text: str) -> list[int]:
               show_default=True, help="Network input: [a;b] (the paper) or [a;b;|a-b|;a*b].")
 @click.option("--n-negatives", type=click.IntRange(1), default=None,
               help="How many negatives (default: as many as positives; worst:X at most a fifth of the noisy corpus).")
-@click.option("--max-updates", type=click.IntRange(1), default=1000, show_default=True)
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--max-updates", type=click.IntRange(1), default=1000, show_default=True,
+              help="Optimiser updates of the MLP.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the negatives and the weights.")
 @click.option("--threads", type=click.IntRange(1), default=None,
               help="torch threads for training (default 1: deterministic).")
 @click.option("--progress/--no-progress", default=None, help="Show embedding progress bars.")
@@ -52,7 +53,12 @@ def _hidden(text: str) -> list[int]:
 def train_scorer_cmd(clean, noisy, negatives, third, src_lang, tgt_lang, encoder, out_dir, hidden, features,
                      n_negatives, max_updates, seed, threads, progress):
     """Train an MLP similarity on CLEAN pairs against negatives chosen by strategy; use it with
-    `{type: mlp, model: DIR}` in a filter pipeline."""
+    `{type: mlp, model: DIR}` in a filter pipeline.
+
+    \b
+    Examples:
+      bisent train-scorer --clean clean.tsv -l en -L de -o models/scorer
+    """
     from ..filtering.mlp import read_pairs, train_scorer
     from ..filtering.negatives import parse_strategy
     from ..io import read_lines

@@ -5,7 +5,7 @@ it was distilled on it: on dictionary headwords held out of its training it
 trails use-m3 by 7-13 points, adapted by 0.3-3 (README, "Vocabulary adaptation").
 A corpus of sentences has far fewer word types than words (LibreOffice help
 en-de: 9,181 English types in about 450,000 words), so running the teacher on
-its words and continuing the student on them (``bisent train --recipe
+its words and continuing the student on them (``bisent train -c
 student-general --init STUDENT ... --mono vocab.XX.txt``: a
 ``vocab XX`` stream beside the collection's) costs a fraction of embedding the
 corpus with the teacher. Only single texts go in, never which text translates

@@ -179,7 +179,7 @@ def load_model(spec) -> DivergenceNet:
     config = read_config(spec)
     if config.get("architecture") != ARCHITECTURE:
         raise BisentError(f"{spec}: a {config.get('architecture')} model; word scores need a divergence model "
-                          "(bisent train --recipe divergence)")
+                          "(bisent train -c divergence)")
     return load_divergence(spec, config)[0]
 
 

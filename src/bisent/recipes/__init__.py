@@ -1,6 +1,6 @@
 """The recipes installed with bisent: training recipes, filter pipelines and run configurations (YAML files here).
 
-Everywhere a recipe or configuration is taken (``bisent train --recipe``, ``bisent filter -c``, ``bisent run``)
+Everywhere a recipe or configuration is taken (``bisent train -c``, ``bisent filter -c``, ``bisent run -c``)
 :func:`resolve` reads an existing file as given and otherwise looks a NAME (``distill-dan``, ``filter-default``)
 up in this folder, so a recipe works from any folder and in a non-editable install. Each file's first line is
 a comment describing it (:func:`describe`, listed by ``bisent recipes``). :func:`set_keys` applies ``--set

@@ -58,7 +58,7 @@ def filter_decision(pipeline, src: str, tgt: str) -> dict:
     """Which step of ``pipeline`` rejected the pair (or none) and the value of every step it went through."""
     for step in pipeline.steps:
         step.reset()   # a duplicate filter must not remember earlier pairs
-    steps, reason, score = [], None, None
+    steps, reason, score, bound = [], None, None, None
     for step in pipeline.steps:
         value = pipeline._score(step, [(src, tgt)])[0]
         ok = step.keep(value)
@@ -67,10 +67,51 @@ def filter_decision(pipeline, src: str, tgt: str) -> dict:
         steps.append(f"{step.name}={shown}{'' if ok else ' (rejects)'}")
         if not ok:
             reason, score = step.name, value
+            bound = crossed_bound(step, value)
             break
         if step.name == pipeline.score_step:
             score = value
-    return {"kept": reason is None, "reason": reason, "score": score, "steps": steps}
+    return {"kept": reason is None, "reason": reason, "score": score, "bound": bound, "steps": steps}
+
+
+def _fmt(v) -> str:
+    return f"{v:.4g}" if isinstance(v, float) else str(v)
+
+
+def crossed_bound(step, value) -> str:
+    """The limit a rejected ``value`` crossed, in words: ``length_ratio 2.26 > max_ratio 1.8``; for a side of a
+    two-sided value ``length target 95 > max_length 80``. The YAML ``accept:`` bounds if the step has them, else
+    the step's own ``min_*`` / ``max_*`` settings; a step without a numeric limit (duplicates, ...) says so."""
+    vals = list(value) if isinstance(value, (list, tuple)) else [value]
+    sides = ["source ", "target "] if len(vals) == 2 else [f"[{i + 1}] " for i in range(len(vals))]
+    sides = sides if len(vals) > 1 else [""]
+    if step.accept_override is not None:
+        limits = [(k, lim) for k, lim in step.accept_override.spec.items()]
+        tests = {"min": (lambda v, lim: v < lim, "<"), "max": (lambda v, lim: v > lim, ">"),
+                 "gt": (lambda v, lim: v <= lim, "<="), "lt": (lambda v, lim: v >= lim, ">=")}
+        for side, v in zip(sides, vals):
+            if isinstance(v, float) and v != v:
+                return f"{step.name} {side}is NaN"
+            for key, lim in limits:
+                fails, op = tests[key]
+                if isinstance(v, (int, float)) and fails(v, lim):
+                    bound = {"gt": "min (exclusive)", "lt": "max (exclusive)"}.get(key, key)
+                    return f"{step.name} {side}{_fmt(v)} {op} {bound} {_fmt(lim)} (accept)"
+    own = [(k, getattr(step, k)) for k in sorted(vars(step)) if k.startswith(("min_", "max_"))
+           and isinstance(getattr(step, k), (int, float)) and not isinstance(getattr(step, k), bool)]
+    for side, v in zip(sides, vals):
+        if not isinstance(v, (int, float)):
+            continue
+        for key, lim in own:
+            if key.startswith("max_") and v > lim:
+                return f"{step.name} {side}{_fmt(v)} > {key} {_fmt(lim)}"
+            if key.startswith("min_") and v < lim:
+                return f"{step.name} {side}{_fmt(v)} < {key} {_fmt(lim)}"
+    for side, v in zip(sides, vals):   # an exclusive limit reached (overlap rejects at max_overlap itself)
+        for key, lim in own:
+            if isinstance(v, (int, float)) and v == lim:
+                return f"{step.name} {side}{_fmt(v)} {'>=' if key.startswith('max_') else '<='} {key} {_fmt(lim)}"
+    return f"{step.name} {' '.join(_fmt(v) for v in vals)} (the step rejects it; no numeric limit)"
 
 
 def alignment(model_dir: str | None, src: str, tgt: str) -> dict:
@@ -104,6 +145,8 @@ def explanation_text(ex: dict) -> str:
         score = round(f["score"], 4) if isinstance(f["score"], float) else f["score"]
         lines.append(f"filter: {'kept' if f['kept'] else 'rejected by ' + str(f['reason'])}"
                      f" (score {score}); steps: {', '.join(f['steps'])}")
+        if f.get("bound"):
+            lines.append(f"verdict: rejected: {f['bound']}")
     al = ex.get("alignment") or {}
     lines.append("word alignment: " + (f"{len(al['src_words'])} x {len(al['tgt_words'])} matrix (in --json / the "
                                        "report)"
@@ -135,3 +178,21 @@ def _is_number(text: str) -> bool:
         return True
     except ValueError:
         return False
+
+
+def read_line(paths, n: int, *, fmt: str | None = None, columns=None, src_lang: str | None = None,
+              tgt_lang: str | None = None) -> tuple[str, str]:
+    """The two sides of unit ``n`` (1-based: the line of TSV/JSONL/Moses, the unit of TMX/XLIFF, the row of Parquet)
+    of a bitext :func:`bisent.formats.read_bitext` reads; a unit that is missing or unusable is a one-line error."""
+    from ..errors import BisentError
+    from ..formats import read_bitext
+
+    bt = read_bitext(paths, fmt=fmt, columns=columns, src_lang=src_lang, tgt_lang=tgt_lang)
+    unit = next((u for u in bt.units if u.n == n), None)
+    where = " ".join(str(p) for p in bt.paths)
+    if unit is None:
+        what = "unit" if bt.fmt in ("tmx", "xliff") else "row" if bt.fmt == "parquet" else "line"
+        raise BisentError(f"{where}: --line {n}: there is no {what} {n} (the last is {max(u.n for u in bt.units)})")
+    if unit.problem is not None:
+        raise BisentError(f"{where}: {unit.label}: cannot explain it: {unit.problem}")
+    return unit.src, unit.tgt

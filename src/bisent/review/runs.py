@@ -73,7 +73,7 @@ def load_run(path) -> ReviewRun:
         if (p / MANIFEST).is_file():
             kept = p / "filter" / "kept.tsv"
             if not Path(f"{kept}{SUFFIX}").is_file():
-                raise BisentError(f"{p}: no record {kept}{SUFFIX}: run `bisent run CONFIG --report FILE` "
+                raise BisentError(f"{p}: no record {kept}{SUFFIX}: run `bisent run -c CONFIG --report FILE` "
                                   "to score and record the filter stage first")
             run = _filter_run(kept, _record(Path(f"{kept}{SUFFIX}")))
             run.name, run.labels_path = p.name, p / "review.jsonl"
