@@ -180,7 +180,7 @@ def filter_eval(kept, rejected, labels, fmt, columns, src_lang, tgt_lang, as_jso
       bisent eval filter kept.tsv rejected.tsv labels.tsv
       bisent eval filter kept.en kept.de rejected.tsv review/labels.jsonl --json
     """
-    from ..filtering.evaluation import evaluate_filter
+    from ..review.filter_eval import evaluate_filter
 
     if len(kept) > 2:
         raise BisentError(f"expected KEPT (one file, or two Moses files) REJECTED LABELS, got {len(kept) + 2} files")

@@ -22,7 +22,7 @@ def read_labels(path) -> list[tuple[str, str, bool]]:
     """``(src, tgt, parallel)`` of a labels file: TSV ``src<TAB>tgt<TAB>label`` (1 parallel, 0 not) or the JSONL
     log of ``bisent review`` (``y`` parallel; ``n``, ``p`` not; skips left out)."""
     from ..report.record import tsv_rows
-    from ..review.labels import labelled_pairs
+    from .labels import labelled_pairs
 
     with open(path, "rb") as f:
         first = f.read(1)
