@@ -164,7 +164,8 @@ JOBS = {
              "OUT/bitext.tsv", "OUT/bitext.ids.tsv", "OUT/align"], _has("OUT/align/00001.tsv"), [], "en/d000.txt"),
     "train": (write_train, ["train", "--recipe", "r.yaml", "--train", "tr.en-de.tsv", "-o", "OUT", "--max-steps",
                             "12", "--no-progress"],
-              ["OUT/model.safetensors", "OUT/config.json", "OUT/train_log.jsonl"], _has("OUT/checkpoint*"), ["--resume"], "tr.en-de.tsv"),
+              ["OUT/model.safetensors", "OUT/config.json", "OUT/train_log.jsonl"], _has("OUT/checkpoint*"), ["--resume"],
+              "tr.en-de.tsv"),
 }
 
 
