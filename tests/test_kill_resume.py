@@ -164,8 +164,8 @@ JOBS = {
              "OUT/bitext.tsv", "OUT/bitext.ids.tsv", "OUT/align"], _has("OUT/align/00001.tsv"), [], "en/d000.txt"),
     "train": (write_train, ["train", "--recipe", "r.yaml", "--train", "tr.en-de.tsv", "-o", "OUT", "--max-steps",
                             "12", "--no-progress"],
-              ["OUT/model.safetensors", "OUT/config.json", "OUT/train_log.jsonl"], _has("OUT/checkpoint*"), ["--resume"],
-              "tr.en-de.tsv"),
+              ["OUT/model.safetensors", "OUT/config.json", "OUT/train_log.jsonl"], _has("OUT/checkpoint*"),
+              ["--resume"], "tr.en-de.tsv"),
 }
 
 
@@ -195,7 +195,8 @@ def test_a_job_killed_at_a_random_point_resumes_to_the_uninterrupted_output(tmp_
     assert contents(outs, work) == contents(outs, clean)
 
 
-@pytest.mark.parametrize("name", list(JOBS))
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in ("train", "mine-state") else n
+                                  for n in JOBS])
 def test_an_input_changed_between_the_kill_and_the_resume_is_never_mixed(tmp_path, name):
     write, args, outs, ready, resume, changed = JOBS[name]
     work = tmp_path / "work"
