@@ -235,6 +235,12 @@ def align_many(pairs_tsv, out_dir, src_lang: str, tgt_lang: str, *, encoder: str
             if pool is not None:
                 pool.shutdown(cancel_futures=True)
     rows = [done[n] for n, _, _ in pairs]
+    text = "".join(json.dumps(row) + "\n" for row in rows)
+    if done_path.read_text(encoding="utf-8") != text:
+        # a resumed log holds rows in the order they finished, rows of documents changed since and a line torn by
+        # the kill: rewritten as an uninterrupted run writes it, the current row of each pair in the order of PAIRS
+        with atomic_write(done_path) as f:
+            f.write(text)
     return {"pairs": len(rows), "aligned": sum("error" not in r for r in rows),
             "failed": sum("error" in r for r in rows),
             "aligned_blocks": sum(r.get("aligned_blocks", 0) for r in rows),
