@@ -1,6 +1,8 @@
 """Shared fixtures: every test run gets its own embedding cache so nothing leaks between runs."""
 
+import hashlib
 import os
+import stat
 import sys
 from pathlib import Path
 
@@ -25,6 +27,17 @@ def _isolated_embedding_cache(tmp_path_factory):
         os.environ.pop("BISENT_EMBED_CACHE", None)
     else:
         os.environ["BISENT_EMBED_CACHE"] = old
+
+
+def snapshot(root: Path) -> dict[str, str]:
+    """SHA-256 of every regular file under ``root``, links not followed: what a refused command must leave as it was."""
+    out = {}
+    for dirpath, _, names in os.walk(root):
+        for name in names:
+            p = Path(dirpath) / name
+            if stat.S_ISREG(os.lstat(p).st_mode):
+                out[str(p.relative_to(root))] = hashlib.sha256(p.read_bytes()).hexdigest()
+    return out
 
 
 def unit_rows(rng, n, d, dtype=np.float32):

@@ -5,15 +5,14 @@ changed are refused or redone, never mixed. Tiny inputs, the char-ngram encoder;
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import stat
 from pathlib import Path
 
 import pytest
 
 from bisent.cli import main
+from conftest import snapshot
 
 EN = ["The house is red.", "A dog runs fast.", "Hello to the world.", "The cat sleeps.", "We eat bread.",
       "The sun is hot.", "My car is blue.", "Birds can fly.", "The tea is green.", "I read a book.",
@@ -169,16 +168,6 @@ def div_model(tmp_path_factory) -> Path:
           progress=False)
     return out
 
-
-def snapshot(root: Path) -> dict[str, str]:
-    """SHA-256 of every regular file under ``root``, links not followed (the planted link's target included)."""
-    out = {}
-    for dirpath, _, names in os.walk(root):
-        for name in names:
-            p = Path(dirpath) / name
-            if stat.S_ISREG(os.lstat(p).st_mode):
-                out[str(p.relative_to(root))] = hashlib.sha256(p.read_bytes()).hexdigest()
-    return out
 
 
 def run_main(argv, capsys) -> tuple[int, str]:

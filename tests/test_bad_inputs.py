@@ -11,7 +11,6 @@ line endings, non-finite numbers, standard input, threads, the fp16 cache.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import stat
@@ -24,6 +23,7 @@ import pytest
 
 from bisent.cli import main
 from bisent.recipes import resolve as resolve_recipe
+from conftest import snapshot
 
 LINES = ["the red house", "a blue car", "green tea please", "an old wooden boat"]
 PAIRS = ["the red house\tdas rote Haus", "a blue car\tein blaues Auto", "green tea please\tgrüner Tee bitte"]
@@ -33,17 +33,6 @@ CONFIG = "steps:\n  - type: duplicate\n  - type: empty\n"
 # ---------------------------------------------------------------------------
 # Helpers
 # ---------------------------------------------------------------------------
-
-def snapshot(root: Path) -> dict[str, str]:
-    """SHA-256 of every regular file under ``root`` (links not followed)."""
-    out = {}
-    for dirpath, _, files in os.walk(root):
-        for name in files:
-            p = Path(dirpath) / name
-            if stat.S_ISREG(os.lstat(p).st_mode):
-                out[str(p.relative_to(root))] = hashlib.sha256(p.read_bytes()).hexdigest()
-    return out
-
 
 def run_main(argv, capsys) -> tuple[int, str, str]:
     capsys.readouterr()

@@ -8,10 +8,7 @@ byte-identical afterwards. The tests after the table pin what needs more than an
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
-import stat
 import time
 from pathlib import Path
 
@@ -19,6 +16,7 @@ import numpy as np
 import pytest
 
 from bisent.cli import main
+from conftest import snapshot
 
 EN = [f"The house number {i} is red." for i in range(12)]
 DE = [f"Das Haus Nummer {i} ist rot." for i in range(14)]
@@ -26,16 +24,6 @@ PAIRS = [f"{e}\t{d}" for e, d in zip(EN, DE)]
 LAUGHS = "a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n" + "".join(
     f"{c}: &{c} [{', '.join(['*' + p] * 9)}]\n" for p, c in zip("abcdefgh", "bcdefghi"))
 
-
-def snapshot(root: Path) -> dict[str, str]:
-    """SHA-256 of every regular file under ``root`` (links not followed)."""
-    out = {}
-    for dirpath, _, names in os.walk(root):
-        for name in names:
-            p = Path(dirpath) / name
-            if stat.S_ISREG(os.lstat(p).st_mode):
-                out[str(p.relative_to(root))] = hashlib.sha256(p.read_bytes()).hexdigest()
-    return out
 
 
 def write(path: Path, text: str | bytes) -> Path:

@@ -422,17 +422,7 @@ def _read_xliff1(bt: Bitext, root) -> None:
         _need_langs(bt, (file_el.get("source-language"), file_el.get("target-language")), "<file>")
         for tu in file_el.iter(q("trans-unit")):
             n += 1
-            u = Unit(n, line=tu.sourceline)
-            bt.units.append(u)
-            source, target = tu.find(q("source")), tu.find(q("target"))
-            if source is None:
-                u.problem = "bad_unit:no_source"
-            elif target is None:
-                u.problem = "bad_unit:no_target"
-            else:
-                _set_text(u, _text(source), _text(target))
-                continue
-            u.raw = _unit_text(tu)
+            bt.units.append(_xliff_unit(n, tu, q))
 
 
 def _read_xliff2(bt: Bitext, root) -> None:
@@ -447,17 +437,23 @@ def _read_xliff2(bt: Bitext, root) -> None:
             bt.units.append(Unit(n, problem="bad_unit:no_segment", line=unit.sourceline, raw=_unit_text(unit)))
         for seg in segments:
             n += 1
-            u = Unit(n, line=seg.sourceline)
-            bt.units.append(u)
-            source, target = seg.find(q("source")), seg.find(q("target"))
-            if source is None:
-                u.problem = "bad_unit:no_source"
-            elif target is None:
-                u.problem = "bad_unit:no_target"
-            else:
-                _set_text(u, _text(source), _text(target))
-                continue
-            u.raw = _unit_text(seg)
+            bt.units.append(_xliff_unit(n, seg, q))
+
+
+def _xliff_unit(n: int, el, q) -> Unit:
+    """Unit ``n`` of an XLIFF ``<trans-unit>`` (1.2) or ``<segment>`` (2.x): its source and target text, or the
+    reason it is malformed with its raw text kept."""
+    u = Unit(n, line=el.sourceline)
+    source, target = el.find(q("source")), el.find(q("target"))
+    if source is None:
+        u.problem = "bad_unit:no_source"
+    elif target is None:
+        u.problem = "bad_unit:no_target"
+    else:
+        _set_text(u, _text(source), _text(target))
+        return u
+    u.raw = _unit_text(el)
+    return u
 
 
 def _xml_units(bt: Bitext, root) -> list:
