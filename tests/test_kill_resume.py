@@ -219,3 +219,16 @@ def test_an_input_changed_between_the_kill_and_the_resume_is_never_mixed(tmp_pat
     fresh = bisent(args, work)
     assert fresh.returncode == 0, fresh.stderr[-2000:]
     assert contents(outs, tmp_path / "resumed") == contents(outs, work)
+
+
+def test_a_resumed_state_folder_drops_the_temporary_file_a_killed_write_left(tmp_path):
+    """A kill inside atomic_write leaves ``.NAME.<hex>.tmp`` in bisent's folder; the resumed run removes it, and
+    nothing else."""
+    from bisent.io import make_state_dir
+
+    d = make_state_dir(tmp_path / "state", "test")
+    (d / ".progress.json.5b870f8c.tmp").write_bytes(b"")
+    (d / "shard-00001.npy").write_bytes(b"kept")
+    (d / ".notes.tmp").write_bytes(b"kept too: not atomic_write's name")
+    make_state_dir(d, "test")
+    assert sorted(p.name for p in d.iterdir()) == [".bisent-state", ".notes.tmp", "shard-00001.npy"]

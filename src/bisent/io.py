@@ -16,6 +16,7 @@ import io
 import json
 import lzma
 import os
+import re
 import secrets
 import shutil
 import stat
@@ -416,6 +417,10 @@ def check_state_dir(path, what: str = "state folder") -> None:
                           f"marker); bisent deletes files in its state folders: give a new or empty folder")
 
 
+#: the name :func:`atomic_write` gives its temporary file (``.NAME.<8 hex>.tmp``)
+_ATOMIC_TMP = re.compile(r"\..+\.[0-9a-f]{8}\.tmp")
+
+
 def make_state_dir(path, kind: str = "state") -> Path:
     """Create bisent's private folder ``path`` (its parent may be created) with its marker file ``.bisent-state``.
 
@@ -431,6 +436,11 @@ def make_state_dir(path, kind: str = "state") -> Path:
     if not is_state_dir(path):
         with contextlib.suppress(FileExistsError), open_exclusive(path / STATE_MARKER) as f:
             f.write((json.dumps({"bisent_state": kind, "version": 1}) + "\n").encode())
+    else:   # a resumed run: a write that a kill cut short left its temporary file (atomic_write's name) behind
+        for entry in os.scandir(path):
+            if _ATOMIC_TMP.fullmatch(entry.name) and entry.is_file(follow_symlinks=False):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(entry.path)
     return path
 
 
