@@ -86,7 +86,7 @@ general-caps:
 	    "remove $(GENERAL) $(GENERAL).caps $(RUNS) $(OUT)/student-general to build them with these, or set OUT=DIR"; exit 1; fi
 
 $(OUT)/data/en-de/dev.tsv: | $(STAMP)
-	$(BIN)/bisent data libreoffice --src en --tgt de -o $(OUT)/data/en-de
+	$(BIN)/bisent data libreoffice --src-lang en --tgt-lang de -o $(OUT)/data/en-de
 
 GENERAL_DATA = $$(for f in $(GENERAL)/train.*.tsv; do echo --train $$f; done) \
     $$(for f in $(GENERAL)/mono.*.txt $(GENERAL)/words.*.txt; do echo --mono $$f; done)

@@ -549,3 +549,52 @@ def test_review_an_align_pairs_folder(tmp_path, capsys):
     assert main(["review", out, "--apply", "0.5", "-o", out / "sub"]) == 2
     assert main(["report", out, "-o", tmp_path / "folder.html"]) == 0
     assert "Checked by eye: 5 of 5" in (tmp_path / "folder.html").read_text()
+
+
+def test_partial_labels_feed_the_repair_step(tmp_path, capsys, toy_model):
+    """Pairs labelled partial in a run with a repair step: counted with their interval, and each shown with
+    what `bisent repair` (every shape of cut) would cut; the HTML report lists them, text escaped."""
+    from divergence_toys import toy_pairs
+
+    _, model_dir = toy_model
+    pairs = toy_pairs(40, 11)
+    junk = " ".join(f"b{i}" for i in range(40) if f"a{i}" not in pairs[3][0].split())
+    glued = (pairs[3][0], pairs[3][1] + " " + " ".join(junk.split()[:5]))
+    rows = [glued if k == 3 else p for k, p in enumerate(pairs)]
+    rows[5] = (rows[5][0], rows[5][1] + " <script>x</script>")
+    (tmp_path / "in.tsv").write_text("".join(f"{a}\t{b}\n" for a, b in rows), encoding="utf-8")
+    cfg = tmp_path / "f.yaml"
+    cfg.write_text(json.dumps({"steps": [
+        {"type": "repair", "model": str(model_dir), "tau": 2, "min_word_gain": 0},
+        {"name": "cos", "type": "cosine", "encoder": "char-ngram", "accept": {"min": -1.0}}]}))
+    kept = tmp_path / "kept.tsv"
+    assert main(["filter", tmp_path / "in.tsv", "-l", "xa", "-L", "xb", "-c", cfg, "-o", kept,
+                 "--rejected", tmp_path / "rej.tsv", "--report", tmp_path / "r.html"]) == 0
+    assert glued[1] in kept.read_text(encoding="utf-8")         # the step's default shapes leave it whole
+    capsys.readouterr()
+    r = open_review(kept, per_band=40, bands=1)
+    assert len(r.items) == 40
+    partial = {glued[0], rows[5][0]}
+    for i, it in enumerate(r.items):
+        r.label(i, "p" if it.src in partial else "y")
+    pt = r.summary()["partial"]
+    assert pt["labelled"] == 2 and pt["judged"] == 40 and pt["share"] == 0.05
+    assert pt["interval"][0] < 0.05 < pt["interval"][1]
+    assert pt["repair_step"]["model"] == str(model_dir)
+    cut = {p["src"]: p["repair"] for p in pt["pairs"]}
+    assert cut[glued[0]]["status"] == "cut" and cut[glued[0]]["tgt"] == pairs[3][1]
+    assert pt["would_cut"] >= 1
+    assert main(["review", kept, "--report", tmp_path / "rv.html"]) == 0
+    page = (tmp_path / "rv.html").read_text(encoding="utf-8")
+    assert "Labelled partial: 2 of 40" in page and "&lt;script&gt;x&lt;/script&gt;" in page
+    assert "<script>x</script>" not in page
+
+
+def test_partial_labels_without_a_repair_step(tmp_path):
+    run = mined_run(tmp_path, n_true=30, n_false=10)
+    r = open_review(run, per_band=10, bands=2)
+    for i, _ in enumerate(r.items):
+        r.label(i, "p" if i == 0 else "y")
+    pt = r.summary()["partial"]
+    assert pt["labelled"] == 1 and pt["repair_step"] is None and "would_cut" not in pt
+    assert "repair" not in pt["pairs"][0]

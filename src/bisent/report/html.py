@@ -248,7 +248,34 @@ def review_html(rv: dict) -> str:
             "<table><tr><th>band</th><th>scores</th><th>pairs</th><th>labelled</th><th>measured precision</th>"
             f"<th>95 % interval</th><th>no-gold estimate</th></tr>{rows}</table>"
             "<table><tr><th>precision asked for</th><th>threshold from the labels</th><th>threshold interval</th>"
-            f"<th>measured precision there</th><th>no-gold estimate there</th></tr>{ths}</table>")
+            f"<th>measured precision there</th><th>no-gold estimate there</th></tr>{ths}</table>"
+            + partial_html(rv.get("partial")))
+
+
+def partial_html(pt: dict | None) -> str:
+    """The pairs labelled partial, for the repair step: their share, and what `bisent repair` would cut."""
+    if not pt or not pt.get("labelled"):
+        return ""
+    iv = pt.get("interval") or [None, None]
+    head = (f"<h3>Labelled partial: {pt['labelled']:,} of {pt['judged']:,} judged pairs "
+            f"({_pct(pt.get('share'))}, 95 % interval {_pct(iv[0])} to {_pct(iv[1])})</h3>")
+    step = pt.get("repair_step")
+    if step is None:
+        note = ("<p class=muted>This run has no <code>repair</code> step. A divergence model's repair step, or "
+                "<code>bisent repair</code>, cuts such pairs back to their parallel core.</p>")
+    else:
+        note = (f"<p class=muted>The run's repair step <code>{_e(step['name'])}</code> ({_e(step['model'])}) left "
+                f"these whole; <code>bisent repair</code> with every shape of cut would cut "
+                f"{pt.get('would_cut', 0):,} of them (below).</p>")
+    rows = "".join(
+        f"<tr><td class=num>{_e(p['key'])}</td><td class=num>{_fmt(p['score'])}</td><td>{_e(p['src'])}</td>"
+        f"<td>{_e(p['tgt'])}</td>"
+        + ("" if step is None else
+           f"<td>{_e(p['repair']['status'])}{'' if p['repair']['status'] != 'cut' else ': ' + _e(p['repair']['src'])}"
+           f"{'' if p['repair']['status'] != 'cut' else ' ||| ' + _e(p['repair']['tgt'])}</td>")
+        + "</tr>" for p in pt["pairs"])
+    cols = "<th>pair</th><th>score</th><th>source</th><th>target</th>" + ("" if step is None else "<th>repair</th>")
+    return f"{head}{note}<table><tr>{cols}</tr>{rows}</table>"
 
 
 def _explanations(rec: dict) -> str:

@@ -47,6 +47,7 @@ class ReviewRun:
     record_path: Path | None = None
     labels_path: Path | None = None
     cut: Callable[[float, Path], dict] | None = field(default=None, repr=False)
+    pipeline: object | None = field(default=None, repr=False)   # a filter run's pipeline, as the run built it
 
     @property
     def calibration(self) -> Calibration | None:
@@ -210,7 +211,7 @@ def _filter_run(kept_path: Path, rec: dict | None) -> ReviewRun:
 
     return ReviewRun("filter", kept_path.name, kept_path, [str(i + 1) for i in range(len(pairs))], scores,
                      [a for a, _ in pairs], [b for _, b in pairs], rec, rec_path,
-                     Path(f"{kept_path}.review.jsonl"), cut)
+                     Path(f"{kept_path}.review.jsonl"), cut, pipe)
 
 
 # ---------------------------------------------------------------------------

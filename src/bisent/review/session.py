@@ -13,6 +13,7 @@ from .labels import (
     precision_curve,
     sample_digest,
     threshold_for,
+    wilson,
 )
 from .runs import ReviewRun, load_run
 from .sample import BANDS, MARGIN, draw, estimated_band_precision
@@ -122,7 +123,48 @@ class Review:
                                     "estimated": None if cal is None else round(cal.precision_at(t0), 4)}
         targets = sorted({*TARGETS, *([precision] if precision is not None else [])})
         out["thresholds"] = [{"precision": p, **(self.threshold(p) or {"threshold": None})} for p in targets]
+        out["partial"] = self.partial()
         return out
+
+    def partial(self) -> dict:
+        """The pairs labelled partial, for the repair step: how many, their share of the judged pairs (Wilson
+        interval), and, when the run's pipeline has a ``repair`` step, what `bisent repair` (every shape of
+        cut, the step's model and settings) would cut of each. The step itself left them whole: its default
+        shapes cut only a whole glued sentence (:data:`bisent.divergence.STEP_DEFAULTS`)."""
+        labels = self.log.labels
+        judged = [i for i, lb in labels.items() if lb != "s"]
+        mine = sorted(i for i in judged if labels[i] == "p")
+        lo, hi = wilson(len(mine), len(judged)) if judged else (0.0, 1.0)
+        step = _repair_step(self.run.pipeline)
+        pairs = []
+        for i in mine:
+            it = self.items[i]
+            row = {"key": it.key, "score": it.score, "band": it.band, "src": it.src, "tgt": it.tgt}
+            if step is not None:
+                from ..divergence import repair_pair
+
+                r = repair_pair(step.model, it.src, it.tgt, n_best=step.n_best, tau=step.tau, rerank=step.rerank,
+                                min_gain=step.min_gain, min_word_gain=step.min_word_gain,
+                                boundary_cost=step.boundary_cost)
+                row["repair"] = {"status": r.status, "src": r.src, "tgt": r.tgt}
+            pairs.append(row)
+        out = {"labelled": len(mine), "judged": len(judged),
+               "share": round(len(mine) / len(judged), 4) if judged else None,
+               "interval": [round(lo, 4), round(hi, 4)] if judged else None,
+               "repair_step": None if step is None else {"name": step.name, "model": step.config["model"]},
+               "pairs": pairs}
+        if step is not None:
+            out["would_cut"] = sum(p["repair"]["status"] == "cut" for p in pairs)
+        return out
+
+
+def _repair_step(pipeline):
+    """The ``repair`` step of a filter pipeline (None: no pipeline, or none in it)."""
+    if pipeline is None:
+        return None
+    from ..filtering.repair import RepairStep
+
+    return next((s for s in pipeline.steps if isinstance(s, RepairStep)), None)
 
 
 def open_review(path, labels=None, **options) -> Review:
