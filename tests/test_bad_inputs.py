@@ -533,7 +533,7 @@ def test_cache_rows_are_fp16_and_equal_fresh_rows(tmp_path, monkeypatch, capsys)
     assert 0 < np.abs(fresh - exact).max() < 1e-3
     db = EmbeddingCache(enc.id, enc.dim)
     (blob,) = db._db.execute("SELECT v FROM emb LIMIT 1").fetchone()
-    assert len(blob) == 2 * enc.dim                                     # 2 bytes per dimension
+    assert len(blob) == 2 * enc.dim + 7                                 # 2 bytes per dimension and a check
     rc, out, _ = run_main(["cache", "info"], capsys)
     assert rc == 0 and "4 entries" in out
     rc, _, err = run_main(["cache", "clear"], capsys)
@@ -599,6 +599,28 @@ def test_cache_file_holds_about_two_bytes_per_dimension(tmp_path, monkeypatch):
     db.put([f"sentence {i}" for i in range(700)], np.full((700, 1024), 0.03, np.float32))
     per_row = used_bytes(db._db) / 700
     assert 2048 < per_row < 2600  # float32 in 4 KB pages took 4.6 KB a row
+
+
+def test_cache_rows_swapped_between_texts_are_embedded_again(tmp_path, monkeypatch, capsys):
+    """A cache whose rows were swapped between two texts (each a valid row of the other) gives the rows of a
+    run without the cache, with one warning, and is mended for the next run."""
+    from bisent.encoders import get_encoder
+    from bisent.encoders.cache import EmbeddingCache, _key
+
+    monkeypatch.setenv("BISENT_EMBED_CACHE", str(tmp_path / "c"))
+    enc = get_encoder("char-ngram")
+    fresh = enc.encode(LINES, "en")
+    db = EmbeddingCache(enc.id, enc.dim)
+    ka, kb = _key(LINES[0], None), _key(LINES[1], None)                 # char-ngram: one key for all languages
+    (va,), (vb,) = (db._db.execute("SELECT v FROM emb WHERE k = ?", (k,)).fetchone() for k in (ka, kb))
+    with db._db:
+        db._db.execute("UPDATE emb SET v = ? WHERE k = ?", (vb, ka))
+        db._db.execute("UPDATE emb SET v = ? WHERE k = ?", (va, kb))
+    capsys.readouterr()
+    np.testing.assert_array_equal(enc.encode(LINES, "en"), fresh)
+    assert "2 row(s) fail their check" in capsys.readouterr().err
+    assert db._db.execute("SELECT v FROM emb WHERE k = ?", (ka,)).fetchone()[0] == va      # rewritten
+    np.testing.assert_array_equal(enc.encode(LINES, "en"), fresh)
 
 
 def test_cache_reads_float32_entries_of_older_versions_rounded_alike(tmp_path, monkeypatch):

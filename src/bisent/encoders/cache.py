@@ -11,7 +11,9 @@ from the cache or not, :meth:`Encoder.encode` rounds its fresh rows the same
 way whenever the cache is on and scales every row back to unit length (bit for
 bit the same either way); with the cache off (``BISENT_NO_EMBED_CACHE=1``)
 rows are exact float32.
-Entries of older versions (float32 blobs) are read and rounded alike.
+Each row is stored with a 7-byte check (a BLAKE2b of the row keyed by its text's key): a row that fails it
+(written for another text, swapped, damaged) is not used but embedded again, with one warning. Entries of
+older versions (fp16 or float32 blobs without a check) are read, rounded alike, and replaced when rewritten.
 
 Size cap: ``BISENT_CACHE_MAX_MB`` (default 4096) bounds each encoder's file;
 when a write takes it over the cap, the oldest-written entries are deleted
@@ -41,6 +43,7 @@ DEFAULT_MAX_MB = 4096
 #: 16 KB pages hold seven
 PAGE_SIZE = 16384
 _WARNED: set[str] = set()
+_BAD_ROWS: set[str] = set()
 
 
 def cache_folder() -> Path:
@@ -74,6 +77,16 @@ def max_bytes() -> int:
 def _key(text: str, lang: str | None) -> bytes:
     data = text if lang is None else f"{lang}\t{text}"
     return hashlib.blake2b(data.encode("utf-8"), digest_size=16).digest()
+
+
+#: bytes of a row's check: odd, so that a checked fp16 row (2 * dim + 7 bytes) is never taken for an older
+#: entry (2 * dim or 4 * dim bytes)
+CHECK_BYTES = 7
+
+
+def _check(k: bytes, row: bytes) -> bytes:
+    """The check stored after a row: ties the row to the text it was computed for."""
+    return hashlib.blake2b(row, digest_size=CHECK_BYTES, key=k).digest()
 
 
 def _warn_once(path: Path, error: Exception) -> None:
@@ -136,7 +149,7 @@ class EmbeddingCache:
         for s in range(0, len(uniq), _CHUNK):
             part = uniq[s:s + _CHUNK]
             for k, v in self._db.execute(f"SELECT k, {column} FROM emb WHERE k IN ({','.join('?' * len(part))})", part):
-                yield where[k], v
+                yield k, where[k], v
 
     def get(self, texts: list[str], lang: str | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Return ``(found (n,) bool, rows (n, dim) float32 holding float16 values)``; missing rows are zero."""
@@ -144,9 +157,16 @@ class EmbeddingCache:
         found = np.zeros(len(texts), dtype=bool)
         if self.broken:
             return found, rows
+        bad = 0
         try:
-            for at, v in self._select(texts, lang, "v"):
-                if len(v) == 2 * self.dim:
+            for k, at, v in self._select(texts, lang, "v"):
+                if len(v) == 2 * self.dim + CHECK_BYTES:
+                    row, check = v[:-CHECK_BYTES], v[-CHECK_BYTES:]
+                    if check != _check(k, row):
+                        bad += len(at)
+                        continue          # another text's row, or damaged: embedded again
+                    vec = np.frombuffer(row, dtype="<f2").astype(np.float32)
+                elif len(v) == 2 * self.dim:  # an fp16 entry of an older version, without a check
                     vec = np.frombuffer(v, dtype="<f2").astype(np.float32)
                 elif len(v) == 4 * self.dim:  # a float32 entry of an older version, rounded alike
                     vec = np.frombuffer(v, dtype="<f4").astype(np.float16).astype(np.float32)
@@ -158,6 +178,10 @@ class EmbeddingCache:
             self._fail(e)
             found[:] = False
             rows[:] = 0.0
+        if bad and str(self.path) not in _BAD_ROWS:
+            _BAD_ROWS.add(str(self.path))
+            print(f"bisent: warning: embedding cache {self.path}: {bad} row(s) fail their check (written for "
+                  "another text, or damaged); embedding them again", file=sys.stderr)
         return found, rows
 
     def has(self, texts: list[str], lang: str | None = None) -> np.ndarray:
@@ -166,8 +190,8 @@ class EmbeddingCache:
         if self.broken:
             return found
         try:
-            for at, size in self._select(texts, lang, "length(v)"):
-                found[at] = size in (2 * self.dim, 4 * self.dim)
+            for _, at, size in self._select(texts, lang, "length(v)"):
+                found[at] = size in (2 * self.dim + CHECK_BYTES, 2 * self.dim, 4 * self.dim)
         except sqlite3.Error as e:
             self._fail(e)
             found[:] = False
@@ -179,7 +203,11 @@ class EmbeddingCache:
             return
         half = np.ascontiguousarray(rows, dtype="<f2")
         ok = np.isfinite(half).all(axis=1)
-        data = [(_key(t, lang), half[i].tobytes()) for i, t in enumerate(texts) if ok[i]]
+        data = []
+        for i, t in enumerate(texts):
+            if ok[i]:
+                k, row = _key(t, lang), half[i].tobytes()
+                data.append((k, row + _check(k, row)))
         try:
             with self._db:
                 self._db.executemany("INSERT OR REPLACE INTO emb (k, v) VALUES (?, ?)", data)
