@@ -7,7 +7,7 @@ top-level name under ``bisent`` (``bisent.training.loop`` -> ``training``).
 A module may import from its own layer and the layers below. A NEW top-level
 module or package goes into :data:`LAYERS` at the lowest layer whose
 modules it needs: e.g. a document encoder next to ``models``, a new mining
-tool next to ``mining``, a new command in ``cli``.
+tool inside ``mining``, a new command in ``cli``.
 """
 
 from __future__ import annotations
@@ -24,12 +24,11 @@ LAYERS: list[set[str]] = [
     {"errors", "io", "cache", "langcodes", "progress", "threads", "formats", "safeload", "values",  # plumbing,
      "recipes"},                                                   # bitext files, recipes
     {"encoders", "models", "divergence"},                         # sentence -> vector; word divergence
-    {"scoring", "index", "twostage", "topk", "vectors", "datasets"},  # vectors -> neighbours; data builders
-    {"mining", "filtering", "documents", "evaluate", "align",     # what a user does with them
-     "divergence", "repair", "calibration", "explain", "scale", "rerank"},
+    {"mining", "datasets"},                                       # vectors -> neighbours -> pairs; data builders
+    {"filtering", "documents", "evaluate", "align", "scale"},     # what a user does with them
     {"training"},                                                 # learning encoders
-    {"bench", "demo", "report", "review", "run", "pipeline"},     # measuring, showing, checking, whole jobs
-    {"cli", "paths", "__main__", "__init__"},                              # the command line; the package root
+    {"bench", "demo", "report", "review", "run"},                 # measuring, showing, checking, whole jobs
+    {"cli", "paths", "__main__", "__init__"},                     # the command line; the package root
 ]
 
 

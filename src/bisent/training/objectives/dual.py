@@ -23,7 +23,7 @@ import torch
 
 from ...encoders.cache import enabled as cache_enabled
 from ...errors import BisentError
-from ...index import build_index, ivf_lists
+from ...mining.index import build_index, ivf_lists
 from ...models.dual import TorchDualEncoder, build_dual, save_dual
 from ...progress import progress_bar
 from ..data import Batches, Bitext, DualSubBatch, Monotext, PairSpec, all_text, fingerprint
