@@ -23,7 +23,7 @@ PKG = SRC / "bisent"
 LAYERS: list[set[str]] = [
     {"errors", "io", "cache", "langcodes", "progress", "threads", "formats", "safeload", "values",  # plumbing,
      "recipes"},                                                   # bitext files, recipes
-    {"encoders", "models", "divergence"},                         # sentence -> vector; word divergence
+    {"encoders", "models", "divergence"},                         # sentence -> vector; word divergence (no torch)
     {"mining", "datasets"},                                       # vectors -> neighbours -> pairs; data builders
     {"filtering", "documents", "evaluate", "align", "scale"},     # what a user does with them
     {"training"},                                                 # learning encoders

@@ -7,7 +7,7 @@ cross-lingual vectors when given). For a pair (s, t):
 - word vectors ``h_i = [fwd_i; bwd_i]`` (2H), alignment scores
   ``S(i, j) = h_i^src . h_j^tgt`` (:meth:`DivergenceNet.scores`);
 - Eq. 2, ``aggr_s(i) = 1/r log sum_j exp(r S(i, j))`` and ``aggr_t(j)``
-  likewise over i (:func:`aggregate`; padding masked);
+  likewise over i (:func:`batch_aggregates`; padding masked);
 - Eq. 1, the sentence embedding ``[fwd_last; bwd_first]`` compared by cosine
   (:meth:`DivergenceNet.sentence`; the ``-e DIR`` encoder, :class:`DivergenceEncoder`);
 - Eq. 4, semb: ``h_sim = w . tanh(W [h_s * h_t; |h_s - h_t|] + b) + b_sim``
@@ -36,7 +36,7 @@ ARCHITECTURE = "divergence"
 PAD, UNK = 0, 1
 
 
-def aggregate(S: torch.Tensor, src_mask: torch.Tensor, tgt_mask: torch.Tensor, r: float
+def batch_aggregates(S: torch.Tensor, src_mask: torch.Tensor, tgt_mask: torch.Tensor, r: float
               ) -> tuple[torch.Tensor, torch.Tensor]:
     """Eq. 2 over a padded batch: ``S`` (B, I, J), masks (B, I) / (B, J) bool -> aggr_s (B, I), aggr_t (B, J)."""
     neg = torch.finfo(S.dtype).min / 4
@@ -107,7 +107,7 @@ class DivergenceNet(nn.Module):
         ht, t_vec = self.encode_side(tgt_ids, tgt_lens, "tgt")
         S = torch.bmm(hs, ht.transpose(1, 2))                               # (B, I, J)
         sm, tm = src_ids != PAD, tgt_ids != PAD
-        a_s, a_t = aggregate(S, sm, tm, self.r)
+        a_s, a_t = batch_aggregates(S, sm, tm, self.r)
         return {"S": S, "src_mask": sm, "tgt_mask": tm, "aggr_src": a_s, "aggr_tgt": a_t,
                 "src_vec": s_vec, "tgt_vec": t_vec}
 
@@ -190,7 +190,7 @@ class DivergenceEncoder(Encoder):
     batch_size = 64
 
     def __init__(self, model: DivergenceNet, name: str, content_hash: str):
-        from ..divergence import tokenize
+        from ..divergence.tokens import tokenize
 
         self.model, self.name, self.id = model, name, f"divergence:{content_hash[:16]}"
         self.dim = 2 * model.hp["hidden_dim"]
@@ -212,7 +212,7 @@ def _load(model_dir: Path, config: dict) -> Encoder:
 def alignment_matrix(model_dir, src: str, tgt: str) -> tuple[np.ndarray, list[str], list[str]]:
     """``(S (I, J), source words, target words)``: the alignment scores S(i, j) = h_i . h_j of a pair
     under the divergence model in ``model_dir`` (the heat map of ``bisent explain --divergence``)."""
-    from ..divergence import check_pair
+    from ..divergence.scores import check_pair
 
     model = load_model(model_dir)
     ws, wt, reason = check_pair(src, tgt, model.max_words)
