@@ -30,10 +30,20 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 from ..encoders.base import Encoder
 from ..encoders.trained import register_architecture
 from ..errors import BisentError
+from .keys import NUM, Field, ModelConfig
 from .modeldir import load_module, save
 
 ARCHITECTURE = "divergence"
 PAD, UNK = 0, 1
+#: the ``model`` section of its recipes (the other sections: training/objectives/divergence.py)
+MODEL_CONFIGS = {ARCHITECTURE: ModelConfig({
+    "embed_dim": Field(128, int, minimum=1), "hidden_dim": Field(128, int, minimum=1),
+    "r": Field(1.0, NUM, minimum=0), "dropout": Field(0.0, NUM, minimum=0),
+    "semb_hidden": Field(128, int, minimum=1), "vocab_size": Field(30000, int, minimum=1),
+    "min_count": Field(2, int, minimum=1), "lowercase": Field(True, bool),
+    "max_words": Field(200, int, minimum=1),                     # longer sides are not scored
+    "word_vectors": Field(None, (str, dict), nullable=True),    # path, or {lang or src/tgt: path}
+    "word_vectors_from": Field(None, str, nullable=True)})}     # an encoder: its vectors of each word, PCA'd
 
 
 def batch_aggregates(S: torch.Tensor, src_mask: torch.Tensor, tgt_mask: torch.Tensor, r: float

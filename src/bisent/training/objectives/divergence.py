@@ -29,8 +29,16 @@ import torch
 import torch.nn.functional as F
 
 from ...errors import BisentError
+from ...models.keys import Field
 from ..data import Batches, Bitext, Monotext, PairSpec, fingerprint
 from . import Setup
+
+#: the sections of its recipes besides the model's (models/divergence.py)
+RECIPE_SECTIONS = {
+    "objectives": {"loss": Field("wemb", str, ("wemb", "semb")),          # Eq. 3 (words) or Eq. 5 (sentences)
+                   "unpaired": Field(True, bool), "replace": Field(True, bool), "insert": Field(True, bool),
+                   "word_classes": Field(64, int, minimum=1)},
+    "data": {"max_words": Field(50, int, minimum=1)}}                    # training pairs with longer sides are left out
 
 #: example kinds and the ``objectives`` switch of each negative kind (P is always drawn)
 KINDS = (("U", "unpaired"), ("R", "replace"), ("I", "insert"))
