@@ -5,7 +5,7 @@ Two BiLSTMs, one per language (``net_s``, ``net_t``), over word embeddings
 cross-lingual vectors when given). For a pair (s, t):
 
 - word vectors ``h_i = [fwd_i; bwd_i]`` (2H), alignment scores
-  ``S(i, j) = h_i^src . h_j^tgt`` (:meth:`DivergenceNet.scores`);
+  ``S(i, j) = h_i^src . h_j^tgt`` (:meth:`DivergenceNet.forward`; one pair: :meth:`DivergenceNet.pair_scores`);
 - Eq. 2, ``aggr_s(i) = 1/r log sum_j exp(r S(i, j))`` and ``aggr_t(j)``
   likewise over i (:func:`batch_aggregates`; padding masked);
 - Eq. 1, the sentence embedding ``[fwd_last; bwd_first]`` compared by cosine

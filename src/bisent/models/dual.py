@@ -299,8 +299,9 @@ DUAL_MODELS: dict[str, type[nn.Module]] = {"dan": DAN, "hash-transformer": HashT
 
 
 def check_config(recipe: dict, src: str) -> None:
-    """Cross-key rules of a dual model section: layer sizes, the hashed features (:class:`HashConfig`'s own
-    rules, now, not at train start), attention heads, a residual adapter's dimension."""
+    """Cross-key rules of a dual model section: layer sizes, the hashed features (the rules of
+    :class:`~bisent.models.hashing.HashConfig`, now, not at train start), attention heads, a residual adapter's
+    dimension."""
     arch, model = recipe["architecture"], recipe["model"]
     if "hidden" in model and not all(isinstance(h, int) and not isinstance(h, bool) and h > 0 for h in model["hidden"]):
         raise BisentError(f"{src}: model.hidden: expected a list of positive integers, got {model['hidden']!r}")

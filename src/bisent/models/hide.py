@@ -16,7 +16,7 @@ hashed unigrams (optionally the hashed word/char n-grams of
 layers then a linear output.
 
 Inference runs in NumPy (no torch): :class:`HiDEEncoder`, :class:`DocBoWEncoder`.
-Training uses the torch twins :class:`HiDE` and :class:`DocBoW` with the same
+Training uses the torch twins ``HiDE`` and ``DocBoW`` (:func:`build_torch`) with the same
 parameter names (``training/objectives/hide.py``). A model directory is
 ``config.json`` (``architecture``: ``hide`` or ``doc-bow``; ``model``: the
 keyword arguments; for HiDE ``base`` and ``base_id``) + ``model.safetensors``.

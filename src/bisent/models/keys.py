@@ -1,4 +1,4 @@
-"""The recipe keys a model declares next to its code (:data:`MODEL_CONFIGS` in its module).
+"""The recipe keys a model declares next to its code (``MODEL_CONFIGS`` in its module).
 
 A model module (``bisent/models/<name>.py``) holds ``MODEL_CONFIGS = {architecture: ModelConfig(...)}``:
 the ``model`` section of its recipes and the objective that trains it. The objective
