@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from summarise import table
+from mdtable import table
 
 
 def _records(path: Path) -> list[dict]:

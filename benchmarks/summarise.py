@@ -10,6 +10,8 @@ import argparse
 import json
 from pathlib import Path
 
+from mdtable import table
+
 
 def latest(path: Path, key) -> dict:
     """Most recent full-size record per key (runs on a --limit slice are left out)."""
@@ -22,12 +24,6 @@ def latest(path: Path, key) -> dict:
             if not r.get("options"):
                 out[key(r)] = r
     return out
-
-
-def table(header: list[str], rows: list[list]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
-    return "\n".join(lines)
 
 
 def main() -> None:

@@ -5,9 +5,9 @@
         --costs 0,1,2,3,4,6 [--gains 0:4:0.25] [--tau 1]
 
 The word set is built from LibreOffice DEV pages exactly as `bisent bench divergence` builds its
-TEST set (:func:`bisent.divergence.word_test_set`). Per pair the whole (p, q, a, b) tensor of
-aligned scores is computed once ('align' ranking, as :func:`bisent.divergence.repair_pair`; kept spans
-longer than ``--tau``, default bisent.divergence.TAU), so every min_word_gain of a cost is read off one
+TEST set (:func:`bisent.divergence.testset.word_test_set`). Per pair the whole (p, q, a, b) tensor of
+aligned scores is computed once ('align' ranking, as :func:`bisent.divergence.repair.repair_pair`; kept spans
+longer than ``--tau``, default bisent.divergence.repair.TAU), so every min_word_gain of a cost is read off one
 arg max. Prints one JSON line per setting.
 """
 
@@ -21,7 +21,8 @@ import numpy as np
 
 from bisent.bench.divergence import held_out_word_set
 from bisent.datasets.domains import load_domain_pairs
-from bisent.divergence import TAU, sentence_boundaries
+from bisent.divergence.cuts import sentence_boundaries
+from bisent.divergence.repair import TAU
 from bisent.models.divergence import load_model
 
 

@@ -7,7 +7,7 @@ The filter benchmark's noisy set is built from LibreOffice DEV pages exactly as 
 divergence` builds it from TEST pages (:func:`bisent.bench.filtering.build_set` with ``split="dev"``,
 2,000 items, seed 0), and the word-labelled set from DEV pages as
 ``research/divergence_dev_sweep.py`` builds it. Per ``--setting`` (extra options of the ``repair``
-step and of :func:`bisent.divergence.repair_pair`, JSON) it prints one JSON line: on the word set the
+step and of :func:`bisent.divergence.repair.repair_pair`, JSON) it prints one JSON line: on the word set the
 glued pairs restored exactly and the clean pairs cut; on the noisy set the share of each kind the step
 cuts and the glued pairs restored exactly; without ``--repair-only`` also the default pipeline (use-m3)
 with that step first (:func:`bisent.bench.divergence.clean_words`: correct words at precision 0.9 / 0.95 /
@@ -23,7 +23,7 @@ import time
 from bisent.bench.divergence import clean_words, held_out_word_set, repair_effects, repair_word_set
 from bisent.bench.filtering import build_set
 from bisent.datasets.domains import load_domain_pairs
-from bisent.divergence import repair_pair
+from bisent.divergence.repair import repair_pair
 from bisent.models.divergence import load_model
 
 

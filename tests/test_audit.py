@@ -278,7 +278,7 @@ def test_filter_resume_after_a_kill_gives_the_uninterrupted_output(tmp_path, mon
 
 def test_twostage_resume_after_input_changed_is_refused(tmp_path, monkeypatch, capsys):
     """K-mine-twostage-4: a source line (not the first or last) replaced after the candidates were saved."""
-    import bisent.twostage as twostage
+    import bisent.mining.twostage as twostage
 
     write_inputs(tmp_path)
     monkeypatch.chdir(tmp_path)

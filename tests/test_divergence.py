@@ -15,11 +15,11 @@ from bisent.divergence import (  # noqa: E402
     Cut,
     DiceAligner,
     WordClasses,
-    aggregate,
     best_cuts,
     cut_score,
     edge_costs,
     insert,
+    pair_aggregates,
     paired,
     ratio_ok,
     repair_pair,
@@ -29,7 +29,7 @@ from bisent.divergence import (  # noqa: E402
     unpaired,
     word_accuracy,
 )
-from bisent.models.divergence import aggregate as torch_aggregate  # noqa: E402
+from bisent.models.divergence import batch_aggregates  # noqa: E402
 from bisent.training.loop import train  # noqa: E402
 from bisent.training.objectives.divergence import word_loss  # noqa: E402
 from bisent.training.recipe import validate_recipe  # noqa: E402
@@ -46,7 +46,7 @@ def test_aggregation_and_word_loss_match_numpy():
     tm = np.array([[j < m for j in range(5)] for _, m in lens])
     ys = rng.choice([-1.0, 1.0], size=(2, 4))
     yt = rng.choice([-1.0, 1.0], size=(2, 5))
-    a_s, a_t = torch_aggregate(torch.tensor(S), torch.tensor(sm), torch.tensor(tm), r)
+    a_s, a_t = batch_aggregates(torch.tensor(S), torch.tensor(sm), torch.tensor(tm), r)
     out = {"aggr_src": a_s, "aggr_tgt": a_t, "src_mask": torch.tensor(sm), "tgt_mask": torch.tensor(tm)}
     loss = float(word_loss(out, torch.tensor(ys), torch.tensor(yt)))
     total, words = 0.0, 0
@@ -61,7 +61,7 @@ def test_aggregation_and_word_loss_match_numpy():
             total += np.log(1 + np.exp(agg * yt[b, j]))
         words += I + J
     assert loss == pytest.approx(total / words, abs=1e-9)
-    a_s1, a_t1 = aggregate(S[1, :2, :3], r)                               # the NumPy version used by repair
+    a_s1, a_t1 = pair_aggregates(S[1, :2, :3], r)                               # the NumPy version used by repair
     np.testing.assert_allclose(a_s1, a_s[1, :2].numpy(), atol=1e-9)
     np.testing.assert_allclose(a_t1, a_t[1, :3].numpy(), atol=1e-9)
 
@@ -315,7 +315,7 @@ def test_toy_model_separates_divergent_from_parallel_words(toy_model):
     scores = []
     for e in exs:
         S = model.pair_scores(e.src, e.tgt)
-        scores.append(aggregate(S, model.r))
+        scores.append(pair_aggregates(S, model.r))
     acc = word_accuracy(exs, scores)
     assert acc["PURI"] > 0.8, acc                                        # chance: about 0.5
     assert acc["P"] > 0.8 and acc["U"] > 0.8 and acc["I"] > 0.7, acc

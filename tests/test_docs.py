@@ -127,7 +127,7 @@ def test_shell_tour_runs(page, block, tmp_path, monkeypatch):
 @pytest.mark.parametrize("page,code", tours("python"), ids=lambda v: v if v.endswith(".md") else "")
 def test_python_tour_runs(page, code, tmp_path, monkeypatch):
     from bisent import get_encoder
-    from bisent.vectors import embed_file
+    from bisent.mining.vectors import embed_file
 
     monkeypatch.chdir(tmp_path)
     write_inputs(tmp_path)
@@ -162,8 +162,8 @@ def test_site_builds_strictly_with_every_command(tmp_path):
     missing = [name for name in COMMANDS if f'id="bisent-{name}"' not in cli]
     assert not missing, f"the CLI reference lacks {missing}"
     api = (site / "python-api" / "index.html").read_text(encoding="utf-8")
-    for name in ("bisent.mining.mine", "bisent.scoring.MarginScorer", "bisent.filtering.FilterPipeline",
-                 "bisent.align.SentenceAligner"):
+    for name in ("bisent.mining.retrieval.mine", "bisent.mining.scoring.MarginScorer",
+                 "bisent.filtering.FilterPipeline", "bisent.align.SentenceAligner"):
         assert f'id="{name}"' in api, f"the Python API page lacks {name}"
     assert "## Unreleased" not in (site / "changelog" / "index.html").read_text(encoding="utf-8")
     assert "Unreleased" in (site / "changelog" / "index.html").read_text(encoding="utf-8")

@@ -849,7 +849,7 @@ def test_distillation_with_teacher_mined_hard_negatives(corpus, tmp_path):
 def test_prepare_only_fills_the_caches_that_later_runs_read(corpus, tmp_path, monkeypatch, capsys):
     """--prepare-only mines the teacher's hard negatives once; runs of any seed read them back and train exactly
     as if they had mined them (a damaged cache file is mined again, with a warning)."""
-    from bisent.training.loop import PREPARED_FILE, prepare
+    from bisent.training.prepare import PREPARED_FILE, prepare
 
     monkeypatch.setenv("BISENT_EMBED_CACHE", str(tmp_path / "emb"))
     recipe = _recipe(architecture="dan", objective="distill", model=TINY_DAN,

@@ -306,7 +306,7 @@ def test_mine_default_threshold(tmp_path, capsys):
 def test_divergence_repair_and_training_read_tmx_and_moses(tmp_path):
     """What `bisent divergence` / `bisent repair` read (divergence.read_pairs) and `bisent train --train` reads."""
     pytest.importorskip("torch")
-    from bisent.divergence import read_pairs
+    from bisent.divergence.files import read_pairs
     from bisent.training.data import read_bitext as read_training_bitext
 
     pairs = [("a1 a2 a3", "b3 b2 b1"), ("a4 a5", "b5 b4"), ("a6", "b6")]

@@ -7,7 +7,7 @@ top-level name under ``bisent`` (``bisent.training.loop`` -> ``training``).
 A module may import from its own layer and the layers below. A NEW top-level
 module or package goes into :data:`LAYERS` at the lowest layer whose
 modules it needs: e.g. a document encoder next to ``models``, a new mining
-tool next to ``mining``, a new command in ``cli``.
+tool inside ``mining``, a new command in ``cli``.
 """
 
 from __future__ import annotations
@@ -23,13 +23,12 @@ PKG = SRC / "bisent"
 LAYERS: list[set[str]] = [
     {"errors", "io", "cache", "langcodes", "progress", "threads", "formats", "safeload", "values",  # plumbing,
      "recipes"},                                                   # bitext files, recipes
-    {"encoders", "models", "divergence"},                         # sentence -> vector; word divergence
-    {"scoring", "index", "twostage", "topk", "vectors", "datasets"},  # vectors -> neighbours; data builders
-    {"mining", "filtering", "documents", "evaluate", "align",     # what a user does with them
-     "divergence", "repair", "calibration", "explain", "scale", "rerank"},
+    {"encoders", "models", "divergence"},                         # sentence -> vector; word divergence (no torch)
+    {"mining", "datasets"},                                       # vectors -> neighbours -> pairs; data builders
+    {"filtering", "documents", "evaluate", "align", "scale"},     # what a user does with them
     {"training"},                                                 # learning encoders
-    {"bench", "demo", "report", "review", "run", "pipeline"},     # measuring, showing, checking, whole jobs
-    {"cli", "paths", "__main__", "__init__"},                              # the command line; the package root
+    {"bench", "demo", "report", "review", "run"},                 # measuring, showing, checking, whole jobs
+    {"cli", "paths", "__main__", "__init__"},                     # the command line; the package root
 ]
 
 
@@ -113,17 +112,14 @@ def test_no_module_imports_from_a_layer_above_it():
 KNOWN_CYCLES: list[set[str]] = []
 
 
-def test_no_import_cycle():
-    g = graph()
-    # a submodule runs after its package's __init__ has started, so importing from its own package
-    # (``from . import Setup``) is not an edge of a cycle
-    edges = {a: {b for b in deps if not a.startswith(b + ".")} for a, deps in g.items()}
+def find_cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """Every cycle a depth-first walk of ``edges`` meets, each as the path that closes it."""
     state: dict[str, int] = {}
     cycles: list[list[str]] = []
 
     def visit(node: str, stack: list[str]) -> None:
         state[node] = 1
-        for nxt in sorted(edges[node]):
+        for nxt in sorted(edges.get(node, ())):
             if state.get(nxt) == 1:
                 cycles.append(stack[stack.index(nxt):] + [nxt])
             elif nxt not in state:
@@ -133,7 +129,15 @@ def test_no_import_cycle():
     for n in sorted(edges):
         if n not in state:
             visit(n, [n])
-    cycles = [c for c in cycles if not any(set(c) <= known for known in KNOWN_CYCLES)]
+    return cycles
+
+
+def test_no_import_cycle():
+    g = graph()
+    # a submodule runs after its package's __init__ has started, so importing from its own package
+    # (``from . import Setup``) is not an edge of a cycle
+    edges = {a: {b for b in deps if not a.startswith(b + ".")} for a, deps in g.items()}
+    cycles = [c for c in find_cycles(edges) if not any(set(c) <= known for known in KNOWN_CYCLES)]
     assert not cycles, "\n".join(" -> ".join(c) for c in cycles)
 
 
@@ -157,3 +161,75 @@ def test_every_name_imported_from_a_bisent_module_exists():
             missing += [f"{path.relative_to(SRC)}:{line}: {target} has no {n}" for n in names
                         if n != "*" and not hasattr(module, n) and f"{target}.{n}" not in known]
     assert not missing, "\n".join(missing)
+
+
+# --- the scripts outside the package: benchmarks/ and research/ --------------------------------------------
+
+ROOT = SRC.parent
+SCRIPT_DIRS = ("benchmarks", "research")
+
+
+def scripts() -> dict[str, Path]:
+    """``benchmarks/knn.py`` -> ``benchmarks.knn``: every script of the folders that are not installed."""
+    return {f"{d}.{p.stem}": p for d in SCRIPT_DIRS for p in sorted((ROOT / d).glob("*.py"))}
+
+
+def script_imports(path: Path) -> list[tuple[int, str, list[str]]]:
+    """``(line, module, names)`` of every import in a script (lazy ones too; ``names`` empty for ``import m``)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    skip = _type_checking_nodes(tree)
+    out = []
+    for node in ast.walk(tree):
+        if id(node) in skip:
+            continue
+        if isinstance(node, ast.Import):
+            out += [(node.lineno, a.name, []) for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and not node.level:
+            out.append((node.lineno, node.module or "", [a.name for a in node.names]))
+    return out
+
+
+def test_scripts_import_only_public_bisent_modules_and_names_that_exist():
+    """A script in benchmarks/ or research/ is run by hand, not by the tests: a module moved or a name renamed
+    in the package would break it silently. It may use the public package only (no ``_private`` module or name)."""
+    import importlib
+
+    known = modules()
+    bad = []
+    for name, path in scripts().items():
+        where = path.relative_to(ROOT)
+        for line, target, names in script_imports(path):
+            if target.split(".")[0] != "bisent":
+                continue
+            if target not in known:
+                bad.append(f"{where}:{line}: no module {target}")
+                continue
+            if any(part.startswith("_") for part in target.split(".")):
+                bad.append(f"{where}:{line}: {target} is private")
+                continue
+            module = importlib.import_module(target)
+            for n in names:
+                if n.startswith("_"):
+                    bad.append(f"{where}:{line}: {target}.{n} is private")
+                elif not hasattr(module, n) and f"{target}.{n}" not in known:
+                    bad.append(f"{where}:{line}: {target} has no {n}")
+    assert not bad, "\n".join(bad)
+
+
+def test_no_import_cycle_with_the_scripts():
+    """The package and the scripts together: a script may import a sibling script (``from summarise import
+    table``) and the package, the package imports no script, and no chain of imports comes back to its start."""
+    known, found = modules(), scripts()
+    edges = {a: {b for b in deps if not a.startswith(b + ".")} for a, deps in graph().items()}
+    for name, path in found.items():
+        folder = name.split(".")[0]
+        deps = set()
+        for _, target, names in script_imports(path):
+            if f"{folder}.{target}" in found:                          # a sibling script (run from its folder)
+                deps.add(f"{folder}.{target}")
+            elif target in known:
+                deps |= {f"{target}.{n}" for n in names if f"{target}.{n}" in known} or {target}
+        edges[name] = deps
+    assert not any(d in found for m in known for d in edges[m]), "the package imports a script"
+    cycles = find_cycles(edges)
+    assert not cycles, "\n".join(" -> ".join(c) for c in cycles)

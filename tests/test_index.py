@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from bisent.index import knn_both
+from bisent.mining.index import knn_both
 from conftest import unit_rows
 
 
@@ -63,7 +63,7 @@ def test_approximate_agrees_with_exact(method):
 def test_auto_ivf_probes_enough_for_98_percent(monkeypatch):
     """Above the exact threshold `auto` builds IVF and calibrates its probes: top-1 matches brute force on
     ≥ 98 % of ALL queries both ways (clustered data, as sentence embeddings are); one probe does not."""
-    import bisent.index as index
+    import bisent.mining.index as index
 
     rng = np.random.default_rng(4)
     centres = unit_rows(rng, 200, 32)
@@ -87,7 +87,7 @@ def test_auto_ivf_probes_enough_for_98_percent(monkeypatch):
 
 
 def test_calibrated_probes_are_the_fewest_that_reach_the_target():
-    from bisent.index import IVF_MIN_PROBES, build_index, calibrate_probes
+    from bisent.mining.index import IVF_MIN_PROBES, build_index, calibrate_probes
 
     rng = np.random.default_rng(5)
     x, y = unit_rows(rng, 1500, 16), unit_rows(rng, 2000, 16)          # no clusters: IVF's hard case
@@ -105,7 +105,7 @@ def test_calibrated_probes_are_the_fewest_that_reach_the_target():
 
 
 def test_ivf_rule_grows_with_size():
-    from bisent.index import choose_index, ivf_lists
+    from bisent.mining.index import choose_index, ivf_lists
 
     assert choose_index(200_000, 512) == ("exact", {})
     assert ivf_lists(2_000_001) == 5656 > ivf_lists(100_000)

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from bisent.index import knn_both
-from bisent.topk import empty_heaps, sort_heaps, update_tile
+from bisent.mining.index import knn_both
+from bisent.mining.topk import empty_heaps, sort_heaps, update_tile
 
 
 def brute(x, y, k):

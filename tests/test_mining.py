@@ -2,9 +2,9 @@
 
 import numpy as np
 
-from bisent.index import KNN
-from bisent.mining import mine, mine_texts, retrieve
-from bisent.scoring import Candidates, Scorer
+from bisent.mining.index import KNN
+from bisent.mining.retrieval import mine, mine_texts, retrieve
+from bisent.mining.scoring import Candidates, Scorer
 
 
 def cands(fwd_idx, fwd_score, bwd_idx, bwd_score):

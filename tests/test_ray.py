@@ -20,13 +20,13 @@ import pytest
 
 from bisent.cli import main
 from bisent.encoders import get_encoder
-from bisent.vectors import embed_file
+from bisent.mining.vectors import embed_file
 
 ray = pytest.importorskip("ray")
 pytestmark = pytest.mark.ray
 
-from bisent.mining import mine_files  # noqa: E402
-from bisent.scale.blocks import BlockScorer, knn_block  # noqa: E402
+from bisent.mining.blocks import BlockScorer, knn_block  # noqa: E402
+from bisent.mining.retrieval import mine_files  # noqa: E402
 from bisent.scale.ray_mine import RayExecutor  # noqa: E402
 from bisent.scale.ray_session import thread_env  # noqa: E402
 

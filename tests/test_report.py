@@ -11,7 +11,8 @@ import pytest
 from bisent.cli import main
 from bisent.encoders import get_encoder
 from bisent.errors import BisentError
-from bisent.mining import mine
+from bisent.mining.retrieval import mine
+from bisent.mining.scoring import Scorer
 from bisent.report import (
     RecordingScorer,
     calibrate,
@@ -24,7 +25,6 @@ from bisent.report import (
 )
 from bisent.report.explain import filter_decision
 from bisent.report.record import filter_record, mining_record
-from bisent.scoring import Scorer
 from conftest import unit_rows
 
 
@@ -153,8 +153,8 @@ def test_orphan_negatives_tell_mutual_pairs():
     every orphan that found a free candidate."""
     from types import SimpleNamespace
 
+    from bisent.mining.scoring import margin
     from bisent.report.calibration import mining_calibration, mutual_pairs
-    from bisent.scoring import margin
 
     fwd_idx = np.array([[0, 1, 2], [1, 0, 2], [2, 0, 1]])
     fwd_sim = np.array([[0.9, 0.8, 0.5], [0.9, 0.7, 0.4], [0.3, 0.2, 0.1]], dtype=np.float32)
@@ -230,7 +230,7 @@ def test_orphan_negatives_skip_candidates_held_by_confident_pairs():
     """x0 loses y0; its second candidate y1 is held by the confident pair (x1, y1), so its false partner is y2."""
     from types import SimpleNamespace
 
-    from bisent.scoring import margin
+    from bisent.mining.scoring import margin
 
     fwd_idx = np.array([[0, 1, 2], [1, 0, 2], [2, 0, 1]])
     fwd_sim = np.array([[0.9, 0.8, 0.5], [0.9, 0.7, 0.4], [0.3, 0.2, 0.1]], dtype=np.float32)

@@ -1,4 +1,4 @@
-"""Re-ranking document candidates by sentence alignment (bisent.rerank)."""
+"""Re-ranking document candidates by sentence alignment (bisent.mining.rerank)."""
 
 import json
 
@@ -9,8 +9,8 @@ from bisent.cli import main
 from bisent.documents import make_document, mine_documents
 from bisent.encoders.base import l2_normalise
 from bisent.evaluate import retrieval_p_at_n
-from bisent.index import knn_both
-from bisent.rerank import SentenceTable, coverage, rerank, rerank_knn
+from bisent.mining.index import knn_both
+from bisent.mining.rerank import SentenceTable, coverage, rerank, rerank_knn
 
 
 def table(docs):
@@ -111,7 +111,7 @@ def test_cli_rerank(tmp_path, capsys):
 
 def test_coverage_in_blocks_equals_one_product(monkeypatch):
     """Long documents are compared a block of rows at a time (bounded memory); the result is the same."""
-    import bisent.rerank as rr
+    import bisent.mining.rerank as rr
 
     rng = np.random.default_rng(3)
     s, t = l2_normalise(rng.normal(size=(37, 8)).astype(np.float32)), l2_normalise(rng.normal(size=(23,

@@ -7,11 +7,11 @@ import pytest
 
 from bisent.cli import main
 from bisent.encoders import get_encoder
-from bisent.index import EXACT_MAX_PAIRS, TWOSTAGE_MAX_PAIRS, choose_index, knn_approx, knn_both
-from bisent.mining import mine
-from bisent.scale.blocks import BlockScorer, LocalExecutor, knn_block, knn_blocks, merge_topk
-from bisent.scoring import Scorer
-from bisent.vectors import RowView, Shards, embed_file
+from bisent.mining.blocks import BlockScorer, LocalExecutor, knn_block, knn_blocks, merge_topk
+from bisent.mining.index import EXACT_MAX_PAIRS, TWOSTAGE_MAX_PAIRS, choose_index, knn_approx, knn_both
+from bisent.mining.retrieval import mine
+from bisent.mining.scoring import Scorer
+from bisent.mining.vectors import RowView, Shards, embed_file
 from conftest import unit_rows
 
 FIELDS = ("fwd_sim", "fwd_idx", "bwd_sim", "bwd_idx")

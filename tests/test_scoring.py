@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from bisent.scoring import CSLSScorer, MarginScorer, Scorer
+from bisent.mining.scoring import CSLSScorer, MarginScorer, Scorer
 from conftest import unit_rows
 
 

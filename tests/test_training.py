@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -256,6 +257,25 @@ def test_artetxe_streams_cover_every_direction():
     assert obj.languages(data, recipe) == ["en", "de", "fr"]
     names = [s.name for s in obj.build_streams(data, [], recipe)]
     assert names == ["translation de-en", "translation en-de", "translation en-fr", "translation fr-en"]
+
+
+def test_every_architecture_declares_its_recipe_keys_beside_its_model_and_objective():
+    """Adding a model is its model file, its objective and its recipe: recipe.py names no architecture, and every
+    architecture's defaults are its model module's fields plus its objective's sections."""
+    from bisent.training import recipe as R
+
+    configs = R.model_configs()
+    assert {"kim2019", "artetxe2019", "dan", "hash-transformer", "bilstm", "adapter", "zhang2016", "bbowae",
+            "divergence", "hide", "doc-bow"} <= set(configs)
+    central = Path(R.__file__).read_text(encoding="utf-8")
+    for arch, cfg in configs.items():
+        assert f'"{arch}"' not in central, f"training/recipe.py names {arch}: declare it beside the model"
+        sections = get_objective(R.objective_of(arch)).RECIPE_SECTIONS
+        out = validate_recipe({"architecture": arch}, "r.yaml")
+        assert out["model"] == {k: f.default for k, f in cfg.model.items()}
+        for section, fields in sections.items():
+            assert {k: out[section][k] for k in fields} == {k: f.default for k, f in fields.items()}, (arch, section)
+        assert ("tokenizer" in out) == cfg.tokenizer, arch                  # subword input: tokenizer section
 
 
 def test_recipe_errors(tmp_path):

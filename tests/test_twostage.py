@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 
 from bisent.cli import main
-from bisent.index import resolve_method
-from bisent.twostage import fit_projection, knn_twostage, knn_twostage_queries
-from bisent.vectors import Shards, embed_file
+from bisent.mining.index import resolve_method
+from bisent.mining.twostage import fit_projection, knn_twostage, knn_twostage_queries
+from bisent.mining.vectors import Shards, embed_file
 from conftest import unit_rows
 
 
@@ -75,8 +75,8 @@ def test_sampled_queries_get_the_full_runs_lists(threads):
 def test_killed_scan_resumes_from_its_state(tmp_path, monkeypatch):
     """A scan killed after a few row blocks, run again with the same state folder, skips the saved blocks and
     ends with the uninterrupted run's lists; a state of other inputs is a clear error, not reused."""
-    import bisent.topk as topk
-    import bisent.twostage as ts
+    import bisent.mining.topk as topk
+    import bisent.mining.twostage as ts
     from bisent.errors import BisentError
 
     rng = np.random.default_rng(4)
@@ -142,7 +142,7 @@ def test_shards_stream_like_arrays(tmp_path):
 
 
 def test_auto_picks_twostage_between_the_thresholds(monkeypatch):
-    import bisent.index as index
+    import bisent.mining.index as index
 
     assert index.choose_index(1_000_000, 512) == ("twostage", {})
     assert index.choose_index(200_000, 512) == ("exact", {})

@@ -9,7 +9,7 @@ import pytest
 
 from bisent.encoders import get_encoder
 from bisent.errors import BisentError
-from bisent.vectors import Shards, embed_file
+from bisent.mining.vectors import Shards, embed_file
 
 LINES = [f"sentence number {i} about {'apples' if i % 2 else 'pears'}" for i in range(57)]
 

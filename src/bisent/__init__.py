@@ -18,11 +18,11 @@ from .errors import BisentError  # noqa: E402
 def __getattr__(name):
     # Lazy so that `import bisent` stays cheap (faiss is only loaded when needed).
     if name in ("CosineScorer", "EuclideanScorer", "CSLSScorer", "MarginScorer"):
-        from . import scoring
+        from .mining import scoring
         return getattr(scoring, name)
     if name in ("mine", "MinedPair"):
-        from . import mining
-        return getattr(mining, name)
+        from .mining import retrieval
+        return getattr(retrieval, name)
     raise AttributeError(name)
 
 

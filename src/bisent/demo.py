@@ -9,9 +9,9 @@ from .datasets.comparable import make_mining_task, write_bucc
 from .datasets.libreoffice import load_pairs
 from .evaluate import mining_task
 from .io import atomic_write
+from .mining.scoring import Scorer
 from .report import RecordingScorer, render
 from .report.runs import mining_report
-from .scoring import Scorer
 
 
 def run_demo(encoder, src_lang: str = "en", tgt_lang: str = "de", *, max_gold: int = 1000,

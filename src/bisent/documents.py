@@ -23,9 +23,9 @@ sentences with ``sentencex`` (``segmentation="sentencex"``) or keeps the
 given units (``"given"``: list items, or lines of a string).
 
 Mining (:func:`mine_documents`) is the sentence-level path at document level:
-kNN both ways over the document vectors (:mod:`bisent.index`), the margin of
-Artetxe & Schwenk (:mod:`bisent.scoring`), one-to-one max-score retrieval
-(:mod:`bisent.mining`); every source document gets one output row, matched
+kNN both ways over the document vectors (:mod:`bisent.mining.index`), the margin of
+Artetxe & Schwenk (:mod:`bisent.mining.scoring`), one-to-one max-score retrieval
+(:mod:`bisent.mining.retrieval`); every source document gets one output row, matched
 or with the reason it is not.
 """
 
@@ -214,12 +214,12 @@ def mine_documents(src: list[Document], tgt: list[Document], a: np.ndarray, b: n
     kNN both ways with the ``score`` (a margin, CSLS or cosine); retrieval is
     max-score one-to-one. Unmatched sources say why: empty document, its
     candidates all went to better-scoring sources, or below the threshold.
-    ``rerank``: ``(src_table, tgt_table, depth, weight)`` (:mod:`bisent.rerank`)
+    ``rerank``: ``(src_table, tgt_table, depth, weight)`` (:mod:`bisent.mining.rerank`)
     re-scores the ``depth`` nearest candidates each way by sentence alignment
     before the margin (the margin's neighbourhoods are then the best k re-scored).
     """
-    from .mining import mine
-    from .scoring import Scorer
+    from .mining.retrieval import mine
+    from .mining.scoring import Scorer
 
     if len(src) != len(a) or len(tgt) != len(b):
         raise ValueError("documents and embeddings differ in number")
@@ -256,10 +256,11 @@ def mine_documents(src: list[Document], tgt: list[Document], a: np.ndarray, b: n
 
 
 def _mine_reranked(a, b, src_ok, tgt_ok, scorer, src_table, tgt_table, depth: int, weight: float):
-    """:func:`bisent.mining.mine` (max retrieval) with the candidates re-scored by :func:`bisent.rerank.rerank_knn`."""
-    from .index import knn_both
-    from .mining import MinedPair, retrieve
-    from .rerank import rerank_knn
+    """:func:`bisent.mining.retrieval.mine` (max retrieval) with the candidates re-scored by
+    :func:`bisent.mining.rerank.rerank_knn`."""
+    from .mining.index import knn_both
+    from .mining.rerank import rerank_knn
+    from .mining.retrieval import MinedPair, retrieve
 
     rs, rt = np.flatnonzero(src_ok), np.flatnonzero(tgt_ok)
     knn = knn_both(a[rs], b[rt], max(depth, scorer.k))

@@ -102,9 +102,9 @@ class MiningResult:
 def mine_split(task, x: np.ndarray, y: np.ndarray, margin: str, k: int, retrievals: Sequence[str],
                make_scorer=None) -> dict:
     """``{retrieval: [(score, src_id, tgt_id)]}`` of a task's embedded sides ``x`` (n, d), ``y`` (m, d);
-    ``make_scorer(margin, k)`` (default :class:`~bisent.scoring.Scorer`) lets a caller keep the candidates."""
-    from .mining import retrieve
-    from .scoring import Scorer
+    ``make_scorer(margin, k)`` (default :class:`~bisent.mining.scoring.Scorer`) lets a caller keep the candidates."""
+    from .mining.retrieval import retrieve
+    from .mining.scoring import Scorer
 
     cands = (make_scorer or Scorer)(margin, k).fit(y).score(x)
     return {mode: [(p.score, task.src[p.src][0], task.tgt[p.tgt][0]) for p in retrieve(cands, mode)]
@@ -147,8 +147,8 @@ def recovery_misses(x: np.ndarray, y: np.ndarray, score: str = "cosine", k: int 
     """Row i of ``x`` (n, d) translates row i of ``y`` (n, d): ``(n,)`` bool arrays, True where a row of ``x``
     (src->tgt), and a row of ``y`` (tgt->src), has a best-scoring partner on the other side (``score``: cosine,
     euclidean, csls, ratio...) that is not its own."""
-    from .mining import best_candidates
-    from .scoring import Scorer
+    from .mining.retrieval import best_candidates
+    from .mining.scoring import Scorer
 
     fwd, _, bwd, _ = best_candidates(Scorer(score, k).fit(y).score(x))
     return fwd != np.arange(len(x)), bwd != np.arange(len(y))
@@ -322,9 +322,9 @@ def retrieval_p_at_n(a: np.ndarray, b: np.ndarray, a_gold: np.ndarray, b_gold: n
     ``a (n, d)``, ``b (m, d)`` unit rows; ``a_gold[i]`` and ``b_gold[i]`` are
     the rows of the i-th gold pair. Returns ``p@N_src_tgt`` and ``p@N_tgt_src`` in percent.
     ``rerank``: ``(a_table, b_table, depth, weight)`` re-scores the ``depth``
-    nearest by sentence alignment first (:func:`bisent.rerank.rerank`).
+    nearest by sentence alignment first (:func:`bisent.mining.rerank.rerank`).
     """
-    from .index import knn_both
+    from .mining.index import knn_both
 
     k = max(ns)
     depth = max(k, rerank[2]) if rerank else k
@@ -332,7 +332,7 @@ def retrieval_p_at_n(a: np.ndarray, b: np.ndarray, a_gold: np.ndarray, b_gold: n
     g = knn_both(b[b_gold], a, depth)                                              # sources of each gold target
     fwd, bwd = f.fwd_idx[:, :k], g.fwd_idx[:, :k]                                  # (g, k) each
     if rerank:
-        from .rerank import rerank as rescore
+        from .mining.rerank import rerank as rescore
 
         a_t, b_t, _, weight = rerank
         fwd = rescore(f.fwd_sim, f.fwd_idx, a_t, b_t, rows=a_gold, k=k, weight=weight)[1]

@@ -345,7 +345,7 @@ def check_section(config: dict, name: str, path) -> None:
     kind, out of range, ``nan`` or ``inf`` is a one-line error naming the file and the key."""
     from .align.aligner import OPTIONS, check_options
     from .documents import SEGMENTATIONS
-    from .scoring import KINDS
+    from .mining.scoring import KINDS
     from .values import config_bool, config_number
 
     sec = config.get(name)

@@ -39,7 +39,8 @@ import numpy as np
 from ..datasets.comparable import make_mining_task
 from ..datasets.libreoffice import load_pairs
 from ..errors import BisentError
-from ..mining import retrieve
+from ..mining.retrieval import retrieve
+from ..mining.scoring import Scorer
 from ..report.calibration import (
     ALIGN_NEGATIVES_DEFAULT,
     alignment_negatives,
@@ -49,7 +50,6 @@ from ..report.calibration import (
     mining_negatives,
     mutual_pairs,
 )
-from ..scoring import Scorer
 from .common import Recorder
 
 MINING_QUANTILES = (0.5, 0.6, 0.7, 0.75, 0.8)

@@ -74,8 +74,8 @@ def exact_anchor(x, y, k: int, cache=None):
     reused)``. ``cache``: an .npz keeping it between runs on the same rows (its timing is the run that made it)."""
     import numpy as np
 
-    from ..index import KNN, knn_both
     from ..io import atomic_write
+    from ..mining.index import KNN, knn_both
 
     saved = Path(cache) if cache else None
     if saved and saved.is_file():                     # the anchor of an earlier run on the same rows
@@ -93,11 +93,11 @@ def exact_anchor(x, y, k: int, cache=None):
 
 
 def first_rows(sh, n: int, dtype=None):
-    """The first ``n`` rows of a vectors folder (:class:`~bisent.vectors.Shards`) as one array (n, d), in its
+    """The first ``n`` rows of a vectors folder (:class:`~bisent.mining.vectors.Shards`) as one array (n, d), in its
     stored dtype (fp16) or as ``dtype``; read block by block, stopping once ``n`` rows are in."""
     import numpy as np
 
-    from ..vectors import iter_blocks
+    from ..mining.vectors import iter_blocks
 
     out = []
     for s, b in iter_blocks(sh, 65536):

@@ -4,7 +4,7 @@ For every divergence model given with ``-e`` (trained with some of the
 negative kinds P/U/R/I; the repair and filter parts for models trained with all four):
 
 - ``table2``: word accuracy on the word-labelled test set of held-out TEST
-  documents (:func:`bisent.divergence.word_test_set`: 40 % paired, 20 %
+  documents (:func:`bisent.divergence.testset.word_test_set`: 40 % paired, 20 %
   unpaired, 20 % replace, 20 % insert, each pair's kind and draws seeded by
   its document and paragraph id; word classes and aligner from TRAIN pairs),
   per kind and over all (PURI); a word is predicted divergent when its Eq. 2
@@ -18,7 +18,7 @@ negative kinds P/U/R/I; the repair and filter parts for models trained with all 
   first and the share of each noise kind above the median clean pair for the
   Eq. 1 cosine and for the share of parallel words; the default pipeline
   (use-m3) without a ``repair`` step first, with one at the step's defaults
-  (:data:`bisent.divergence.STEP_DEFAULTS`) and with one allowing every shape
+  (:data:`bisent.divergence.repair.STEP_DEFAULTS`) and with one allowing every shape
   of cut (as `bisent repair`): per noise kind the share of pairs the step
   cuts, glued pairs cut back exactly, and the words of correct kept pairs at
   a few precision levels.
@@ -40,18 +40,11 @@ import time
 import numpy as np
 
 from ..datasets.domains import load_domain_pairs, split_pairs
-from ..divergence import (
-    BOUNDARY_COST,
-    MIN_WORD_GAIN,
-    STEP_DEFAULTS,
-    TAU,
-    aggregate,
-    parallel_share,
-    repair_pair,
-    tokenize,
-    word_accuracy,
-    word_test_set,
-)
+from ..divergence.cuts import pair_aggregates
+from ..divergence.repair import BOUNDARY_COST, MIN_WORD_GAIN, STEP_DEFAULTS, TAU, repair_pair
+from ..divergence.scores import parallel_share
+from ..divergence.testset import word_accuracy, word_test_set
+from ..divergence.tokens import tokenize
 from .common import Recorder
 
 #: (rerank, min_gain, min_word_gain, boundary_cost, tau) settings of the repair figures: the default of
@@ -116,7 +109,7 @@ def run(src_lang: str, tgt_lang: str, encoders: list, record: Recorder, *, limit
         who.update(info)
         if info["loss"] == "wemb":
             t0 = time.perf_counter()
-            scores = [aggregate(model.pair_scores(e.src, e.tgt), model.r) for e in test]
+            scores = [pair_aggregates(model.pair_scores(e.src, e.tgt), model.r) for e in test]
             acc = {k: round(v, 4) for k, v in word_accuracy(test, scores).items()}
             out.append(record({**who, "part": "table2", "accuracy": acc,
                                "seconds": round(time.perf_counter() - t0, 1)}))
@@ -186,7 +179,7 @@ def clean_words(items, original: dict, repair_step: dict | None, src_lang: str, 
 
 
 def held_out_word_set(rows, domain: str, src_lang: str, tgt_lang: str) -> list:
-    """The word-labelled P/U/R/I set (:func:`bisent.divergence.word_test_set`) of held-out ``rows`` (doc, pid,
+    """The word-labelled P/U/R/I set (:func:`bisent.divergence.testset.word_test_set`) of held-out ``rows`` (doc, pid,
     src, tgt), its word classes and aligner learnt from ``domain``'s train pairs of 1-60 words a side."""
     train = [(tokenize(p.src).words, tokenize(p.tgt).words)
              for p in load_domain_pairs(domain, src_lang, tgt_lang, split="train")]

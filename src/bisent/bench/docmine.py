@@ -80,7 +80,7 @@ def evaluate(enc, src_docs, tgt_docs, gold_rows, gold_sources, src_lang, tgt_lan
     b = enc.encode_documents([d.sentences for d in tgt_docs], tgt_lang, progress=progress)
     settings = [None]
     if rerank:
-        from ..rerank import WEIGHT, sentence_tables
+        from ..mining.rerank import WEIGHT, sentence_tables
 
         tables = sentence_tables([d.sentences for d in src_docs], [d.sentences for d in tgt_docs], enc, src_lang,
                                  tgt_lang, progress=progress)
@@ -119,7 +119,8 @@ def run(src_lang: str, tgt_lang: str, encoders: list, record: Recorder, *, limit
         max_units: int = MAX_UNITS, max_queries: int | None = None, rerank: int = 0,
         split: str = "test") -> list[dict]:
     """Sentence-Avg of every encoder and every document model, in every view; ``limit`` caps distractors per side;
-    ``rerank`` > 0: each also with that many candidates re-scored by sentence alignment (:mod:`bisent.rerank`)."""
+    ``rerank`` > 0: each also with that many candidates re-scored by sentence alignment
+    (:mod:`bisent.mining.rerank`)."""
     from .common import ANCHORS
 
     out = []

@@ -45,8 +45,8 @@ from ..datasets.libreoffice import load_pairs
 from ..datasets.noise import NOISE_KINDS, make_noisy_set
 from ..errors import BisentError
 from ..evaluate import average_precision
+from ..mining.scoring import Scorer
 from ..recipes import HERE as RECIPES
-from ..scoring import Scorer
 from .common import Recorder
 
 SCORES = ("cosine", "csls", "ratio")

@@ -6,7 +6,7 @@ wall time on a shared machine) and, for IVF, the agreement of its top 30 % pairs
 the exact search's, on planted translation pairs (:func:`bisent.bench.knn.planted_pairs`).
 IVF runs with √n lists (FAISS's IVF default here) and with 4√n (the low end of FAISS's
 guideline, 4√n to 16√n), 16 probed. Planted pairs are easier than real sentence embeddings: the
-probes and :data:`bisent.index.EXACT_MAX_PAIRS` are now set from ``benchmarks/index_sweep.py``.
+probes and :data:`bisent.mining.index.EXACT_MAX_PAIRS` are now set from ``benchmarks/index_sweep.py``.
 
 Usage: python benchmarks/index_choice.py [--sizes 20000,40000,80000] [--d 512]
 """
@@ -18,8 +18,8 @@ import time
 
 import numpy as np
 
-from ..mining import mine
-from ..scoring import Scorer
+from ..mining.retrieval import mine
+from ..mining.scoring import Scorer
 from .common import Recorder, add_results_option
 from .knn import planted_pairs
 

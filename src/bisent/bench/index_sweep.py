@@ -12,7 +12,7 @@ neighbour or a tie: ``top1_score_agreement``), with the CPU seconds of the whole
 approximate search (build both indexes + search every row both ways), which is
 what ``bisent mine`` spends. CPU time is the process's (the machine is shared).
 ``nprobe = nlist`` scans every list: the agreement left is what the codes
-(fp16 / SQ8) lose. :func:`bisent.index.choose_index` is set from these records.
+(fp16 / SQ8) lose. :func:`bisent.mining.index.choose_index` is set from these records.
 
 Usage: python benchmarks/index_sweep.py SRC.vec TGT.vec [--n 50000] [--lists 1,4] [--nprobe 8,16,32,64,128]
 """
@@ -24,8 +24,8 @@ import time
 
 import numpy as np
 
-from ..index import build_index
-from ..vectors import Shards
+from ..mining.index import build_index
+from ..mining.vectors import Shards
 from .common import Recorder, add_results_option, exact_anchor, first_rows
 
 

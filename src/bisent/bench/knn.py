@@ -1,7 +1,7 @@
 """kNN benchmark: blocked exact search against a plain sgemm of the same shapes, peak RSS, approximate search.
 
 Prints JSON lines:
-- ``knn_exact``: effective GFLOP/s of :func:`bisent.index.knn_both` (2·N·M·d / time, both
+- ``knn_exact``: effective GFLOP/s of :func:`bisent.mining.index.knn_both` (2·N·M·d / time, both
   directions from one pass) beside a plain fp32 sgemm over the same tiles in the same run,
   and their ratio (target ≥ 0.8 at N = M = 100k, d = 512; run with OMP_NUM_THREADS=1 on a
   shared machine so both are measured on one core);
@@ -27,9 +27,9 @@ import time
 
 import numpy as np
 
-from ..index import BLOCK_COLS, BLOCK_ROWS, knn_both
-from ..mining import mine
-from ..scoring import Scorer
+from ..mining.index import BLOCK_COLS, BLOCK_ROWS, knn_both
+from ..mining.retrieval import mine
+from ..mining.scoring import Scorer
 from ..threads import default_threads
 from .common import Recorder, add_results_option, peak_rss_mb
 
@@ -77,9 +77,9 @@ def plain_sgemm_seconds(x16, y16, br, bc) -> tuple[float, float]:
 
 
 def parts_cpu_seconds(x16, y16, k, br, bc) -> dict:
-    """CPU seconds of each part of :func:`~bisent.index.knn_both`'s loop, timed apart on the same tiles:
+    """CPU seconds of each part of :func:`~bisent.mining.index.knn_both`'s loop, timed apart on the same tiles:
     fp16→fp32 upcasts, sgemm, the fused top-k pass, the final sort."""
-    from ..topk import empty_heaps, sort_heaps, update_tile
+    from ..mining.topk import empty_heaps, sort_heaps, update_tile
 
     n, m = len(x16), len(y16)
     fval, fids = empty_heaps(n, min(k, m))

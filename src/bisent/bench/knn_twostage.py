@@ -3,7 +3,7 @@
 Reads two vectors folders (``bisent embed`` output; the first ``--n`` rows a side: for
 ``bisent data scale`` output a random sample, its lines are in hash order) as fp16, as
 ``bisent mine`` does. The anchor is the exact one-pass search of both directions
-(:func:`bisent.index.knn_both`), timed in the same run (or read back from ``--exact-cache``).
+(:func:`bisent.mining.index.knn_both`), timed in the same run (or read back from ``--exact-cache``).
 For each reduced dimension (``--dims``) and number of extra candidates (``--extras``) one
 record gives the wall and CPU seconds of the whole two-stage search and of each stage, the
 share of a fixed sample of ``--sample`` source and target queries (seed 0) whose top-1 is the
@@ -14,7 +14,7 @@ are exact: ``max_sim_error`` is their largest difference from the exact search's
 
 At 1M a side the whole exact search is too dear: ``--sample-only`` computes exact lists for the
 sampled queries alone (2 × sample × n pairs), and the two-stage lists of those queries alone
-(:func:`bisent.twostage.knn_twostage_queries`: the whole run's lists for those rows, at the same
+(:func:`bisent.mining.twostage.knn_twostage_queries`: the whole run's lists for those rows, at the same
 reduced cost), and measures agreement on them (no mined-pair recall; its seconds are the sample's,
 not the whole search's: time ``bisent mine --index twostage`` for that).
 
@@ -29,12 +29,12 @@ import time
 
 import numpy as np
 
-from ..index import KNN
-from ..mining import retrieve
-from ..scoring import Scorer
+from ..mining.index import KNN
+from ..mining.retrieval import retrieve
+from ..mining.scoring import Scorer
+from ..mining.twostage import knn_twostage, knn_twostage_queries
+from ..mining.vectors import Shards
 from ..threads import default_threads
-from ..twostage import knn_twostage, knn_twostage_queries
-from ..vectors import Shards
 from .common import Recorder, add_results_option, exact_anchor, first_rows, peak_rss_mb
 
 
@@ -61,7 +61,7 @@ def compare(exact: KNN, got: KNN, qs: np.ndarray, qt: np.ndarray, sampled: bool 
 
     ``sampled``: ``exact`` holds the sampled queries' lists only (rows ``qs`` of X, ``qt`` of Y, in that order),
     so recall and whole lists are measured on the samples; otherwise on every row. ``got_sampled``: so does
-    ``got`` (:func:`bisent.twostage.knn_twostage_queries`).
+    ``got`` (:func:`bisent.mining.twostage.knn_twostage_queries`).
     """
     out = {}
     for name, e_idx, g_idx, e_sim, g_sim, rows in (("src", exact.fwd_idx, got.fwd_idx, exact.fwd_sim, got.fwd_sim, qs),
@@ -86,7 +86,7 @@ def compare(exact: KNN, got: KNN, qs: np.ndarray, qt: np.ndarray, sampled: bool 
 def sampled_anchor(x, y, k: int, qs: np.ndarray, qt: np.ndarray):
     """Exact lists of the sampled queries only (``qs`` of X among Y, ``qt`` of Y among X), with wall and CPU
     seconds: a KNN whose rows are the samples', for sizes where the whole exact search is too dear."""
-    from ..index import _sample_rows, knn_both
+    from ..mining.index import _sample_rows, knn_both
 
     t, c = time.perf_counter(), time.process_time()
     f = knn_both(_sample_rows(x, qs), y, k, progress=False)

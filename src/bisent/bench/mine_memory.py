@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Iterator
 
 from ..datasets.libreoffice import load_documents
-from ..index import BLOCK_COLS, BLOCK_ROWS
+from ..mining.index import BLOCK_COLS, BLOCK_ROWS
 from ..threads import default_threads
 from .common import Recorder, add_results_option
 
@@ -110,9 +110,9 @@ def main(argv=None) -> None:
         tgt = list(dict.fromkeys(tgt + texts(args.data, "fr", args.n)))[:args.n]
     if not src or not tgt:
         raise SystemExit(f"{args.data}: no */documents.jsonl with en and de (run bisent data libreoffice)")
-    base_code = ("import bisent.cli, bisent.mining, faiss, numpy as np\n"
+    base_code = ("import bisent.cli, bisent.mining.retrieval, faiss, numpy as np\n"
                  f"from bisent.encoders import get_encoder; get_encoder({args.encoder!r})\n"
-                 "from bisent.index import knn_both\n"                     # the compiled top-k kernel is code:
+                 "from bisent.mining.index import knn_both\n"                     # the compiled top-k kernel is code:
                  "knn_both(np.ones((8, 8), np.float16), np.ones((8, 8), np.float16), 4, progress=False)\n")
     with tempfile.TemporaryDirectory(prefix="bisent-mine-memory-") as tmp:
         env = {**os.environ, "BISENT_EMBED_CACHE": str(Path(tmp) / "cache")}

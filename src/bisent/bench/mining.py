@@ -11,8 +11,8 @@ from __future__ import annotations
 from ..datasets.comparable import make_mining_task
 from ..datasets.domains import load_domain_pairs, split_pairs
 from ..evaluate import mining_task
-from ..mining import RETRIEVALS
-from ..scoring import MARGINS
+from ..mining.retrieval import RETRIEVALS
+from ..mining.scoring import MARGINS
 from .common import Recorder
 
 

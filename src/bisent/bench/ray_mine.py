@@ -3,8 +3,8 @@
 Random unit fp16 vectors (N × N, d), ratio margin, max retrieval, exact kNN. Each
 configuration runs in a fresh process (BLAS threads are fixed when a process starts):
 
-- ``one_machine``: :func:`bisent.mining.mine` in one process with 1 and with 2 BLAS threads;
-- ``ray_local``: the same through :class:`~bisent.scale.blocks.BlockScorer` on a local Ray
+- ``one_machine``: :func:`bisent.mining.retrieval.mine` in one process with 1 and with 2 BLAS threads;
+- ``ray_local``: the same through :class:`~bisent.mining.blocks.BlockScorer` on a local Ray
   with W workers of 1 thread (W = 1, 2): seconds of the mining (Ray already started) and of
   Ray's start, blocks per second, the CPU seconds each block took in its worker and the
   driver's (merging, scoring), and whether the pairs equal the one-machine pairs.
@@ -32,8 +32,8 @@ def _pairs_digest(pairs) -> str:
 
 
 def timed_knn_block(*args):
-    """:func:`~bisent.scale.blocks.knn_block` and the CPU seconds it took in its worker."""
-    from ..scale.blocks import knn_block
+    """:func:`~bisent.mining.blocks.knn_block` and the CPU seconds it took in its worker."""
+    from ..mining.blocks import knn_block
 
     c = time.process_time()
     result = knn_block(*args)
@@ -56,10 +56,10 @@ class TimedRay:
 
 def child(kind: str, n: int, d: int, block: int, workers: int) -> None:
     """Run one configuration in this (fresh) process; print its figures as one JSON line."""
-    from ..bench.knn import random_unit_fp16
-    from ..mining import mine
-    from ..scale.blocks import BlockScorer
-    from ..scoring import Scorer
+    from ..mining.blocks import BlockScorer
+    from ..mining.retrieval import mine
+    from ..mining.scoring import Scorer
+    from .knn import random_unit_fp16
 
     x, y = random_unit_fp16(n, d, 1), random_unit_fp16(n, d, 2)
     out = {}

@@ -32,8 +32,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..index import _to_float32, build_index, calibrate_probes, ivf_lists, knn_both
-from ..vectors import Shards, select_rows
+from ..mining.index import _to_float32, build_index, calibrate_probes, ivf_lists, knn_both
+from ..mining.vectors import Shards, select_rows
 from .common import Recorder, add_results_option
 from .mine_memory import run_measured
 

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..datasets.libreoffice import load_pairs
 from ..evaluate import sample_distinct_pairs
-from ..scoring import Scorer
+from ..mining.scoring import Scorer
 from .common import Recorder, peak_rss_mb
 
 

@@ -23,7 +23,7 @@ from ..paths import guarded
                    "messages, GNOME help, FreeDict dictionary phrases.")
 @click.option("--rerank", type=click.IntRange(0), default=0, show_default=True,
               help="docmine: also measure each encoder with the DEPTH nearest documents re-scored by sentence "
-                   "alignment (bisent.rerank; e.g. 10).")
+                   "alignment (bisent.mining.rerank; e.g. 10).")
 @click.option("--split", type=click.Choice(["test", "dev", "all"]), default="test", show_default=True,
               help="Documents the calibration, docmine, align and filter tasks query (dev: where their settings are "
                    "chosen; all: every page, calibration's docs setting only).")

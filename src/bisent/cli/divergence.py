@@ -38,7 +38,8 @@ def divergence(pairs, model_dir, output, fmt, columns):
     """
     import sys
 
-    from ..divergence import read_pairs, score_pair
+    from ..divergence.files import read_pairs
+    from ..divergence.scores import score_pair
     from ..io import atomic_write
     from ..models.divergence import load_model
 

@@ -49,8 +49,8 @@ def _collections(fn):
 
 
 def _rerank_options(fn):
-    """``--rerank DEPTH`` and its weight and sentence encoder (:mod:`bisent.rerank`)."""
-    from ..rerank import DEPTH, WEIGHT
+    """``--rerank DEPTH`` and its weight and sentence encoder (:mod:`bisent.mining.rerank`)."""
+    from ..mining.rerank import DEPTH, WEIGHT
 
     for opt in reversed([
         click.option("--rerank", "rerank_depth", type=click.IntRange(0), default=0, show_default=True,
@@ -77,7 +77,7 @@ def _rerank_tables(src, tgt, enc, src_lang, tgt_lang, depth, weight, sent, progr
     ``sent``: the re-ranking's sentence encoder (None: the document encoder's own)."""
     if not depth:
         return None
-    from ..rerank import sentence_tables
+    from ..mining.rerank import sentence_tables
 
     tables = sentence_tables([d.sentences for d in src], [d.sentences for d in tgt], enc, src_lang, tgt_lang,
                              encoder=sent, progress=progress)

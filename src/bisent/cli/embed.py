@@ -10,10 +10,10 @@ import click
 
 from ..encoders import DEFAULT_ENCODER, REGISTRY, get_encoder
 from ..io import MAX_LINE_BYTES, make_state_dir, readable_file
+from ..mining.vectors import SHARD_ROWS, embed_file
 from ..paths import guarded
 from ..scale.ray_embed import EncoderPool
 from ..scale.ray_session import ray_session
-from ..vectors import SHARD_ROWS, embed_file
 from .options import ray_options
 
 

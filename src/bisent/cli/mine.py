@@ -14,14 +14,14 @@ import click
 
 from ..encoders import DEFAULT_ENCODER, get_encoder
 from ..errors import BisentError
-from ..index import BLOCK_ROWS
 from ..io import is_stdio, readable_file, remove_state_dir
-from ..mining import RETRIEVALS, mine_files
+from ..mining.blocks import BLOCK, BlockScorer
+from ..mining.index import BLOCK_ROWS
+from ..mining.retrieval import RETRIEVALS, mine_files
+from ..mining.scoring import KINDS, MARGINS, Scorer
 from ..paths import guarded
-from ..scale.blocks import BLOCK, BlockScorer
 from ..scale.ray_mine import RayExecutor
 from ..scale.ray_session import ray_session
-from ..scoring import KINDS, MARGINS, Scorer
 from .options import THRESHOLD_OR_NONE, FiniteFloat, ray_options
 
 #: Without --threshold or --precision, mined pairs are kept from the threshold of this estimated precision.
@@ -76,7 +76,7 @@ def _mine_paths(kw: dict) -> dict:
                    "exact's for 99.7 % of sentences with use-m3 at 100k, benchmarks/README.md). "
                    "ivf, hnsw: approximate FAISS indexes. "
                    "auto: exact up to 200k x 200k sentences, twostage up to 2M x 2M, IVF above with probes "
-                   "calibrated for 98.5 % top-1 agreement (bisent.index.choose_index).")
+                   "calibrated for 98.5 % top-1 agreement (bisent.mining.index.choose_index).")
 @ray_options("the exact kNN")
 @click.option("--state", "state_dir", type=click.Path(file_okay=False), default=None,
               help="Folder of finished kNN blocks, so a killed run resumes (default with --ray: OUTPUT.blocks); "

@@ -63,7 +63,8 @@ def repair(pairs, model_dir, output, n_best, tau, rerank, min_gain, min_word_gai
     """
     from collections import Counter
 
-    from ..divergence import BOUNDARY_COST, MIN_WORD_GAIN, TAU, read_pairs, repair_pair
+    from ..divergence.files import read_pairs
+    from ..divergence.repair import BOUNDARY_COST, MIN_WORD_GAIN, TAU, repair_pair
     from ..io import atomic_write
     from ..models.divergence import load_model
 

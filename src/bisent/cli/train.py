@@ -80,10 +80,11 @@ def train(recipe_path, train_specs, mono_specs, dev_specs, out_dir, resume, init
       bisent train -c kim2019 --train en-de=train.tsv -o models/kim
       bisent train -c divergence --train train.en-de.tsv -o models/divergence --max-minutes 30
     """
+    from ..models.hide import DOC_ARCHITECTURES
     from ..training.data import resolve_bitext, resolve_monotext
-    from ..training.loop import prepare
     from ..training.loop import train as run_training
-    from ..training.recipe import DOCUMENT, load_recipe, parse_override
+    from ..training.prepare import prepare
+    from ..training.recipe import load_recipe, parse_override
 
     extra = dict(parse_override(o) for o in overrides)
     wv = _word_vectors(word_vectors)
@@ -98,7 +99,7 @@ def train(recipe_path, train_specs, mono_specs, dev_specs, out_dir, resume, init
     recipe = load_recipe(recipe_path, extra)
     if wv is not None and word_vectors_from is None and recipe["model"].get("word_vectors_from"):
         recipe["model"]["word_vectors_from"] = None                 # your files replace the recipe's encoder
-    if recipe["architecture"] in DOCUMENT:                          # HiDE / Document BoW: document-set folders
+    if recipe["architecture"] in DOC_ARCHITECTURES:                        # HiDE / Document BoW: document-set folders
         bitexts = list(train_specs)
     else:
         bitexts = [resolve_bitext(s, recipe["languages"]) for s in train_specs]

@@ -9,7 +9,7 @@ embedding cache makes a second run cheap) and scores the aligned pairs::
 
 CSLS and the margins compare cos(x, y) with the mean cosine of the k nearest
 neighbours of x among *background targets* and of y among *background
-sources* (:class:`bisent.scoring.Scorer` with ``fit(bg_tgt, sources=bg_src)``).
+sources* (:class:`bisent.mining.scoring.Scorer` with ``fit(bg_tgt, sources=bg_src)``).
 A fixed bitext has no comparable corpus, so the background is (``background:``):
 
 - ``sample`` (default): a deterministic sample of ``sample`` distinct pairs of
@@ -34,7 +34,7 @@ import numpy as np
 
 from ..encoders import DEFAULT_ENCODER, REGISTRY, get_encoder, is_encoder
 from ..io import check_readable
-from ..scoring import MARGINS, Scorer, rowwise_cosine
+from ..mining.scoring import MARGINS, Scorer, rowwise_cosine
 from .params import check_choice, check_number
 from .pipeline import background_sample
 from .records import Pair
@@ -74,7 +74,7 @@ def check_encoder_name(encoder: Any) -> str:
 class EmbeddingStep(Step):
     """Base of the embedding steps: the encoder, both languages, and (for CSLS and margins) a background."""
 
-    #: the :data:`bisent.scoring.KINDS` score this step computes (set by subclasses / ``kind``)
+    #: the :data:`bisent.mining.scoring.KINDS` score this step computes (set by subclasses / ``kind``)
     score_kind: ClassVar[str] = "cosine"
     needs_background: ClassVar[bool] = False
 

@@ -32,7 +32,7 @@ class RepairStep(Step):
     """Section 3.2 repair; the value is the number of words cut (0: kept as is). Accepts every pair.
 
     Unlike `bisent repair`, the step cuts by default only where a sentence ends, on one side, and when both
-    kept sides then end alike (:data:`bisent.divergence.STEP_DEFAULTS`): a truncated translation cut back to
+    kept sides then end alike (:data:`bisent.divergence.repair.STEP_DEFAULTS`): a truncated translation cut back to
     its translated part would pass the length-ratio rule and rank high, and is not a clean pair.
     """
 
@@ -43,7 +43,7 @@ class RepairStep(Step):
                  sentences_only: bool | None = None, one_side: bool | None = None, match_ends: bool | None = None,
                  name: str | None = None):
         super().__init__(name=name)
-        from ..divergence import BOUNDARY_COST, MIN_WORD_GAIN, STEP_DEFAULTS, TAU
+        from ..divergence.repair import BOUNDARY_COST, MIN_WORD_GAIN, STEP_DEFAULTS, TAU
 
         self.n_best = int(check_number("n_best", n_best, low=1, integer=True))
         self.tau = int(check_number("tau", TAU if tau is None else tau, low=0, integer=True))
@@ -62,7 +62,7 @@ class RepairStep(Step):
         self.fixed: dict[Pair, Pair] = {}
 
     def score_batch(self, pairs: Sequence[Pair]) -> np.ndarray:
-        from ..divergence import repair_pair
+        from ..divergence.repair import repair_pair
 
         if len(self.fixed) > 200_000:                                    # repairs of earlier chunks, already applied
             self.fixed.clear()
@@ -98,7 +98,7 @@ class DivergenceStep(Step):
         self.model = _model(model)
 
     def score_batch(self, pairs: Sequence[Pair]) -> np.ndarray:
-        from ..divergence import parallel_share
+        from ..divergence.scores import parallel_share
 
         return np.array([parallel_share(self.model, s, t) for s, t in pairs])
 

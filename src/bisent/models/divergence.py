@@ -5,9 +5,9 @@ Two BiLSTMs, one per language (``net_s``, ``net_t``), over word embeddings
 cross-lingual vectors when given). For a pair (s, t):
 
 - word vectors ``h_i = [fwd_i; bwd_i]`` (2H), alignment scores
-  ``S(i, j) = h_i^src . h_j^tgt`` (:meth:`DivergenceNet.scores`);
+  ``S(i, j) = h_i^src . h_j^tgt`` (:meth:`DivergenceNet.forward`; one pair: :meth:`DivergenceNet.pair_scores`);
 - Eq. 2, ``aggr_s(i) = 1/r log sum_j exp(r S(i, j))`` and ``aggr_t(j)``
-  likewise over i (:func:`aggregate`; padding masked);
+  likewise over i (:func:`batch_aggregates`; padding masked);
 - Eq. 1, the sentence embedding ``[fwd_last; bwd_first]`` compared by cosine
   (:meth:`DivergenceNet.sentence`; the ``-e DIR`` encoder, :class:`DivergenceEncoder`);
 - Eq. 4, semb: ``h_sim = w . tanh(W [h_s * h_t; |h_s - h_t|] + b) + b_sim``
@@ -30,13 +30,23 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 from ..encoders.base import Encoder
 from ..encoders.trained import register_architecture
 from ..errors import BisentError
+from .keys import NUM, Field, ModelConfig
 from .modeldir import load_module, save
 
 ARCHITECTURE = "divergence"
 PAD, UNK = 0, 1
+#: the ``model`` section of its recipes (the other sections: training/objectives/divergence.py)
+MODEL_CONFIGS = {ARCHITECTURE: ModelConfig({
+    "embed_dim": Field(128, int, minimum=1), "hidden_dim": Field(128, int, minimum=1),
+    "r": Field(1.0, NUM, minimum=0), "dropout": Field(0.0, NUM, minimum=0),
+    "semb_hidden": Field(128, int, minimum=1), "vocab_size": Field(30000, int, minimum=1),
+    "min_count": Field(2, int, minimum=1), "lowercase": Field(True, bool),
+    "max_words": Field(200, int, minimum=1),                     # longer sides are not scored
+    "word_vectors": Field(None, (str, dict), nullable=True),    # path, or {lang or src/tgt: path}
+    "word_vectors_from": Field(None, str, nullable=True)})}     # an encoder: its vectors of each word, PCA'd
 
 
-def aggregate(S: torch.Tensor, src_mask: torch.Tensor, tgt_mask: torch.Tensor, r: float
+def batch_aggregates(S: torch.Tensor, src_mask: torch.Tensor, tgt_mask: torch.Tensor, r: float
               ) -> tuple[torch.Tensor, torch.Tensor]:
     """Eq. 2 over a padded batch: ``S`` (B, I, J), masks (B, I) / (B, J) bool -> aggr_s (B, I), aggr_t (B, J)."""
     neg = torch.finfo(S.dtype).min / 4
@@ -107,7 +117,7 @@ class DivergenceNet(nn.Module):
         ht, t_vec = self.encode_side(tgt_ids, tgt_lens, "tgt")
         S = torch.bmm(hs, ht.transpose(1, 2))                               # (B, I, J)
         sm, tm = src_ids != PAD, tgt_ids != PAD
-        a_s, a_t = aggregate(S, sm, tm, self.r)
+        a_s, a_t = batch_aggregates(S, sm, tm, self.r)
         return {"S": S, "src_mask": sm, "tgt_mask": tm, "aggr_src": a_s, "aggr_tgt": a_t,
                 "src_vec": s_vec, "tgt_vec": t_vec}
 
@@ -190,7 +200,7 @@ class DivergenceEncoder(Encoder):
     batch_size = 64
 
     def __init__(self, model: DivergenceNet, name: str, content_hash: str):
-        from ..divergence import tokenize
+        from ..divergence.tokens import tokenize
 
         self.model, self.name, self.id = model, name, f"divergence:{content_hash[:16]}"
         self.dim = 2 * model.hp["hidden_dim"]
@@ -212,7 +222,7 @@ def _load(model_dir: Path, config: dict) -> Encoder:
 def alignment_matrix(model_dir, src: str, tgt: str) -> tuple[np.ndarray, list[str], list[str]]:
     """``(S (I, J), source words, target words)``: the alignment scores S(i, j) = h_i . h_j of a pair
     under the divergence model in ``model_dir`` (the heat map of ``bisent explain --divergence``)."""
-    from ..divergence import check_pair
+    from ..divergence.scores import check_pair
 
     model = load_model(model_dir)
     ws, wt, reason = check_pair(src, tgt, model.max_words)

@@ -40,10 +40,12 @@ from torch import nn
 
 from ..encoders.base import Encoder
 from ..encoders.trained import register_architecture
+from ..errors import BisentError
 from . import adapter as np_adapter
 from . import dan as np_dan
 from . import modeldir
-from .hashing import HashFeaturizer
+from .hashing import HASH_FIELDS, HashConfigError, HashFeaturizer
+from .keys import NUM, Field, ModelConfig
 from .rnn import BiRNNEncoder, pad
 from .tokenizer import FILENAME as TOKENIZER_FILE
 from .tokenizer import UNK, Tokenizer
@@ -294,6 +296,70 @@ class Adapter(nn.Module):
 
 DUAL_MODELS: dict[str, type[nn.Module]] = {"dan": DAN, "hash-transformer": HashTransformer, "bilstm": BiLSTM,
                                            "adapter": Adapter}
+
+
+def check_config(recipe: dict, src: str) -> None:
+    """Cross-key rules of a dual model section: layer sizes, the hashed features (the rules of
+    :class:`~bisent.models.hashing.HashConfig`, now, not at train start), attention heads, a residual adapter's
+    dimension."""
+    arch, model = recipe["architecture"], recipe["model"]
+    if "hidden" in model and not all(isinstance(h, int) and not isinstance(h, bool) and h > 0 for h in model["hidden"]):
+        raise BisentError(f"{src}: model.hidden: expected a list of positive integers, got {model['hidden']!r}")
+    if "buckets" in model:
+        try:
+            np_dan.hash_config(model).check()
+        except HashConfigError as e:
+            raise BisentError(f"{src}: model.{e.key}: {e.problem}") from None
+    if arch == "hash-transformer" and model["d_model"] % model["heads"]:
+        raise BisentError(f"{src}: model.d_model: {model['d_model']} is not a multiple of model.heads "
+                          f"({model['heads']})")
+    if arch == "adapter" and model["residual"] and model["dim"] is not None:
+        raise BisentError(f"{src}: model.dim: a residual adapter keeps its base's dimension; leave it null")
+
+
+def _dual(model: dict[str, Field], *, tokenizer: bool = False) -> ModelConfig:
+    """A dual encoder's recipe: trained by guo2019 (ranking) or distill (a teacher); the shared sections are
+    :mod:`bisent.training.objectives.dual`'s. ``dim: null`` = the teacher's dimension, else a default."""
+    return ModelConfig(model, objective="guo2019", choices=("guo2019", "distill"), tokenizer=tokenizer,
+                       check=check_config)
+
+
+#: the ``model`` section of the dual-encoder recipes
+MODEL_CONFIGS = {
+    "dan": _dual({
+        "dim": Field(None, int, nullable=True, minimum=1),
+        "embed_dim": Field(256, int, minimum=1),
+        "hidden": Field([512], list),                # ReLU layers between the mean and the output
+        "feature_dropout": Field(0.0, NUM, minimum=0),  # drop whole features before averaging (training only)
+        "dropout": Field(0.0, NUM, minimum=0),
+        **HASH_FIELDS,
+        "word_ngrams": Field(2, int, minimum=1),     # 1: words, 2: words and bigrams
+    }),
+    "hash-transformer": _dual({
+        "dim": Field(None, int, nullable=True, minimum=1),
+        "embed_dim": Field(128, int, minimum=1),     # word / n-gram embedding size, projected to d_model
+        "d_model": Field(256, int, minimum=8),
+        "layers": Field(2, int, minimum=1),
+        "heads": Field(4, int, minimum=1),
+        "ff_dim": Field(512, int, minimum=1),
+        "dropout": Field(0.1, NUM, minimum=0),
+        **HASH_FIELDS,
+        "max_tokens": Field(64, int, minimum=1),
+    }),
+    "bilstm": _dual({
+        "dim": Field(None, int, nullable=True, minimum=1),  # null: 2 * hidden_dim (no output layer), or the teacher's
+        "embed_dim": Field(256, int, minimum=1),
+        "hidden_dim": Field(256, int, minimum=1),
+        "layers": Field(1, int, minimum=1),
+        "dropout": Field(0.1, NUM, minimum=0),
+    }, tokenizer=True),
+    "adapter": _dual({
+        "base": Field("use-m3", str),                # the frozen encoder: registered name or model directory
+        "dim": Field(None, int, nullable=True, minimum=1),  # null: the base's dimension (or the teacher's)
+        "hidden": Field([], list),                   # [] = one linear map (starts as the identity)
+        "residual": Field(False, bool),              # x + MLP(x), the last layer starting at zero
+    }),
+}
 
 
 def build_dual(architecture: str, hp: dict) -> nn.Module:

@@ -39,6 +39,20 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .keys import Field
+
+#: the recipe keys of the hashed features (a ``model`` section's share; :class:`HashConfig` checks them together)
+HASH_FIELDS = {
+    "buckets": Field(1 << 18, int, minimum=2),      # hashed feature ids (one table for every kind of feature)
+    "n_min": Field(3, int, minimum=1),              # character n-grams of each <token>, n_min <= n <= n_max
+    "n_max": Field(5, int, minimum=0),
+    "lowercase": Field(True, bool),
+    "max_tokens": Field(128, int, minimum=1),       # tokens kept per sentence
+    "cjk_n_min": Field(0, int, minimum=0),        # 0: off; else tokens with CJK characters also get n-grams from this n
+    "translit": Field(False, bool),                 # Cyrillic tokens also get their Latin transliteration's features
+    "hash_seed": Field(0, int, minimum=0),          # 0: as always; N: other features share a bucket (ensemble members)
+}
+
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 _P = np.uint64(0x100000001B3)                       # odd, so invertible modulo 2**64
 _P_INV = np.uint64(pow(int(_P), -1, 2 ** 64))

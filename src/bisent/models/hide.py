@@ -16,7 +16,7 @@ hashed unigrams (optionally the hashed word/char n-grams of
 layers then a linear output.
 
 Inference runs in NumPy (no torch): :class:`HiDEEncoder`, :class:`DocBoWEncoder`.
-Training uses the torch twins :class:`HiDE` and :class:`DocBoW` with the same
+Training uses the torch twins ``HiDE`` and ``DocBoW`` (:func:`build_torch`) with the same
 parameter names (``training/objectives/hide.py``). A model directory is
 ``config.json`` (``architecture``: ``hide`` or ``doc-bow``; ``model``: the
 keyword arguments; for HiDE ``base`` and ``base_id``) + ``model.safetensors``.
@@ -33,12 +33,22 @@ from ..encoders.documents import CHUNK, DocumentEncoder, sentence_sums
 from ..errors import BisentError
 from . import modeldir
 from .hashing import HashConfig, HashFeaturizer
+from .keys import Field, ModelConfig
 
 DOC_ARCHITECTURES = ("hide", "doc-bow")
 #: the ``model`` section of each architecture's config.json (models/modeldir.py contract)
 CONFIG_KEYS = {"hide": ("mode", "base", "hidden", "in_dim", "languages"),
                "doc-bow": ("buckets", "embed_dim", "hidden", "ngrams")}
 MODES = ("dnn-pool", "pool-dnn")
+#: the ``model`` section of their recipes; both are trained by the hide objective (training/objectives/hide.py),
+#: on document pairs
+MODEL_CONFIGS = {
+    "hide": ModelConfig({"mode": Field("dnn-pool", str, MODES), "base": Field("use-m3", str),
+                         "hidden": Field([320, 320, 500, 500], list)}, objective="hide", tokenizer=False),
+    "doc-bow": ModelConfig({"buckets": Field(1 << 18, int, minimum=2), "embed_dim": Field(320, int, minimum=1),
+                            "hidden": Field([320, 500], list), "ngrams": Field(False, bool)},
+                           objective="hide", tokenizer=False),
+}
 
 
 def layer_plan(in_dim: int, hidden: list[int]) -> list[tuple[int, int, bool]]:

@@ -31,8 +31,29 @@ from ..encoders.base import Encoder
 from ..encoders.trained import register_architecture
 from ..errors import BisentError
 from . import modeldir
+from .keys import NUM, Field, ModelConfig
 from .tokenizer import FILENAME as TOKENIZER_FILE
 from .tokenizer import PAD, UNK, Tokenizer
+
+#: the ``model`` section of the seq2seq recipes (their objectives: training/objectives/kim2019.py, artetxe2019.py)
+MODEL_CONFIGS = {
+    "kim2019": ModelConfig({
+        "rnn": Field("gru", str, ("gru", "lstm")),
+        "embed_dim": Field(256, int, minimum=1),
+        "hidden_dim": Field(256, int, minimum=1),    # per direction; sentence embedding = 2 * hidden_dim
+        "layers": Field(1, int, minimum=1),
+        "dropout": Field(0.1, NUM, minimum=0),
+        "word_vectors": Field(None, (str, dict), nullable=True),  # path, or {lang: path}
+    }),
+    "artetxe2019": ModelConfig({
+        "embed_dim": Field(256, int, minimum=1),
+        "hidden_dim": Field(256, int, minimum=1),    # encoder, per direction; embedding = 2 * hidden_dim
+        "decoder_dim": Field(512, int, minimum=1),
+        "lang_dim": Field(32, int, minimum=1),
+        "layers": Field(1, int, minimum=1),
+        "dropout": Field(0.1, NUM, minimum=0),
+    }),
+}
 
 
 def pad(seqs: list[list[int]]) -> tuple[torch.Tensor, torch.Tensor]:

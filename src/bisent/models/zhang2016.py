@@ -64,6 +64,7 @@ from ..encoders.base import Encoder
 from ..encoders.trained import register_architecture
 from ..errors import BisentError
 from . import modeldir
+from .keys import NUM, Field, ModelConfig
 
 VOCAB_FILE = "vocab.json"
 UNK = "<unk>"
@@ -71,6 +72,20 @@ UNK = "<unk>"
 CONFIG_KEYS = {"zhang2016": ("languages", "hidden", "word_dim", "variant", "descriptor_norm", "target_weight",
                               "lowercase", "max_len", "unseen_language"),
                "bbowae": ("languages", "hidden", "beta", "lowercase", "max_len", "unseen_language")}
+#: the ``model`` section of their recipes (a word vocabulary per language; the other sections:
+#: training/objectives/zhang2016.py and bbowae.py)
+MODEL_CONFIGS = {
+    "zhang2016": ModelConfig({
+        "variant": Field("mm2as", str, ("mm2as", "as2mm")),  # input [min; max] -> target [avg; std], or the reverse
+        "word_dim": Field(64, int, minimum=1),                  # d
+        "hidden": Field(None, int, nullable=True, minimum=1),   # m (null: 2d, as in the paper)
+        "descriptor_norm": Field("none", str, ("none", "standard")),  # standard: each dimension centred, sd -> 0.5
+        "target_weight": Field(1.0, NUM, minimum=0),            # gamma on W_dec^T g_tgt in Eq. 11-12 (1: the paper)
+        "finetune_words": Field(False, bool),                   # train the word tables L (Eq. 10) or keep word2vec's
+        "word_vectors": Field(None, (str, dict), nullable=True),  # path, or {lang: path}; null: word2vec on the pairs
+        "unseen_language": Field("auto", str)}),                # auto: read other languages as the 2nd; refuse
+    "bbowae": ModelConfig({"hidden": Field(128, int, minimum=1), "unseen_language": Field("auto", str)}),
+}
 VARIANTS = {"mm2as": (("min", "max"), ("avg", "std")), "as2mm": (("avg", "std"), ("min", "max"))}
 DESCRIPTORS = ("min", "max", "avg", "std")          #: the rows of the ``norm.<lang>.shift`` / ``.scale`` tensors (4, d)
 #: ``descriptor_norm: standard``: a descriptor dimension's training standard deviation maps to this many units,

@@ -315,7 +315,7 @@ def mining_negatives(cands, kind: str, pair_src: np.ndarray, pair_tgt: np.ndarra
                      confident_quantile: float = 0.0, with_mutual: bool = False):
     """Scores of false pairs a mining run would make, simulated from its own candidates.
 
-    ``cands``: :class:`bisent.scoring.Candidates` (k >= 2); ``pair_*`` (p,): the
+    ``cands``: :class:`bisent.mining.scoring.Candidates` (k >= 2); ``pair_*`` (p,): the
     retrieved pairs before the threshold. Confident pairs are mutual nearest
     neighbours scoring above the ``confident_quantile`` of the mutual pairs'
     scores. Taking a confident pair's partner away leaves each side as an
@@ -400,7 +400,7 @@ def _free_candidate(kind: str, idx: np.ndarray, sim: np.ndarray, taken: np.ndarr
     ``idx``/``sim`` (c, k): the orphans' candidates, rank 1 their lost partner;
     ``side`` 0: orphans are sources (margin args ``cos, r_x, r_y``), 1: targets.
     """
-    from ..scoring import combine
+    from ..mining.scoring import combine
 
     free = ~taken[idx[:, 1:]]                                            # (c, k-1)
     has = free.any(axis=1)

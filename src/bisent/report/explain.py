@@ -26,7 +26,7 @@ def explain_pair(src: str, tgt: str, encoder, src_lang: str, tgt_lang: str, *, b
                  background_tgt: Sequence[str] = (), k: int = 4, pipeline=None, divergence: str | None = None,
                  progress: bool | None = False) -> dict:
     """The explanation of ``(src, tgt)`` as a plain dict (see :func:`bisent.report.html.explanation_html`)."""
-    from ..scoring import Scorer, combine
+    from ..mining.scoring import Scorer, combine
 
     xs = [src] + [s for s in dict.fromkeys(background_src) if s != src]
     ys = [tgt] + [t for t in dict.fromkeys(background_tgt) if t != tgt]

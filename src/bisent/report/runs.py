@@ -34,7 +34,7 @@ NEGATIVES_FROM = 20_000
 
 
 class RecordingScorer:
-    """A :class:`bisent.scoring.Scorer` that keeps the last candidates it scored (``cands_``)."""
+    """A :class:`bisent.mining.scoring.Scorer` that keeps the last candidates it scored (``cands_``)."""
 
     def __init__(self, scorer):
         self.scorer = scorer
@@ -60,7 +60,7 @@ def directions(cands, src: np.ndarray, tgt: np.ndarray) -> np.ndarray:
 
 
 def _mined_pairs(cands, retrieval: str):
-    from ..mining import retrieve
+    from ..mining.retrieval import retrieve
 
     pairs = retrieve(cands, retrieval) if cands is not None else []
     pairs.sort(key=lambda p: (-p.score, p.src, p.tgt))   # the order mine() writes them in
@@ -88,7 +88,7 @@ def finish_mining(recorder: RecordingScorer, src_path, tgt_path, output, *, fmt:
                   write_record: bool = True) -> dict:
     """Calibrate, threshold and report a run mined (without threshold) into ``output``; returns summary fields
     (``write_record=False``: no ``OUTPUT.report.json`` unless there is a ``report``)."""
-    from ..mining import read_collection, unique_rows
+    from ..mining.retrieval import read_collection, unique_rows
 
     scores, texts = rec_mod.read_mined(output)
     src_u = unique_rows(read_collection(src_path, fmt)[0])[0]
@@ -167,7 +167,7 @@ def documents_calibration(a: np.ndarray, b: np.ndarray, *, src_ok: np.ndarray | 
     (:func:`bisent.report.calibration.mining_negatives`). None: too few pairs
     or negatives (``k`` < 2, or fewer than 10 orphans found a competitor). ``pi0``: as :func:`calibrate`.
     """
-    from ..scoring import Scorer
+    from ..mining.scoring import Scorer
 
     src_ok = np.ones(len(a), bool) if src_ok is None else np.asarray(src_ok, bool)
     tgt_ok = np.ones(len(b), bool) if tgt_ok is None else np.asarray(tgt_ok, bool)

@@ -1,4 +1,4 @@
-"""Mining on Ray: the block jobs of :mod:`bisent.scale.blocks` as Ray tasks (``bisent mine --ray``).
+"""Mining on Ray: the block jobs of :mod:`bisent.mining.blocks` as Ray tasks (``bisent mine --ray``).
 
 :class:`RayExecutor` submits one task per (source block, target block), a
 bounded number at a time, each asking for ``threads`` CPUs, and yields results
@@ -19,7 +19,7 @@ from typing import Callable, Iterable, Iterator
 
 import numpy as np
 
-from .blocks import Job, knn_block
+from ..mining.blocks import Job, knn_block
 from .ray_session import import_ray, ray_result
 
 
@@ -27,7 +27,7 @@ class RayExecutor:
     """Runs block jobs as Ray tasks of ``threads`` CPUs each, at most ``window`` in flight.
 
     ``max_retries``: reruns of a task whose worker process died. ``block_fn``: the
-    job (default :func:`~bisent.scale.blocks.knn_block`; tests wrap it to kill a worker).
+    job (default :func:`~bisent.mining.blocks.knn_block`; tests wrap it to kill a worker).
     """
 
     def __init__(self, *, threads: int = 1, max_retries: int = 3, window: int | None = None,

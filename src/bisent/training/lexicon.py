@@ -23,9 +23,9 @@ import numpy as np
 
 from ..errors import BisentError
 from ..io import atomic_write, read_lines
-from ..mining import mine, unique_rows
+from ..mining.retrieval import mine, unique_rows
+from ..mining.vectors import encode_fp16
 from ..values import check_number
-from ..vectors import encode_fp16
 
 #: ratio-margin floor of a kept pair (of Italian's 12,706 mutual pairs 7,570 are two different strings,
 #: 5,262 of them at 1.03 or more; under it near-misses such as tahiti -> quesiti grow common)

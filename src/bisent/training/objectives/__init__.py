@@ -36,8 +36,11 @@ A new objective is one file, ``objectives/<name>.py``::
 
 (or, for a dual encoder, ``return dual.setup(..., terms=[my_term(recipe["objectives"])])`` with a
 term ``(sub-batch, x, y, x_hard, y_hard) -> (weighted scalar, log parts)``, as :mod:`.guo2019`).
-The recipe schema names it: the architecture in :data:`bisent.training.recipe.ARCHITECTURES`
-with its ``model`` / ``objectives`` fields, a dual objective in ``DUAL_OBJECTIVES``.
+Its recipe keys sit next to it: ``RECIPE_SECTIONS`` (section -> key -> :class:`bisent.models.keys.Field`,
+the sections it reads besides ``model``) and, for rules across keys, ``check_recipe(recipe, raw, src)``.
+The architecture's ``model`` section and the objective that trains it are the model module's
+``MODEL_CONFIGS`` (:class:`bisent.models.keys.ModelConfig`; a new dual objective joins the dual models'
+``choices``); :mod:`bisent.training.recipe` assembles both.
 """
 
 from __future__ import annotations

@@ -25,10 +25,17 @@ from pathlib import Path
 import torch
 
 from ...errors import BisentError
+from ...models.keys import NUM, Field
 from ..data import Bitext, Monotext, StreamSpec, SubBatch
 from . import Setup, seq2seq
 from .common import data_languages
 from .seq2seq import token_nll
+
+#: the ``objectives`` section of its recipes (the model section: models/rnn.py)
+RECIPE_SECTIONS = {"objectives": {
+    "both_directions": Field(True, bool),        # train a->b and b->a for every pair a-b in the data
+    "autoencoding": Field(0.0, NUM, minimum=0),  # not in the paper: weight of x->x streams per language
+}}
 
 
 def languages(bitexts: list[Bitext], recipe: dict) -> list[str]:

@@ -3,4 +3,10 @@
 Its loss is :func:`bisent.training.objectives.zhang2016.bbowae_chunk_loss`.
 """
 
-from .zhang2016 import train  # noqa: F401
+from ...models.keys import NUM, Field
+from .zhang2016 import WORD_AE_SECTIONS, train  # noqa: F401
+
+#: the sections of its recipes besides the model's (models/zhang2016.py)
+RECIPE_SECTIONS = {**WORD_AE_SECTIONS, "objectives": {
+    "beta": Field(1.0, NUM, minimum=0), "lambda_cor": Field(4.0, NUM, minimum=0),
+    "block": Field(100, int, minimum=2)}}  # pairs per correlation estimate

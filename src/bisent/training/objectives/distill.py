@@ -53,6 +53,7 @@ import torch.nn.functional as F
 from ..data import Bitext, DualSubBatch, Monotext
 from ..teacher import fill_cache, teacher_embeddings
 from . import Setup, dual
+from .dual import RECIPE_SECTIONS, check_recipe  # noqa: F401  the dual objectives' keys and rules
 from .guo2019 import duplicate_mask, ranking_term
 
 

@@ -29,8 +29,16 @@ import torch
 import torch.nn.functional as F
 
 from ...errors import BisentError
+from ...models.keys import Field
 from ..data import Batches, Bitext, Monotext, PairSpec, fingerprint
 from . import Setup
+
+#: the sections of its recipes besides the model's (models/divergence.py)
+RECIPE_SECTIONS = {
+    "objectives": {"loss": Field("wemb", str, ("wemb", "semb")),          # Eq. 3 (words) or Eq. 5 (sentences)
+                   "unpaired": Field(True, bool), "replace": Field(True, bool), "insert": Field(True, bool),
+                   "word_classes": Field(64, int, minimum=1)},
+    "data": {"max_words": Field(50, int, minimum=1)}}                    # training pairs with longer sides are left out
 
 #: example kinds and the ``objectives`` switch of each negative kind (P is always drawn)
 KINDS = (("U", "unpaired"), ("R", "replace"), ("I", "insert"))
@@ -63,7 +71,8 @@ def _labels(rows: list[list[int]], width: int) -> torch.Tensor:
 
 
 def batch_loss(model, examples: Sequence, loss: str) -> tuple[torch.Tensor, dict[str, float]]:
-    """The recipe's loss on a list of :class:`bisent.divergence.Example`, and the share of words classified right."""
+    """The recipe's loss on a list of :class:`bisent.divergence.negatives.Example`, and the share of words classified
+    right."""
     si, sl = model.featurize([e.src for e in examples], "src")
     ti, tl = model.featurize([e.tgt for e in examples], "tgt")
     dev = next(model.parameters()).device
@@ -94,7 +103,7 @@ def build_vocab(sents: Sequence[list[str]], size: int, min_count: int, lowercase
 
 @dataclass
 class ExampleBatch:
-    """One kind's share of a batch: :class:`bisent.divergence.Example` s (featurized in the loss)."""
+    """One kind's share of a batch: :class:`bisent.divergence.negatives.Example` s (featurized in the loss)."""
 
     kind: str
     examples: list
@@ -137,7 +146,8 @@ def encoder_init(model, encoder_name: str, src_lang: str, tgt_lang: str) -> dict
 def setup(recipe: dict, bitexts: list[Bitext], monos: list[Monotext], dev: list[Bitext], out_dir: Path, *,
           state: dict | None, device: torch.device) -> Setup:
     """The BiLSTM divergence model on one language pair for :func:`bisent.training.loop.train`."""
-    from ...divergence import NegativeSampler, tokenize
+    from ...divergence.negatives import NegativeSampler
+    from ...divergence.tokens import tokenize
     from ...models.divergence import DivergenceEncoder, DivergenceNet, load_word_vectors, save_divergence
 
     if monos:

@@ -14,6 +14,7 @@ Guo et al. 2018, Yang et al. 2019) are mined here, with the current model or, fo
 from __future__ import annotations
 
 import hashlib
+import math
 import sys
 from pathlib import Path
 from typing import Callable
@@ -23,13 +24,93 @@ import torch
 
 from ...encoders.cache import enabled as cache_enabled
 from ...errors import BisentError
-from ...index import build_index, ivf_lists
+from ...mining.index import build_index, ivf_lists
 from ...models.dual import TorchDualEncoder, build_dual, save_dual
+from ...models.keys import NUM, Field
 from ...progress import progress_bar
 from ..data import Batches, Bitext, DualSubBatch, Monotext, PairSpec, all_text, fingerprint
 from ..teacher import teacher_embeddings
 from . import Setup
 from .common import data_languages, tokenizer_fingerprint, tokenizer_for
+
+#: the sections every dual objective (guo2019, distill) reads besides the model's (models/dual.py)
+RECIPE_SECTIONS: dict[str, dict[str, Field]] = {
+    "data": {
+        "batch_size": Field(128, int, minimum=2),   # K pairs per step, split between the language pairs
+        "max_pairs": Field(None, int, nullable=True, minimum=1),  # use the first N pairs of each language pair
+        "mono_weight": Field(1.0, NUM, minimum=0),  # batch share of each --mono language vs one language pair
+                                                    # (distill)
+        "vocab_weight": Field(None, NUM, nullable=True, minimum=0),  # ... of each vocab.XX.txt stream; null:
+                                                                     # mono_weight
+        "words_weight": Field(None, NUM, nullable=True, minimum=0),  # ... of each words.XX.txt stream; null:
+                                                                     # mono_weight
+        # null: every word list gets words_weight; N: a list of W words gets words_weight * max(1, W / N), so each
+        # word of a longer list is seen as often as one of an N-word list (raise batch_size so the other streams keep
+        # their rows)
+        "words_ref_size": Field(None, int, nullable=True, minimum=1),
+        # one stream per (language pair, domain) of `bisent data general`'s files when either is set, sharing the pair's
+        # batch share in proportion to weight * rows ** (1 / temperature) (weight: 1 for a domain not named; temperature
+        # null: equal base shares, 1: shares as the rows, 2: as their square roots); both null: one stream per pair
+        "domain_weights": Field(None, dict, nullable=True),
+        "domain_temperature": Field(None, NUM, nullable=True, minimum=1),
+        # {domain: share}: that domain's rows of each pair form a stream of their own (named `en-it lexicon`) with that
+        # batch share against a language pair's 1, beside the pair's stream of its other rows (`bisent data lexicon`)
+        "stream_domains": Field(None, dict, nullable=True),
+    },
+    "optim": {
+        "embed_lr_mult": Field(1.0, NUM, minimum=0),  # learning-rate multiplier of hashed embedding tables
+    },
+    "objectives": {
+        "ranking": Field(1.0, NUM, minimum=0),       # weight of the bidirectional ranking loss (Eq. 1-2)
+        "scale": Field(20.0, NUM, minimum=0),        # s: logits are s * (cos - m on the diagonal)
+        "margin": Field(0.3, NUM, minimum=0),        # m, additive margin (paper: 0.3)
+        "hard_negatives": Field(False, bool),        # append mined hard negatives to the in-batch ones
+        "hard_every": Field(1000, int, minimum=1),   # re-mine them with the current model every N steps
+        # model: mined with the model being trained (every hard_every steps); teacher (distill): each source's
+        # nearest other source by the teacher's rows, mined once before step 1
+        "hard_source": Field("model", str, ("model", "teacher")),
+        "distill": Field(0.0, NUM, minimum=0),       # weight of the teacher loss (objective: distill)
+        "teacher": Field("me5-small", str),          # registered encoder or model directory
+        "distill_loss": Field("mse", str, ("mse", "cosine")),
+        # weight of the teacher-contrastive term (distill): each text's student vector must pick its own teacher row
+        # (a translation: its source's) out of the sub-batch's, a softmax at contrast_scale over cosines
+        "contrast": Field(0.0, NUM, minimum=0),
+        "contrast_scale": Field(20.0, NUM, minimum=0),
+        # the teacher rows of harder negatives join the term: a pair's mined hard sources (hard_negatives), and for each
+        # text of a monolingual stream or word list its nearest other text by the teacher (mined once, cached)
+        "contrast_hard": Field(False, bool),
+        "teacher_batch": Field(64, int, minimum=1),  # sentences per teacher call (its persistent cache is used)
+        "teacher_workers": Field(1, int, minimum=1),  # processes that fill the teacher's cache first (many cores)
+    },
+    "train": {
+        "half_weights": Field(False, bool),         # store the model's weights as float16 (half the directory)
+        "int8_weights": Field(False, bool),         # large tables as int8 rows + a scale each, the rest float16
+    },
+}
+
+
+def check_recipe(recipe: dict, raw: dict, src: str) -> None:
+    """Cross-key rules of the dual recipes; the ``distill`` objective weighs the teacher 1 unless told otherwise."""
+    obj = recipe["objectives"]
+    given = raw.get("objectives") or {}
+    if recipe["objective"] == "distill":
+        if "distill" not in given:
+            obj["distill"] = 1.0
+        if "ranking" not in given:
+            obj["ranking"] = 0.0
+        if obj["distill"] <= 0:
+            raise BisentError(f"{src}: objectives.distill: must be > 0 for objective: distill")
+    elif obj["distill"] > 0 or obj["contrast"] > 0:
+        key = "distill" if obj["distill"] > 0 else "contrast"
+        raise BisentError(f"{src}: objectives.{key}: the guo2019 objective has no teacher; use objective: distill")
+    if obj["ranking"] <= 0 and obj["distill"] <= 0:
+        raise BisentError(f"{src}: objectives: ranking and distill are both 0: nothing to train")
+    if obj["contrast_hard"] and obj["contrast"] <= 0:
+        raise BisentError(f"{src}: objectives.contrast_hard: needs objectives.contrast > 0 (the term it adds to)")
+    for key in ("domain_weights", "stream_domains"):                   # at load, not minutes later at train start
+        for d, w in (recipe["data"].get(key) or {}).items():
+            if not isinstance(w, (int, float)) or isinstance(w, bool) or not math.isfinite(w) or w < 0:
+                raise BisentError(f"{src}: data.{key}.{d}: {w!r} is not a number >= 0")
 
 #: default output size of hashed students when no teacher fixes it
 DEFAULT_DIM = 384

@@ -42,6 +42,7 @@ import torch.nn.functional as F
 
 from ..data import Bitext, DualSubBatch, Monotext
 from . import Setup, dual
+from .dual import RECIPE_SECTIONS, check_recipe  # noqa: F401  the dual objectives' keys and rules
 
 # --- the loss (Eq. 1-2) -------------------------------------------------------------------------------
 

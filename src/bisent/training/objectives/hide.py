@@ -38,9 +38,30 @@ import torch
 import torch.nn.functional as F
 
 from ...errors import BisentError
+from ...models.keys import NUM, Field
 from ..data import Batches
 from . import Setup
 from .guo2019 import ranking_loss
+
+#: the sections of the document recipes (hide, doc-bow) besides the model's (models/hide.py)
+RECIPE_SECTIONS: dict[str, dict[str, Field]] = {
+    "data": {"segmentations": Field(["given", "sentencex"], list),   # views of each document, one drawn per side
+             "max_units": Field(16, int, minimum=1),                  # units (paragraphs / sentences) kept per document
+             "batch_size": Field(64, int, minimum=2)},                # K document pairs per step
+    "optim": {"clip": Field(None, NUM, nullable=True, minimum=0)},
+    "objectives": {"scale": Field(20.0, NUM, minimum=0), "margin": Field(0.3, NUM, minimum=0)},
+    "train": {"max_steps": Field(1500, int, minimum=0), "eval_every": Field(250, int, minimum=1)},
+}
+
+
+def check_recipe(recipe: dict, raw: dict, src: str) -> None:
+    """The document recipes' list fields: views from ``given`` / ``sentencex``, positive layer sizes."""
+    segs = recipe["data"]["segmentations"]
+    if not segs or any(s not in ("given", "sentencex") for s in segs):
+        raise BisentError(f"{src}: data.segmentations: choose from given, sentencex (got {segs!r})")
+    hidden = recipe["model"]["hidden"]
+    if not hidden or not all(isinstance(h, int) and not isinstance(h, bool) and h > 0 for h in hidden):
+        raise BisentError(f"{src}: model.hidden: expected a list of positive integers, got {hidden!r}")
 
 # --- data ---------------------------------------------------------------------------------------------------
 

@@ -20,9 +20,26 @@ from pathlib import Path
 import torch
 
 from ...errors import BisentError
+from ...models.keys import NUM, Field
 from ..data import Bitext, Monotext, StreamSpec, SubBatch
 from . import Setup, seq2seq
 from .seq2seq import token_nll
+
+#: the ``objectives`` section of its recipes (the model section: models/rnn.py)
+RECIPE_SECTIONS = {"objectives": {
+    "translation": Field(1.0, NUM, minimum=0),   # share of each batch (Eq. 7 / Eq. 9)
+    "autoencoding": Field(1.0, NUM, minimum=0),  # share of each batch (Eq. 8 / Eq. 10)
+    "direction": Field("src2tgt", str, ("src2tgt", "tgt2src", "both")),
+}}
+
+
+def check_recipe(recipe: dict, raw: dict, src: str) -> None:
+    """The translation path trains the source encoder; the model is bilingual."""
+    if recipe["objectives"]["translation"] <= 0:
+        raise BisentError(f"{src}: objectives.translation: must be > 0 (the translation path trains the source "
+                          "encoder)")
+    if recipe["languages"] is not None and len(recipe["languages"]) != 2:
+        raise BisentError(f"{src}: languages: kim2019 is bilingual: give [source, target], got {recipe['languages']!r}")
 
 
 def languages(bitexts: list[Bitext], recipe: dict) -> list[str]:

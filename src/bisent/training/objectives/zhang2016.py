@@ -48,6 +48,7 @@ import torch
 from ...errors import BisentError
 from ...evaluate import evaluate_dev
 from ...io import atomic_write
+from ...models.keys import NUM, Field
 from ...models.modeldir import WEIGHTS_FILE
 from ...models.zhang2016 import (
     UNK,
@@ -70,6 +71,24 @@ from .. import checkpoint
 from ..data import Bitext
 from ..runlog import RunLog
 from . import Setup
+
+#: the sections a word-vocabulary autoencoder (zhang2016, bbowae) reads besides its model's and objectives'
+WORD_AE_SECTIONS: dict[str, dict[str, Field]] = {
+    "tokenizer": {"min_count": Field(2, int, minimum=1),           # rarer words read as <unk>
+                  "vocab_size": Field(50_000, int, minimum=2)},    # per language, <unk> included
+    "data": {"max_len": Field(100, int, minimum=1),                # words kept per sentence
+             "batch_size": Field(1000, int, minimum=1),            # pairs per Adam step (whole blocks)
+             "chunk": Field(2000, int, minimum=1)},                # pairs per forward pass of the full-corpus objective
+    "optim": {"optimizer": Field("lbfgs", str, ("lbfgs", "adam")), "lr": Field(1.0, NUM, minimum=0),
+              "history": Field(10, int, minimum=1)},               # L-BFGS curvature pairs
+}
+#: the sections of its recipes besides the model's (models/zhang2016.py)
+RECIPE_SECTIONS = {**WORD_AE_SECTIONS, "objectives": {
+    "alpha": Field(0.1, NUM, minimum=0), "block": Field(100, int, minimum=1),
+    "lambda_l": Field(1e-6, NUM, minimum=0), "lambda_w": Field(1e-3, NUM, minimum=0),
+    "w2v_epochs": Field(5, int, minimum=1), "w2v_window": Field(5, int, minimum=1),
+    "w2v_negative": Field(5, int, minimum=1),
+    "w2v_bilingual": Field(False, bool)}}       # one skip-gram on pseudo-bilingual pairs (not the paper)
 
 LOG_FILE = "train_log.jsonl"
 

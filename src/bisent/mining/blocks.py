@@ -1,14 +1,14 @@
 """The exact kNN of both directions as a grid of independent blocks, merged, resumable.
 
 Sources X (n, d) and targets Y (m, d) are cut into blocks of ``block`` rows a
-side. Job (i, j) runs :func:`bisent.index.knn_both` on source block i and target
+side. Job (i, j) runs :func:`bisent.mining.index.knn_both` on source block i and target
 block j: the top-k targets of block j for each source of block i, and the top-k
 sources of block i for each target of block j. A row's top-k over all of Y (or X)
 is the top-k of the union of its blocks' lists under the kernel's order (score
 descending, index ascending), so :func:`merge_topk` folds blocks in, in any
 order, to the lists of one pass over the whole matrix. Margin scoring and
 retrieval then run on the merged lists exactly as after one pass
-(:class:`BlockScorer` is a :class:`~bisent.scoring.Scorer`), so the mined pairs
+(:class:`BlockScorer` is a :class:`~bisent.mining.scoring.Scorer`), so the mined pairs
 are the same bytes as ``bisent mine`` without blocks.
 
 Blocks are whole multiples of the kernel's tile (4096 rows), so every score is
@@ -34,11 +34,11 @@ from typing import Callable, Iterable, Iterator
 
 import numpy as np
 
-from ..index import BLOCK_COLS, BLOCK_ROWS, KNN, knn_both
 from ..io import atomic_write, make_state_dir
 from ..progress import progress_bar
-from ..scoring import Candidates, Scorer
-from ..vectors import RowView, Shards
+from .index import BLOCK_COLS, BLOCK_ROWS, KNN, knn_both
+from .scoring import Candidates, Scorer
+from .vectors import RowView, Shards
 
 #: rows a side of one job (8 kernel tiles): about 10 s of work at d = 512 on one core
 BLOCK = 8 * BLOCK_ROWS
@@ -318,7 +318,7 @@ def knn_blocks(x, y, k: int = 4, *, block: int = BLOCK, executor=None, state=Non
 
 
 class BlockScorer(Scorer):
-    """A :class:`~bisent.scoring.Scorer` whose exact kNN runs as a grid of blocks (see the module docstring).
+    """A :class:`~bisent.mining.scoring.Scorer` whose exact kNN runs as a grid of blocks (see the module docstring).
 
     ``executor``: where jobs run (default: this process); ``state``: folder of
     finished blocks (a rerun resumes); ``block``: rows a side of a job.

@@ -4,7 +4,7 @@
 ``block_rows × block_cols``: each tile is computed once (fp16 upcast to fp32
 per block, one sgemm) and feeds both the forward top-k (each row of X among Y)
 and the backward top-k (each row of Y among X) in one compiled pass over the
-tile (:mod:`bisent.topk`). Memory is bounded by the fp16 vectors, one tile and
+tile (:mod:`bisent.mining.topk`). Memory is bounded by the fp16 vectors, one tile and
 the (n + m) × k results; never by n × m.
 
 Approximate search (``method="ivf"`` or ``"hnsw"``) builds a FAISS index on
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import faiss
 import numpy as np
 
-from .progress import progress_bar
+from ..progress import progress_bar
 from .topk import empty_heaps, sort_heaps
 from .vectors import iter_blocks
 
@@ -47,11 +47,11 @@ def knn_both(x, y, k: int = 4, *, method: str = "exact", block_rows: int = BLOCK
     """Top-``k`` inner-product neighbours of X (n, d) among Y (m, d) and of Y among X.
 
     ``x`` and ``y`` are arrays (any float dtype; fp16 is upcast per block),
-    :class:`~bisent.vectors.Shards` or :class:`~bisent.vectors.RowView` (streamed block by block).
+    :class:`~bisent.mining.vectors.Shards` or :class:`~bisent.mining.vectors.RowView` (streamed block by block).
     ``k`` is clamped to the other side's size. ``method`` is
     ``"exact"`` (blocked, one pass), ``"ivf"`` or ``"hnsw"`` (approximate; see :func:`knn_approx` for
-    their keyword arguments). The two-stage search is :func:`bisent.twostage.knn_twostage`
-    (:class:`bisent.scoring.Scorer` dispatches to it).
+    their keyword arguments). The two-stage search is :func:`bisent.mining.twostage.knn_twostage`
+    (:class:`bisent.mining.scoring.Scorer` dispatches to it).
 
     The exact pass is parallel by row blocks (``threads``, default :func:`bisent.threads.default_threads`):
     each thread does whole tiles with one BLAS thread and keeps private column heaps, merged in the
@@ -70,7 +70,7 @@ def knn_both(x, y, k: int = 4, *, method: str = "exact", block_rows: int = BLOCK
     bsim, bidx = empty_heaps(m, kb)
     if n == 0 or m == 0 or k < 1:
         return KNN(fsim, fidx, bsim, bidx)
-    from .threads import default_threads
+    from ..threads import default_threads
     from .topk import merge_heaps, scan_tiles
 
     tiles = -(-n // block_rows) * -(-m // block_cols)
@@ -208,7 +208,7 @@ def calibrate_probes(index, queries, db, target: float = TARGET_AGREEMENT, *, sa
 
 #: ``auto`` searches exactly while sources × targets is at most this many pairs (see :func:`choose_index`)
 EXACT_MAX_PAIRS = 200_000 ** 2
-#: ``auto`` uses the two-stage search (:mod:`bisent.twostage`) above EXACT_MAX_PAIRS up to this many pairs
+#: ``auto`` uses the two-stage search (:mod:`bisent.mining.twostage`) above EXACT_MAX_PAIRS up to this many pairs
 TWOSTAGE_MAX_PAIRS = 2_000_000 ** 2
 #: ``auto``'s IVF keeps fp16 codes while one side's codes take at most this many bytes, SQ8 codes above
 FP16_MAX_BYTES = 512 * 2**20
@@ -229,7 +229,7 @@ def choose_index(n_target: int, dim: int, n_source: int | None = None) -> tuple[
 
     - exact while ``n_source × n_target ≤ EXACT_MAX_PAIRS`` (200k × 200k: at most ~8 minutes on
       2 cores, and every smaller figure of the README stays exact);
-    - two-stage (:func:`bisent.twostage.knn_twostage`: a scan at 192 dimensions keeping k + 16
+    - two-stage (:func:`bisent.mining.twostage.knn_twostage`: a scan at 192 dimensions keeping k + 16
       candidates both ways, re-scored exactly at full dimension) up to ``TWOSTAGE_MAX_PAIRS``
       (2M × 2M; its memory is ~(n + m) × 1 KB plus one side's fp16 vectors), at half the exact
       search's CPU time with use-m3 and the exact top-1 for 99.7 % of queries at 100k × 100k;

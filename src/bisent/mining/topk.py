@@ -1,6 +1,6 @@
 """Fused top-k of both directions over one score tile: one compiled pass updates row and column heaps.
 
-:func:`bisent.index.knn_both` computes the score matrix ``S = X Yᵀ`` tile by tile
+:func:`bisent.mining.index.knn_both` computes the score matrix ``S = X Yᵀ`` tile by tile
 (one sgemm each) and needs, from every tile, the k best columns of each row
 (forward) and the k best rows of each column (backward). :func:`update_tile`
 reads the tile once, in memory order, and updates both: a row heap when a value

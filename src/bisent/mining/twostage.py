@@ -1,6 +1,6 @@
 """Two-stage kNN both ways: a scan in a reduced space for candidates, then exact scores at full dimension.
 
-Why: the exact one-pass search (:func:`bisent.index.knn_both`) costs one sgemm of
+Why: the exact one-pass search (:func:`bisent.mining.index.knn_both`) costs one sgemm of
 ``n × m × d`` multiply-adds; at 1M × 1M, d = 512, that is ~12,000 CPU seconds on
 this project's 2-core machine. Inner products of unit sentence vectors keep most
 of their variance in a few principal directions, so the same one-pass scan over
@@ -135,8 +135,8 @@ def scan_both(xr: np.ndarray, yr: np.ndarray, kk: int, *, threads: int = 1, bloc
     """Top-``kk`` of both directions over ``xr`` (n, r) and ``yr`` (m, r) (float16 or 32), unsorted heaps -> a KNN,
     sorted.
 
-    The one-pass fused scan of :func:`bisent.index.knn_both`, by the same driver
-    (:func:`bisent.topk.scan_tiles`: one row block a thread, one BLAS thread each, private column heaps
+    The one-pass fused scan of :func:`bisent.mining.index.knn_both`, by the same driver
+    (:func:`bisent.mining.topk.scan_tiles`: one row block a thread, one BLAS thread each, private column heaps
     merged here in the heaps' total order), so the result is the one-thread result whatever the threads
     and the order of the blocks.
 
@@ -144,8 +144,8 @@ def scan_both(xr: np.ndarray, yr: np.ndarray, kk: int, *, threads: int = 1, bloc
     ``save_every`` seconds, default :data:`SAVE_EVERY`); a killed scan given the same folder and the same inputs
     (``key``, checked) continues from its last save, with the same result.
     """
+    from ..progress import progress_bar
     from .index import KNN
-    from .progress import progress_bar
     from .topk import empty_heaps, merge_heaps, scan_tiles, sort_heaps
 
     n, m = len(xr), len(yr)
@@ -200,7 +200,7 @@ def _save_state(path: Path, meta: dict, **arrays: np.ndarray) -> None:
     """Write ``arrays`` and ``meta`` (the inputs and settings they belong to) to the .npz ``path`` atomically."""
     import json
 
-    from .io import atomic_write
+    from ..io import atomic_write
 
     with atomic_write(path, "wb") as f:
         np.savez(f, meta=np.array(json.dumps(meta, sort_keys=True)), **arrays)
@@ -214,7 +214,7 @@ def _load_state(path: Path, meta: dict, what: str) -> dict | None:
     """
     import json
 
-    from .errors import BisentError
+    from ..errors import BisentError
 
     if not path.is_file():
         return None
@@ -231,7 +231,7 @@ def _load_state(path: Path, meta: dict, what: str) -> dict | None:
 def knn_twostage(x, y, k: int = 4, *, dim: int = TWOSTAGE_DIM, extra: int = TWOSTAGE_EXTRA, seed: int = 0,
                  progress: bool | None = None, block_rows: int | None = None, block_cols: int | None = None,
                  threads: int | None = None, stats: dict | None = None, state=None):
-    """Top-``k`` neighbours both ways (a :class:`~bisent.index.KNN`): reduced-space candidates, exact scores.
+    """Top-``k`` neighbours both ways (a :class:`~bisent.mining.index.KNN`): reduced-space candidates, exact scores.
 
     ``x`` (n, d), ``y`` (m, d): arrays, Shards or RowViews. Stage 1: both sides projected to ``dim`` dimensions
     (:func:`fit_projection`), the fused one-pass scan keeps the best ``k + extra`` of each row and each column.
@@ -241,9 +241,9 @@ def knn_twostage(x, y, k: int = 4, *, dim: int = TWOSTAGE_DIM, extra: int = TWOS
     scan saves its progress and then the candidates, so a killed run given the same folder resumes (same result);
     the caller removes it when done.
     """
+    from ..io import make_state_dir
+    from ..threads import default_threads
     from .index import BLOCK_COLS, BLOCK_ROWS, KNN, knn_both
-    from .io import make_state_dir
-    from .threads import default_threads
 
     if dim < 1 or extra < 0:
         raise ValueError(f"two-stage search needs dim ≥ 1 and extra ≥ 0 (got dim {dim}, extra {extra})")
@@ -295,10 +295,10 @@ def knn_twostage_queries(x, y, qs: np.ndarray, qt: np.ndarray, k: int = 4, *, di
     which is fitted on the whole of X and Y as there; so these are the same lists (tested), found with
     2 × sample × n reduced products instead of n × m. This is how the agreement of a 1M × 1M two-stage
     run with exact search is measured on a sample without running the search twice.
-    Returns a :class:`~bisent.index.KNN` whose forward rows are ``qs``'s and backward rows ``qt``'s.
+    Returns a :class:`~bisent.mining.index.KNN` whose forward rows are ``qs``'s and backward rows ``qt``'s.
     """
+    from ..threads import default_threads
     from .index import KNN, _sample_rows
-    from .threads import default_threads
 
     kk, threads = k + extra, threads or default_threads()
     p = fit_projection(x, y, dim, seed=seed)

@@ -79,7 +79,7 @@ def mine(x, y, scorer: Scorer | None = None, *, retrieval: str = "max", threshol
          progress: bool | None = None) -> list[MinedPair]:
     """Mine pairs between sources ``x`` (n, d) and targets ``y`` (m, d): best first.
 
-    ``x`` and ``y`` are arrays or :class:`~bisent.vectors.Shards` (vectors
+    ``x`` and ``y`` are arrays or :class:`~bisent.mining.vectors.Shards` (vectors
     folders, streamed into the blocked kNN block by block, never loaded whole).
     ``scorer`` defaults to the ratio margin with k = 4. Rows where
     ``src_valid``/``tgt_valid`` is False (e.g. rejected, all-zero lines) take
@@ -127,7 +127,7 @@ class _Side:
     """One side to mine: its distinct sentences' vectors and where each distinct sentence first occurs.
 
     ``vectors`` (u, d): one row per distinct sentence (an fp16 array, or a
-    :class:`~bisent.vectors.RowView` of a vectors folder); ``first`` (u,): the
+    :class:`~bisent.mining.vectors.RowView` of a vectors folder); ``first`` (u,): the
     index of that sentence's first occurrence among the side's texts.
     """
 
@@ -170,7 +170,7 @@ def read_collection(path, fmt: str = "plain") -> tuple[list[str], list[str], dic
     are skipped and counted; any other bad line is a one-line error.
     ``bucc``: ``id<TAB>sentence`` lines.
     """
-    from .io import read_id_sentences, read_lines
+    from ..io import read_id_sentences, read_lines
 
     texts, ids, empty = [], [], 0
     if fmt == "bucc":
@@ -200,8 +200,8 @@ def mine_files(src_path, tgt_path, src_lang: str, tgt_lang: str, encoder, out_pa
     loaded); either way each distinct sentence is mined once, at its first line.
     Returns a summary dict.
     """
-    from .errors import BisentError
-    from .io import atomic_write
+    from ..errors import BisentError
+    from ..io import atomic_write
 
     if (src_vectors is None) != (tgt_vectors is None):
         raise BisentError("give vectors for both sides (--src-vectors and --tgt-vectors) or for neither")

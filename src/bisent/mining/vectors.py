@@ -31,11 +31,11 @@ from typing import Iterator
 
 import numpy as np
 
-from .encoders.base import Encoder
-from .errors import BisentError, where
-from .io import MAX_LINE_BYTES, atomic_write, check_readable, file_sha256, make_state_dir, read_lines
-from .progress import progress_bar
-from .safeload import read_json
+from ..encoders.base import Encoder
+from ..errors import BisentError, where
+from ..io import MAX_LINE_BYTES, atomic_write, check_readable, file_sha256, make_state_dir, read_lines
+from ..progress import progress_bar
+from ..safeload import read_json
 
 FORMAT = "bisent-vectors/1"
 MANIFEST = "manifest.json"

@@ -13,7 +13,7 @@ module adds the sentence-alignment **coverage**
 (unit sentence vectors; each sentence's best counterpart on the other side,
 averaged both ways) times ``weight`` to the document cosine, then re-sorts
 the candidates. The margin, retrieval and P@N then run on the re-scored
-lists unchanged (:func:`rerank_knn` returns a :class:`~bisent.index.KNN`).
+lists unchanged (:func:`rerank_knn` returns a :class:`~bisent.mining.index.KNN`).
 ``weight`` 1.0 and ``depth`` 10 were chosen on the DEV gold pairs of the
 ``bench docmine`` pool (en-de, use-m3): P@1 97.3 / 98.1 -> 98.8 / 99.0.
 """
@@ -64,8 +64,8 @@ class SentenceTable:
     def encode(cls, docs: Sequence[Sequence[str]], encoder, lang: str, *, chunk: int = 4096,
                progress: bool | None = None) -> "SentenceTable":
         """Embed every sentence of ``docs`` with a sentence ``encoder``, ``chunk`` sentences per call."""
-        from .encoders.base import l2_normalise
-        from .progress import progress_bar
+        from ..encoders.base import l2_normalise
+        from ..progress import progress_bar
 
         offsets = np.zeros(len(docs) + 1, dtype=np.int64)
         offsets[1:] = np.cumsum([len(d) for d in docs])
@@ -135,7 +135,7 @@ def rerank(sim: np.ndarray, idx: np.ndarray, queries: SentenceTable, candidates:
 
 def rerank_knn(knn: KNN, src: SentenceTable, tgt: SentenceTable, *, k: int | None = None,
                weight: float = WEIGHT) -> KNN:
-    """Both directions of ``knn`` (rows of ``src`` / ``tgt``, e.g. :func:`bisent.index.knn_both` at the
+    """Both directions of ``knn`` (rows of ``src`` / ``tgt``, e.g. :func:`bisent.mining.index.knn_both` at the
     re-ranking depth) re-scored by :func:`rerank`, ``k`` columns kept; a pair seen both ways scores the same."""
     fwd_memo: dict = {}
     fwd_sim, fwd_idx = rerank(knn.fwd_sim, knn.fwd_idx, src, tgt, k=k, weight=weight, memo=fwd_memo)
