@@ -189,6 +189,10 @@ _pair_set_command("gettext", "gettext", "Target language (gettext locale, e.g. d
 _pair_set_command("gnome", "gnome_help", "Target language (ISO 639-1, e.g. de, fr, es).", "page, block, en, tgt",
                   "English -> TGT paragraphs of GNOME help (gnome-user-docs, paired by itstool's block order), "
                   "split by page.")
+_pair_set_command("bible", "bible", "Target language (es: the one Debian packages beside English).",
+                  "book, verse id, en, tgt",
+                  "English -> TGT verses of two Bible translations from Debian's SWORD packages (World English Bible, "
+                  "Reina-Valera 1909), paired by verse id, split by book.")
 _pair_set_command("dict", "freedict", "Target language (ISO 639-1, e.g. de, fr, es).", "headword, id, en, tgt",
                   "English -> TGT headwords and example phrases of a FreeDict dictionary, split by entry.")
 
