@@ -246,6 +246,31 @@ def general(langs: str, caps: tuple[str, ...], word_lists: str, out_dir: str):
     click.echo(f"wrote {out_dir}")
 
 
+@data_group.command("fortunes")
+@click.option("--langs", default="en,de,es,it,pl,ru,pt,zh-cn", show_default=True, callback=lang_codes,
+              help="Comma-separated languages (each one fortunes package: fortunes-min for en, fortunes-br for pt).")
+@renamed("-o", "--output", "out_dir", old=("--out",), required=True, type=click.Path(file_okay=False),
+         help="Output folder (mono.XX.txt: one cookie a line; stats.json).")
+@guarded(folders=("out_dir",))
+def fortunes(langs: str, out_dir: str):
+    """Everyday monolingual text for distillation: the fortune cookies of Debian's fortunes-XX packages.
+
+    Training text only (no benchmark reads it): pass a file to bisent train as --mono OUT/mono.de.txt. Cookies
+    sharing eight words in a row with a Bible dev or test verse are left out.
+
+    \b
+    Examples:
+      bisent data fortunes --langs de,es -o data/fortunes
+    """
+    from ..datasets.fortunes import write_fortunes
+
+    stats = write_fortunes(out_dir, tuple(x.strip() for x in langs.split(",") if x.strip()))
+    for lang, e in stats["languages"].items():
+        removed = ", ".join(f"{k} {v}" for k, v in e["removed"].items())
+        click.echo(f"{lang} ({e['package']} {e['version']}): {e['cookies']} cookies; removed: {removed}")
+    click.echo(f"wrote {out_dir}")
+
+
 @data_group.command("lexicon")
 @click.option("-e", "--encoder", "encoder_name", default="use-m3", show_default=True,
               help="The teacher whose neighbours pair the words (the student's teacher).")
