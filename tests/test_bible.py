@@ -174,3 +174,19 @@ def test_cli_writes_the_dataset(tmp_path):
     assert main(["data", "bible", "-L", "es", "-o", str(out)]) == 0
     rows = (out / "test.tsv").read_text(encoding="utf-8").splitlines()
     assert rows[0].split("\t")[:2] == ["Gen", "Gen.1.1"] and len(rows) > 6000
+
+
+@pytest.mark.network
+def test_recover_runs_on_the_bible_domain(capsys):
+    """``bisent bench recover --domain bible``: test pairs of the held-out books, the record names the domain."""
+    _need_apt()
+    try:
+        bible.build("en", "es")
+    except BisentError as e:
+        pytest.skip(f"cannot fetch the SWORD packages from Debian's archive: {e}")
+    assert main(["bench", "recover", "--domain", "bible", "--pair", "en-es", "--no-anchors", "-e", "char-ngram",
+                 "--limit", "200", "--results", ""]) == 0
+    import json
+
+    recs = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
+    assert {(r["domain"], r["split"], r["n"]) for r in recs} == {("bible", "test", 200)} and len(recs) == 4
