@@ -479,8 +479,11 @@ def render() -> str:
             "recipe and training data (their pages: [models](models/index.md)). In the commands (listed at the "
             "end) `DIR` is the row's model directory and `P` and `D` its language pair and domain; other trained "
             "models measured in the same run are left out (they have rows of their own).\n"),
-            ("Every set is built from Debian's packaged documentation and translations (LibreOffice help, UI "
-            "message catalogs, GNOME help, FreeDict); no everyday text (news, subtitles, books) is measured yet.\n")]
+            ("Every set but one is built from Debian's packaged documentation and translations (LibreOffice help, "
+            "UI message catalogs, GNOME help, FreeDict), the sources the general student is distilled from; the one "
+            "outside it is literary, Bible verses in English and Spanish (World English Bible, Reina-Valera 1909, "
+            "from Debian's SWORD packages, paired by verse id; test books Genesis, Psalms, Proverbs, Luke, Romans, "
+            "Revelation). News, subtitles and conversation are not measured.\n")]
     tail = ["## Commands\n", cmds.listing(), ""]
     return "\n".join(head + body + tail)
 
