@@ -20,7 +20,7 @@ from ..paths import guarded
               help="Cap the items (gold pairs for mining, pairs for recover/filter/speed/pairs, pages for docs).")
 @click.option("--domain", default="libreoffice", show_default=True, type=click.Choice(DOMAINS),
               help="Text the mining, recover and divergence tasks run on: LibreOffice help, gettext UI "
-                   "messages, GNOME help, FreeDict dictionary phrases.")
+                   "messages, GNOME help, FreeDict dictionary phrases, Bible verses (en-es).")
 @click.option("--rerank", type=click.IntRange(0), default=0, show_default=True,
               help="docmine: also measure each encoder with the DEPTH nearest documents re-scored by sentence "
                    "alignment (bisent.mining.rerank; e.g. 10).")

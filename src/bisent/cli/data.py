@@ -189,6 +189,10 @@ _pair_set_command("gettext", "gettext", "Target language (gettext locale, e.g. d
 _pair_set_command("gnome", "gnome_help", "Target language (ISO 639-1, e.g. de, fr, es).", "page, block, en, tgt",
                   "English -> TGT paragraphs of GNOME help (gnome-user-docs, paired by itstool's block order), "
                   "split by page.")
+_pair_set_command("bible", "bible", "Target language (es: the one Debian packages beside English).",
+                  "book, verse id, en, tgt",
+                  "English -> TGT verses of two Bible translations from Debian's SWORD packages (World English Bible, "
+                  "Reina-Valera 1909), paired by verse id, split by book.")
 _pair_set_command("dict", "freedict", "Target language (ISO 639-1, e.g. de, fr, es).", "headword, id, en, tgt",
                   "English -> TGT headwords and example phrases of a FreeDict dictionary, split by entry.")
 
@@ -239,6 +243,31 @@ def general(langs: str, caps: tuple[str, ...], word_lists: str, out_dir: str):
     if word_lists == "as-listed":
         click.echo(f"word lists as listed: {stats['kept'].get('held_out_words', 0)} words equal to a "
                    "benchmark dev/test text kept")
+    click.echo(f"wrote {out_dir}")
+
+
+@data_group.command("fortunes")
+@click.option("--langs", default="en,de,es,it,pl,ru,pt,zh-cn", show_default=True, callback=lang_codes,
+              help="Comma-separated languages (each one fortunes package: fortunes-min for en, fortunes-br for pt).")
+@renamed("-o", "--output", "out_dir", old=("--out",), required=True, type=click.Path(file_okay=False),
+         help="Output folder (mono.XX.txt: one cookie a line; stats.json).")
+@guarded(folders=("out_dir",))
+def fortunes(langs: str, out_dir: str):
+    """Everyday monolingual text for distillation: the fortune cookies of Debian's fortunes-XX packages.
+
+    Training text only (no benchmark reads it): pass a file to bisent train as --mono OUT/mono.de.txt. Cookies
+    sharing eight words in a row with a Bible dev or test verse are left out.
+
+    \b
+    Examples:
+      bisent data fortunes --langs de,es -o data/fortunes
+    """
+    from ..datasets.fortunes import write_fortunes
+
+    stats = write_fortunes(out_dir, tuple(x.strip() for x in langs.split(",") if x.strip()))
+    for lang, e in stats["languages"].items():
+        removed = ", ".join(f"{k} {v}" for k, v in e["removed"].items())
+        click.echo(f"{lang} ({e['package']} {e['version']}): {e['cookies']} cookies; removed: {removed}")
     click.echo(f"wrote {out_dir}")
 
 

@@ -2,9 +2,10 @@
 
 ``libreoffice`` (help paragraphs, the domain every trained model here saw),
 ``gettext`` (UI messages of Debian packages), ``gnome`` (GNOME help blocks,
-help that is not LibreOffice's) and ``dict`` (FreeDict headwords and example
-phrases). Each returns :class:`~bisent.datasets.libreoffice.Pair`
-rows split by source (help page, package, GNOME page, dictionary entry), so the mining and
+help that is not LibreOffice's), ``dict`` (FreeDict headwords and example
+phrases) and ``bible`` (verse-aligned Bible translations, literary text from
+outside Debian's documentation; en-es). Each returns :class:`~bisent.datasets.libreoffice.Pair`
+rows split by source (help page, package, GNOME page, dictionary entry, book), so the mining and
 recovery benchmarks run unchanged on any of them.
 """
 
@@ -13,7 +14,7 @@ from __future__ import annotations
 from ..errors import BisentError
 from .libreoffice import Pair
 
-DOMAINS = ("libreoffice", "gettext", "gnome", "dict")
+DOMAINS = ("libreoffice", "gettext", "gnome", "dict", "bible")
 
 
 def load_domain_pairs(domain: str, src: str, tgt: str, split: str | None = None) -> list[Pair]:
@@ -26,6 +27,8 @@ def load_domain_pairs(domain: str, src: str, tgt: str, split: str | None = None)
         from .gnome_help import load_pairs
     elif domain == "dict":
         from .freedict import load_pairs
+    elif domain == "bible":
+        from .bible import load_pairs
     else:
         raise BisentError(f"unknown domain {domain!r}; choose one of {', '.join(DOMAINS)}")
     return load_pairs(src, tgt, split=split)
