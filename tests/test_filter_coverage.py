@@ -59,12 +59,12 @@ def test_glued_pair_flagged_at_the_inserted_sentence():
     src = "The printer prints every page of the document."
     glued = "The printer prints every page of the document. Spreadsheets hold formulas in their cells."
     step = CoverageStep(src_lang="en", tgt_lang="en", encoder="char-ngram")
-    (cov, side, unit, mismatch), = step.score_batch([(src, glued)]).tolist()
-    assert (side, unit, mismatch) == (1, 2, 1)     # the target's second sentence has no counterpart
+    (cov, side, unit, mismatch, cut), = step.score_batch([(src, glued)]).tolist()
+    assert (side, unit, mismatch, cut) == (1, 2, 1, 0)     # the target's second sentence has no counterpart
     clean_cov = step.score_batch([(src, src)])[0, 0]
     assert clean_cov > 0.99 and cov < 0.5
     res, = _pipeline(0.5).process([(src, glued)])
-    assert not res.kept and res.reason == "coverage" and res.score[1:] == [1, 2, 1]   # one sentence more
+    assert not res.kept and res.reason == "coverage" and res.score[1:] == [1, 2, 1, 0]   # one sentence more
 
 
 def test_truncated_pair_rejected_with_its_reason_and_real_pair_kept():
@@ -74,7 +74,28 @@ def test_truncated_pair_rejected_with_its_reason_and_real_pair_kept():
     kept, cut, ok = _pipeline(0.5).process([(src, src), (src, truncated), short])
     assert kept.kept and ok.kept
     assert not cut.kept and cut.reason == "coverage"
-    assert cut.score[1:] == [0, 2, 0]              # the source's second half is what the target lacks
+    assert cut.score[1:] == [0, 2, 0, 0]            # the source's second half is what the target lacks
+
+
+def test_glued_pair_is_cut_at_the_inserted_sentence():
+    src = "The printer prints every page of the document."
+    extra = "Spreadsheets hold formulas in their cells."
+    config = {"steps": [{"type": "coverage", "encoder": "char-ngram", "min_coverage": 0.5, "cut": True},
+                        {"type": "empty"}]}
+    pipe = FilterPipeline.from_config(config, src_lang="en", tgt_lang="en")
+    end, start, middle, same = pipe.process([
+        (src, f"{src} {extra}"),                                            # glued at the end of the target
+        (f"{extra} {src}", src),                                            # at the start of the source
+        (f"{src} {extra} The printer stops.", f"{src} The printer stops."),  # in the middle: not cut
+        (src, src)])
+    assert end.kept and end.pair == (src, src) and end.score is not None
+    assert start.kept and start.pair == (src, src)
+    assert not middle.kept and middle.reason == "coverage" and middle.pair[0].count(".") == 3
+    assert same.kept and same.pair == (src, src)
+    step = CoverageStep(src_lang="en", tgt_lang="en", encoder="char-ngram", min_coverage=0.5, cut=True)
+    value = step.score_batch([(src, f"{src} {extra}")])[0].tolist()
+    assert value[1:] == [1, 2, 1, 6] and value[0] > 0.99 and step.keep(value)  # target, sentence 2: 6 words cut
+    assert step.rewrite((src, f"{src} {extra}")) == (src, src)
 
 
 def test_learned_ratio_on_a_tiny_input_falls_back_to_max_ratio():
