@@ -112,3 +112,21 @@ def test_mismatch_coverage_is_stricter_only_where_sentence_counts_differ():
     assert not step.keep([0.05, 0, 1, 0]) and not step.keep([float("nan"), 0, 1, 0])
     with pytest.raises(ValueError, match="split_words"):
         CoverageStep(src_lang="en", tgt_lang="en", encoder="char-ngram", split_words=1)
+
+
+@pytest.mark.slow
+def test_default_coverage_with_use_m3_keeps_a_short_real_pair_and_names_the_unmatched_sentence(tmp_path):
+    from bisent.filtering import filter_file
+
+    lines = ["Click OK.\tKlicken Sie auf OK.",                                          # cosine 0.95: kept
+             "Open the file.\tÖffnen Sie die Datei. Die Tabelle enthält Formeln.",        # glued target
+             "Click OK. Then close the window.\tKlicken Sie auf OK."]                    # truncated target
+    (tmp_path / "in.tsv").write_text("\n".join(lines) + "\n")
+    config = {"steps": [{"type": "coverage", "encoder": "use-m3", "min_coverage": 0.15, "mismatch_coverage": 0.3}]}
+    summary = filter_file(tmp_path / "in.tsv", tmp_path / "k.tsv", tmp_path / "r.tsv", "en", "de", config,
+                          progress=False)
+    assert (tmp_path / "k.tsv").read_text().splitlines() == lines[:1]
+    rows = [r.split("\t") for r in (tmp_path / "r.tsv").read_text().splitlines()]
+    assert [r[:2] for r in rows] == [["2", "coverage"], ["3", "coverage"]]
+    assert [r[2].split(",")[1:4] for r in rows] == [["1", "2", "1"], ["0", "2", "1"]]   # side, sentence, mismatch
+    assert summary["lines"] == 3 and summary["rejected_by"] == {"coverage": 2}
