@@ -40,7 +40,12 @@ def encode(encoder, texts: Sequence[str], lang: str) -> np.ndarray:
     if memo is None:
         return encoder.encode(list(texts), lang, progress=False)
     rows: dict[str, np.ndarray] = memo.setdefault((encoder.id, lang), {})
-    missing = [t for t in dict.fromkeys(texts) if t not in rows]
+    uniq = dict.fromkeys(texts)
+    missing = [t for t in uniq if t not in rows]
+    if missing and len(missing) == len(uniq):          # none known yet: the encoder's rows as they are, no stacking
+        out = encoder.encode(list(texts), lang, progress=False)
+        rows.update(zip(texts, out))
+        return out
     if missing:
         fresh = encoder.encode(missing, lang, progress=False)
         rows.update(zip(missing, fresh))
