@@ -8,7 +8,7 @@ import yaml
 from bisent.cli import main
 from bisent.errors import BisentError
 from bisent.filtering import FilterPipeline
-from bisent.filtering.fastdiv import ensure_model, has_model, with_divergence
+from bisent.training.fastdiv import ensure_model, has_model, with_divergence
 from divergence_toys import TOY, toy_pairs
 
 STEPS = {"steps": [{"type": "empty"}, {"name": "cos", "type": "cosine", "encoder": "char-ngram"}]}

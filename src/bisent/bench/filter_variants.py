@@ -65,8 +65,8 @@ def main(argv=None) -> None:
     add_results_option(ap)
     args = ap.parse_args(argv)
     from ..filtering import edit_config, rank_scores
-    from ..filtering.fastdiv import ensure_model, has_model, with_divergence
     from ..recipes import resolve as resolve_recipe
+    from ..training.fastdiv import ensure_model, has_model, with_divergence
 
     record = Recorder("filter_variants", args.results or None, echo=lambda line: print(line, flush=True))
     src, tgt = args.pair.split("-")

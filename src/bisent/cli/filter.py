@@ -157,14 +157,14 @@ def filter_cmd(pairs, src_lang, tgt_lang, config, kept, rejected, summary, encod
 
 def _add_divergence(pairs, in_fmt, columns, pipe, data, config, src_lang, tgt_lang, model_dir, progress):
     """``--train-divergence DIR``: the pipeline with a divergence step of the model in DIR, trained there first
-    (on the pairs ``pipe`` keeps of the input) when DIR holds none (:mod:`bisent.filtering.fastdiv`)."""
+    (on the pairs ``pipe`` keeps of the input) when DIR holds none (:mod:`bisent.training.fastdiv`)."""
     import tempfile
     from pathlib import Path
 
     from ..errors import BisentError
     from ..filtering import FilterPipeline, as_pipeline, filter_file, parse_row
-    from ..filtering.fastdiv import ensure_model, has_model, with_divergence
     from ..io import is_stdio
+    from ..training.fastdiv import ensure_model, has_model, with_divergence
 
     if not has_model(model_dir):
         if in_fmt != "tsv" or columns is not None or len(pairs) != 1 or is_stdio(pairs[0]):

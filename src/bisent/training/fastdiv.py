@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ..errors import BisentError
-from .records import Pair
+from ..filtering.records import Pair
 
 #: the training recipe (src/bisent/recipes/divergence-fast.yaml)
 RECIPE = "divergence-fast"
