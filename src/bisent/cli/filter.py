@@ -35,10 +35,14 @@ def _filter_paths(kw: dict) -> dict:
 
 def _recipe_precision(config, src_lang: str, tgt_lang: str) -> float | None:
     """The precision target of the recipe's ``select: {precision: P}`` (None without one)."""
-    from ..filtering import as_pipeline
-    from ..filtering.selection import precision_target
+    from ..filtering import FilterPipeline, load_config
+    from ..filtering.selection import Selection, precision_target
 
-    return precision_target(as_pipeline(config, src_lang, tgt_lang))
+    if isinstance(config, FilterPipeline):
+        return precision_target(config)
+    data = load_config(config)                                   # the select section alone: no step is built
+    select = data.get("select") if isinstance(data, dict) else None
+    return Selection.from_config(select, source=str(config)).precision if select is not None else None
 
 
 @click.command("filter")
