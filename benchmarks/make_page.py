@@ -392,6 +392,16 @@ def pipeline_runs(cmds: Commands) -> str:
         load("filter_speed"), lambda r: (r["pair"], r["config"]),
         [("pair", lambda r: r["pair"]), ("config", lambda r: r["config"]), ("lines", lambda r: r["lines"]),
          ("pairs/s", lambda r: r["pairs_per_s"]), ("peak RSS MB", lambda r: r["peak_rss_mb"])])
+    kinds = ("misaligned", "neighbour", "untranslated", "third_language", "truncated", "glued")
+    fv = simple(cmds, "## Filter recipes side by side", (
+        "`python benchmarks/filter_variants.py`: each recipe's decisions on the noisy set of `bisent bench filter` "
+        "(use-m3 for every embedding step): % of clean pairs kept (95 % Wilson interval) and % of each noise kind "
+        "kept; AP of the ranking. `+divergence`: with the step of `bisent filter --train-divergence`."),
+        load("filter_variants"), lambda r: (r["pair"], r["split"], r["encoder"], r["config"]),
+        [("pair", lambda r: r["pair"]), ("split", lambda r: r["split"]), ("encoder", lambda r: r["encoder"]),
+         ("recipe", lambda r: r["config"]), ("items", lambda r: r["items"]),
+         ("clean kept", lambda r: f"{r['clean_kept']} ({r['clean_interval'][0]}-{r['clean_interval'][1]})")]
+        + [(k, lambda r, k=k: r["kept"][k]) for k in kinds] + [("AP", lambda r: r["ap"])])
     als = simple(cmds, "## Alignment time and memory", (
         "`python benchmarks/align_speed.py`: `bisent align` on concatenated test pages of growing length."),
         [r for r in load("align_speed") if r["task"] == "align_speed"], lambda r: (r["encoder"], r["n_src"]),
@@ -399,7 +409,7 @@ def pipeline_runs(cmds: Commands) -> str:
          ("costs s", lambda r: r.get("costs_seconds")), ("DP s", lambda r: r.get("dp_seconds")),
          ("strict / lax F1", lambda r: f"{r.get('strict_f1')} / {r.get('lax_f1')}"),
          ("peak RSS MB", lambda r: r.get("peak_rss_mb"))])
-    return "\n".join(x for x in (road, fs, als) if x)
+    return "\n".join(x for x in (road, fs, fv, als) if x)
 
 
 def search(cmds: Commands) -> str:

@@ -59,12 +59,12 @@ def test_glued_pair_flagged_at_the_inserted_sentence():
     src = "The printer prints every page of the document."
     glued = "The printer prints every page of the document. Spreadsheets hold formulas in their cells."
     step = CoverageStep(src_lang="en", tgt_lang="en", encoder="char-ngram")
-    (cov, side, unit, mismatch), = step.score_batch([(src, glued)]).tolist()
-    assert (side, unit, mismatch) == (1, 2, 1)     # the target's second sentence has no counterpart
+    (cov, side, unit, mismatch, cut), = step.score_batch([(src, glued)]).tolist()
+    assert (side, unit, mismatch, cut) == (1, 2, 1, 0)     # the target's second sentence has no counterpart
     clean_cov = step.score_batch([(src, src)])[0, 0]
     assert clean_cov > 0.99 and cov < 0.5
     res, = _pipeline(0.5).process([(src, glued)])
-    assert not res.kept and res.reason == "coverage" and res.score[1:] == [1, 2, 1]   # one sentence more
+    assert not res.kept and res.reason == "coverage" and res.score[1:] == [1, 2, 1, 0]   # one sentence more
 
 
 def test_truncated_pair_rejected_with_its_reason_and_real_pair_kept():
@@ -74,7 +74,28 @@ def test_truncated_pair_rejected_with_its_reason_and_real_pair_kept():
     kept, cut, ok = _pipeline(0.5).process([(src, src), (src, truncated), short])
     assert kept.kept and ok.kept
     assert not cut.kept and cut.reason == "coverage"
-    assert cut.score[1:] == [0, 2, 0]              # the source's second half is what the target lacks
+    assert cut.score[1:] == [0, 2, 0, 0]            # the source's second half is what the target lacks
+
+
+def test_glued_pair_is_cut_at_the_inserted_sentence():
+    src = "The printer prints every page of the document."
+    extra = "Spreadsheets hold formulas in their cells."
+    config = {"steps": [{"type": "coverage", "encoder": "char-ngram", "min_coverage": 0.5, "cut": True},
+                        {"type": "empty"}]}
+    pipe = FilterPipeline.from_config(config, src_lang="en", tgt_lang="en")
+    end, start, middle, same = pipe.process([
+        (src, f"{src} {extra}"),                                            # glued at the end of the target
+        (f"{extra} {src}", src),                                            # at the start of the source
+        (f"{src} {extra} The printer stops.", f"{src} The printer stops."),  # in the middle: not cut
+        (src, src)])
+    assert end.kept and end.pair == (src, src) and end.score is not None
+    assert start.kept and start.pair == (src, src)
+    assert not middle.kept and middle.reason == "coverage" and middle.pair[0].count(".") == 3
+    assert same.kept and same.pair == (src, src)
+    step = CoverageStep(src_lang="en", tgt_lang="en", encoder="char-ngram", min_coverage=0.5, cut=True)
+    value = step.score_batch([(src, f"{src} {extra}")])[0].tolist()
+    assert value[1:] == [1, 2, 1, 6] and value[0] > 0.99 and step.keep(value)  # target, sentence 2: 6 words cut
+    assert step.rewrite((src, f"{src} {extra}")) == (src, src)
 
 
 def test_learned_ratio_on_a_tiny_input_falls_back_to_max_ratio():
@@ -91,3 +112,21 @@ def test_mismatch_coverage_is_stricter_only_where_sentence_counts_differ():
     assert not step.keep([0.05, 0, 1, 0]) and not step.keep([float("nan"), 0, 1, 0])
     with pytest.raises(ValueError, match="split_words"):
         CoverageStep(src_lang="en", tgt_lang="en", encoder="char-ngram", split_words=1)
+
+
+@pytest.mark.slow
+def test_default_coverage_with_use_m3_keeps_a_short_real_pair_and_names_the_unmatched_sentence(tmp_path):
+    from bisent.filtering import filter_file
+
+    lines = ["Click OK.\tKlicken Sie auf OK.",                                          # cosine 0.95: kept
+             "Open the file.\tÖffnen Sie die Datei. Die Tabelle enthält Formeln.",        # glued target
+             "Click OK. Then close the window.\tKlicken Sie auf OK."]                    # truncated target
+    (tmp_path / "in.tsv").write_text("\n".join(lines) + "\n")
+    config = {"steps": [{"type": "coverage", "encoder": "use-m3", "min_coverage": 0.15, "mismatch_coverage": 0.3}]}
+    summary = filter_file(tmp_path / "in.tsv", tmp_path / "k.tsv", tmp_path / "r.tsv", "en", "de", config,
+                          progress=False)
+    assert (tmp_path / "k.tsv").read_text().splitlines() == lines[:1]
+    rows = [r.split("\t") for r in (tmp_path / "r.tsv").read_text().splitlines()]
+    assert [r[:2] for r in rows] == [["2", "coverage"], ["3", "coverage"]]
+    assert [r[2].split(",")[1:4] for r in rows] == [["1", "2", "1"], ["0", "2", "1"]]   # side, sentence, mismatch
+    assert summary["lines"] == 3 and summary["rejected_by"] == {"coverage": 2}

@@ -637,6 +637,17 @@ def test_selection_choose_modes():
     assert Selection("word_budget", words=0).choose(scores, words).sum() == 0
 
 
+def test_selection_precision_target_is_parsed_and_passes_every_pair_on():
+    sel = Selection.from_config({"precision": 0.95})
+    assert sel.mode == "precision" and sel.precision == 0.95 and sel.streaming and sel.reason == "select:precision"
+    assert sel.choose(np.array([0.1, np.nan]), np.array([1, 1])).tolist() == [True, True]
+    assert Selection.from_config({"mode": "top_n", "n": 3}).precision is None
+    with pytest.raises(BisentError, match="select: parameter 'precision'"):
+        Selection.from_config({"precision": 1.5})
+    with pytest.raises(BisentError, match="not part of mode top_n"):
+        Selection.from_config({"mode": "top_n", "n": 3, "precision": 0.9})
+
+
 def test_selection_in_run_and_in_files_agree(tmp_path):
     src = big_input(tmp_path / "in.tsv")
     pairs = [tuple(line.split("\t")) for line in src.read_text().splitlines()]

@@ -445,6 +445,24 @@ def test_filter_report_and_precision(tmp_path):
     assert "<th>steps</th>" in html
 
 
+def test_filter_precision_in_the_recipe_equals_the_option(tmp_path):
+    rng = np.random.default_rng(5)
+    clean = [(s, s[:-3] + " !") for s in _sentences(rng, 120)]
+    noise = [(s, t) for (s, _), (_, t) in zip(clean[:60], reversed(clean[60:]))]
+    (tmp_path / "in.tsv").write_text("".join(f"{a}\t{b}\n" for a, b in clean + noise))
+    steps = "steps:\n  - type: empty\n  - {name: cos, type: cosine, encoder: char-ngram, accept: {min: 0.05}}\n"
+    (tmp_path / "opt.yaml").write_text(steps)
+    (tmp_path / "sel.yaml").write_text(steps + "select: {precision: 0.85}\n")
+    out = {}
+    for name, extra in (("opt", ["--precision", "0.85"]), ("sel", [])):
+        kept, rej = tmp_path / f"{name}.kept.tsv", tmp_path / f"{name}.rej.tsv"
+        assert main(["filter", tmp_path / "in.tsv", "-l", "en", "-L", "de", "-c", tmp_path / f"{name}.yaml",
+                     "-o", kept, "--rejected", rej, *extra]) == 0
+        out[name] = (kept.read_text(), sorted(r.split("\t")[1] for r in rej.read_text().splitlines()))
+        assert (tmp_path / f"{name}.kept.tsv.report.json").exists()
+    assert out["sel"] == out["opt"] and "select:precision" in out["sel"][1]
+
+
 # ---------------------------------------------------------------------------
 # Explanations
 # ---------------------------------------------------------------------------

@@ -19,11 +19,30 @@ def _filter_paths(kw: dict) -> dict:
     kept = kw["kept"]
     if kept == "-":
         return {}
-    record = f"{kept}.report.json" if kw["report"] or kw["precision"] is not None else None
+    precision = kw["precision"]
+    if precision is None:
+        try:
+            precision = _recipe_precision(kw["config"], kw["src_lang"], kw["tgt_lang"])
+        except Exception:          # a broken recipe is reported by the command itself
+            precision = None
+    by_set = any(o.split("=")[0].strip().startswith("select.") for o in kw["overrides"])   # --set select.precision=P
+    record = f"{kept}.report.json" if kw["report"] or precision is not None or by_set else None
     state = Path(kept).parent / f".{Path(kept).name}.filter-state"
     outs = output_paths(kept, kw["pairs"], format_of(kw["pairs"], kw["fmt"]))
     writes = {"--output record": record, **({f"--output ({o})": o for o in outs} if len(outs) > 1 else {})}
     return {"states": {"checkpoint folder of --output": state}, "writes": writes}
+
+
+def _recipe_precision(config, src_lang: str, tgt_lang: str) -> float | None:
+    """The precision target of the recipe's ``select: {precision: P}`` (None without one)."""
+    from ..filtering import FilterPipeline, load_config
+    from ..filtering.selection import Selection, precision_target
+
+    if isinstance(config, FilterPipeline):
+        return precision_target(config)
+    data = load_config(config)                                   # the select section alone: no step is built
+    select = data.get("select") if isinstance(data, dict) else None
+    return Selection.from_config(select, source=str(config)).precision if select is not None else None
 
 
 @click.command("filter")
@@ -52,7 +71,12 @@ def _filter_paths(kw: dict) -> dict:
 @click.option("--report", type=click.Path(dir_okay=False), default=None,
               help="Also write this HTML report (and KEPT.report.json: scores, samples, calibration).")
 @click.option("--precision", type=FiniteFloat(min=0, max=1), default=None,
-              help="Keep only pairs above the score step's threshold whose precision, estimated without gold, is this.")
+              help="Keep only pairs above the score step's threshold whose precision, estimated without gold, is this "
+                   "(overrides the recipe's select: {precision: P}).")
+@click.option("--train-divergence", "train_divergence", default=None, type=click.Path(file_okay=False),
+              help="Add a divergence step (share of words found parallel >= 0.8) with the model in this folder; "
+                   "when it holds none, first train one there (recipe divergence-fast, at most 12 minutes) on the "
+                   "pairs the recipe keeps of this input (src<TAB>tgt). A later run with the folder reuses it.")
 @bitext_options
 @click.option("--score-column", "score_column", is_flag=True,
               help="Add the score to kept units: a last TSV column, a JSONL key / Parquet column `score`, a TMX "
@@ -62,7 +86,7 @@ def _filter_paths(kw: dict) -> dict:
                    "--set length.max_length=100, --set select.n=1000 (repeatable; the value is read as YAML).")
 @guarded(reads=("pairs", "config"), writes=("kept", "rejected", "summary", "report"), derived=_filter_paths)
 def filter_cmd(pairs, src_lang, tgt_lang, config, kept, rejected, summary, encoder, chunk_size, no_resume,
-               progress, report, precision, fmt, columns, score_column, overrides):
+               progress, report, precision, train_divergence, fmt, columns, score_column, overrides):
     """Filter PAIRS into kept and rejected lines (`-o -`: kept lines to standard output); print the summary
     as JSON. PAIRS is one file (src<TAB>tgt, TSV with --columns, TMX, XLIFF, JSONL, Parquet; .gz/.xz/.zst;
     `-`: standard input) or two line-aligned Moses files (FILE.en FILE.de).
@@ -96,6 +120,7 @@ def filter_cmd(pairs, src_lang, tgt_lang, config, kept, rejected, summary, encod
             raise BisentError(f"{name} -: standard output is for the kept lines (-o -); give {name} a file name")
     settings = [parse_override(s) for s in overrides]
     pipe = config
+    data = None
     if encoder or settings:
         data = edit_config(config, encoder=encoder)
         if isinstance(data, dict) and isinstance(data.get("steps"), list):   # {steps, select}: other keys name steps
@@ -104,6 +129,11 @@ def filter_cmd(pairs, src_lang, tgt_lang, config, kept, rejected, summary, encod
             settings = [s for s in settings if s not in on_steps]
         data = set_keys(data, settings, config)
         pipe = FilterPipeline.from_config(data, src_lang=src_lang, tgt_lang=tgt_lang, source=config)
+    if train_divergence:
+        pipe = _add_divergence(pairs, in_fmt, columns, pipe, edit_config(config) if data is None else data, config,
+                               src_lang, tgt_lang, train_divergence, progress)
+    if precision is None:                                   # the recipe's select: {precision: P}
+        precision = _recipe_precision(pipe, src_lang, tgt_lang)
     if in_fmt != "tsv" or columns is not None or score_column:
         _filter_bitext(pairs, kept, rejected, src_lang, tgt_lang, pipe, in_fmt, columns, score_column, summary,
                        chunk_size, progress, report, precision, config, encoder)
@@ -127,6 +157,33 @@ def filter_cmd(pairs, src_lang, tgt_lang, config, kept, rejected, summary, encod
                 shutil.copyfileobj(f, sys.stdout.buffer)
             sys.stdout.buffer.flush()
     click.echo(json.dumps({k: v for k, v in result.items() if k != "pipeline"}), err=True)
+
+
+def _add_divergence(pairs, in_fmt, columns, pipe, data, config, src_lang, tgt_lang, model_dir, progress):
+    """``--train-divergence DIR``: the pipeline with a divergence step of the model in DIR, trained there first
+    (on the pairs ``pipe`` keeps of the input) when DIR holds none (:mod:`bisent.training.fastdiv`)."""
+    import tempfile
+    from pathlib import Path
+
+    from ..errors import BisentError
+    from ..filtering import FilterPipeline, as_pipeline, filter_file, parse_row
+    from ..io import is_stdio
+    from ..training.fastdiv import ensure_model, has_model, with_divergence
+
+    if not has_model(model_dir):
+        if in_fmt != "tsv" or columns is not None or len(pairs) != 1 or is_stdio(pairs[0]):
+            raise BisentError(f"--train-divergence {model_dir}: training reads a src<TAB>tgt file (the folder holds "
+                              "no model yet; train it on one, or with bisent train -c divergence-fast)")
+        with tempfile.TemporaryDirectory(prefix="bisent-filter-div-") as tmp:
+            first = as_pipeline(pipe, src_lang, tgt_lang)
+            filter_file(pairs[0], Path(tmp) / "kept.tsv", Path(tmp) / "rejected.tsv", src_lang, tgt_lang, first,
+                        resume=False, progress=progress)
+            with open(Path(tmp) / "kept.tsv", "rb") as f:
+                kept = [p for raw in f if (p := parse_row(raw.rstrip(b"\n"))[0]) is not None]
+        click.echo(f"bisent filter: training a divergence model on {len(kept)} kept pairs into {model_dir}", err=True)
+        ensure_model(model_dir, kept, src_lang, tgt_lang, progress=progress)
+    return FilterPipeline.from_config(with_divergence(data, model_dir), src_lang=src_lang, tgt_lang=tgt_lang,
+                                      source=str(config))
 
 
 def _filter_bitext(pairs, kept, rejected, src_lang, tgt_lang, pipe, fmt, columns, score_column, summary, chunk_size,

@@ -12,14 +12,21 @@ does not. The pair's value is the worst unit's coverage with where it is::
 
     - {type: coverage, encoder: use-m3, min_coverage: 0.15, mismatch_coverage: 0.3}
 
-Value: ``[coverage, side, unit, mismatch]``: side 0 is the source, 1 the
+Value: ``[coverage, side, unit, mismatch, cut]``: side 0 is the source, 1 the
 target; ``unit`` is the 1-based index of the failing unit among that side's
 units (the sentence, or 1 / 2 for the first / second half); ``mismatch`` is
-how many sentences one side has more than the other. A side of one short
-sentence is one unit, the whole side, and a pair of two such sides scores
-their cosine. Rejected: coverage below ``min_coverage``, or, when the
-sentence counts differ (the mark of a glued pair), below
-``mismatch_coverage`` (None: no stricter bound).
+how many sentences one side has more than the other; ``cut`` the words cut
+(below). A side of one short sentence is one unit, the whole side, and a pair
+of two such sides scores their cosine. Rejected: coverage below
+``min_coverage``, or, when the sentence counts differ (the mark of a glued
+pair), below ``mismatch_coverage`` (None: no stricter bound).
+
+``cut: true`` repairs a glued pair instead of rejecting it, as the ``repair``
+step does: when the failing unit is the first or last sentence of the side
+with more sentences, the pair without that sentence is scored again, and if
+it passes it goes on to the next steps in its place (the kept output carries
+the cut text; ``cut`` counts the words dropped, ``side`` and ``unit`` name
+the sentence).
 """
 
 from __future__ import annotations
@@ -29,8 +36,9 @@ from typing import Sequence
 import numpy as np
 
 from ..encoders import DEFAULT_ENCODER
+from . import vectors
 from .embedding import EmbeddingStep
-from .params import check_number
+from .params import check_bool, check_number
 from .records import Pair
 from .steps import register_step
 
@@ -66,7 +74,7 @@ class CoverageStep(EmbeddingStep):
 
     def __init__(self, *, name: str | None = None, src_lang: str, tgt_lang: str, encoder: str = DEFAULT_ENCODER,
                  min_coverage: float = 0.3, mismatch_coverage: float | None = None, split_words: int = 8,
-                 batch_size: int | None = None):
+                 cut: bool = False, batch_size: int | None = None):
         super().__init__(name=name, src_lang=src_lang, tgt_lang=tgt_lang, encoder=encoder, batch_size=batch_size)
         self.min_coverage = check_number("min_coverage", min_coverage, low=-1, high=1)
         self.mismatch_coverage = None if mismatch_coverage is None else \
@@ -74,6 +82,8 @@ class CoverageStep(EmbeddingStep):
         self.split_words = check_number("split_words", split_words, low=0, integer=True)
         if self.split_words == 1:
             raise ValueError("parameter 'split_words' must be 0 (never split a sentence) or at least 2, got 1")
+        self.cut = check_bool("cut", cut)
+        self.fixed: dict[Pair, Pair] = {}
 
     def units(self, pairs: Sequence[Pair]) -> tuple[list[list[str]], list[list[str]], list[int]]:
         """Each pair's source and target units, and how many sentences the sides differ by."""
@@ -82,33 +92,65 @@ class CoverageStep(EmbeddingStep):
         return ([units_of(u, self.split_words) for u in src_sents], [units_of(u, self.split_words) for u in tgt_sents],
                 [abs(len(a) - len(b)) for a, b in zip(src_sents, tgt_sents)])
 
-    def _embed(self, texts: list[list[str]], lang: str) -> dict[str, np.ndarray]:
-        flat = list(dict.fromkeys(u for units in texts for u in units))
-        vecs = self.encoder.encode(flat, lang, progress=False) if flat else np.zeros((0, 1), np.float32)
-        return dict(zip(flat, vecs))
-
     def score_batch(self, pairs: Sequence[Pair]) -> np.ndarray:
-        out = np.zeros((len(pairs), 4), dtype=np.float64)
+        out = self._coverage(pairs)
+        if not self.cut:
+            return out
+        if len(self.fixed) > 200_000:                                    # cuts of earlier chunks, already applied
+            self.fixed.clear()
+        todo: list[tuple[int, Pair, int]] = []                           # (pair, the pair cut, words cut)
+        langs = (self.src_lang, self.tgt_lang)
+        for i, v in enumerate(out):
+            if not v[3] or self.accept(v):
+                continue
+            side, unit = int(v[1]), int(v[2])
+            sents = sentences(pairs[i][side], langs[side])        # two or more: its units are its sentences
+            if len(sents) <= len(sentences(pairs[i][1 - side], langs[1 - side])) or unit not in (1, len(sents)):
+                continue
+            rest = " ".join(sents[:unit - 1] + sents[unit:])
+            todo.append((i, (rest, pairs[i][1]) if side == 0 else (pairs[i][0], rest), len(sents[unit - 1].split())))
+        if todo:
+            again = self._coverage([p for _, p, _ in todo])
+            for (i, cut_pair, words), v in zip(todo, again):
+                v[3] = out[i, 3]                              # a cut pair meets the bound of a glued one
+                if self.accept(v):
+                    self.fixed[pairs[i]] = cut_pair
+                    out[i, 0], out[i, 4] = v[0], words              # side, unit, mismatch: as found
+        return out
+
+    def rewrite(self, pair: Pair) -> Pair:
+        """The pair with its unmatched sentence cut (or the pair itself)."""
+        return self.fixed.get(pair, pair) if self.cut else pair
+
+    def _coverage(self, pairs: Sequence[Pair]) -> np.ndarray:
+        out = np.zeros((len(pairs), 5), dtype=np.float64)
         if not pairs:
             return out
         src_units, tgt_units, mismatch = self.units(pairs)
-        # the wholes are embedded too: a side's units against the other side whole
-        src_vec = self._embed([[" ".join(s.split())] + u for (s, _), u in zip(pairs, src_units)], self.src_lang)
-        tgt_vec = self._embed([[" ".join(t.split())] + u for (_, t), u in zip(pairs, tgt_units)], self.tgt_lang)
-        for i, ((src, tgt), su, tu) in enumerate(zip(pairs, src_units, tgt_units)):
-            if not su or not tu:
-                out[i] = (-1.0, 0 if not su else 1, 1, mismatch[i])
-                continue
-            a = np.stack([src_vec[u] for u in [" ".join(src.split())] + su])
-            b = np.stack([tgt_vec[u] for u in [" ".join(tgt.split())] + tu])
-            sims = a @ b.T                      # row / column 0: the wholes
-            src_cov = sims[1:].max(axis=1)      # each source unit: its best match among the target and its units
-            tgt_cov = sims[:, 1:].max(axis=0)
-            s_i, t_i = int(np.argmin(src_cov)), int(np.argmin(tgt_cov))
-            if src_cov[s_i] <= tgt_cov[t_i]:
-                out[i] = (src_cov[s_i], 0, s_i + 1, mismatch[i])
-            else:
-                out[i] = (tgt_cov[t_i], 1, t_i + 1, mismatch[i])
+        out[:, 3] = mismatch
+        # each side's items: the whole first (a side's units are compared with the other side whole), then its units
+        src_items = [[" ".join(s.split())] + u for (s, _), u in zip(pairs, src_units)]
+        tgt_items = [[" ".join(t.split())] + u for (_, t), u in zip(pairs, tgt_units)]
+        a = vectors.encode(self.encoder, [u for items in src_items for u in items], self.src_lang)
+        b = vectors.encode(self.encoder, [u for items in tgt_items for u in items], self.tgt_lang)
+        ns = np.array([len(items) for items in src_items])
+        nt = np.array([len(items) for items in tgt_items])
+        a_at, b_at = np.cumsum(ns) - ns, np.cumsum(nt) - nt
+        empty = (ns == 1) | (nt == 1)                   # a side with no unit (nothing but spaces)
+        for i in np.flatnonzero(empty):
+            out[i, :3] = (-1.0, 0 if ns[i] == 1 else 1, 1)
+        # pairs of the same shape (units per side) at once: sims (g, 1 + src units, 1 + tgt units)
+        for i_s, i_t in sorted(set(zip(ns[~empty].tolist(), nt[~empty].tolist()))):
+            idx = np.flatnonzero((ns == i_s) & (nt == i_t) & ~empty)
+            sims = np.einsum("gid,gjd->gij", a[a_at[idx, None] + np.arange(i_s)], b[b_at[idx, None] + np.arange(i_t)])
+            src_cov = sims[:, 1:, :].max(axis=2)      # each source unit: its best match among the target and its units
+            tgt_cov = sims[:, :, 1:].max(axis=1)
+            s_i, t_i = src_cov.argmin(axis=1), tgt_cov.argmin(axis=1)
+            s_v, t_v = src_cov[np.arange(len(idx)), s_i], tgt_cov[np.arange(len(idx)), t_i]
+            src_worse = s_v <= t_v
+            out[idx, 0] = np.where(src_worse, s_v, t_v)
+            out[idx, 1] = np.where(src_worse, 0, 1)
+            out[idx, 2] = np.where(src_worse, s_i, t_i) + 1
         return out
 
     def accept(self, value) -> bool:

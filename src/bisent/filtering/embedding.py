@@ -35,6 +35,7 @@ import numpy as np
 from ..encoders import DEFAULT_ENCODER, REGISTRY, get_encoder, is_encoder
 from ..io import check_readable
 from ..mining.scoring import MARGINS, Scorer, rowwise_cosine
+from . import vectors
 from .params import check_choice, check_number
 from .pipeline import background_sample
 from .records import Pair
@@ -48,8 +49,8 @@ DEFAULT_SAMPLE = 4000
 
 def encode_pairs(encoder, pairs: Sequence[Pair], src_lang: str, tgt_lang: str) -> tuple[np.ndarray, np.ndarray]:
     """Embed both sides: ``(x (n, d), y (n, d))`` float32 unit rows."""
-    x = encoder.encode([s for s, _ in pairs], src_lang, progress=False)
-    y = encoder.encode([t for _, t in pairs], tgt_lang, progress=False)
+    x = vectors.encode(encoder, [s for s, _ in pairs], src_lang)
+    y = vectors.encode(encoder, [t for _, t in pairs], tgt_lang)
     return x, y
 
 

@@ -20,6 +20,7 @@ from typing import Any, Iterable, Iterator, Sequence
 import numpy as np
 
 from ..errors import BisentError
+from . import vectors
 from .config import MAX_STEPS, build_step, load_config
 from .params import check_bool, check_choice, check_number
 from .records import FilterResult, Pair, Value
@@ -117,25 +118,31 @@ class FilterPipeline:
         reasons: list[str | None] = [None] * n
         scores: list[Value | None] = [None] * n
         alive = list(range(n))
-        for step in self.steps:
-            if not alive:
-                break
-            batch = [pairs[i] for i in alive]
-            values = self._score(step, batch)
-            survivors = []
-            rewrite = getattr(step, "rewrite", None)                  # a step that repairs pairs (repair.py)
-            for i, v in zip(alive, values):
-                if rewrite is not None:
-                    pairs[i] = rewrite(pairs[i])
-                if step.keep(v):
-                    survivors.append(i)
-                    if step.name == self.score_step:
-                        scores[i] = v
-                else:
-                    reasons[i] = step.name
-                    scores[i] = v
-            alive = survivors
+        with vectors.batch_memo():                                     # a text is embedded once per batch
+            for step in self.steps:
+                if not alive:
+                    break
+                alive = self._step(step, pairs, alive, reasons, scores)
         return [FilterResult(pairs[i], reasons[i] is None, reasons[i], scores[i]) for i in range(n)]
+
+    def _step(self, step: Step, pairs: list[Pair], alive: list[int], reasons: list[str | None],
+              scores: list[Value | None]) -> list[int]:
+        """Score the ``alive`` pairs with ``step``; record the rejected; return the survivors."""
+        batch = [pairs[i] for i in alive]
+        values = self._score(step, batch)
+        survivors = []
+        rewrite = getattr(step, "rewrite", None)                      # a step that repairs pairs (repair.py)
+        for i, v in zip(alive, values):
+            if rewrite is not None:
+                pairs[i] = rewrite(pairs[i])
+            if step.keep(v):
+                survivors.append(i)
+                if step.name == self.score_step:
+                    scores[i] = v
+            else:
+                reasons[i] = step.name
+                scores[i] = v
+        return survivors
 
     @staticmethod
     def _score(step: Step, batch: list[Pair]) -> list[Value]:

@@ -7,12 +7,21 @@ top-scoring pairs up to a size (10M sentences). In YAML::
     select: {mode: threshold, min: 0.8, step: margin}
     select: {mode: top_n, n: 10000000}
     select: {mode: word_budget, words: 10000000, side: tgt}
+    select: {precision: 0.95}
 
 ``step`` names the step whose score ranks the lines (default: the last step);
 it must give one number per line. Ranking is by score, highest first, ties
 broken by input order; NaN ranks last. A kept line that is not selected is
 rejected with reason ``select:<mode>`` and its score. A threshold is applied
 while streaming; top-N and word budget need a second pass (:func:`select_pass`).
+
+``precision`` (mode ``precision``, implied by the key) is ``bisent filter
+--precision`` written in the recipe: keep the pairs above the score step's
+threshold whose precision, estimated without gold, is that share. The estimate
+needs the finished run, so :func:`bisent.report.finish_filter` applies it
+after the steps (rejecting with ``select:precision``), as ``bisent filter``
+does; the pipeline itself passes every pair on. ``--precision`` on the command
+line overrides it.
 """
 
 from __future__ import annotations
@@ -29,19 +38,25 @@ from ..progress import progress_bar
 from .params import check_choice, check_number
 from .records import RECORD, Pair, Value, rejected_line
 
-MODES = ("threshold", "top_n", "word_budget")
+MODES = ("threshold", "top_n", "word_budget", "precision")
 
 
 class Selection:
     """One selection rule. Build with :meth:`from_config` or the keyword constructor."""
 
     def __init__(self, mode: str, *, min: float | None = None, n: int | None = None, words: int | None = None,
-                 side: str = "tgt", step: str | None = None):
+                 side: str = "tgt", step: str | None = None, precision: float | None = None):
         self.mode = check_choice("mode", mode, MODES)
         self.step = step
         self.side = check_choice("side", side, ("tgt", "src", "both"))
-        self.min = self.n = self.budget = None
-        if mode == "threshold":
+        self.min = self.n = self.budget = self.precision = None
+        if mode == "precision":
+            if precision is None:
+                raise ValueError("mode precision needs 'precision'")
+            self.precision = check_number("precision", precision, low=0, high=1)
+        elif precision is not None:
+            raise ValueError(f"'precision' is a selection of its own, not part of mode {mode}")
+        elif mode == "threshold":
             if min is None:
                 raise ValueError("mode threshold needs 'min'")
             self.min = check_number("min", min)
@@ -55,7 +70,8 @@ class Selection:
             self.budget = check_number("words", words, low=0, integer=True)
         self.config: dict[str, Any] = {k: v for k, v in {"mode": mode, "min": min, "n": n, "words": words,
                                                          "side": side if mode == "word_budget" else None,
-                                                         "step": step}.items() if v is not None}
+                                                         "precision": precision, "step": step}.items()
+                                                if v is not None}
 
     @classmethod
     def from_config(cls, cfg: Any, *, source: str = "<config>") -> "Selection":
@@ -63,11 +79,11 @@ class Selection:
         if not isinstance(cfg, dict):
             raise BisentError(f"{source}: select: expected a mapping with 'mode', got {type(cfg).__name__}")
         cfg = dict(cfg)
-        allowed = {"mode", "min", "n", "words", "side", "step"}
+        allowed = {"mode", "min", "n", "words", "side", "step", "precision"}
         unknown = sorted(set(cfg) - allowed)
         if unknown:
             raise BisentError(f"{source}: select: unknown key '{unknown[0]}' (expected: {', '.join(sorted(allowed))})")
-        mode = cfg.pop("mode", None)
+        mode = cfg.pop("mode", "precision" if "precision" in cfg else None)
         try:
             return cls(mode, **cfg)
         except (ValueError, TypeError) as e:
@@ -76,7 +92,7 @@ class Selection:
     @property
     def streaming(self) -> bool:
         """True when each line can be decided alone (threshold), without a second pass."""
-        return self.mode == "threshold"
+        return self.mode in ("threshold", "precision")
 
     @property
     def reason(self) -> str:
@@ -98,12 +114,14 @@ class Selection:
         return len(pair[0].split()) + len(pair[1].split())
 
     def passes(self, score: float) -> bool:
-        """Threshold decision for one line (NaN fails)."""
-        return score >= self.min  # NaN compares False
+        """Threshold decision for one line (NaN fails); a precision target passes every line (applied later)."""
+        return True if self.mode == "precision" else score >= self.min  # NaN compares False
 
     def choose(self, scores: np.ndarray, words: np.ndarray) -> np.ndarray:
         """Boolean mask of the selected lines among ``scores`` (n,) with ``words`` (n,)."""
         scores = np.asarray(scores, dtype=np.float64)
+        if self.mode == "precision":
+            return np.ones(len(scores), dtype=bool)
         if self.mode == "threshold":
             return scores >= self.min
         order = rank(scores)
@@ -114,6 +132,12 @@ class Selection:
             total = np.cumsum(np.asarray(words, dtype=np.int64)[order])
             mask[order[:int(np.searchsorted(total, self.budget, side="right"))]] = True
         return mask
+
+
+def precision_target(config) -> float | None:
+    """The ``select: {precision: P}`` of a pipeline (a :class:`FilterPipeline`), else None."""
+    sel = getattr(config, "selection", None)
+    return sel.precision if sel is not None else None
 
 
 def rank(scores: np.ndarray) -> np.ndarray:
