@@ -160,3 +160,82 @@ def test_scores_equal_vecalign_score_py_on_random_alignments():
     assert ours.strict_p == pytest.approx(ref["precision_strict"]) and ours.lax_p == pytest.approx(ref["precision_lax"])
     assert ours.strict_r == pytest.approx(ref["recall_strict"]) and ours.lax_r == pytest.approx(ref["recall_lax"])
     assert ours.strict_f1 == pytest.approx(ref["f1_strict"]) and ours.lax_f1 == pytest.approx(ref["f1_lax"])
+
+
+def _paragraph_doc():
+    from bisent.datasets.libreoffice import Document, Paragraph
+
+    en = [Paragraph("a", "Open the menu."), Paragraph("b", "Click Save. Then close the dialog."),
+          Paragraph("c", "Choose a file. Press Enter. Wait."), Paragraph("d", "This paragraph was never translated."),
+          Paragraph("e", "Cmd+X"), Paragraph("f", "Print the page.")]
+    de = [Paragraph("a", "Öffnen Sie das Menü."), Paragraph("b", "Klicken Sie auf Speichern und schließen Sie."),
+          Paragraph("c", "Wählen Sie eine Datei. Drücken Sie die Eingabetaste und warten Sie."),
+          Paragraph("d", "This paragraph was never  translated."), Paragraph("e", "Cmd+X"),
+          Paragraph("f", "Drucken Sie die Seite.")]
+    return Document("page.html", "dev", en, de)
+
+
+def test_paragraph_gold_keeps_m_n_and_untranslated_paragraphs():
+    """Every paragraph kept by kind: exact (1-1, 2-1), many (3-2: inner gold unknown), untranslated (1-0 / 0-1
+    gold); an identical short string (a key name) left out."""
+    from bisent.datasets.align_gold import EXACT, MANY, UNTRANSLATED, paragraph_page
+
+    doc, counts = paragraph_page(_paragraph_doc(), "en", "de")
+    assert doc.src == ["Open the menu.", "Click Save.", "Then close the dialog.", "Choose a file.", "Press Enter.",
+                       "Wait.", "This paragraph was never translated.", "Print the page."]
+    assert len(doc.tgt) == 6 and doc.tgt[4] == "This paragraph was never  translated."
+    assert doc.paragraphs == [((0,), (0,), EXACT), ((1, 2), (1,), EXACT), ((3, 4, 5), (2, 3), MANY),
+                              ((6,), (4,), UNTRANSLATED), ((7,), (5,), EXACT)]
+    assert doc.gold == [((0,), (0,)), ((1, 2), (1,)), ((6,), ()), ((), (4,)), ((7,), (5,))]
+    assert counts["identical_short"] == 1 and counts["many_unequal"] == 1 and counts["exact_1_n"] == 1
+    assert counts["untranslated"] == 1 and counts["exact_1_1"] == 2
+
+
+def test_paragraph_scores_against_a_hand_count():
+    from bisent.bench.align import paragraph_scores
+    from bisent.datasets.align_gold import paragraph_page
+
+    doc, _ = paragraph_page(_paragraph_doc(), "en", "de")
+    perfect = [[(s, t) for s, t, _ in doc.paragraphs[:3]] + [((6,), ()), ((), (4,)), ((7,), (5,))]]
+    sc = paragraph_scores(perfect, [doc])
+    assert (sc["strict_f1"], sc["para_error"], sc["untranslated_skipped"]) == (100.0, 0.0, 100.0)
+    # 0-0 right; 1-1 and a skip of 2 split the 2-1 paragraph wrongly; 3-2 and 4,5-3 lie inside the m-n
+    # paragraph (not scored); 6-4 pairs the untranslated sentence with its copy; 7-5 right
+    hyp = [[((0,), (0,)), ((1,), (1,)), ((2,), ()), ((3,), (2,)), ((4, 5), (3,)), ((6,), (4,)), ((7,), (5,))]]
+    sc = paragraph_scores(hyp, [doc])
+    # exact part: hyp blocks kept = 0-0, 1-1, 2-skip, 6-4, 7-5 (the two inside paragraph c left out)
+    # strict P = 2/5 (0-0, 7-5); gold with both sides: 0-0, (1,2)-1, 7-5 -> strict R = 2/3
+    assert (sc["strict_p"], sc["strict_r"], sc["n_hyp"], sc["n_gold"]) == (40.0, 66.67, 5, 3)
+    assert (sc["para_error"], sc["aligned_blocks"], sc["untranslated_skipped"]) == (0.0, 6, 0.0)
+    crossing = [[((0, 1), (0,)), ((2,), (1,)), ((3, 4), (2,)), ((5,), (3, 4)), ((6,), ()), ((7,), (5,))]]
+    sc = paragraph_scores(crossing, [doc])
+    # aligned blocks 5; crossing: 0,1-0 (a|b), 5-3,4 (c|d); blocks touching the m-n paragraph: 3,4-2 and 5-3,4
+    assert (sc["para_error"], sc["para_error_many"], sc["many_blocks"]) == (40.0, 50.0, 2)
+    assert sc["untranslated_skipped"] == 50.0       # the source copy skipped, the target copy paired
+
+
+def _cached(src, tgt):
+    from bisent.datasets import libreoffice
+
+    return libreoffice._is_built(libreoffice._cache_folder(src, tgt))
+
+
+@pytest.mark.skipif(not _cached("en", "es"), reason="LibreOffice help en-es is not built in the cache")
+def test_paragraph_gold_on_real_help_pages():
+    """A few real en-es pages: every sentence in one paragraph, pages in one split, the same twice, every page
+    with a non-1-1 paragraph, untranslated paragraphs identical on both sides."""
+    from bisent.datasets.align_gold import MANY, UNTRANSLATED, load_paragraph_task
+
+    dev, stats = load_paragraph_task("en", "es", "dev", limit=4)
+    test, _ = load_paragraph_task("en", "es", "test", limit=4)
+    assert len(dev) == len(test) == 4 and not {d.name for d in dev} & {d.name for d in test}
+    assert load_paragraph_task("en", "es", "dev", limit=4) == (dev, stats)
+    for d in dev:
+        assert sorted(i for s, _, _ in d.paragraphs for i in s) == list(range(len(d.src)))
+        assert sorted(j for _, t, _ in d.paragraphs for j in t) == list(range(len(d.tgt)))
+        assert any(k != "exact" or len(s) != 1 or len(t) != 1 for s, t, k in d.paragraphs)
+        for s, t, k in d.paragraphs:
+            if k == UNTRANSLATED:
+                assert " ".join(d.src[i] for i in s).split() == " ".join(d.tgt[j] for j in t).split()
+            assert (k == MANY) == (min(len(s), len(t)) > 1 and k != UNTRANSLATED)
+    assert stats["pages_kept"] == 4 and stats["paragraphs"] == sum(len(d.paragraphs) for d in dev)
