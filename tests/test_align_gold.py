@@ -167,28 +167,30 @@ def _paragraph_doc():
 
     en = [Paragraph("a", "Open the menu."), Paragraph("b", "Click Save. Then close the dialog."),
           Paragraph("c", "Choose a file. Press Enter. Wait."), Paragraph("d", "This paragraph was never translated."),
-          Paragraph("e", "Cmd+X"), Paragraph("f", "Print the page.")]
+          Paragraph("e", "Cmd+X"), Paragraph("f", "Print the page."),
+          Paragraph("g", "Dim iCount As Integer = Len(sText) + 1")]
     de = [Paragraph("a", "Öffnen Sie das Menü."), Paragraph("b", "Klicken Sie auf Speichern und schließen Sie."),
           Paragraph("c", "Wählen Sie eine Datei. Drücken Sie die Eingabetaste und warten Sie."),
           Paragraph("d", "This paragraph was never  translated."), Paragraph("e", "Cmd+X"),
-          Paragraph("f", "Drucken Sie die Seite.")]
+          Paragraph("f", "Drucken Sie die Seite."), Paragraph("g", "Dim iCount As Integer = Len(sText) + 1")]
     return Document("page.html", "dev", en, de)
 
 
 def test_paragraph_gold_keeps_m_n_and_untranslated_paragraphs():
-    """Every paragraph kept by kind: exact (1-1, 2-1), many (3-2: inner gold unknown), untranslated (1-0 / 0-1
-    gold); an identical short string (a key name) left out."""
+    """Every paragraph kept by kind: exact (1-1, 2-1), many (3-2: inner gold unknown), untranslated (prose left in
+    English: 1-0 / 0-1 gold); identical code stays an ordinary paragraph, an identical key name is left out."""
     from bisent.datasets.align_gold import EXACT, MANY, UNTRANSLATED, paragraph_page
 
     doc, counts = paragraph_page(_paragraph_doc(), "en", "de")
     assert doc.src == ["Open the menu.", "Click Save.", "Then close the dialog.", "Choose a file.", "Press Enter.",
-                       "Wait.", "This paragraph was never translated.", "Print the page."]
-    assert len(doc.tgt) == 6 and doc.tgt[4] == "This paragraph was never  translated."
+                       "Wait.", "This paragraph was never translated.", "Print the page.",
+                       "Dim iCount As Integer = Len(sText) + 1"]
+    assert len(doc.tgt) == 7 and doc.tgt[4] == "This paragraph was never  translated."
     assert doc.paragraphs == [((0,), (0,), EXACT), ((1, 2), (1,), EXACT), ((3, 4, 5), (2, 3), MANY),
-                              ((6,), (4,), UNTRANSLATED), ((7,), (5,), EXACT)]
-    assert doc.gold == [((0,), (0,)), ((1, 2), (1,)), ((6,), ()), ((), (4,)), ((7,), (5,))]
+                              ((6,), (4,), UNTRANSLATED), ((7,), (5,), EXACT), ((8,), (6,), EXACT)]
+    assert doc.gold == [((0,), (0,)), ((1, 2), (1,)), ((6,), ()), ((), (4,)), ((7,), (5,)), ((8,), (6,))]
     assert counts["identical_short"] == 1 and counts["many_unequal"] == 1 and counts["exact_1_n"] == 1
-    assert counts["untranslated"] == 1 and counts["exact_1_1"] == 2
+    assert counts["untranslated"] == 1 and counts["exact_1_1"] == 3 and counts["identical_kept"] == 1
 
 
 def test_paragraph_scores_against_a_hand_count():
@@ -196,21 +198,25 @@ def test_paragraph_scores_against_a_hand_count():
     from bisent.datasets.align_gold import paragraph_page
 
     doc, _ = paragraph_page(_paragraph_doc(), "en", "de")
-    perfect = [[(s, t) for s, t, _ in doc.paragraphs[:3]] + [((6,), ()), ((), (4,)), ((7,), (5,))]]
+    perfect = [[(s, t) for s, t, _ in doc.paragraphs[:3]] + [((6,), ()), ((), (4,)), ((7,), (5,)), ((8,), (6,))]]
     sc = paragraph_scores(perfect, [doc])
     assert (sc["strict_f1"], sc["para_error"], sc["untranslated_skipped"]) == (100.0, 0.0, 100.0)
     # 0-0 right; 1-1 and a skip of 2 split the 2-1 paragraph wrongly; 3-2 and 4,5-3 lie inside the m-n
-    # paragraph (not scored); 6-4 pairs the untranslated sentence with its copy; 7-5 right
-    hyp = [[((0,), (0,)), ((1,), (1,)), ((2,), ()), ((3,), (2,)), ((4, 5), (3,)), ((6,), (4,)), ((7,), (5,))]]
+    # paragraph (not scored); 6-4 pairs the untranslated sentence with its copy; 7,8-5,6 crosses paragraphs f|g
+    hyp = [[((0,), (0,)), ((1,), (1,)), ((2,), ()), ((3,), (2,)), ((4, 5), (3,)), ((6,), (4,)), ((7, 8), (5, 6))]]
     sc = paragraph_scores(hyp, [doc])
-    # exact part: hyp blocks kept = 0-0, 1-1, 2-skip, 6-4, 7-5 (the two inside paragraph c left out)
-    # strict P = 2/5 (0-0, 7-5); gold with both sides: 0-0, (1,2)-1, 7-5 -> strict R = 2/3
-    assert (sc["strict_p"], sc["strict_r"], sc["n_hyp"], sc["n_gold"]) == (40.0, 66.67, 5, 3)
-    assert (sc["para_error"], sc["aligned_blocks"], sc["untranslated_skipped"]) == (0.0, 6, 0.0)
-    crossing = [[((0, 1), (0,)), ((2,), (1,)), ((3, 4), (2,)), ((5,), (3, 4)), ((6,), ()), ((7,), (5,))]]
+    # exact part: hyp blocks kept = 0-0, 1-1, 2-skip, 6-4, 7,8-5,6 (the two inside paragraph c left out)
+    # strict P = 1/5 (0-0); gold with both sides: 0-0, (1,2)-1, 7-5, 8-6 -> strict R = 1/4; lax P = 3/5
+    # (0-0, 1-1, 7,8-5,6), lax R = 4/4
+    assert (sc["strict_p"], sc["strict_r"], sc["n_hyp"], sc["n_gold"]) == (20.0, 25.0, 5, 4)
+    assert (sc["lax_p"], sc["lax_r"]) == (60.0, 100.0)
+    # aligned blocks: 0-0, 1-1, 3-2, 4,5-3, 6-4, 7,8-5,6; one crosses (7,8-5,6)
+    assert (sc["para_error"], sc["aligned_blocks"], sc["untranslated_skipped"]) == (16.67, 6, 0.0)
+    crossing = [[((0, 1), (0,)), ((2,), (1,)), ((3, 4), (2,)), ((5,), (3, 4)), ((6,), ()), ((7,), (5,)),
+                 ((8,), (6,))]]
     sc = paragraph_scores(crossing, [doc])
-    # aligned blocks 5; crossing: 0,1-0 (a|b), 5-3,4 (c|d); blocks touching the m-n paragraph: 3,4-2 and 5-3,4
-    assert (sc["para_error"], sc["para_error_many"], sc["many_blocks"]) == (40.0, 50.0, 2)
+    # aligned blocks 6; crossing: 0,1-0 (a|b), 5-3,4 (c|d); blocks touching the m-n paragraph: 3,4-2 and 5-3,4
+    assert (sc["para_error"], sc["para_error_many"], sc["many_blocks"]) == (33.33, 50.0, 2)
     assert sc["untranslated_skipped"] == 50.0       # the source copy skipped, the target copy paired
 
 

@@ -60,6 +60,7 @@ Deterministic: page order is path order, no sampling.
 from __future__ import annotations
 
 import hashlib
+import re
 from pathlib import Path
 from typing import NamedTuple
 
@@ -271,20 +272,32 @@ class ParagraphDoc(NamedTuple):
         return out
 
 
-def _prose(text: str) -> bool:
-    """Whether an untranslated paragraph is prose a reader would have wanted translated (not a name, a
-    command or a number): the thresholds of the help pages' pair filter."""
+def _long_enough(text: str) -> bool:
+    """An identical paragraph worth keeping (not a name, a key or a number): the help pages' pair filter's
+    thresholds."""
     from .libreoffice import MIN_CHARS, MIN_WORDS
 
     return sum(c.isalpha() for c in text) >= MIN_CHARS and len(text.split()) >= MIN_WORDS
+
+
+_WORD_RE = re.compile(r"[(\"']?[^\W\d_]+(?:[-'][^\W\d_]+)*[)\"']?[,.;:!?]?[)\"']?")
+
+
+def _prose(text: str) -> bool:
+    """Whether a paragraph identical on both sides is prose a reader wanted translated, not code, a formula or a
+    command line that stays the same in every language: at least 4 words, 80 % of its tokens words, ending as a
+    sentence ends."""
+    tokens = text.split()
+    words = sum(bool(_WORD_RE.fullmatch(t)) for t in tokens)
+    return len(tokens) >= 4 and words >= 0.8 * len(tokens) and text.rstrip()[-1:] in ".!?:"
 
 
 def paragraph_page(doc: Document, src_lang: str, tgt_lang: str) -> tuple[ParagraphDoc, dict]:
     """The paragraph gold of one page (see :func:`load_paragraph_task`) and its counts."""
     tpos = {p.pid: k for k, p in enumerate(doc.tgt)}
     ttext = {p.pid: p.text for p in doc.tgt}
-    counts = dict.fromkeys(("out_of_order", "one_side", "identical_short", "exact_1_1", "exact_1_n", "many_equal",
-                            "many_unequal", "untranslated"), 0)
+    counts = dict.fromkeys(("out_of_order", "one_side", "identical_short", "identical_kept", "exact_1_1",
+                            "exact_1_n", "many_equal", "many_unequal", "untranslated"), 0)
     src, tgt, paras, last = [], [], [], -1
     for p in doc.src:
         if p.pid not in tpos:
@@ -294,12 +307,13 @@ def paragraph_page(doc: Document, src_lang: str, tgt_lang: str) -> tuple[Paragra
             counts["out_of_order"] += 1
             continue
         last, t_text = tpos[p.pid], ttext[p.pid]
-        untranslated = " ".join(p.text.split()).casefold() == " ".join(t_text.split()).casefold()
-        if untranslated and not _prose(p.text):
+        identical = " ".join(p.text.split()).casefold() == " ".join(t_text.split()).casefold()
+        if identical and not _long_enough(p.text):
             counts["identical_short"] += 1
             continue
         s, t = split_sentences(p.text, src_lang), split_sentences(t_text, tgt_lang)
-        if untranslated:
+        counts["identical_kept"] += identical and not _prose(p.text)
+        if identical and _prose(p.text):
             kind, count = UNTRANSLATED, "untranslated"
         elif min(len(s), len(t)) == 1:
             kind, count = EXACT, "exact_1_1" if len(s) == len(t) else "exact_1_n"
@@ -327,10 +341,14 @@ def load_paragraph_task(src: str = "en", tgt: str = "de", split: str = "test", *
       alignment inside is unknown, but it lies inside the paragraph, so a
       hypothesis block that crosses a paragraph boundary is certainly wrong
       (the paragraph-consistency error of ``bisent bench align``);
-    - ``untranslated``: the target paragraph is the source text itself (left in
-      the source language; prose of at least the pair filter's length, not a
-      name or a command, which are left out): its sentences are gold 1-0 and
-      0-1 (an aligner that pairs them with their copy aligns text with itself).
+    - ``untranslated``: the target paragraph is the source text itself, and prose
+      (:func:`_prose`: left in the source language): its sentences are gold 1-0
+      and 0-1 (an aligner that pairs them with their copy aligns text with itself).
+
+    A paragraph identical on both sides that is not prose (code, a formula, a
+    command line: the same in every language) stays an ordinary paragraph,
+    aligned to itself (``identical_kept``); one shorter than the pair filter's
+    minimum (a name, a key) is left out (``identical_short``).
 
     Pages of the split in path order (the split of :func:`.libreoffice.split_of`: by page,
     deterministic), those with fewer than ``min_paragraphs`` paragraphs left out; with ``hard``
