@@ -245,3 +245,21 @@ def test_paragraph_gold_on_real_help_pages():
                 assert " ".join(d.src[i] for i in s).split() == " ".join(d.tgt[j] for j in t).split()
             assert (k == MANY) == (min(len(s), len(t)) > 1 and k != UNTRANSLATED)
     assert stats["pages_kept"] == 4 and stats["paragraphs"] == sum(len(d.paragraphs) for d in dev)
+
+
+def test_bench_align_paragraphs_view(monkeypatch, capsys):
+    """`bisent bench align --view paragraphs`: a record per aligner with the paragraph scores; --view and --no-peers
+    only for the align task."""
+    from bisent.datasets import align_gold
+
+    monkeypatch.setattr(align_gold, "load_documents", lambda src, tgt, split: [_paragraph_doc()])
+    assert main(["bench", "align", "--pair", "en-de", "--split", "dev", "--view", "paragraphs", "--no-anchors",
+                 "-e", "char-ngram", "--no-peers", "--results", ""]) == 0
+    rows = [json.loads(x) for x in capsys.readouterr().out.splitlines() if x.startswith("{")]
+    assert [r["encoder"] for r in rows] == ["gale-church", "char-ngram"]
+    for r in rows:
+        assert (r["view"], r["split"], r["n_docs"], r["paragraphs"], r["untranslated_sentences"]) == \
+            ("paragraphs", "dev", 1, 6, 2)
+        assert 0 <= r["para_error"] <= 100 and 0 <= r["strict_f1"] <= 100
+    assert main(["bench", "mining", "--view", "clean", "--no-anchors", "-e", "char-ngram"]) == 2
+    assert "--view: only the align task" in capsys.readouterr().err

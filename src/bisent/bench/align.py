@@ -98,12 +98,13 @@ def run_gold(folder, src_lang: str, tgt_lang: str, encoders: list, record: Recor
         if peers and aligner.encoder is not None:
             for peer in PEERS:
                 res = run_peer(peer, [(d.src.sentences, d.tgt.sentences) for d in docs], aligner.encoder, src_lang,
-                               tgt_lang)
+                               tgt_lang, max_size=aligner.max_size)
                 if res is not None:
                     blocks, version, t0 = res
                     hyp = [[(b.src, b.tgt) for b in line_blocks(bl, d.src, d.tgt)] for bl, d in zip(blocks, docs)]
                     out.append(_gold_row(record, folder, src_lang, tgt_lang, f"{peer}+{aligner.name}",
-                                         f"{peer}-{version}+{aligner.encoder.id}", stats, hyp, gold, {}, t0))
+                                         f"{peer}-{version}+{aligner.encoder.id}", stats, hyp, gold,
+                                         {"max_size": aligner.max_size}, t0))
     return out
 
 
@@ -122,10 +123,12 @@ class _SidedEncoder:
         return self.encoder.encode(list(texts), self.langs.pop(0), progress=False)
 
 
-def run_peer(name: str, docs: list[tuple[list[str], list[str]]], encoder, src_lang: str, tgt_lang: str):
+def run_peer(name: str, docs: list[tuple[list[str], list[str]]], encoder, src_lang: str, tgt_lang: str,
+             max_size: int | None = None):
     """Sentence blocks of each document (``(source sentences, target sentences)``) by peer ``name`` at its own
-    defaults, with ``encoder``'s embeddings; with its version and start time. None when the peer is not
-    installed."""
+    defaults (``max_size``: its largest group a + b instead, e.g. bisent's, so that both search the same block
+    shapes over the same embeddings), with ``encoder``'s embeddings; with its version and start time. None when
+    the peer is not installed."""
     import importlib.metadata
 
     if name != "sentalign":
@@ -138,11 +141,12 @@ def run_peer(name: str, docs: list[tuple[list[str], list[str]]], encoder, src_la
 
     from ..align.aligner import Block
 
-    size = inspect.signature(sentalign).parameters["alignment_max_size"].default
+    size = max_size or inspect.signature(sentalign).parameters["alignment_max_size"].default
     t0 = time.perf_counter()
     out = []
     for src, tgt in docs:   # sentalign embeds the groups of 1..size sentences of the source, then of the target
-        res = sentalign(src, tgt, encoder=_SidedEncoder(encoder, [src_lang] * size + [tgt_lang] * size))
+        res = sentalign(src, tgt, encoder=_SidedEncoder(encoder, [src_lang] * size + [tgt_lang] * size),
+                        alignment_max_size=size)
         out.append([Block(tuple(a.src_indices), tuple(a.tgt_indices)) for a in res.alignments])
     return out, importlib.metadata.version("sentalign"), t0
 
@@ -244,13 +248,14 @@ def run_paragraphs(source: str, src_lang: str, tgt_lang: str, encoders: list, re
                            "seconds": round(time.perf_counter() - t0, 1)}))
         if peers and aligner.encoder is not None:
             for peer in PEERS:
-                res = run_peer(peer, [(d.src, d.tgt) for d in docs], aligner.encoder, src_lang, tgt_lang)
+                res = run_peer(peer, [(d.src, d.tgt) for d in docs], aligner.encoder, src_lang, tgt_lang,
+                               max_size=aligner.max_size)
                 if res is not None:
                     blocks, version, t0 = res
                     hyp = [[(b.src, b.tgt) for b in bl] for bl in blocks]
                     out.append(record({**base, "encoder": f"{peer}+{aligner.name}",
                                        "encoder_id": f"{peer}-{version}+{aligner.encoder.id}",
-                                       **paragraph_scores(hyp, docs), "aligner": {},
+                                       **paragraph_scores(hyp, docs), "aligner": {"max_size": aligner.max_size},
                                        "seconds": round(time.perf_counter() - t0, 1)}))
     return out
 
