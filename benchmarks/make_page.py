@@ -238,26 +238,39 @@ def filtering(cmds: Commands) -> str:
 
 
 def alignment(cmds: Commands) -> str:
-    recs = [r for r in load("align") if r.get("source")]
+    recs = [r for r in load("align") if r.get("source") and r.get("split", "test") in ("test", "gold")]
+
     def name(r):
-        if r["encoder"] == "gale-church":
-            return "gale-church"
+        if r["encoder"] in ("gale-church", "sentalign+use-m3"):
+            return r["encoder"]
         return anchor(r) or (published(r) or (None,))[0]
     keep = latest(recs, lambda r: (r["source"], r["pair"], r["view"], name(r)) if name(r) else None)
-    cols = ["gale-church", "use-m3", "me5-small", "char-ngram", "distill-dan (en-de help)"]
+    cols = ["gale-church", "use-m3", "sentalign+use-m3", "me5-small", "char-ngram", "distill-dan (en-de help)"]
     groups: dict = {}
     for (src, pair, view, n), r in keep.items():
         groups.setdefault((src, pair, view), {})[n] = r
-    rows = []
+    rows, prows = [], []
     for (src, pair, view), by in sorted(groups.items()):
+        if view == "paragraphs":
+            prows.append([src, pair] + [f"{by[c]['strict_f1']:.1f} / {by[c]['para_error']:.2f} / "
+                                        f"{by[c]['untranslated_skipped']:.0f}" if c in by else "—" for c in cols[:3]]
+                         + [by[cols[0]]["n_docs"], ", ".join(sorted({cmds.ref(r) for r in by.values()}))])
+            continue
         rows.append([src, pair, view] + [f"{by[c]['strict_f1']:.1f} / {by[c]['lax_f1']:.1f}" if c in by else "—"
                                          for c in cols] + [", ".join(sorted({cmds.ref(r) for r in by.values()}))])
     return "\n".join(["## Sentence alignment\n",
                       ("`bisent bench align`: test help pages re-split into sentences; gold blocks from LibreOffice's "
                       "paragraph ids and GNOME help's block positions. Views: `clean`, `drop10` (a tenth of the "
                       "paragraphs lose their translation), `merge10` (a tenth of neighbours merged on one side), "
-                      "both. Strict / lax F1 %, latest record per encoder.\n"),
-                      table(["source", "pair", "view", *cols, "commands"], rows), ""])
+                      "both; `gold` rows: a folder of human-aligned documents (`--gold`). `sentalign+use-m3`: "
+                      "vecalign's DP (the `sentalign` package) fed the same embeddings in the same run. Strict / lax "
+                      "F1 %, latest record per encoder.\n"),
+                      table(["source", "pair", "view", *cols, "commands"], rows), "",
+                      ("Paragraph gold (`--view paragraphs`): test pages that hold a merge or split, a paragraph of "
+                       "several sentences on both sides (inner gold unknown) or a paragraph left untranslated. "
+                       "Strict F1 % on the exact part / paragraph-consistency error % (aligned blocks crossing a "
+                       "paragraph boundary) / % of untranslated sentences left unaligned.\n"),
+                      table(["source", "pair", *cols[:3], "pages", "commands"], prows), ""])
 
 
 def documents(cmds: Commands) -> str:

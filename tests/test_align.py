@@ -377,6 +377,40 @@ def test_bad_inputs_give_clear_errors_or_reasons(tmp_path, capsys):
     assert "g:2: expected a block like [0]:[0,1]" in capsys.readouterr().err
 
 
+def test_mismatched_encodings_are_one_line_errors_and_a_reason_in_pairs(tmp_path, capsys):
+    """Latin-1 and UTF-16 documents: a one-line error naming the file, line and byte; with --pairs the pair's
+    reason, and the other pairs aligned with every line in one row."""
+    src = write(tmp_path / "a.en", EN)
+    (tmp_path / "latin1.de").write_bytes("\n".join(DE).encode("latin-1") + b"\n")
+    (tmp_path / "utf16.de").write_bytes("\n".join(DE).encode("utf-16") + b"\n")
+    write(tmp_path / "a.de", DE)
+    args = ["-l", "en", "-L", "de", "-e", "char-ngram"]
+    for name, what in (("latin1.de", "latin1.de:3: not valid UTF-8 (byte 0xfc"), ("utf16.de", "utf16.de:1: not valid")):
+        assert main(["align", str(src), str(tmp_path / name), "-o", str(tmp_path / "o.tsv")] + args) == 2
+        err = capsys.readouterr().err
+        assert what in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    (tmp_path / "pairs.tsv").write_text("a.en\tlatin1.de\na.en\ta.de\n", encoding="utf-8")
+    assert main(["align", "--pairs", str(tmp_path / "pairs.tsv"), "-o", str(tmp_path / "d")] + args) == 0
+    assert json.loads(capsys.readouterr().out)["failed"] == 1
+    rows = [json.loads(x) for x in (tmp_path / "d" / "summary.jsonl").read_text().splitlines()]
+    assert "not valid UTF-8" in rows[0]["error"] and "error" not in rows[1]
+    done = blocks_of(tmp_path / "d" / "00001.tsv")
+    assert sorted(k for s, _, _ in done for k in s) == sorted(k for _, t, _ in done for k in t) == list(range(1, 7))
+
+
+@pytest.mark.slow
+def test_a_100k_line_document_accounts_for_every_line(tmp_path, capsys):
+    """100,000 lines against 100,000 (coarse to fine, vectors on disk): every input line in exactly one output row."""
+    n = 100_000
+    src = write(tmp_path / "big.en", [f"{EN[k % 6][:-1]} number {k}." for k in range(n)])
+    tgt = write(tmp_path / "big.de", [f"{DE[k % 6][:-1]} Nummer {k}." for k in range(n) if k % 1000 != 7])
+    out = tmp_path / "o.tsv"
+    assert main(["align", str(src), str(tgt), "-l", "en", "-L", "de", "-e", "char-ngram", "-o", str(out)]) == 0
+    rows = blocks_of(out)
+    assert sorted(k for s, _, _ in rows for k in s) == list(range(1, n + 1))
+    assert sorted(k for _, t, _ in rows for k in t) == list(range(1, n - n // 1000 + 1))
+
+
 def test_gold_from_paragraph_ids():
     from bisent.datasets.align_gold import concatenate, page_task
     from bisent.datasets.libreoffice import Document, Paragraph

@@ -160,3 +160,106 @@ def test_scores_equal_vecalign_score_py_on_random_alignments():
     assert ours.strict_p == pytest.approx(ref["precision_strict"]) and ours.lax_p == pytest.approx(ref["precision_lax"])
     assert ours.strict_r == pytest.approx(ref["recall_strict"]) and ours.lax_r == pytest.approx(ref["recall_lax"])
     assert ours.strict_f1 == pytest.approx(ref["f1_strict"]) and ours.lax_f1 == pytest.approx(ref["f1_lax"])
+
+
+def _paragraph_doc():
+    from bisent.datasets.libreoffice import Document, Paragraph
+
+    en = [Paragraph("a", "Open the menu."), Paragraph("b", "Click Save. Then close the dialog."),
+          Paragraph("c", "Choose a file. Press Enter. Wait."), Paragraph("d", "This paragraph was never translated."),
+          Paragraph("e", "Cmd+X"), Paragraph("f", "Print the page."),
+          Paragraph("g", "Dim iCount As Integer = Len(sText) + 1")]
+    de = [Paragraph("a", "Öffnen Sie das Menü."), Paragraph("b", "Klicken Sie auf Speichern und schließen Sie."),
+          Paragraph("c", "Wählen Sie eine Datei. Drücken Sie die Eingabetaste und warten Sie."),
+          Paragraph("d", "This paragraph was never  translated."), Paragraph("e", "Cmd+X"),
+          Paragraph("f", "Drucken Sie die Seite."), Paragraph("g", "Dim iCount As Integer = Len(sText) + 1")]
+    return Document("page.html", "dev", en, de)
+
+
+def test_paragraph_gold_keeps_m_n_and_untranslated_paragraphs():
+    """Every paragraph kept by kind: exact (1-1, 2-1), many (3-2: inner gold unknown), untranslated (prose left in
+    English: 1-0 / 0-1 gold); identical code stays an ordinary paragraph, an identical key name is left out."""
+    from bisent.datasets.align_gold import EXACT, MANY, UNTRANSLATED, paragraph_page
+
+    doc, counts = paragraph_page(_paragraph_doc(), "en", "de")
+    assert doc.src == ["Open the menu.", "Click Save.", "Then close the dialog.", "Choose a file.", "Press Enter.",
+                       "Wait.", "This paragraph was never translated.", "Print the page.",
+                       "Dim iCount As Integer = Len(sText) + 1"]
+    assert len(doc.tgt) == 7 and doc.tgt[4] == "This paragraph was never  translated."
+    assert doc.paragraphs == [((0,), (0,), EXACT), ((1, 2), (1,), EXACT), ((3, 4, 5), (2, 3), MANY),
+                              ((6,), (4,), UNTRANSLATED), ((7,), (5,), EXACT), ((8,), (6,), EXACT)]
+    assert doc.gold == [((0,), (0,)), ((1, 2), (1,)), ((6,), ()), ((), (4,)), ((7,), (5,)), ((8,), (6,))]
+    assert counts["identical_short"] == 1 and counts["many_unequal"] == 1 and counts["exact_1_n"] == 1
+    assert counts["untranslated"] == 1 and counts["exact_1_1"] == 3 and counts["identical_kept"] == 1
+
+
+def test_paragraph_scores_against_a_hand_count():
+    from bisent.bench.align import paragraph_scores
+    from bisent.datasets.align_gold import paragraph_page
+
+    doc, _ = paragraph_page(_paragraph_doc(), "en", "de")
+    perfect = [[(s, t) for s, t, _ in doc.paragraphs[:3]] + [((6,), ()), ((), (4,)), ((7,), (5,)), ((8,), (6,))]]
+    sc = paragraph_scores(perfect, [doc])
+    assert (sc["strict_f1"], sc["para_error"], sc["untranslated_skipped"]) == (100.0, 0.0, 100.0)
+    # 0-0 right; 1-1 and a skip of 2 split the 2-1 paragraph wrongly; 3-2 and 4,5-3 lie inside the m-n
+    # paragraph (not scored); 6-4 pairs the untranslated sentence with its copy; 7,8-5,6 crosses paragraphs f|g
+    hyp = [[((0,), (0,)), ((1,), (1,)), ((2,), ()), ((3,), (2,)), ((4, 5), (3,)), ((6,), (4,)), ((7, 8), (5, 6))]]
+    sc = paragraph_scores(hyp, [doc])
+    # exact part: hyp blocks kept = 0-0, 1-1, 2-skip, 6-4, 7,8-5,6 (the two inside paragraph c left out)
+    # strict P = 1/5 (0-0); gold with both sides: 0-0, (1,2)-1, 7-5, 8-6 -> strict R = 1/4; lax P = 3/5
+    # (0-0, 1-1, 7,8-5,6), lax R = 4/4
+    assert (sc["strict_p"], sc["strict_r"], sc["n_hyp"], sc["n_gold"]) == (20.0, 25.0, 5, 4)
+    assert (sc["lax_p"], sc["lax_r"]) == (60.0, 100.0)
+    # aligned blocks: 0-0, 1-1, 3-2, 4,5-3, 6-4, 7,8-5,6; one crosses (7,8-5,6)
+    assert (sc["para_error"], sc["aligned_blocks"], sc["untranslated_skipped"]) == (16.67, 6, 0.0)
+    crossing = [[((0, 1), (0,)), ((2,), (1,)), ((3, 4), (2,)), ((5,), (3, 4)), ((6,), ()), ((7,), (5,)),
+                 ((8,), (6,))]]
+    sc = paragraph_scores(crossing, [doc])
+    # aligned blocks 6; crossing: 0,1-0 (a|b), 5-3,4 (c|d); blocks touching the m-n paragraph: 3,4-2 and 5-3,4
+    assert (sc["para_error"], sc["para_error_many"], sc["many_blocks"]) == (33.33, 50.0, 2)
+    assert sc["untranslated_skipped"] == 50.0       # the source copy skipped, the target copy paired
+
+
+def _cached(src, tgt):
+    from bisent.datasets import libreoffice
+
+    return libreoffice._is_built(libreoffice._cache_folder(src, tgt))
+
+
+@pytest.mark.skipif(not _cached("en", "es"), reason="LibreOffice help en-es is not built in the cache")
+def test_paragraph_gold_on_real_help_pages():
+    """A few real en-es pages: every sentence in one paragraph, pages in one split, the same twice, every page
+    with a non-1-1 paragraph, untranslated paragraphs identical on both sides."""
+    from bisent.datasets.align_gold import MANY, UNTRANSLATED, load_paragraph_task
+
+    dev, stats = load_paragraph_task("en", "es", "dev", limit=4)
+    test, _ = load_paragraph_task("en", "es", "test", limit=4)
+    assert len(dev) == len(test) == 4 and not {d.name for d in dev} & {d.name for d in test}
+    assert load_paragraph_task("en", "es", "dev", limit=4) == (dev, stats)
+    for d in dev:
+        assert sorted(i for s, _, _ in d.paragraphs for i in s) == list(range(len(d.src)))
+        assert sorted(j for _, t, _ in d.paragraphs for j in t) == list(range(len(d.tgt)))
+        assert any(k != "exact" or len(s) != 1 or len(t) != 1 for s, t, k in d.paragraphs)
+        for s, t, k in d.paragraphs:
+            if k == UNTRANSLATED:
+                assert " ".join(d.src[i] for i in s).split() == " ".join(d.tgt[j] for j in t).split()
+            assert (k == MANY) == (min(len(s), len(t)) > 1 and k != UNTRANSLATED)
+    assert stats["pages_kept"] == 4 and stats["paragraphs"] == sum(len(d.paragraphs) for d in dev)
+
+
+def test_bench_align_paragraphs_view(monkeypatch, capsys):
+    """`bisent bench align --view paragraphs`: a record per aligner with the paragraph scores; --view and --no-peers
+    only for the align task."""
+    from bisent.datasets import align_gold
+
+    monkeypatch.setattr(align_gold, "load_documents", lambda src, tgt, split: [_paragraph_doc()])
+    assert main(["bench", "align", "--pair", "en-de", "--split", "dev", "--view", "paragraphs", "--no-anchors",
+                 "-e", "char-ngram", "--no-peers", "--results", ""]) == 0
+    rows = [json.loads(x) for x in capsys.readouterr().out.splitlines() if x.startswith("{")]
+    assert [r["encoder"] for r in rows] == ["gale-church", "char-ngram"]
+    for r in rows:
+        assert (r["view"], r["split"], r["n_docs"], r["paragraphs"], r["untranslated_sentences"]) == \
+            ("paragraphs", "dev", 1, 6, 2)
+        assert 0 <= r["para_error"] <= 100 and 0 <= r["strict_f1"] <= 100
+    assert main(["bench", "mining", "--view", "clean", "--no-anchors", "-e", "char-ngram"]) == 2
+    assert "--view: only the align task" in capsys.readouterr().err

@@ -177,3 +177,35 @@ def test_repair_step_in_the_run_cuts_a_glued_pair(tmp_path, capsys, toy_model):
     (model_dir / "config.json").write_bytes((model_dir / "config.json").read_bytes() + b"\n")   # model "retrained"
     assert main(["run", "-c", str(cfg), "-o", str(tmp_path / "r"), "--quiet"]) == 0
     assert capsys.readouterr().out.count("skipped") == 3                            # filter and bitext redone
+
+
+def test_align_precision_in_the_run_matches_align_pairs_precision(tmp_path, capsys):
+    """align.precision: the threshold `bisent align --pairs --precision` chooses on the same pairs, every line still in
+    one row, no aligned block below it; another precision re-aligns (blocks come back); bad values are refused."""
+    cfg = make_run(tmp_path)
+    cfg.write_text(cfg.read_text().replace("{encoder: char-ngram}", "{encoder: char-ngram, precision: 0.6}"))
+    assert main(["run", "-c", str(cfg), "-o", str(tmp_path / "r"), "--quiet"]) == 0
+    run_align = json.loads(capsys.readouterr().out.strip().splitlines()[-1])["align"]
+    assert main(["align", "--pairs", str(tmp_path / "docs" / "pairs.tsv"), "-l", "en", "-L", "de", "-e", "char-ngram",
+                 "-o", str(tmp_path / "a"), "--precision", "0.6"]) == 0
+    alone = json.loads(capsys.readouterr().out)
+    assert run_align["threshold"] == alone["threshold"] and run_align["precision"] == 0.6
+    assert run_align["unaligned_after_threshold"] == alone["unaligned_after_threshold"]
+    for k in range(3):
+        rows = [r.split("\t") for r in (tmp_path / "r" / "align" / f"{k:05d}.tsv").read_text().splitlines()]
+        assert rows == [r.split("\t") for r in (tmp_path / "a" / f"{k:05d}.tsv").read_text().splitlines()]
+        assert sorted(int(x) for r in rows for x in r[0].split(",") if x) == list(range(1, 8))
+        assert sorted(int(x) for r in rows for x in r[1].split(",") if x) == list(range(1, 7))
+        assert all(float(r[2]) >= run_align["threshold"] for r in rows if r[0] and r[1])
+    cand = json.loads((tmp_path / "r" / "summary.json").read_text())["candidates"]["candidates"]
+    cfg.write_text(cfg.read_text().replace("precision: 0.6", "precision: 0.0"))
+    assert main(["run", "-c", str(cfg), "-o", str(tmp_path / "r"), "--quiet"]) == 0
+    low = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert run_align["unaligned_after_threshold"]["src"] > 0 == low["align"]["unaligned_after_threshold"]["src"]
+    assert low["align"]["threshold"] < run_align["threshold"] and low["candidates"]["candidates"] > cand
+    for bad, msg in (("precision: 1.5", "'precision'"), ("precision: 0.0, encoder: gale-church", "Gale-Church")):
+        cfg.write_text(cfg.read_text().replace("precision: 0.0", bad).replace("encoder: char-ngram, ", ""))
+        assert main(["run", "-c", str(cfg), "-o", str(tmp_path / "r4"), "--quiet"]) == 2
+        assert msg in capsys.readouterr().err
+        cfg.write_text(cfg.read_text().replace(bad, "precision: 0.0").replace("{precision", "{encoder: char-ngram, "
+                                                                                          "precision"))

@@ -184,9 +184,52 @@ def stage_align(ctx: RunContext) -> dict:
     if not (ctx.dir / "documents" / "pairs.tsv").read_text(encoding="utf-8").strip():
         raise BisentError(f"{ctx.dir / 'documents' / 'pairs.tsv'}: no document pairs to align (every document "
                           f"is unmatched: see {ctx.dir / 'documents' / 'unmatched.tsv'})")
-    return align_many(ctx.dir / "documents" / "pairs.tsv", ctx.dir / "align", ctx.src_lang, ctx.tgt_lang,
-                      encoder=sec.pop("encoder", "use-m3"), jobs=int(sec.pop("jobs", 1)),
-                      split=bool(sec.pop("split", False)), progress=ctx.progress, **sec)
+    precision = sec.pop("precision", None)
+    encoder = sec.pop("encoder", "use-m3")
+    summary = align_many(ctx.dir / "documents" / "pairs.tsv", ctx.dir / "align", ctx.src_lang, ctx.tgt_lang,
+                         encoder=encoder, jobs=int(sec.pop("jobs", 1)), split=bool(sec.pop("split", False)),
+                         progress=ctx.progress, keyed=None if precision is None else {"precision": precision}, **sec)
+    if precision is not None:
+        summary.update(_align_precision(ctx, encoder, float(precision)))
+    return summary
+
+
+def _align_precision(ctx: RunContext, encoder: str, precision: float) -> dict:
+    """``align.precision``: the aligned blocks scoring below the lowest threshold whose precision, estimated
+    without gold over every pair's TSV (as ``bisent align --precision``), reaches ``precision`` become 1-0 / 0-1
+    rows. The threshold is written to ``align/precision.json`` before any TSV is rewritten, so a run killed
+    while rewriting continues with the same threshold (unaligning below it twice changes nothing)."""
+    from .report.runs import alignment_calibration, choose_threshold, unalign_below
+
+    folder = ctx.dir / "align"
+    rows = [json.loads(x) for x in (folder / "summary.jsonl").read_text(encoding="utf-8").splitlines()]
+    pairs = (ctx.dir / "documents" / "pairs.tsv").read_text(encoding="utf-8").splitlines()
+    ok = {r["line"] for r in rows if "error" not in r}
+    tsvs = [folder / f"{k:05d}.tsv" for k in range(len(pairs)) if k + 1 in ok]
+    key = hashlib.sha256(json.dumps([precision, [r.get("key") for r in rows]]).encode()).hexdigest()
+    state = folder / "precision.json"
+    try:
+        saved = json.loads(state.read_text(encoding="utf-8"))
+        saved = saved if saved.get("key") == key else None
+    except (OSError, ValueError, AttributeError):
+        saved = None
+    if saved is None:
+        cal = alignment_calibration(tsvs, encoder, ctx.src_lang, ctx.tgt_lang)
+        t = choose_threshold(cal, None, precision)
+        saved = {"key": key, "precision": precision, "threshold": round(t, 6),
+                 "estimated_precision": round(cal.precision_at(t), 4)}
+        with atomic_write(state) as f:
+            f.write(json.dumps(saved) + "\n")
+    for tsv in tsvs:
+        unalign_below(tsv, tsv.with_suffix(".blocks"), saved["threshold"])
+    left = {"src": 0, "tgt": 0}
+    for tsv in tsvs:
+        for line in tsv.read_text(encoding="utf-8").splitlines():
+            s_lines, t_lines, score = line.split("\t")[:3]
+            if bool(s_lines) != bool(t_lines) and score != "empty":
+                left["src" if s_lines else "tgt"] += len((s_lines or t_lines).split(","))
+    return {"precision": precision, "threshold": saved["threshold"],
+            "estimated_precision": saved["estimated_precision"], "unaligned_after_threshold": left}
 
 
 @register_stage("candidates", outputs=("candidates.tsv", "candidates.ids.tsv"))
@@ -354,7 +397,7 @@ def check_section(config: dict, name: str, path) -> None:
     if not isinstance(sec, dict):
         raise BisentError(f"{path}: {name}: expected a mapping of settings, got {type(sec).__name__}")
     known = {"documents": ("pairs", "collections", "segmentation", "encoder", "k", "score", "threshold"),
-             "align": ("encoder", "jobs", "split", *OPTIONS), "filter": ("config",)}.get(name, ())
+             "align": ("encoder", "jobs", "split", "precision", *OPTIONS), "filter": ("config",)}.get(name, ())
     extra = sorted(set(sec) - set(known))
     if extra:
         raise BisentError(f"{path}: {name}: unknown key '{extra[0]}' (known: {', '.join(known) or 'none'})")
@@ -376,6 +419,11 @@ def check_section(config: dict, name: str, path) -> None:
             config_number(where, "jobs", sec["jobs"], low=1, high=256, integer=True)
         if "split" in sec:
             config_bool(where, "split", sec["split"])
+        if sec.get("precision") is not None:
+            config_number(where, "precision", sec["precision"], low=0, high=1)
+            if sec.get("encoder") == "gale-church":
+                raise BisentError(f"{where}: 'precision' needs an encoder: Gale-Church scores are no cosines and "
+                                  "cannot be calibrated")
 
 
 def run_pipeline(config_path, run_dir=None, *, echo=click.echo, progress: bool | None = None, force: bool = False,

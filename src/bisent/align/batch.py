@@ -190,18 +190,20 @@ def _pair_key(k: int, src: Path, tgt: Path, setting: dict) -> str:
 
 
 def align_many(pairs_tsv, out_dir, src_lang: str, tgt_lang: str, *, encoder: str = "use-m3", jobs: int = 1,
-               split: bool = False, progress: bool | None = None, **options) -> dict:
+               split: bool = False, progress: bool | None = None, keyed: dict | None = None, **options) -> dict:
     """Align every pair listed in ``pairs_tsv`` into ``out_dir`` (``NNNNN.tsv``, ``NNNNN.blocks``, ``summary.jsonl``).
 
     Pairs already done (in ``summary.jsonl`` with the same key: the SHA-256 of both documents' bytes, the
     encoder, languages and options) are skipped, so a killed run continues; a pair whose document changed
     since is aligned again. ``out_dir`` is bisent's own folder (:func:`bisent.io.make_state_dir`).
-    ``jobs`` processes each hold an encoder.
+    ``jobs`` processes each hold an encoder. ``keyed``: more settings the outputs depend on (the key
+    only; e.g. ``bisent run``'s ``precision``, which rewrites them afterwards).
     """
     pairs = read_pairs(pairs_tsv)
     out = make_state_dir(out_dir, "align")
     done_path = out / "summary.jsonl"
-    setting = {"encoder": encoder, "src_lang": src_lang, "tgt_lang": tgt_lang, "split": split, **options}
+    setting = {"encoder": encoder, "src_lang": src_lang, "tgt_lang": tgt_lang, "split": split, **options,
+               **(keyed or {})}
     keys = {n: _pair_key(k, s, t, setting) for k, (n, s, t) in enumerate(pairs)}
     done = {}
     if done_path.exists():

@@ -11,7 +11,10 @@ translated: nearly all 1-1), ``drop10`` (a tenth of the paragraphs lose their
 translation on one side: what real document pairs look like, and where a
 length model breaks), ``merge10`` (a tenth of neighbouring paragraph pairs
 merged into one line on one side: 2-1, 1-2, 3-1, 1-3 blocks) and
-``drop10-merge10`` (both: the hardest). ``limit`` caps the pages (me5-small embeds ~45 sentences/s on
+``drop10-merge10`` (both: the hardest). A fifth view, ``paragraphs``
+(:func:`run_paragraphs`, LibreOffice help only), keeps every paragraph of the pages that hold a
+non-1-1 one (m-n paragraphs whose inner gold is unknown, untranslated paragraphs) and scores
+paragraph consistency beside the exact part. ``limit`` caps the pages (me5-small embeds ~45 sentences/s on
 one CPU thread and the groups of 1-3 sentences triple the texts: give it fewer pages).
 
 ``gold`` (``bisent bench align --gold DIR``): instead of help pages, a folder of
@@ -30,7 +33,7 @@ from typing import NamedTuple
 
 from ..align import GALE_CHURCH, SentenceAligner, line_blocks, read_alignment, read_document, score_alignments
 from ..align.files import Document
-from ..datasets.align_gold import SOURCES, load_align_task
+from ..datasets.align_gold import MANY, SOURCES, UNTRANSLATED, load_align_task, load_paragraph_task
 from ..errors import BisentError
 from .common import Recorder
 
@@ -94,11 +97,14 @@ def run_gold(folder, src_lang: str, tgt_lang: str, encoders: list, record: Recor
                              getattr(aligner.encoder, "id", GALE_CHURCH), stats, hyp, gold, aligner_options, t0))
         if peers and aligner.encoder is not None:
             for peer in PEERS:
-                res = run_peer(peer, docs, aligner.encoder, src_lang, tgt_lang)
+                res = run_peer(peer, [(d.src.sentences, d.tgt.sentences) for d in docs], aligner.encoder, src_lang,
+                               tgt_lang, max_size=aligner.max_size)
                 if res is not None:
-                    hyp, version, t0 = res
+                    blocks, version, t0 = res
+                    hyp = [[(b.src, b.tgt) for b in line_blocks(bl, d.src, d.tgt)] for bl, d in zip(blocks, docs)]
                     out.append(_gold_row(record, folder, src_lang, tgt_lang, f"{peer}+{aligner.name}",
-                                         f"{peer}-{version}+{aligner.encoder.id}", stats, hyp, gold, {}, t0))
+                                         f"{peer}-{version}+{aligner.encoder.id}", stats, hyp, gold,
+                                         {"max_size": aligner.max_size}, t0))
     return out
 
 
@@ -117,9 +123,12 @@ class _SidedEncoder:
         return self.encoder.encode(list(texts), self.langs.pop(0), progress=False)
 
 
-def run_peer(name: str, docs: list[GoldDoc], encoder, src_lang: str, tgt_lang: str):
-    """Line blocks of each document by peer ``name`` at its own defaults, with ``encoder``'s embeddings;
-    with its version and start time. None when the peer is not installed."""
+def run_peer(name: str, docs: list[tuple[list[str], list[str]]], encoder, src_lang: str, tgt_lang: str,
+             max_size: int | None = None):
+    """Sentence blocks of each document (``(source sentences, target sentences)``) by peer ``name`` at its own
+    defaults (``max_size``: its largest group a + b instead, e.g. bisent's, so that both search the same block
+    shapes over the same embeddings), with ``encoder``'s embeddings; with its version and start time. None when
+    the peer is not installed."""
     import importlib.metadata
 
     if name != "sentalign":
@@ -132,15 +141,14 @@ def run_peer(name: str, docs: list[GoldDoc], encoder, src_lang: str, tgt_lang: s
 
     from ..align.aligner import Block
 
-    size = inspect.signature(sentalign).parameters["alignment_max_size"].default
+    size = max_size or inspect.signature(sentalign).parameters["alignment_max_size"].default
     t0 = time.perf_counter()
-    hyp = []
-    for d in docs:       # sentalign embeds the groups of 1..size sentences of the source, then of the target
-        res = sentalign(d.src.sentences, d.tgt.sentences, encoder=_SidedEncoder(encoder, [src_lang] * size +
-                                                                                 [tgt_lang] * size))
-        blocks = [Block(tuple(a.src_indices), tuple(a.tgt_indices)) for a in res.alignments]
-        hyp.append([(b.src, b.tgt) for b in line_blocks(blocks, d.src, d.tgt)])
-    return hyp, importlib.metadata.version("sentalign"), t0
+    out = []
+    for src, tgt in docs:   # sentalign embeds the groups of 1..size sentences of the source, then of the target
+        res = sentalign(src, tgt, encoder=_SidedEncoder(encoder, [src_lang] * size + [tgt_lang] * size),
+                        alignment_max_size=size)
+        out.append([Block(tuple(a.src_indices), tuple(a.tgt_indices)) for a in res.alignments])
+    return out, importlib.metadata.version("sentalign"), t0
 
 
 def _gold_row(record, folder, src_lang, tgt_lang, name, enc_id, stats, hyp, gold, options, t0) -> dict:
@@ -151,15 +159,24 @@ def _gold_row(record, folder, src_lang, tgt_lang, name, enc_id, stats, hyp, gold
 
 
 def run(src_lang: str, tgt_lang: str, encoders: list, record: Recorder, *, limit: int | None = None,
-        split: str = "test", progress: bool | None = None, sources=SOURCES, gold=None,
-        **aligner_options) -> list[dict]:
+        split: str = "test", progress: bool | None = None, sources=SOURCES, gold=None, views=None,
+        peers: bool = True, **aligner_options) -> list[dict]:
     if gold is not None:
-        if limit is not None or split != "test":
-            raise BisentError("--gold: the folder's documents are aligned whole (no --limit, no --split)")
-        return run_gold(gold, src_lang, tgt_lang, encoders, record, progress=progress, **aligner_options)
+        if limit is not None or split != "test" or views:
+            raise BisentError("--gold: the folder's documents are aligned whole (no --limit, --split or --view)")
+        return run_gold(gold, src_lang, tgt_lang, encoders, record, progress=progress, peers=peers,
+                        **aligner_options)
+    views = list(views or ALL_VIEWS)
     out = []
     for source in sources:
-        for view, (drop, merge) in VIEWS.items():
+        for view in views:
+            if view == PARAGRAPHS:
+                if source != "libreoffice":     # GNOME pages: identical blocks already left out, few m-n ones
+                    continue
+                out += run_paragraphs(source, src_lang, tgt_lang, encoders, record, split=split, limit=limit,
+                                      progress=progress, peers=peers, **aligner_options)
+                continue
+            drop, merge = VIEWS[view]
             docs, stats = load_align_task(src_lang, tgt_lang, split, limit=limit, drop=drop, merge=merge,
                                           source=source)
             out += [_run_one(enc, view, docs, stats, src_lang, tgt_lang, split, record, progress, aligner_options,
@@ -167,8 +184,87 @@ def run(src_lang: str, tgt_lang: str, encoders: list, record: Recorder, *, limit
     return out
 
 
+def paragraph_scores(hyp, docs) -> dict:
+    """Scores of hypothesis blocks (one list of ``(src, tgt)`` a document) on the paragraph gold
+    (:func:`bisent.datasets.align_gold.load_paragraph_task`).
+
+    - ``strict_*`` / ``lax_*``: vecalign's P/R/F1 against the exact sentence gold
+      (exact paragraphs, untranslated sentences as 1-0 / 0-1), the hypothesis
+      blocks that lie inside one ``many`` paragraph left out (their gold is unknown);
+    - ``para_error``: % of the aligned hypothesis blocks (both sides non-empty) whose
+      sentences are not all in one paragraph pair: certainly wrong whatever the
+      alignment inside paragraphs; ``para_error_many``: the same over the blocks
+      that touch a ``many`` paragraph (where the exact gold says nothing);
+    - ``untranslated_skipped``: % of the sentences of untranslated paragraphs (both
+      sides) left unaligned (1-0 / 0-1), as the gold has them.
+    """
+    aligned = crossing = many_blocks = many_crossing = untranslated = skipped = 0
+    exact = []
+    for blocks, d in zip(hyp, docs, strict=True):
+        kind = [k for *_, k in d.paragraphs]
+        ps = {i: k for k, (s, _, _) in enumerate(d.paragraphs) for i in s}
+        pt = {j: k for k, (_, t, _) in enumerate(d.paragraphs) for j in t}
+        keep = []
+        for s, t, *_ in blocks:
+            paras = {ps[i] for i in s} | {pt[j] for j in t}
+            if s and t:
+                cross = len(paras) > 1
+                aligned, crossing = aligned + 1, crossing + cross
+                if any(kind[k] == MANY for k in paras):
+                    many_blocks, many_crossing = many_blocks + 1, many_crossing + cross
+            else:
+                skipped += sum(kind[ps[i]] == UNTRANSLATED for i in s) + sum(kind[pt[j]] == UNTRANSLATED for j in t)
+            if not (len(paras) == 1 and kind[next(iter(paras))] == MANY):
+                keep.append((tuple(s), tuple(t)))
+        exact.append(keep)
+        untranslated += sum(len(s) + len(t) for s, t, k in d.paragraphs if k == UNTRANSLATED)
+    sc = score_alignments(exact, [d.gold for d in docs])
+
+    def pct(a: int, b: int) -> float:
+        return round(100 * a / b, 2) if b else 0.0
+
+    return {**sc.as_dict(), "para_error": pct(crossing, aligned), "para_error_many": pct(many_crossing, many_blocks),
+            "aligned_blocks": aligned, "many_blocks": many_blocks, "untranslated_sentences": untranslated,
+            "untranslated_skipped": pct(skipped, untranslated)}
+
+
+def run_paragraphs(source: str, src_lang: str, tgt_lang: str, encoders: list, record: Recorder, *,
+                   split: str = "test", limit: int | None = None, progress: bool | None = None, peers: bool = True,
+                   **aligner_options) -> list[dict]:
+    """The ``paragraphs`` view: Gale-Church, each encoder and (``peers``) the installed peers fed the same
+    embeddings on the paragraph gold of one split, scored by :func:`paragraph_scores`."""
+    docs, stats = load_paragraph_task(src_lang, tgt_lang, split, limit=limit, source=source)
+    if not docs:
+        raise BisentError(f"no {source} pages with paragraph gold in the {split} split of {src_lang}-{tgt_lang}")
+    base = {"pair": f"{src_lang}-{tgt_lang}", "source": source, "view": PARAGRAPHS, "split": split,
+            "n_docs": len(docs), **{k: v for k, v in stats.items() if k not in ("pages_kept",)}}
+    out = []
+    for enc in [GALE_CHURCH] + list(encoders):
+        aligner = SentenceAligner(enc, progress=progress, **aligner_options)
+        t0 = time.perf_counter()
+        hyp = [[(b.src, b.tgt) for b in aligner.align(d.src, d.tgt, src_lang, tgt_lang).blocks] for d in docs]
+        out.append(record({**base, "encoder": aligner.name, "encoder_id": getattr(aligner.encoder, "id", GALE_CHURCH),
+                           **paragraph_scores(hyp, docs), "aligner": aligner_options,
+                           "seconds": round(time.perf_counter() - t0, 1)}))
+        if peers and aligner.encoder is not None:
+            for peer in PEERS:
+                res = run_peer(peer, [(d.src, d.tgt) for d in docs], aligner.encoder, src_lang, tgt_lang,
+                               max_size=aligner.max_size)
+                if res is not None:
+                    blocks, version, t0 = res
+                    hyp = [[(b.src, b.tgt) for b in bl] for bl in blocks]
+                    out.append(record({**base, "encoder": f"{peer}+{aligner.name}",
+                                       "encoder_id": f"{peer}-{version}+{aligner.encoder.id}",
+                                       **paragraph_scores(hyp, docs), "aligner": {"max_size": aligner.max_size},
+                                       "seconds": round(time.perf_counter() - t0, 1)}))
+    return out
+
+
 #: view name -> (share of paragraphs whose translation is removed, share of paragraph pairs merged on one side)
 VIEWS = {"clean": (0.0, 0.0), "drop10": (0.1, 0.0), "merge10": (0.0, 0.1), "drop10-merge10": (0.1, 0.1)}
+#: the view of the paragraph gold (every paragraph kept, m-n ones scored by paragraph consistency)
+PARAGRAPHS = "paragraphs"
+ALL_VIEWS = (*VIEWS, PARAGRAPHS)
 
 
 def _run_one(enc, view, docs, stats, src_lang, tgt_lang, split, record, progress, aligner_options,

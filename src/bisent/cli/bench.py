@@ -36,18 +36,25 @@ from ..paths import guarded
 @click.option("--gold", "gold_dir", type=click.Path(file_okay=False), default=None,
               help="align: score on this folder of human-aligned documents instead of help pages (NAME.SRC, "
                    "NAME.TGT and gold NAME.SRCTGT, vecalign / Bleualign format; e.g. dev.de, dev.fr, dev.defr).")
+@click.option("--view", "views", multiple=True,
+              type=click.Choice(["clean", "drop10", "merge10", "drop10-merge10", "paragraphs"]),
+              help="align: run only these views of the help pages (repeatable; default all; paragraphs: every "
+                   "paragraph kept, m-n ones scored by paragraph consistency).")
+@click.option("--no-peers", is_flag=True,
+              help="align: leave out the peer aligners (sentalign) even when installed.")
 @click.option("--results", default=None, type=click.Path(file_okay=False),
               help="Also append each result to DIR/TASK.jsonl (e.g. benchmarks/results of a checkout); "
                    "by default results are only printed.")
 @guarded(reads=("gold_dir",), folders=("results",))
 def bench(task, pair, encoders, no_anchors, limit, domain, rerank, split, settings, estimator, gold_dir,
-          results):
+          views, no_peers, results):
     """Run benchmark TASK (mining, recover, filter, docs, speed, pairs, ...): one JSON object per result line.
 
     \b
     Examples:
       bisent bench mining --pair en-de -e use-m3 --no-anchors --limit 500
       bisent bench filter --pair en-fr --split dev
+      bisent bench align --pair en-es --split dev --view paragraphs --limit 30
     """
     try:
         src, tgt = pair.split("-", 1)
@@ -74,6 +81,14 @@ def bench(task, pair, encoders, no_anchors, limit, domain, rerank, split, settin
         if task != "align":
             raise BisentError("--gold: only the align task reads a gold folder")
         kwargs["gold"] = gold_dir
+    if views:
+        if task != "align":
+            raise BisentError("--view: only the align task has views")
+        kwargs["views"] = list(views)
+    if no_peers:
+        if task != "align":
+            raise BisentError("--no-peers: only the align task runs peers")
+        kwargs["peers"] = False
     if split != "test":
         if task not in ("calibration", "docmine", "align", "filter") or \
                 (task in ("docmine", "align", "filter") and split == "all"):

@@ -60,6 +60,7 @@ Deterministic: page order is path order, no sampling.
 from __future__ import annotations
 
 import hashlib
+import re
 from pathlib import Path
 from typing import NamedTuple
 
@@ -241,3 +242,142 @@ def write_task(docs: list[AlignDoc], out_dir, src_lang: str, tgt_lang: str) -> P
     with atomic_write(out / "pairs.tsv") as f:
         f.write("".join(rows))
     return out
+
+
+# --------------------------------------------------------------------------- paragraph gold (m-n links kept)
+
+#: kinds of paragraph in the paragraph gold: sentence gold exact (one side one sentence), several sentences on
+#: both sides (only the paragraph's bounds are known), left in the source language on the target side
+EXACT, MANY, UNTRANSLATED = "exact", "many", "untranslated"
+
+
+class ParagraphDoc(NamedTuple):
+    """One page of the paragraph gold: sentences of each side and its paragraphs as ``(source indices, target
+    indices, kind)`` (kinds :data:`EXACT`, :data:`MANY`, :data:`UNTRANSLATED`), in page order."""
+
+    name: str
+    src: list[str]
+    tgt: list[str]
+    paragraphs: list[tuple[tuple[int, ...], tuple[int, ...], str]]
+
+    @property
+    def gold(self) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
+        """The exact sentence gold: the exact paragraphs' blocks, the untranslated sentences as 1-0 / 0-1."""
+        out = []
+        for s, t, kind in self.paragraphs:
+            if kind == EXACT:
+                out.append((s, t))
+            elif kind == UNTRANSLATED:
+                out += [((i,), ()) for i in s] + [((), (j,)) for j in t]
+        return out
+
+
+def _long_enough(text: str) -> bool:
+    """An identical paragraph worth keeping (not a name, a key or a number): the help pages' pair filter's
+    thresholds."""
+    from .libreoffice import MIN_CHARS, MIN_WORDS
+
+    return sum(c.isalpha() for c in text) >= MIN_CHARS and len(text.split()) >= MIN_WORDS
+
+
+_WORD_RE = re.compile(r"[(\"']?[^\W\d_]+(?:[-'][^\W\d_]+)*[)\"']?[,.;:!?]?[)\"']?")
+
+
+def _prose(text: str) -> bool:
+    """Whether a paragraph identical on both sides is prose a reader wanted translated, not code, a formula or a
+    command line that stays the same in every language: at least 4 words, 80 % of its tokens words, ending as a
+    sentence ends."""
+    tokens = text.split()
+    words = sum(bool(_WORD_RE.fullmatch(t)) for t in tokens)
+    return len(tokens) >= 4 and words >= 0.8 * len(tokens) and text.rstrip()[-1:] in ".!?:"
+
+
+def paragraph_page(doc: Document, src_lang: str, tgt_lang: str) -> tuple[ParagraphDoc, dict]:
+    """The paragraph gold of one page (see :func:`load_paragraph_task`) and its counts."""
+    tpos = {p.pid: k for k, p in enumerate(doc.tgt)}
+    ttext = {p.pid: p.text for p in doc.tgt}
+    counts = dict.fromkeys(("out_of_order", "one_side", "identical_short", "identical_kept", "exact_1_1",
+                            "exact_1_n", "many_equal", "many_unequal", "untranslated"), 0)
+    src, tgt, paras, last = [], [], [], -1
+    for p in doc.src:
+        if p.pid not in tpos:
+            counts["one_side"] += 1
+            continue
+        if tpos[p.pid] < last:
+            counts["out_of_order"] += 1
+            continue
+        last, t_text = tpos[p.pid], ttext[p.pid]
+        identical = " ".join(p.text.split()).casefold() == " ".join(t_text.split()).casefold()
+        if identical and not _long_enough(p.text):
+            counts["identical_short"] += 1
+            continue
+        s, t = split_sentences(p.text, src_lang), split_sentences(t_text, tgt_lang)
+        counts["identical_kept"] += identical and not _prose(p.text)
+        if identical and _prose(p.text):
+            kind, count = UNTRANSLATED, "untranslated"
+        elif min(len(s), len(t)) == 1:
+            kind, count = EXACT, "exact_1_1" if len(s) == len(t) else "exact_1_n"
+        else:
+            kind, count = MANY, "many_equal" if len(s) == len(t) else "many_unequal"
+        counts[count] += 1
+        paras.append((tuple(range(len(src), len(src) + len(s))), tuple(range(len(tgt), len(tgt) + len(t))), kind))
+        src += s
+        tgt += t
+    return ParagraphDoc(doc.doc, src, tgt, paras), counts
+
+
+def load_paragraph_task(src: str = "en", tgt: str = "de", split: str = "test", *, min_paragraphs: int = 2,
+                        limit: int | None = None, source: str = "libreoffice",
+                        hard: bool = True) -> tuple[list[ParagraphDoc], dict]:
+    """The paragraph gold of one split: every paragraph of a page kept, its sentence gold exact or not.
+
+    Where :func:`load_align_task` leaves out the paragraphs of several sentences
+    on both sides (their inner alignment is unknown), this keeps every
+    paragraph pair, in page order (steps 1-2 above), as one of three kinds:
+
+    - ``exact``: one side is one sentence (1-1, or 1-n / n-1 where the
+      translator merged or split sentences): the block is exact gold;
+    - ``many``: several sentences on both sides (2-2, 2-3, ...): the sentence
+      alignment inside is unknown, but it lies inside the paragraph, so a
+      hypothesis block that crosses a paragraph boundary is certainly wrong
+      (the paragraph-consistency error of ``bisent bench align``);
+    - ``untranslated``: the target paragraph is the source text itself, and prose
+      (:func:`_prose`: left in the source language): its sentences are gold 1-0
+      and 0-1 (an aligner that pairs them with their copy aligns text with itself).
+
+    A paragraph identical on both sides that is not prose (code, a formula, a
+    command line: the same in every language) stays an ordinary paragraph,
+    aligned to itself (``identical_kept``); one shorter than the pair filter's
+    minimum (a name, a key) is left out (``identical_short``).
+
+    Pages of the split in path order (the split of :func:`.libreoffice.split_of`: by page,
+    deterministic), those with fewer than ``min_paragraphs`` paragraphs left out; with ``hard``
+    also those whose paragraphs are all 1-1 (``pages_all_1_1``: the ``clean`` view has them), so
+    every page kept holds a merge or split, an m-n paragraph or an untranslated one.
+    """
+    src, tgt = normalise_lang(src), normalise_lang(tgt)
+    if source == "libreoffice":
+        pages = load_documents(src, tgt, split=split)
+    elif source == "gnome":
+        pages, _ = gnome_documents(src, tgt, split)
+    else:
+        raise BisentError(f"unknown alignment gold source '{source}' (one of {', '.join(SOURCES)})")
+    docs, stats = [], {"pages_kept": 0, "pages_short": 0, "pages_all_1_1": 0}
+    for d in pages:
+        task, counts = paragraph_page(d, src, tgt)
+        if len(task.paragraphs) < min_paragraphs or not task.src or not task.tgt:
+            stats["pages_short"] += 1
+            continue
+        if hard and all(k == EXACT and len(s) == len(t) == 1 for s, t, k in task.paragraphs):
+            stats["pages_all_1_1"] += 1
+            continue
+        for k, v in counts.items():
+            stats[k] = stats.get(k, 0) + v
+        docs.append(task)
+        stats["pages_kept"] += 1
+        if limit and len(docs) == limit:
+            break
+    stats.update(src_sentences=sum(len(d.src) for d in docs), tgt_sentences=sum(len(d.tgt) for d in docs),
+                 paragraphs=sum(len(d.paragraphs) for d in docs),
+                 pages_with_many=sum(any(k == MANY for *_, k in d.paragraphs) for d in docs))
+    return docs, stats
