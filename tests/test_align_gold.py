@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,7 @@ EN = ["The cat sits on the mat.", "It is raining today.", "I like green apples."
 DE = ["Die Katze sitzt auf der Matte.", "Heute regnet es.", "Ich mag grüne Äpfel.", "Öffnen Sie das Menü Datei.",
       "Klicken Sie auf Speichern.", "Der Hund bellt laut.", "Schließen Sie jetzt das Fenster.",
       "Drucken Sie die Seite zweimal."]
-BLEUALIGN = Path("/work/shared/data/bleualign-dev")
+BLEUALIGN = Path(os.environ.get("BISENT_BLEUALIGN_DIR", "bleualign-dev"))   # a folder of *.de, *.fr, *.defr
 
 
 def write(path, lines):

@@ -8,7 +8,8 @@ Two rules, over every file ``git ls-files`` lists:
   file's lines, the comments of Python, YAML, TOML and the Makefile, Python string constants with a space in
   them (docstrings, help texts, messages; a bare default path without a space is code), and the ``note`` of a
   benchmark record.
-  Make's variables (``$(OUT)/general``) are not folders and are not matched.
+  Make's variables (``$(OUT)/general``) are not folders and are not matched;
+- anywhere, no absolute path of a developer's machine (``/work/``, ``/tmp/``, ``/root/``, ``/home/`` then a name).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 EXCLUDED = {"CHANGELOG.md"}
 HISTORY = re.compile(r"\b(?:[Ss]ession|[Ii]ssue|[Ss]top) [0-9]")
 FOLDER = re.compile(r"(?<![\w$(-])(?:cmp/|out/[a-z])")
+MACHINE = re.compile(r"(?<![\w.~-])/(?:work|tmp|root|home)/[\w.-]")
 
 
 def tracked() -> list[str]:
@@ -90,6 +92,8 @@ def problems(path: str, text: str) -> list[str]:
            for i, line in enumerate(text.splitlines(), 1) for m in [HISTORY.search(line)] if m]
     out += [f"{path}:{i}: private folder: {m.group(0)!r} in {s.strip()[:100]!r}"
             for i, s in prose(path, text) for m in [FOLDER.search(s)] if m]
+    out += [f"{path}:{i}: machine path: {m.group(0)!r} in {line.strip()[:100]!r}"
+            for i, line in enumerate(text.splitlines(), 1) for m in [MACHINE.search(line)] if m]
     return out
 
 
@@ -116,6 +120,8 @@ def test_the_rules_catch_history_and_leave_code_alone():
     assert problems("r.jsonl", json.dumps({"note": f"{'ou' + 't'}/student beside use-m3"}) + "\n")
     assert problems("x.yaml", f"a: 1   # from {'cm' + 'p'}/old\n")
     assert problems("README.md", f"Then {'ou' + 't'}/general holds it.\n")
+    assert problems("r.jsonl", json.dumps({"command": "bisent x --gold " + "/wo" + "rk/shared/data"}) + "\n")
+    assert problems("a.py", "P = '" + "/tm" + "p/x/res'\n")
     # code and records' own fields are not prose; make's variables are not folders; words ending in out are words
     o = "ou" + "t"
     assert not problems("a.py", f'def f(out_dir="{o}/demo"):\n    return out_dir\n')
