@@ -49,19 +49,19 @@ lint: $(STAMP)
 clean-venv:
 	rm -rf $(VENV)
 
-# make -j2 student-general: the general student of the student-general recipe (README, "A general student"), end to
+# make -j2 student-general: the general student of the student-general recipe (docs/models/student.md), end to
 # end: the collection, SEEDS runs from scratch (1 thread each: -j2 runs two at a time on 2 cores) in $(RUNS) and
 # `bisent ensemble` of them into $(OUT)/student-general (use it as -e $(OUT)/student-general; one seed is linked, not
 # joined). A run that stopped (a crash, Ctrl-C) resumes from its checkpoint on the next make; sN.done marks a finished run
 # (its 3 GB training checkpoint removed). An $(OUT)/student-general that make did not build is never replaced.
 # The teacher's rows and hard negatives are computed once first ($(RUNS)/prepared, `bisent train --prepare-only`).
 # Each seed N also hashes its features with model.hash_seed=N: members that collide on different features make an
-# ensemble that averages those errors out (benchmarks/README.md, "Members that hash differently").
+# ensemble that averages those errors out (docs/models/student.md).
 # Override on the command line: make -j2 student-general SEEDS="1 2 3" OUT=DIR STUDENT_SET="--set KEY=VALUE"
 # PREP_WORKERS=N (processes embedding with the teacher; one core each).
 OUT         := out
 # six seeds: three pairs of about 26 minutes on 2 cores, 1:34:16 end to end from an empty cache
-# (benchmarks/README.md, "The six-seed make, timed end to end")
+# (docs/models/student.md)
 SEEDS       := 1 2 3 4 5 6
 STUDENT_SET :=
 PREP_WORKERS := 2

@@ -52,7 +52,7 @@ from .safeload import read_json, read_yaml
 
 MANIFEST = "manifest.json"
 #: the documents stage's default threshold on the ratio margin of a mined document pair, chosen on dev
-#: pages (benchmarks/road.py --sweep; benchmarks/README.md, "The road")
+#: pages (benchmarks/road.py --sweep; benchmarks/README.md, "Documents to bitext")
 DOC_THRESHOLD = 1.05
 FORMAT = 1
 

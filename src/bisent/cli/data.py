@@ -317,7 +317,7 @@ def lexicon(encoder_name: str, threshold: float | None, collection: str):
 @guarded(specs=("train_specs", "mono_specs"), folders=("out_dir",))
 def vocab(train_specs: tuple[str, ...], mono_specs: tuple[str, ...], min_count: int, max_words: int | None,
           out_dir: str):
-    """The words of a corpus per language, to continue a student on them (README, "Vocabulary adaptation").
+    """The words of a corpus per language, to continue a student on them (docs/models/student.md).
 
     \b
     Examples:

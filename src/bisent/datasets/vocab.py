@@ -2,7 +2,7 @@
 
 A hashed-n-gram student (:mod:`bisent.models.dan`) embeds a word well only if
 it was distilled on it: on dictionary headwords held out of its training it
-trails use-m3 by 7-13 points, adapted by 0.3-3 (README, "Vocabulary adaptation").
+trails use-m3 by 7-13 points, adapted by 0.3-3 (docs/models/student.md).
 A corpus of sentences has far fewer word types than words (LibreOffice help
 en-de: 9,181 English types in about 450,000 words), so running the teacher on
 its words and continuing the student on them (``bisent train -c

@@ -24,7 +24,7 @@ with ``gamma`` = ``target_weight`` (1 in the paper). W_dec must be large to map
 a unit hidden vector onto the targets, so at gamma = 1 the target term
 outweighs the encoder's several times over and the embedding becomes a
 projection of the target descriptors that training never aligned across
-the languages (README, the zhang2016 recipe: the dev figures).
+the languages (docs/models/zhang2016.md: the dev figures).
 
 (the paper normalises every hidden output; on unit vectors its Euclidean
 similarity of Eq. 13, 1/2 ||hid_x - hid_y||^2 = 1 - cos, ranks exactly as cosine).
@@ -137,7 +137,7 @@ def normalised(g: dict, shift, scale) -> dict:
 def norm_stats(g: dict, mode: str) -> tuple[np.ndarray, np.ndarray]:
     """``(shift, scale)`` (4, d) float32 from the descriptors ``g`` (each (N, d)) of a language's training
     sentences: ``none`` the identity; ``standard`` each dimension centred on its mean and its standard
-    deviation mapped to :data:`STANDARD_UNIT` (why: README, the zhang2016 recipe)."""
+    deviation mapped to :data:`STANDARD_UNIT` (why: docs/models/zhang2016.md)."""
     d = g["min"].shape[1]
     if mode == "none":
         return np.zeros((4, d), np.float32), np.ones((4, d), np.float32)

@@ -86,8 +86,7 @@ def _row_adam_update(table, exp_avg, exp_avg_sq, rows, grads, step_size, b1, b2,
     ``step_size`` = lr / (1 - b1^t), ``sqrt_bc2`` = sqrt(1 - b2^t). The torch
     path of :meth:`RowAdam.step` makes nine passes over (U, E) temporaries and
     gathers and scatters each moment; on one CPU thread that was half of a
-    training step of the general student (benchmarks/README.md, "A faster
-    training step, and six or eight seeds")."""
+    training step of the general student."""
     one = np.float32(1.0)
     b1, b2, step_size, eps = np.float32(b1), np.float32(b2), np.float32(step_size), np.float32(eps)
     c1, c2, inv_sqrt_bc2 = one - b1, one - b2, one / np.float32(sqrt_bc2)    # float32 arithmetic, as torch's
