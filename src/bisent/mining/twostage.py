@@ -30,8 +30,8 @@ import numpy as np
 
 from .vectors import iter_blocks
 
-#: reduced dimension of the first stage: use-m3 at 100k x 100k (benchmarks/README.md, "Nearest-neighbour search") keeps the
-#: exact top-1 for 99.7 % of sampled queries at 192 (of 512), 99.0 % at 160, 97.6 % at 128, 93.3 % at 96
+#: reduced dimension of the first stage: use-m3 at 100k x 100k (benchmarks/README.md, "Nearest-neighbour search")
+#: keeps the exact top-1 for 99.7 % of sampled queries at 192 (of 512), 99.0 % at 160, 97.6 % at 128, 93.3 % at 96
 TWOSTAGE_DIM = 192
 #: candidates kept beyond k in the first stage, re-scored exactly in the second
 TWOSTAGE_EXTRA = 16
