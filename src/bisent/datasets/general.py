@@ -80,7 +80,8 @@ BENCHMARK_DOMAINS = ("ui", "help", "dict", "gnome-pairs")   # the bitext domains
 #: help pair), the student of the larger one made fewer errors than use-m3 on all three pairs' LibreOffice
 #: help test sets (4.6 / 4.3 % en-de against 5.0 / 4.4) where the other did not (5.5 / 5.2); the recipe on
 #: the 2 cores with them (no GNOME pairs, 2,176 steps) 3.9 / 3.9. The English side of help pairs is shared
-#: between languages: 17,564 more texts for the teacher. ``gnome-pairs`` (GNOME help blocks) is off by default: GNOME help is the out-of-domain test.
+#: between languages: 17,564 more texts for the teacher. ``gnome-pairs`` (GNOME help blocks) is off by default:
+#: GNOME help is the out-of-domain test.
 #: ``rdict`` (dictionaries into English) is off by default: with 40,000 a language and 30,000 words a language
 #: instead of 8,000 the recipe's student was no closer to use-m3 on French and Spanish headwords and ran 18 %
 #: fewer steps in the same time (README). ``0``: none (``rdict``, ``gnome-pairs``, ``words``).
