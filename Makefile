@@ -94,11 +94,11 @@ GENERAL_DATA = $$(for f in $(GENERAL)/train.*.tsv; do echo --train $$f; done) \
 # Once, before the seeds: the teacher's rows (PREP_WORKERS processes) and its hard negatives into their caches;
 # the seeds read them back instead of each computing the same ones side by side.
 $(RUNS)/prepared/prepared.json: $(GENERAL)/stats.json
-	$(BIN)/bisent train --recipe student-general $(GENERAL_DATA) \
+	$(BIN)/bisent train -c student-general $(GENERAL_DATA) \
 	    --set objectives.teacher_workers=$(PREP_WORKERS) $(STUDENT_SET) --prepare-only -o $(RUNS)/prepared
 
 $(RUNS)/s%.done: $(GENERAL)/stats.json $(OUT)/data/en-de/dev.tsv $(RUNS)/prepared/prepared.json
-	$(BIN)/bisent train --recipe student-general $(GENERAL_DATA) \
+	$(BIN)/bisent train -c student-general $(GENERAL_DATA) \
 	    --dev $(OUT)/data/en-de/dev.tsv --set seed=$* --set model.hash_seed=$* $(STUDENT_SET) -o $(RUNS)/s$* \
 	    $$(test -f $(RUNS)/s$*/checkpoint.safetensors && echo --resume)
 	rm -f $(RUNS)/s$*/checkpoint.safetensors
