@@ -142,14 +142,14 @@ def _has(pattern: str):
 # name: (write inputs, args with OUT for the output, outputs compared, ready-after-kill probe, resume args,
 #        the input rewritten in the changed-input case)
 JOBS = {
-    "embed": (lambda d: write_text(d, 3000), ["embed", "en.txt", "-l", "en", "-e", "char-ngram", "-o", "OUT",
+    "embed": (lambda d: write_text(d, 20000), ["embed", "en.txt", "-l", "en", "-e", "char-ngram", "-o", "OUT",
                                              "--shard-rows", "100"],
               ["OUT"], _has("OUT/shard-00001.npy"), [], "en.txt"),
     "mine-state": (lambda d: write_text(d, 4200), ["mine", "en.txt", "de.txt", *SRC, "-o", "OUT.tsv", "--state",
                                                   "OUT.st", "--block-rows", "4096", "--threshold", "none",
                                                   "--line-numbers"],
                    ["OUT.tsv"], _has("OUT.st/block-*.npz"), [], "de.txt"),
-    "mine-twostage": (lambda d: write_text(d, 1500), ["mine", "en.txt", "de.txt", *SRC, "-o", "OUT.tsv", "--index",
+    "mine-twostage": (lambda d: write_text(d, 6000), ["mine", "en.txt", "de.txt", *SRC, "-o", "OUT.tsv", "--index",
                                                      "twostage", "--state", "OUT.st", "--threshold", "none",
                                                      "--line-numbers"],
                       ["OUT.tsv"], _has("OUT.st/*.npz"), [], "en.txt"),

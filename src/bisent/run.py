@@ -471,3 +471,37 @@ def run_pipeline(config_path, run_dir=None, *, echo=click.echo, progress: bool |
             time.sleep(3600)
     return json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
 
+
+def report_run(config_path, run_dir, out_path, overrides=None) -> str:
+    """The HTML report of a ``bisent run`` folder: its documents, alignment and filter stages on one page.
+
+    The filter stage is scored and calibrated as ``bisent filter --report`` does
+    (its record ``filter/kept.tsv.report.json`` is written), the align stage
+    is calibrated as ``bisent align --report`` does; the documents
+    stage shows scores and counts only (its document embeddings are not kept,
+    so it has no calibration here: ``bisent docs mine --report`` has one).
+    """
+    from .report import record as rec_mod
+    from .report.html import render
+    from .report.runs import align_run_record, finish_filter
+
+    config, base = load_run_config(config_path, overrides)
+    run_dir = Path(run_dir) if run_dir is not None else base / config["run_dir"]   # as run_pipeline resolves it
+    ctx = RunContext(config, run_dir, base, progress=False)
+    records = []
+    matches = run_dir / "documents" / "matches.tsv"
+    if matches.is_file() and matches.stat().st_size:
+        records.append(("documents", rec_mod.docs_record(matches, params=dict(ctx.section("documents")))))
+    aligned = sorted((run_dir / "align").glob("*.tsv")) if (run_dir / "align").is_dir() else []
+    if aligned:
+        sec = dict(ctx.section("align"))
+        records.append(("align", align_run_record(aligned, str(sec.get("encoder", "use-m3")), ctx.src_lang,
+                                                  ctx.tgt_lang, params=sec)))
+    summary_path = run_dir / "filter" / "summary.json"
+    if summary_path.is_file():
+        summary = read_json(summary_path)
+        out = finish_filter(run_dir / "candidates.tsv", run_dir / "filter" / "kept.tsv",
+                            run_dir / "filter" / "rejected.tsv",
+                            summary, _filter_config(ctx), ctx.src_lang, ctx.tgt_lang)
+        records.append(("filter", read_json(out["record"])))
+    return str(render(records, out_path, title=f"bisent run: {run_dir.name}"))

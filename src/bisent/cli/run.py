@@ -63,6 +63,6 @@ def run_cmd(config_arg, config, run_dir, force, quiet, report, overrides):
     settings = dict(parse_override(s) for s in overrides)
     summary = run_pipeline(config, run_dir, progress=False if quiet else None, force=force, overrides=settings)
     if report:
-        from ..report.runs import report_run
+        from ..run import report_run
         summary["report"] = report_run(config, run_dir, report, overrides=settings)
     click.echo(json.dumps(summary))
