@@ -24,6 +24,7 @@ PUBLISHED: dict[str, tuple[str, str]] = {
     # the previous recipe's six-member student: its mining F1 and speed stand in where the current one's were not
     # measured
     "ensemble/53ebe978a8a641a9337f": ("general student, previous recipe (6 members, one hashing)", "student.md"),
+    "dan/86652364a7b5f9d65436": ("general student, one seed of the recipe (not the 6-member ensemble)", "student.md"),
     "dan/5c257c9b03dd5556ccac": ("distill-dan (en-de + en-fr help)", "student.md"),
     "dan/bc8e45407fa341e24121": ("distill-dan (en-de help, 15 min)", "student.md"),
     "dan/4d764434b51225d6c9a7": ("distill-dan (en-de help)", "student.md"),
