@@ -409,10 +409,11 @@ def pipeline_runs(cmds: Commands) -> str:
     kinds = ("misaligned", "neighbour", "untranslated", "third_language", "truncated", "glued")
     fv = simple(cmds, "## Filter recipes side by side", (
         "`python benchmarks/filter_variants.py`: each recipe's decisions on the noisy set of `bisent bench filter` "
-        "(use-m3 for every embedding step): % of clean pairs kept (95 % Wilson interval) and % of each noise kind "
-        "kept; AP of the ranking. `+divergence`: with the step of `bisent filter --train-divergence`."),
+        "(the encoder of its row for every embedding step): % of clean pairs kept (95 % Wilson interval) and % of "
+        "each noise kind kept; AP of the ranking. `+divergence`: with the step of `bisent filter --train-divergence`."),
         load("filter_variants"), lambda r: (r["pair"], r["split"], r["encoder"], r["config"]),
-        [("pair", lambda r: r["pair"]), ("split", lambda r: r["split"]), ("encoder", lambda r: r["encoder"]),
+        [("pair", lambda r: r["pair"]), ("split", lambda r: r["split"]),
+         ("encoder", lambda r: name_of(r) or r["encoder"]),
          ("recipe", lambda r: r["config"]), ("items", lambda r: r["items"]),
          ("clean kept", lambda r: f"{r['clean_kept']} ({r['clean_interval'][0]}-{r['clean_interval'][1]})")]
         + [(k, lambda r, k=k: r["kept"][k]) for k in kinds] + [("AP", lambda r: r["ap"])])
