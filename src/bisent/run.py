@@ -199,7 +199,7 @@ def _align_precision(ctx: RunContext, encoder: str, precision: float) -> dict:
     without gold over every pair's TSV (as ``bisent align --precision``), reaches ``precision`` become 1-0 / 0-1
     rows. The threshold is written to ``align/precision.json`` before any TSV is rewritten, so a run killed
     while rewriting continues with the same threshold (unaligning below it twice changes nothing)."""
-    from .report.runs import alignment_calibration, choose_threshold, unalign_below
+    from .report.runs import precision_threshold, unalign_all_below
 
     folder = ctx.dir / "align"
     rows = [json.loads(x) for x in (folder / "summary.jsonl").read_text(encoding="utf-8").splitlines()]
@@ -214,22 +214,15 @@ def _align_precision(ctx: RunContext, encoder: str, precision: float) -> dict:
     except (OSError, ValueError, AttributeError):
         saved = None
     if saved is None:
-        cal = alignment_calibration(tsvs, encoder, ctx.src_lang, ctx.tgt_lang)
-        t = choose_threshold(cal, None, precision)
+        t, cal = precision_threshold(tsvs, encoder, ctx.src_lang, ctx.tgt_lang, precision)
         saved = {"key": key, "precision": precision, "threshold": round(t, 6),
                  "estimated_precision": round(cal.precision_at(t), 4)}
         with atomic_write(state) as f:
             f.write(json.dumps(saved) + "\n")
-    for tsv in tsvs:
-        unalign_below(tsv, tsv.with_suffix(".blocks"), saved["threshold"])
-    left = {"src": 0, "tgt": 0}
-    for tsv in tsvs:
-        for line in tsv.read_text(encoding="utf-8").splitlines():
-            s_lines, t_lines, score = line.split("\t")[:3]
-            if bool(s_lines) != bool(t_lines) and score != "empty":
-                left["src" if s_lines else "tgt"] += len((s_lines or t_lines).split(","))
+    done = unalign_all_below(tsvs, [tsv.with_suffix(".blocks") for tsv in tsvs], saved["threshold"])
     return {"precision": precision, "threshold": saved["threshold"],
-            "estimated_precision": saved["estimated_precision"], "unaligned_after_threshold": left}
+            "estimated_precision": saved["estimated_precision"],
+            "unaligned_after_threshold": done["unaligned_after_threshold"]}
 
 
 @register_stage("candidates", outputs=("candidates.tsv", "candidates.ids.tsv"))

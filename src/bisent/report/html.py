@@ -267,13 +267,13 @@ def partial_html(pt: dict | None) -> str:
         note = (f"<p class=muted>The run's repair step <code>{_e(step['name'])}</code> ({_e(step['model'])}) left "
                 f"these whole; <code>bisent repair</code> with every shape of cut would cut "
                 f"{pt.get('would_cut', 0):,} of them (below).</p>")
+    def repair(r: dict) -> str:
+        cut = f": {_e(r['src'])} ||| {_e(r['tgt'])}" if r["status"] == "cut" else ""
+        return f"<td>{_e(r['status'])}{cut}</td>"
+
     rows = "".join(
         f"<tr><td class=num>{_e(p['key'])}</td><td class=num>{_fmt(p['score'])}</td><td>{_e(p['src'])}</td>"
-        f"<td>{_e(p['tgt'])}</td>"
-        + ("" if step is None else
-           f"<td>{_e(p['repair']['status'])}{'' if p['repair']['status'] != 'cut' else ': ' + _e(p['repair']['src'])}"
-           f"{'' if p['repair']['status'] != 'cut' else ' ||| ' + _e(p['repair']['tgt'])}</td>")
-        + "</tr>" for p in pt["pairs"])
+        f"<td>{_e(p['tgt'])}</td>" + ("" if step is None else repair(p["repair"])) + "</tr>" for p in pt["pairs"])
     cols = "<th>pair</th><th>score</th><th>source</th><th>target</th>" + ("" if step is None else "<th>repair</th>")
     return f"{head}{note}<table><tr>{cols}</tr>{rows}</table>"
 

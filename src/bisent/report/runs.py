@@ -383,21 +383,32 @@ def unalign_below(tsv, blocks_file, threshold: float) -> int:
     return n
 
 
-def keep_precision(tsvs, blocks_files, encoder: str, src_lang: str, tgt_lang: str, precision: float):
-    """``--precision``: the lowest block score whose precision, estimated without gold over the aligned TSVs
-    (:func:`bisent.report.runs.alignment_calibration`, as ``bisent align --report`` calibrates), reaches
-    ``precision``; blocks below it are unaligned in place (:func:`unalign_below`). Returns the summary
-    fields and the calibration."""
+def precision_threshold(tsvs, encoder: str, src_lang: str, tgt_lang: str, precision: float):
+    """The lowest block score whose precision, estimated without gold over the aligned TSVs
+    (:func:`alignment_calibration`, as ``bisent align --report`` calibrates), reaches ``precision``:
+    ``(threshold, calibration)``."""
     if encoder == "gale-church":
         raise BisentError("--precision: Gale-Church scores are no cosines and cannot be calibrated; "
                           "give an encoder (-e)")
     cal = alignment_calibration(tsvs, encoder, src_lang, tgt_lang)
-    t = choose_threshold(cal, None, precision)
-    unaligned = sum(unalign_below(tsv, blk, t) for tsv, blk in zip(tsvs, blocks_files, strict=True))
-    left = {"src": 0, "tgt": 0}     # lines (sentences with --split) in unaligned rows, after the threshold
+    return choose_threshold(cal, None, precision), cal
+
+
+def unalign_all_below(tsvs, blocks_files, threshold: float) -> dict:
+    """Unalign the blocks below ``threshold`` in every TSV (:func:`unalign_below`); the blocks unaligned and the
+    lines (sentences with --split) left in unaligned rows after it."""
+    unaligned = sum(unalign_below(tsv, blk, threshold) for tsv, blk in zip(tsvs, blocks_files, strict=True))
+    left = {"src": 0, "tgt": 0}
     for tsv in tsvs:
         for _, cols in rec_mod.tsv_rows(tsv):
             if bool(cols[0]) != bool(cols[1]) and cols[2] != "empty":
                 left["src" if cols[0] else "tgt"] += len((cols[0] or cols[1]).split(","))
+    return {"blocks_below_threshold": unaligned, "unaligned_after_threshold": left}
+
+
+def keep_precision(tsvs, blocks_files, encoder: str, src_lang: str, tgt_lang: str, precision: float):
+    """``--precision``: blocks below :func:`precision_threshold` are unaligned in place. Returns the summary
+    fields and the calibration."""
+    t, cal = precision_threshold(tsvs, encoder, src_lang, tgt_lang, precision)
     return {"threshold": round(t, 6), "estimated_precision": round(cal.precision_at(t), 4),
-            "blocks_below_threshold": unaligned, "unaligned_after_threshold": left}, cal
+            **unalign_all_below(tsvs, blocks_files, t)}, cal

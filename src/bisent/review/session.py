@@ -136,13 +136,13 @@ class Review:
         mine = sorted(i for i in judged if labels[i] == "p")
         lo, hi = wilson(len(mine), len(judged)) if judged else (0.0, 1.0)
         step = _repair_step(self.run.pipeline)
+        if step is not None:
+            from ..divergence import repair_pair
         pairs = []
         for i in mine:
             it = self.items[i]
             row = {"key": it.key, "score": it.score, "band": it.band, "src": it.src, "tgt": it.tgt}
             if step is not None:
-                from ..divergence import repair_pair
-
                 r = repair_pair(step.model, it.src, it.tgt, n_best=step.n_best, tau=step.tau, rerank=step.rerank,
                                 min_gain=step.min_gain, min_word_gain=step.min_word_gain,
                                 boundary_cost=step.boundary_cost)
