@@ -15,25 +15,23 @@ Usage: python benchmarks/filter_variants.py --pair en-de --split dev -c filter-d
 from __future__ import annotations
 
 import argparse
-import math
 import time
 from pathlib import Path
 
 import numpy as np
 
 from ..datasets.noise import NOISE_KINDS
+from ..review.labels import wilson
 from .common import Recorder, add_results_option
 from .filtering import build_set, evaluate_scores
 
 
-def wilson(k: int, n: int, z: float = 1.96) -> list[float] | None:
-    """The 95 % Wilson score interval of k successes in n, in % (None for n = 0)."""
+def wilson_pct(k: int, n: int) -> list[float] | None:
+    """The 95 % Wilson interval of k successes in n (:func:`bisent.review.labels.wilson`, z = 1.96), in %
+    (None for n = 0)."""
     if not n:
         return None
-    p = k / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return [round(100 * max(0.0, centre - half), 2), round(100 * min(1.0, centre + half), 2)]
+    return [round(100 * x, 2) for x in wilson(k, n, z=1.96)]
 
 
 def decisions(results, kinds: list[str]) -> dict:
@@ -46,7 +44,7 @@ def decisions(results, kinds: list[str]) -> dict:
         n, k = int(mask.sum()), int(kept[mask].sum())
         if n:
             out["kept"][kind] = round(100 * k / n, 2)
-            out["interval"][kind] = wilson(k, n)
+            out["interval"][kind] = wilson_pct(k, n)
             out["n"][kind] = n
     out["clean_kept"] = out["kept"].pop("clean", None)
     out["clean_interval"] = out["interval"].pop("clean", None)
