@@ -3,7 +3,7 @@
 import pytest
 
 from bisent.filtering import FilterPipeline
-from bisent.filtering.coverage import CoverageStep, split_units
+from bisent.filtering.coverage import CoverageStep, LeaveOutStep, split_units
 from bisent.filtering.rules import LengthRatioFilter
 
 CLEAN = [
@@ -130,3 +130,34 @@ def test_default_coverage_with_use_m3_keeps_a_short_real_pair_and_names_the_unma
     assert [r[:2] for r in rows] == [["2", "coverage"], ["3", "coverage"]]
     assert [r[2].split(",")[1:4] for r in rows] == [["1", "2", "1"], ["0", "2", "1"]]   # side, sentence, mismatch
     assert summary["lines"] == 3 and summary["rejected_by"] == {"coverage": 2}
+
+
+def test_leave_out_names_the_glued_sentence_and_the_half_a_truncated_side_lacks():
+    # same-language sides: the char-ngram encoder's cosines say plainly what leaving a unit out does
+    step = LeaveOutStep(src_lang="en", tgt_lang="en", encoder="char-ngram", max_gain=0.02)
+    src = "The printer prints every page of the document."
+    glued = (src, src + " Spreadsheets hold formulas in their cells.")
+    truncated = ("Select the cells that you want to sort and then choose Data in the menu.",
+                 "Select the cells that you want to sort")
+    clean = ("Open the file. Then save it under a new name.", "Open the file. Then save it under a new name.")
+    v = step.score_batch([glued, truncated, clean, ("Click OK.", "Click OK.")])
+    assert not step.keep(v[0]) and list(v[0][1:]) == [1, 2]        # the target's second (last) sentence
+    assert not step.keep(v[1]) and list(v[1][1:]) == [0, 2]        # the source's second half: the target lacks it
+    assert step.keep(v[2]) and v[2][0] < 0                          # leaving out a translated unit costs cosine
+    assert step.keep(v[3]) and list(v[3]) == [0, -1, 0]             # one unit a side: nothing to leave out
+    with pytest.raises(ValueError, match="split_words"):
+        LeaveOutStep(src_lang="en", tgt_lang="en", encoder="char-ngram", split_words=1)
+
+
+@pytest.mark.slow
+def test_leave_out_with_use_m3_on_real_pairs():
+    step = LeaveOutStep(src_lang="en", tgt_lang="de", encoder="use-m3", max_gain=0.05)
+    pairs = [("Click OK.", "Klicken Sie auf OK."),
+             ("Select the cells that you want to sort. Then choose Data - Sort.",
+              "Wählen Sie die Zellen aus, die Sie sortieren möchten. Wählen Sie dann Daten - Sortieren."),
+             ("Open the file.", "Öffnen Sie die Datei. Die Tabelle enthält Formeln."),                       # glued
+             ("Select the cells that you want to sort and then choose Data - Sort to open the dialog.",
+              "Wählen Sie die Zellen aus, die Sie sortieren möchten")]                                      # truncated
+    v = step.score_batch(pairs)
+    assert [step.keep(x) for x in v] == [True, True, False, False]
+    assert list(v[2][1:]) == [1, 2]

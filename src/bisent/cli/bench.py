@@ -25,8 +25,8 @@ from ..paths import guarded
               help="docmine: also measure each encoder with the DEPTH nearest documents re-scored by sentence "
                    "alignment (bisent.mining.rerank; e.g. 10).")
 @click.option("--split", type=click.Choice(["test", "dev", "all"]), default="test", show_default=True,
-              help="Documents the calibration, docmine, align and filter tasks query (dev: where their settings are "
-                   "chosen; all: every page, calibration's docs setting only).")
+              help="Documents the calibration, docmine, align, filter and recover tasks query (dev: where their "
+                   "settings are chosen; all: every page, calibration's docs setting only).")
 @click.option("--setting", "settings", multiple=True, type=click.Choice(["mining", "docs", "filter", "align"]),
               help="Calibration: run only these settings (repeatable; default all).")
 @click.option("--estimator", type=click.Choice(["split", "storey", "em"]), default=None,
@@ -90,10 +90,10 @@ def bench(task, pair, encoders, no_anchors, limit, domain, rerank, split, settin
             raise BisentError("--no-peers: only the align task runs peers")
         kwargs["peers"] = False
     if split != "test":
-        if task not in ("calibration", "docmine", "align", "filter") or \
-                (task in ("docmine", "align", "filter") and split == "all"):
+        if task not in ("calibration", "docmine", "align", "filter", "recover") or \
+                (task in ("docmine", "align", "filter", "recover") and split == "all"):
             raise BisentError(f"--split {split}: only the calibration task (test, dev, all) and the docmine, "
-                              "align and filter tasks (test, dev) take a split")
+                              "align, filter and recover tasks (test, dev) take a split")
         kwargs["split"] = split
     if settings:
         if task != "calibration":

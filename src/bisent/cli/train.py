@@ -30,8 +30,9 @@ def _word_vectors(specs: tuple[str, ...]):
           callback=recipe_name,
           help="YAML recipe: an installed one's name (bisent recipes: kim2019, distill-dan, adapt-use-m3, ...) "
                    "or a path.")
-@click.option("--train", "train_specs", required=True, multiple=True, metavar="[SRC-TGT=]TSV",
-              help="Parallel training data, src<TAB>tgt per line, or the doc<TAB>id<TAB>src<TAB>tgt files of "
+@click.option("--train", "train_specs", multiple=True, metavar="[SRC-TGT=]TSV",
+              help="Parallel training data (optional only for distill-* with --mono), src<TAB>tgt per line, or the "
+                   "doc<TAB>id<TAB>src<TAB>tgt files of "
                    "'bisent data libreoffice', or .tmx/.xlf/.xliff/.jsonl/.parquet (repeatable); for hide / doc-bow "
                    "recipes, folders of 'bisent data docs'. Languages from the prefix, a name like "
                    "train.en-de.tsv or a folder like en-de/train.tsv, or the recipe's 'languages'.")
@@ -97,6 +98,9 @@ def train(recipe_path, train_specs, mono_specs, dev_specs, out_dir, resume, init
     if max_steps is not None:                                         # the objective sees the last step too
         extra["train.max_steps"] = max_steps
     recipe = load_recipe(recipe_path, extra)
+    if not train_specs and not (mono_specs and recipe.get("objective") == "distill"):
+        raise BisentError("--train: give parallel training data (only a distill-* recipe learns from --mono "
+                          "alone)")
     if wv is not None and word_vectors_from is None and recipe["model"].get("word_vectors_from"):
         recipe["model"]["word_vectors_from"] = None                 # your files replace the recipe's encoder
     if recipe["architecture"] in DOC_ARCHITECTURES:                        # HiDE / Document BoW: document-set folders

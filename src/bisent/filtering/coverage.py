@@ -158,3 +158,60 @@ class CoverageStep(EmbeddingStep):
         if cov != cov or cov < self.min_coverage:
             return False
         return not (value[3] and self.mismatch_coverage is not None and cov < self.mismatch_coverage)
+
+
+@register_step("leave_out")
+class LeaveOutStep(EmbeddingStep):
+    """Partial translations by leaving a unit out: the cosine a pair gains when one side loses its first or last
+    unit (its sentences, or the two halves of one long sentence, as the ``coverage`` step splits them).
+
+    A translated unit carries meaning the other side has, so leaving it out lowers the pair's cosine; a sentence
+    glued onto one side, or the half of a side that a truncated other side lacks, raises it. The bound is on a
+    difference of two cosines of the same pair, so it holds for pairs on the same topic as their neighbours,
+    where the coverage of a glued sentence stays high::
+
+        - {type: leave_out, encoder: use-m3, max_gain: 0.04}
+
+    Value: ``[gain, side, unit]`` for the unit whose leaving out gains most (side 0 the source, 1 the target;
+    ``unit`` counted from 1 among that side's units; ``[0, -1, 0]`` when neither side has two units). Rejected:
+    gain above ``max_gain``.
+    """
+
+    def __init__(self, *, name: str | None = None, src_lang: str, tgt_lang: str, encoder: str = DEFAULT_ENCODER,
+                 max_gain: float = 0.04, split_words: int = 8, batch_size: int | None = None):
+        super().__init__(name=name, src_lang=src_lang, tgt_lang=tgt_lang, encoder=encoder, batch_size=batch_size)
+        self.max_gain = check_number("max_gain", max_gain, low=-2, high=2)
+        self.split_words = check_number("split_words", split_words, low=0, integer=True)
+        if self.split_words == 1:
+            raise ValueError("parameter 'split_words' must be 0 (never split a sentence) or at least 2, got 1")
+
+    def score_batch(self, pairs: Sequence[Pair]) -> np.ndarray:
+        out = np.zeros((len(pairs), 3), dtype=np.float64)
+        out[:, 1] = -1
+        if not pairs:
+            return out
+        whole = [[" ".join(s.split()) for s, _ in pairs], [" ".join(t.split()) for _, t in pairs]]
+        langs = (self.src_lang, self.tgt_lang)
+        rows = [vectors.encode(self.encoder, whole[side], langs[side]) for side in (0, 1)]
+        base = np.sum(rows[0] * rows[1], axis=1)                       # (n,) the pair's cosine
+        for side in (0, 1):
+            shortened: list[str] = []                                  # the side less its first / last unit
+            owner: list[tuple[int, int]] = []                          # (pair, unit left out, 1-based)
+            for i, text in enumerate(whole[side]):
+                units = split_units(text, langs[side], self.split_words)
+                if len(units) >= 2:
+                    shortened += [" ".join(units[1:]), " ".join(units[:-1])]
+                    owner += [(i, 1), (i, len(units))]
+            if not shortened:
+                continue
+            z = vectors.encode(self.encoder, shortened, langs[side])    # (m, d)
+            at = np.array([i for i, _ in owner])
+            gains = np.sum(z * rows[1 - side][at], axis=1) - base[at]   # (m,)
+            for (i, unit), g in zip(owner, gains):
+                if g > out[i, 0] or out[i, 1] < 0:
+                    out[i] = (g, side, unit)
+        return out
+
+    def accept(self, value) -> bool:
+        gain = value[0]
+        return gain == gain and gain <= self.max_gain
