@@ -64,7 +64,8 @@ from .store import DiskVectors, LazyGroups
 #: translation merged or split: 65.98 on that document
 SKIP_QUANTILE, MERGE_PENALTY, SKIP_FLOOR, MAX_SIZE = 0.02, 0.15, 0.5, 5
 #: weight of the length term (0: none), and whether copies are left unaligned: chosen by the rule of
-#: ``benchmarks/align_rule.py`` on dev sets (Bleualign de-fr 78.50 -> 85.86 strict F1; paragraph gold en-es 69.40 -> 98.50)
+#: ``benchmarks/align_rule.py`` on dev sets (Bleualign de-fr 78.50 -> 85.86 strict F1; paragraph gold en-es
+#: 69.40 -> 98.50)
 LENGTH_WEIGHT, COPIES = 0.1, True
 #: the cost of an aligned block holding a prose sentence or its unchanged copy (any skip is cheaper)
 COPY_COST = 1e6
