@@ -47,17 +47,26 @@ def prepare(aligner, docs, sizes):
              aligner.group_embeddings(t, tl, range(1, min(sizes, len(t)) + 1))) for s, t, sl, tl in docs]
 
 
-def align_all(embs, cfg, n_docs):
+def align_all(embs, cfg, n_docs, texts=None):
+    """Blocks of each document under setting ``cfg``; ``texts`` (one ``(source, target)`` sentence lists a
+    document) feed the length term (``length_weight``) and the copy detector (``copies``) when the setting has them."""
     from bisent.align import EmbeddingCosts, align_costs, alignment_types
+    from bisent.align.copies import copy_pairs
 
     types = alignment_types(cfg["max_size"])
     out = []
-    for src, tgt in embs[:n_docs]:
+    for k, (src, tgt) in enumerate(embs[:n_docs]):
         top = cfg["max_size"] - 1
+        s, t = texts[k] if texts else (None, None)
+        extra = {}
+        if cfg.get("length_weight"):
+            extra.update(lengths=([len(x) for x in s], [len(x) for x in t]), length_weight=cfg["length_weight"])
+        if cfg.get("copies"):
+            extra["copies"] = copy_pairs(s, t)
         costs = EmbeddingCosts({a: v for a, v in src.items() if a <= top}, {b: v for b, v in tgt.items() if b <= top},
                                samples=cfg["samples"], skip_quantile=cfg["skip_quantile"],
                                merge_penalty=cfg["merge_penalty"], skip_floor=cfg["skip_floor"],
-                               skip_pairs=cfg["skip_pairs"], norm_groups=cfg["norm_groups"])
+                               skip_pairs=cfg["skip_pairs"], norm_groups=cfg["norm_groups"], **extra)
         path, _, _ = align_costs(costs, types, width=10, exact_cells=250_000)
         out.append([(tuple(range(i0, i1)), tuple(range(j0, j1))) for i0, i1, j0, j1 in path])
     return out

@@ -136,6 +136,18 @@ def test_bleualign_dev_folder_reads_as_gold():
     assert score_alignments([doc.gold], [doc.gold]).strict_f1 == 1.0
 
 
+@pytest.mark.slow
+@pytest.mark.skipif(not BLEUALIGN.is_dir(), reason="the Bleualign dev document is not on this machine")
+def test_defaults_reach_85_strict_f1_on_the_bleualign_dev_document():
+    """use-m3 at the defaults, as `bisent bench align --gold` scores it (85.86 when the defaults were chosen)."""
+    from bisent.align import SentenceAligner, line_blocks
+
+    (doc,) = load_gold_dir(BLEUALIGN, "de", "fr")
+    blocks = SentenceAligner("use-m3", progress=False).align(doc.src.sentences, doc.tgt.sentences, "de", "fr").blocks
+    hyp = [(b.src, b.tgt) for b in line_blocks(blocks, doc.src, doc.tgt)]
+    assert score_alignments([hyp], [doc.gold]).strict_f1 >= 0.85
+
+
 def test_scores_equal_vecalign_score_py_on_random_alignments():
     """Where sentalign (which ships vecalign's score.py) is installed: the same six figures on random
     monotone alignments with skips and m-n blocks, summed over several documents."""

@@ -20,7 +20,17 @@ import numpy as np
 
 from ..errors import BisentError
 from ..values import config_bool, config_number
-from .costs import MAX_SIZE, MERGE_PENALTY, SKIP_FLOOR, SKIP_QUANTILE, EmbeddingCosts, GaleChurchCosts
+from .copies import copy_pairs
+from .costs import (
+    COPIES,
+    LENGTH_WEIGHT,
+    MAX_SIZE,
+    MERGE_PENALTY,
+    SKIP_FLOOR,
+    SKIP_QUANTILE,
+    EmbeddingCosts,
+    GaleChurchCosts,
+)
 from .dp import align_costs, alignment_types
 from .store import DiskVectors, LazyGroups
 
@@ -57,6 +67,8 @@ OPTIONS = {
     "samples": {"low": 1, "high": 100_000, "integer": True},
     "size_factor": bool,
     "merge_penalty": {"low": 0, "high": 10},
+    "length_weight": {"low": 0, "high": 10},
+    "copies": bool,
     "width": {"low": 1, "integer": True},
     "exact_cells": {"low": 1, "integer": True},
     "seed": {"low": 0, "integer": True},
@@ -82,7 +94,9 @@ class SentenceAligner:
     """vecalign-style aligner (overlap embeddings, normalised cosine cost, coarse to fine) or Gale-Church.
 
     ``max_size``: the largest group a + b (4: 1-1, 1-2, 2-1, 1-3, 3-1, 2-2; 5 adds 1-4, 4-1, 2-3, 3-2);
-    ``skip_quantile``, ``samples``, ``size_factor``, ``merge_penalty``: see :class:`EmbeddingCosts`;
+    ``skip_quantile``, ``samples``, ``size_factor``, ``merge_penalty``, ``length_weight``: see
+    :class:`EmbeddingCosts`; ``copies``: leave a prose sentence and its unchanged copy unaligned
+    (:mod:`bisent.align.copies`);
     ``width``: band half-width (sentences) of the fine pass; ``exact_cells``:
     lattice size up to which the exact DP runs; beyond it the vectors of the
     document are written to temporary files in ``spill_dir`` (the system's
@@ -97,7 +111,7 @@ class SentenceAligner:
                  size_factor: bool = True, merge_penalty: float = MERGE_PENALTY, width: int = 10,
                  exact_cells: int = 250_000, seed: int = 0, embed_chunk: int = 4096, progress: bool | None = None,
                  spill_dir=None, skip_floor: float = SKIP_FLOOR, norm_groups: bool = False,
-                 skip_pairs: str = "off_diagonal"):
+                 skip_pairs: str = "off_diagonal", length_weight: float = LENGTH_WEIGHT, copies: bool = COPIES):
         if isinstance(encoder, str) and encoder == GALE_CHURCH:
             self.encoder = None
         elif isinstance(encoder, str):
@@ -107,11 +121,12 @@ class SentenceAligner:
             self.encoder = encoder
         check_options({"max_size": max_size, "skip_quantile": skip_quantile, "samples": samples,
                        "size_factor": size_factor, "merge_penalty": merge_penalty, "width": width,
-                       "exact_cells": exact_cells, "seed": seed, "embed_chunk": embed_chunk}, "SentenceAligner")
+                       "exact_cells": exact_cells, "seed": seed, "embed_chunk": embed_chunk,
+                       "length_weight": length_weight, "copies": copies}, "SentenceAligner")
         self.types = alignment_types(max_size)
         self.max_size, self.skip_quantile, self.samples = max_size, skip_quantile, samples
         self.size_factor, self.width, self.exact_cells, self.seed = size_factor, width, exact_cells, seed
-        self.merge_penalty = merge_penalty
+        self.merge_penalty, self.length_weight, self.copies = merge_penalty, length_weight, copies
         self.skip_floor, self.norm_groups, self.skip_pairs = skip_floor, norm_groups, skip_pairs
         self.embed_chunk, self.progress, self.spill_dir = embed_chunk, progress, spill_dir
 
@@ -153,7 +168,8 @@ class SentenceAligner:
                               samples=self.samples, skip_quantile=self.skip_quantile,
                               size_factor=self.size_factor, merge_penalty=self.merge_penalty, seed=self.seed,
                               skip_floor=self.skip_floor, norm_groups=self.norm_groups, skip_pairs=self.skip_pairs,
-                              spill_dir=self.spill_dir)
+                              spill_dir=self.spill_dir, lengths=([len(x) for x in src], [len(x) for x in tgt]),
+                              length_weight=self.length_weight, copies=copy_pairs(src, tgt) if self.copies else None)
 
     def align_costs(self, costs) -> AlignResult:
         """Align under a ready cost model (``EmbeddingCosts`` / ``GaleChurchCosts``)."""

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from ..align.costs import MAX_SIZE, MERGE_PENALTY, SKIP_QUANTILE
+from ..align.costs import COPIES, LENGTH_WEIGHT, MAX_SIZE, MERGE_PENALTY, SKIP_QUANTILE
 from ..errors import BisentError
 from ..paths import guarded
 from .options import FiniteFloat, renamed
@@ -46,6 +46,11 @@ def _align_paths(kw: dict) -> dict:
               help="Skip cost = this quantile of the costs of random sentence pairs.")
 @click.option("--merge-penalty", type=FiniteFloat(min=0, max=10), default=MERGE_PENALTY, show_default=True,
               help="Added per extra sentence of a merged group (a 2-1 step pays it once).")
+@click.option("--length-weight", type=FiniteFloat(min=0, max=10), default=LENGTH_WEIGHT, show_default=True,
+              help="Weight of Gale & Church's length cost added to the embedding cost (0: none).")
+@click.option("--copies/--no-copies", default=COPIES, show_default=True,
+              help="Leave a prose sentence and its unchanged copy in the other document unaligned (an untranslated "
+                   "passage), instead of aligning the text with itself.")
 @click.option("--width", type=click.IntRange(1), default=10, show_default=True,
               help="Band half-width of the fine pass for long documents (sentences).")
 @click.option("--precision", type=FiniteFloat(min=0, max=1), default=None,
@@ -58,7 +63,7 @@ def _align_paths(kw: dict) -> dict:
 @guarded(reads=("src_doc", "tgt_doc", "pairs"), writes=("blocks", "report"), derived=_align_paths,
          derived_params=("out",))
 def align(src_doc, tgt_doc, src_lang, tgt_lang, encoder, split, pairs, jobs, blocks, max_size, skip_quantile,
-          merge_penalty, width, precision, out, report):
+          merge_penalty, length_weight, copies, width, precision, out, report):
     """Align the sentences of SRC_DOC and TGT_DOC (one sentence per line, or raw text with --split).
 
     Every input line is in exactly one output row: aligned groups (1-1, 1-2,
@@ -70,7 +75,8 @@ def align(src_doc, tgt_doc, src_lang, tgt_lang, encoder, split, pairs, jobs, blo
       bisent align doc.en doc.de -l en -L de -o aligned.tsv
       bisent align --pairs pairs.tsv -l en -L de -o aligned/ --report align.html
     """
-    options = {"max_size": max_size, "skip_quantile": skip_quantile, "merge_penalty": merge_penalty, "width": width}
+    options = {"max_size": max_size, "skip_quantile": skip_quantile, "merge_penalty": merge_penalty,
+               "length_weight": length_weight, "copies": copies, "width": width}
     if pairs:
         if src_doc or tgt_doc:
             raise BisentError("give either SRC_DOC TGT_DOC or --pairs, not both")
