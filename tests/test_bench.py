@@ -156,7 +156,7 @@ def test_calibration_takes_a_split_and_settings(capsys):
     assert al["setting"] == "align" and al["pages"] == 20 and al["blocks"] > 100 and len(al["points"]) == 5
     assert al["negatives"] >= 100 and all(0 <= p["measured"] <= 100 for p in al["points"])
     assert main(["bench", "mining", "--split", "dev", "--no-anchors", "-e", "random", "--results", ""]) == 2
-    assert "--split dev: only the calibration task (test, dev, all) and the docmine, align and filter tasks" \
+    assert "--split dev: only the calibration task (test, dev, all) and the docmine, align, filter and recover tasks" \
         in capsys.readouterr().err
     assert main(["bench", "filter", "--setting", "docs", "--no-anchors", "-e", "random", "--results", ""]) == 2
     assert "--setting: only the calibration task has settings" in capsys.readouterr().err
