@@ -67,6 +67,7 @@ OPTIONS = {
     "samples": {"low": 1, "high": 100_000, "integer": True},
     "size_factor": bool,
     "merge_penalty": {"low": 0, "high": 10},
+    "skip_floor": {"low": 0, "high": 10},
     "length_weight": {"low": 0, "high": 10},
     "copies": bool,
     "width": {"low": 1, "integer": True},
@@ -94,7 +95,7 @@ class SentenceAligner:
     """vecalign-style aligner (overlap embeddings, normalised cosine cost, coarse to fine) or Gale-Church.
 
     ``max_size``: the largest group a + b (4: 1-1, 1-2, 2-1, 1-3, 3-1, 2-2; 5 adds 1-4, 4-1, 2-3, 3-2);
-    ``skip_quantile``, ``samples``, ``size_factor``, ``merge_penalty``, ``length_weight``: see
+    ``skip_quantile``, ``skip_floor``, ``samples``, ``size_factor``, ``merge_penalty``, ``length_weight``: see
     :class:`EmbeddingCosts`; ``copies``: leave a prose sentence and its unchanged copy unaligned
     (:mod:`bisent.align.copies`);
     ``width``: band half-width (sentences) of the fine pass; ``exact_cells``:
@@ -122,7 +123,8 @@ class SentenceAligner:
         check_options({"max_size": max_size, "skip_quantile": skip_quantile, "samples": samples,
                        "size_factor": size_factor, "merge_penalty": merge_penalty, "width": width,
                        "exact_cells": exact_cells, "seed": seed, "embed_chunk": embed_chunk,
-                       "length_weight": length_weight, "copies": copies}, "SentenceAligner")
+                       "length_weight": length_weight, "copies": copies, "skip_floor": skip_floor},
+                      "SentenceAligner")
         self.types = alignment_types(max_size)
         self.max_size, self.skip_quantile, self.samples = max_size, skip_quantile, samples
         self.size_factor, self.width, self.exact_cells, self.seed = size_factor, width, exact_cells, seed
