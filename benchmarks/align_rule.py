@@ -31,7 +31,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 from align_tune import align_all, prepare  # noqa: E402
 
 BASE = {"skip_pairs": "off_diagonal", "norm_groups": False, "samples": 20, "max_size": 5, "skip_quantile": 0.02}
-#: the current defaults, and what the settings were before the length term and the copy detector
+#: the defaults the rule was applied to (floor 0.5, merge penalty 0.15: "current"), and the settings before the
+#: length term and the copy detector ("reference")
 CURRENT = {"skip_floor": 0.5, "merge_penalty": 0.15, "copies": True, "length_weight": 0.1}
 REFERENCE = {"skip_floor": 0.5, "merge_penalty": 0.15, "copies": False, "length_weight": 0.0}
 CANDIDATES = {"reference": REFERENCE, "current": CURRENT}

@@ -102,9 +102,9 @@ class SentenceAligner:
     lattice size up to which the exact DP runs; beyond it the vectors of the
     document are written to temporary files in ``spill_dir`` (the system's
     temporary folder by default) and read back window by window. The defaults
-    (groups up to 5, skip quantile 0.02 with the floor 0.5, merge penalty 0.15;
-    ``costs.SKIP_QUANTILE``) were chosen by the rule of ``benchmarks/align_tune.py``
-    on the human-aligned Bleualign de-fr dev document and LibreOffice help en-de dev pages.
+    (groups up to 5, skip quantile 0.02 with the floor 0.3, merge penalty 0.1;
+    ``costs.SKIP_QUANTILE``) were chosen by the rules of ``benchmarks/align_tune.py`` and
+    ``benchmarks/align_rule.py`` on the human-aligned Bleualign de-fr dev document and LibreOffice help dev pages.
     """
 
     def __init__(self, encoder="use-m3", *, max_size: int = MAX_SIZE, skip_quantile: float = SKIP_QUANTILE,
