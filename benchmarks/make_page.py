@@ -265,7 +265,10 @@ def alignment(cmds: Commands) -> str:
                       "paragraphs lose their translation), `merge10` (a tenth of neighbours merged on one side), "
                       "both; `gold` rows: a folder of human-aligned documents (`--gold`). `sentalign+use-m3`: "
                       "vecalign's DP (the `sentalign` package) fed the same embeddings in the same run. Strict / lax "
-                      "F1 %, latest record per encoder.\n"),
+                      "F1 %, latest record per encoder. A prose paragraph left untranslated (target text = source "
+                      "text) is gold 1-0 / 0-1; the gold of records older than the `gale-church` and `use-m3` ones "
+                      "paired it 1-1 with its copy, so on LibreOffice en-fr (the only pages with such paragraphs) "
+                      "the other columns are not comparable with these two.\n"),
                       table(["source", "pair", "view", *cols, "commands"], rows), "",
                       ("Paragraph gold (`--view paragraphs`): test pages that hold a merge or split, a paragraph of "
                        "several sentences on both sides (inner gold unknown) or a paragraph left untranslated. "

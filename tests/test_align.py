@@ -94,10 +94,11 @@ class EvaluatedCosts:
 @pytest.mark.parametrize("seed", range(3))
 def test_dp_equals_brute_force_on_documents_with_m_n_gold(seed):
     """The aligner's own costs on a small document with merges, a split and an insertion: the DP's path is
-    the cheapest of every monotone path, and it is the planted gold."""
+    the cheapest of every monotone path, and it is the planted gold. Merge penalty 0.15: at the default 0.1
+    the inserted target sentence joins its neighbours' 1-2 block (a 1-3) for two of the three seeds."""
     src, tgt, gold = planted_m_n(seed)
     types = alignment_types(4)
-    costs = EmbeddingCosts(group_sums(src, [1, 2, 3]), group_sums(tgt, [1, 2, 3]))
+    costs = EmbeddingCosts(group_sums(src, [1, 2, 3]), group_sums(tgt, [1, 2, 3]), merge_penalty=0.15)
     path, total, _ = align_costs(costs, types)
     best, best_path = brute_force(EvaluatedCosts(costs, types), types)
     assert total == pytest.approx(best, abs=1e-6) and list(best_path) == path    # skips are summed as a cumsum
@@ -423,11 +424,44 @@ def test_gold_from_paragraph_ids():
     task, counts = page_task(doc, "en", "de")
     assert task.src == ["One.", "Two.", "Three.", "Six."] and task.tgt == ["Eins und zwei.", "Drei.", "Sechs."]
     assert task.gold == [((0, 1), (0,)), ((2,), (1,)), ((3,), (2,))]
-    assert counts == {"out_of_order": 0, "one_side": 1, "many_many": 1, "merged": 0}
+    assert counts == {"out_of_order": 0, "one_side": 1, "many_many": 1, "merged": 0, "untranslated": 0,
+                      "paragraphs": 3}
     long = concatenate([task], 10)
     assert len(long.src) == 12 and long.gold[3] == ((4, 5), (3,))
     dropped, _ = page_task(doc, "en", "de", drop=0.99)
     assert all(not s or not t for s, t in dropped.gold)
+
+
+def test_untranslated_copy_is_gold_unaligned_in_every_view():
+    """A prose paragraph whose target text is the source text itself is not a translation pair: its sentences are
+    gold 1-0 / 0-1 in the clean, drop and merge views, as in the paragraph gold; an identical command line and
+    an identical short name stay gold blocks; a copy is never merged with its neighbour."""
+    from bisent.datasets.align_gold import page_task, paragraph_page, untranslated
+    from bisent.datasets.libreoffice import Document, Paragraph
+
+    copy = "This paragraph was never translated into German."
+    en = [Paragraph("a", "Open the menu."), Paragraph("b", copy), Paragraph("c", "Copy the file now. Then close it."),
+          Paragraph("d", "Print the page."), Paragraph("e", "Dim iCount As Integer = Len(sText) + 1"),
+          Paragraph("f", "Writer Help")]
+    de = [Paragraph("a", "Öffnen Sie das Menü."), Paragraph("b", "  This paragraph was never  translated into German."),
+          Paragraph("c", "Kopieren Sie die Datei und schließen Sie sie."), Paragraph("d", "Drucken Sie die Seite."),
+          Paragraph("e", "Dim iCount As Integer = Len(sText) + 1"), Paragraph("f", "Writer Help")]
+    doc = Document("u.html", "test", en, de)
+    assert untranslated(copy, de[1].text) and not untranslated(en[4].text, de[4].text)
+    assert not untranslated(en[5].text, de[5].text) and not untranslated(en[0].text, de[0].text)
+    task, counts = page_task(doc, "en", "de")
+    assert task.src[1] == copy and task.tgt[1] == de[1].text.strip()
+    assert task.gold == [((0,), (0,)), ((1,), ()), ((), (1,)), ((2, 3), (2,)), ((4,), (3,)), ((5,), (4,)),
+                         ((6,), (5,))]
+    assert counts["untranslated"] == 1 and counts["paragraphs"] == 6
+    # the paragraph gold agrees on the copy's sentences
+    para, _ = paragraph_page(doc, "en", "de")
+    assert [b for b in para.gold if not b[0] or not b[1]] == [((1,), ()), ((), (1,))]
+    for drop in (0.0, 0.99):                        # with a side dropped, what is left of the copy stays unaligned
+        task, _ = page_task(doc, "en", "de", drop=drop, merge=0.99)
+        copies = [k for k, line in enumerate(task.src) if line == copy]
+        assert all(((k,), ()) in task.gold for k in copies)
+        assert not any(k in s for s, t in task.gold if t for k in copies)   # in no block with a target side
 
 
 def test_merged_paragraphs_give_n_1_gold_and_keep_every_sentence():

@@ -67,6 +67,7 @@ OPTIONS = {
     "samples": {"low": 1, "high": 100_000, "integer": True},
     "size_factor": bool,
     "merge_penalty": {"low": 0, "high": 10},
+    "skip_floor": {"low": 0, "high": 10},
     "length_weight": {"low": 0, "high": 10},
     "copies": bool,
     "width": {"low": 1, "integer": True},
@@ -94,16 +95,16 @@ class SentenceAligner:
     """vecalign-style aligner (overlap embeddings, normalised cosine cost, coarse to fine) or Gale-Church.
 
     ``max_size``: the largest group a + b (4: 1-1, 1-2, 2-1, 1-3, 3-1, 2-2; 5 adds 1-4, 4-1, 2-3, 3-2);
-    ``skip_quantile``, ``samples``, ``size_factor``, ``merge_penalty``, ``length_weight``: see
+    ``skip_quantile``, ``skip_floor``, ``samples``, ``size_factor``, ``merge_penalty``, ``length_weight``: see
     :class:`EmbeddingCosts`; ``copies``: leave a prose sentence and its unchanged copy unaligned
     (:mod:`bisent.align.copies`);
     ``width``: band half-width (sentences) of the fine pass; ``exact_cells``:
     lattice size up to which the exact DP runs; beyond it the vectors of the
     document are written to temporary files in ``spill_dir`` (the system's
     temporary folder by default) and read back window by window. The defaults
-    (groups up to 5, skip quantile 0.02 with the floor 0.5, merge penalty 0.15;
-    ``costs.SKIP_QUANTILE``) were chosen by the rule of ``benchmarks/align_tune.py``
-    on the human-aligned Bleualign de-fr dev document and LibreOffice help en-de dev pages.
+    (groups up to 5, skip quantile 0.02 with the floor 0.3, merge penalty 0.1;
+    ``costs.SKIP_QUANTILE``) were chosen by the rules of ``benchmarks/align_tune.py`` and
+    ``benchmarks/align_rule.py`` on the human-aligned Bleualign de-fr dev document and LibreOffice help dev pages.
     """
 
     def __init__(self, encoder="use-m3", *, max_size: int = MAX_SIZE, skip_quantile: float = SKIP_QUANTILE,
@@ -122,7 +123,8 @@ class SentenceAligner:
         check_options({"max_size": max_size, "skip_quantile": skip_quantile, "samples": samples,
                        "size_factor": size_factor, "merge_penalty": merge_penalty, "width": width,
                        "exact_cells": exact_cells, "seed": seed, "embed_chunk": embed_chunk,
-                       "length_weight": length_weight, "copies": copies}, "SentenceAligner")
+                       "length_weight": length_weight, "copies": copies, "skip_floor": skip_floor},
+                      "SentenceAligner")
         self.types = alignment_types(max_size)
         self.max_size, self.skip_quantile, self.samples = max_size, skip_quantile, samples
         self.size_factor, self.width, self.exact_cells, self.seed = size_factor, width, exact_cells, seed

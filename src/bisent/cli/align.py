@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from ..align.costs import COPIES, LENGTH_WEIGHT, MAX_SIZE, MERGE_PENALTY, SKIP_QUANTILE
+from ..align.costs import COPIES, LENGTH_WEIGHT, MAX_SIZE, MERGE_PENALTY, SKIP_FLOOR, SKIP_QUANTILE
 from ..errors import BisentError
 from ..paths import guarded
 from .options import FiniteFloat, renamed
@@ -44,6 +44,8 @@ def _align_paths(kw: dict) -> dict:
 @click.option("--skip-quantile", type=FiniteFloat(min=0, max=1, min_open=True, max_open=True), default=SKIP_QUANTILE,
               show_default=True,
               help="Skip cost = this quantile of the costs of random sentence pairs.")
+@click.option("--skip-floor", type=FiniteFloat(min=0, max=10), default=SKIP_FLOOR, show_default=True,
+              help="The skip cost is at least this times the median cost of random sentence pairs (0: no floor).")
 @click.option("--merge-penalty", type=FiniteFloat(min=0, max=10), default=MERGE_PENALTY, show_default=True,
               help="Added per extra sentence of a merged group (a 2-1 step pays it once).")
 @click.option("--length-weight", type=FiniteFloat(min=0, max=10), default=LENGTH_WEIGHT, show_default=True,
@@ -63,7 +65,7 @@ def _align_paths(kw: dict) -> dict:
 @guarded(reads=("src_doc", "tgt_doc", "pairs"), writes=("blocks", "report"), derived=_align_paths,
          derived_params=("out",))
 def align(src_doc, tgt_doc, src_lang, tgt_lang, encoder, split, pairs, jobs, blocks, max_size, skip_quantile,
-          merge_penalty, length_weight, copies, width, precision, out, report):
+          skip_floor, merge_penalty, length_weight, copies, width, precision, out, report):
     """Align the sentences of SRC_DOC and TGT_DOC (one sentence per line, or raw text with --split).
 
     Every input line is in exactly one output row: aligned groups (1-1, 1-2,
@@ -75,7 +77,8 @@ def align(src_doc, tgt_doc, src_lang, tgt_lang, encoder, split, pairs, jobs, blo
       bisent align doc.en doc.de -l en -L de -o aligned.tsv
       bisent align --pairs pairs.tsv -l en -L de -o aligned/ --report align.html
     """
-    options = {"max_size": max_size, "skip_quantile": skip_quantile, "merge_penalty": merge_penalty,
+    options = {"max_size": max_size, "skip_quantile": skip_quantile, "skip_floor": skip_floor,
+               "merge_penalty": merge_penalty,
                "length_weight": length_weight, "copies": copies, "width": width}
     if pairs:
         if src_doc or tgt_doc:

@@ -8,8 +8,9 @@ both (:mod:`.libreoffice`); in GNOME help (``"gnome"``, Mallard pages of
 PO files, which writes each translated block in place of the English one, so
 block ``k`` of the English page is block ``k`` of the translated page (pages
 with another block count are left out; every en-de and en-fr page has the
-same count) and the key is the position. A block left identical in both
-languages (a command, a name, an untranslated string) is left out. For one page:
+same count) and the key is the position. GNOME pages leave out every block
+identical in both languages (a command, a name, an untranslated string);
+LibreOffice pages keep them. For one page:
 
 1. take the paragraphs whose key is on both sides, in source page order;
    a paragraph whose target position comes before that of the previous kept
@@ -21,7 +22,12 @@ languages (a command, a name, an untranslated string) is left out. For one page:
 3. the document is the concatenation of those sentences in page order, one
    per line; paragraph ``k`` split into ``n_k`` source and ``m_k`` target
    sentences is the gold block ``[its source indices]:[its target indices]``,
-   an ``n_k``-``m_k`` alignment (1-1 when both are one sentence).
+   an ``n_k``-``m_k`` alignment (1-1 when both are one sentence); except
+   that a paragraph left untranslated (its target text is the source text
+   itself, and prose: :func:`untranslated`, the paragraph gold's definition)
+   is not a translation pair: its sentences are gold 1-0 and 0-1 blocks, as
+   in the paragraph gold below. An identical paragraph that is not prose (code,
+   a formula, a command line) or is short (a name, a key) stays a gold block.
 
 Paragraph boundaries are sentence boundaries on both sides, so gold never
 needs a block that crosses paragraphs; within a paragraph the translator's
@@ -118,7 +124,7 @@ def _paragraphs(doc: Document, src_lang: str, tgt_lang: str, drop: float) -> tup
             many += 1
             continue
         side = _drop_side(doc.doc, p.pid, drop)
-        paras.append((p.pid, [] if side == 2 else s, [] if side == 1 else t))
+        paras.append((p.pid, [] if side == 2 else s, [] if side == 1 else t, untranslated(p.text, ttext[p.pid])))
     one_side += len(doc.tgt) - len(paras) - dropped_order - many
     return paras, {"out_of_order": dropped_order, "one_side": one_side, "many_many": many}
 
@@ -129,17 +135,17 @@ def _merge(doc: str, paras: list, merge: float, max_group: int = 3) -> tuple[lis
     (n <= ``max_group``, the largest group the aligner considers)."""
     out, k, merged = [], 0, 0
     while k < len(paras):
-        pid, s, t = paras[k]
+        pid, s, t, copy = paras[k]
         u, bit = _hash01(doc, pid, "\tmerge")
         if merge > 0 and u < merge and k + 1 < len(paras):
-            _, s2, t2 = paras[k + 1]
+            _, s2, t2, copy2 = paras[k + 1]
             keep = t + t2 if bit else s + s2              # the side left as it is
-            if s and t and s2 and t2 and len(keep) <= max_group:
+            if s and t and s2 and t2 and not (copy or copy2) and len(keep) <= max_group:
                 joined = [" ".join(s + s2)] if bit else [" ".join(t + t2)]
-                out.append((pid, joined, keep) if bit else (pid, keep, joined))
+                out.append((pid, joined, keep, False) if bit else (pid, keep, joined, False))
                 merged, k = merged + 1, k + 2
                 continue
-        out.append((pid, s, t))
+        out.append((pid, s, t, copy))
         k += 1
     return out, merged
 
@@ -149,9 +155,14 @@ def page_task(doc: Document, src_lang: str, tgt_lang: str, drop: float = 0.0,
     """The gold document of one page and counts of the paragraphs dropped or merged (steps 1-4 above)."""
     paras, counts = _paragraphs(doc, src_lang, tgt_lang, drop)
     paras, counts["merged"] = _merge(doc.doc, paras, merge)
+    counts["untranslated"], counts["paragraphs"] = sum(copy for *_, copy in paras), len(paras)
     src, tgt, gold = [], [], []
-    for _, s, t in paras:
-        gold.append((tuple(range(len(src), len(src) + len(s))), tuple(range(len(tgt), len(tgt) + len(t)))))
+    for _, s, t, copy in paras:
+        if copy:                                  # not a translation pair: each sentence unaligned
+            gold += [((i,), ()) for i in range(len(src), len(src) + len(s))]
+            gold += [((), (j,)) for j in range(len(tgt), len(tgt) + len(t))]
+        else:
+            gold.append((tuple(range(len(src), len(src) + len(s))), tuple(range(len(tgt), len(tgt) + len(t)))))
         src += s
         tgt += t
     return AlignDoc(doc.doc, src, tgt, gold), counts
@@ -186,7 +197,8 @@ def load_align_task(src: str = "en", tgt: str = "de", split: str = "test", *, mi
                     source: str = "libreoffice") -> tuple[list[AlignDoc], dict]:
     """The gold documents of one split (path order) and stats (pages, sentences, block shapes)."""
     src, tgt = normalise_lang(src), normalise_lang(tgt)
-    stats = {"pages_kept": 0, "pages_short": 0, "out_of_order": 0, "one_side": 0, "many_many": 0, "merged": 0}
+    stats = {"pages_kept": 0, "pages_short": 0, "out_of_order": 0, "one_side": 0, "many_many": 0, "merged": 0,
+             "untranslated": 0, "paragraphs": 0}
     if source == "libreoffice":
         pages = load_documents(src, tgt, split=split)
     elif source == "gnome":
@@ -199,7 +211,7 @@ def load_align_task(src: str = "en", tgt: str = "de", split: str = "test", *, mi
         task, counts = page_task(d, src, tgt, drop, merge)
         for k, v in counts.items():
             stats[k] += v
-        if len(task.gold) < min_paragraphs or not task.src or not task.tgt:
+        if counts["paragraphs"] < min_paragraphs or not task.src or not task.tgt:
             stats["pages_short"] += 1
             continue
         docs.append(task)
@@ -292,6 +304,18 @@ def _prose(text: str) -> bool:
     return len(tokens) >= 4 and words >= 0.8 * len(tokens) and text.rstrip()[-1:] in ".!?:"
 
 
+def _identical(src_text: str, tgt_text: str) -> bool:
+    """Whether two paragraphs are the same text, whitespace and case aside."""
+    return " ".join(src_text.split()).casefold() == " ".join(tgt_text.split()).casefold()
+
+
+def untranslated(src_text: str, tgt_text: str) -> bool:
+    """Whether a paragraph pair is an untranslated copy, not a translation: the target text is the source text
+    itself (whitespace and case aside), long enough for the pair filter and prose (:func:`_prose`). The paragraph
+    gold's ``untranslated`` kind and the 1-0 / 0-1 gold of such paragraphs in :func:`page_task`."""
+    return _identical(src_text, tgt_text) and _long_enough(src_text) and _prose(src_text)
+
+
 def paragraph_page(doc: Document, src_lang: str, tgt_lang: str) -> tuple[ParagraphDoc, dict]:
     """The paragraph gold of one page (see :func:`load_paragraph_task`) and its counts."""
     tpos = {p.pid: k for k, p in enumerate(doc.tgt)}
@@ -307,13 +331,13 @@ def paragraph_page(doc: Document, src_lang: str, tgt_lang: str) -> tuple[Paragra
             counts["out_of_order"] += 1
             continue
         last, t_text = tpos[p.pid], ttext[p.pid]
-        identical = " ".join(p.text.split()).casefold() == " ".join(t_text.split()).casefold()
+        identical = _identical(p.text, t_text)
         if identical and not _long_enough(p.text):
             counts["identical_short"] += 1
             continue
         s, t = split_sentences(p.text, src_lang), split_sentences(t_text, tgt_lang)
         counts["identical_kept"] += identical and not _prose(p.text)
-        if identical and _prose(p.text):
+        if untranslated(p.text, t_text):
             kind, count = UNTRANSLATED, "untranslated"
         elif min(len(s), len(t)) == 1:
             kind, count = EXACT, "exact_1_1" if len(s) == len(t) else "exact_1_n"
