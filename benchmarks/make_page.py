@@ -25,6 +25,8 @@ PUBLISHED: dict[str, tuple[str, str]] = {
     # measured
     "ensemble/53ebe978a8a641a9337f": ("general student, previous recipe (6 members, one hashing)", "student.md"),
     "dan/86652364a7b5f9d65436": ("general student, one seed of the recipe (not the 6-member ensemble)", "student.md"),
+    "dan/1a5ae521290eff4675cb": ("distill-dan (Bible train books, monolingual + fortunes)", "student.md"),
+    "dan/ff92212893a09b31367b": ("distill-dan (Bible train books, bitext)", "student.md"),
     "dan/5c257c9b03dd5556ccac": ("distill-dan (en-de + en-fr help)", "student.md"),
     "dan/bc8e45407fa341e24121": ("distill-dan (en-de help, 15 min)", "student.md"),
     "dan/4d764434b51225d6c9a7": ("distill-dan (en-de help)", "student.md"),
