@@ -73,6 +73,28 @@ def test_peer_aligner_runs_on_the_same_embeddings(tmp_path):
     assert peer[0]["n_hyp"] >= 3 and 0 <= peer[0]["strict_f1"] <= 100
 
 
+def test_peer_aligner_runs_on_the_help_views_too(monkeypatch):
+    """The help views (``clean``, ``drop10``, ...) record the peer beside each encoder, on the same pages."""
+    pytest.importorskip("sentalign")
+    from types import SimpleNamespace
+
+    from bisent.bench import align as bench_align
+
+    src = ["Open the file.", "Click OK.", "The dialog closes.", "Save your work."]
+    tgt = ["Öffnen Sie die Datei.", "Klicken Sie auf OK.", "Der Dialog schließt sich.", "Speichern Sie Ihre Arbeit."]
+    doc = SimpleNamespace(src=src, tgt=tgt, gold=[((i,), (i,)) for i in range(4)])
+    stats = {"src_sentences": 4, "tgt_sentences": 4, "blocks": 4, "blocks_1_1": 4, "merged": 0}
+    monkeypatch.setattr(bench_align, "load_align_task", lambda *a, **k: ([doc], stats))
+    rows = bench_align.run("en", "de", ["char-ngram"], lambda r: r, views=["clean"], sources=["libreoffice"],
+                           progress=False)
+    assert [r["encoder"] for r in rows] == ["gale-church", "char-ngram", "sentalign+char-ngram"]
+    assert rows[2]["view"] == "clean" and rows[2]["encoder_id"].startswith("sentalign-0.3.0+char-ngram")
+    assert rows[2]["strict_f1"] == 100.0
+    assert [r["encoder"] for r in bench_align.run("en", "de", ["char-ngram"], lambda r: r, views=["clean"],
+                                                  sources=["libreoffice"], progress=False, peers=False)] \
+        == ["gale-church", "char-ngram"]
+
+
 def test_bad_gold_folders_are_one_line_errors(tmp_path):
     d = gold_folder(tmp_path)
     with pytest.raises(BisentError, match="no \\*.fr documents"):

@@ -179,8 +179,9 @@ def run(src_lang: str, tgt_lang: str, encoders: list, record: Recorder, *, limit
             drop, merge = VIEWS[view]
             docs, stats = load_align_task(src_lang, tgt_lang, split, limit=limit, drop=drop, merge=merge,
                                           source=source)
-            out += [_run_one(enc, view, docs, stats, src_lang, tgt_lang, split, record, progress, aligner_options,
-                             source) for enc in [GALE_CHURCH] + list(encoders)]
+            for enc in [GALE_CHURCH] + list(encoders):
+                out += _run_one(enc, view, docs, stats, src_lang, tgt_lang, split, record, progress,
+                                aligner_options, source, peers)
     return out
 
 
@@ -268,16 +269,30 @@ ALL_VIEWS = (*VIEWS, PARAGRAPHS)
 
 
 def _run_one(enc, view, docs, stats, src_lang, tgt_lang, split, record, progress, aligner_options,
-             source) -> dict:
-    """Align every page with one encoder (or Gale-Church) and record strict / lax P/R/F1."""
+             source, peers: bool = False) -> list[dict]:
+    """Align every page with one encoder (or Gale-Church) and record strict / lax P/R/F1; with ``peers``, the
+    installed peer aligners fed the same encoder's embeddings too."""
     aligner = SentenceAligner(enc, progress=progress, **aligner_options)
     t0 = time.perf_counter()
     hyp = [[(b.src, b.tgt) for b in aligner.align(d.src, d.tgt, src_lang, tgt_lang).blocks] for d in docs]
-    sc = score_alignments(hyp, [d.gold for d in docs])
-    return record({"pair": f"{src_lang}-{tgt_lang}", "source": source, "encoder": aligner.name, "view": view,
-                   "encoder_id": getattr(aligner.encoder, "id", GALE_CHURCH), "split": split,
-                   "n_docs": len(docs), "src_sentences": stats["src_sentences"],
-                   "tgt_sentences": stats["tgt_sentences"], "gold_blocks": stats["blocks"],
-                   "gold_1_1": stats["blocks_1_1"], "merged": stats["merged"], **sc.as_dict(),
-                   "aligner": aligner_options,
-                   "seconds": round(time.perf_counter() - t0, 1)})
+    gold = [d.gold for d in docs]
+
+    def row(name: str, enc_id: str, hyp, options: dict, t0: float) -> dict:
+        return record({"pair": f"{src_lang}-{tgt_lang}", "source": source, "encoder": name, "view": view,
+                       "encoder_id": enc_id, "split": split,
+                       "n_docs": len(docs), "src_sentences": stats["src_sentences"],
+                       "tgt_sentences": stats["tgt_sentences"], "gold_blocks": stats["blocks"],
+                       "gold_1_1": stats["blocks_1_1"], "merged": stats["merged"],
+                       **score_alignments(hyp, gold).as_dict(), "aligner": options,
+                       "seconds": round(time.perf_counter() - t0, 1)})
+
+    out = [row(aligner.name, getattr(aligner.encoder, "id", GALE_CHURCH), hyp, aligner_options, t0)]
+    if peers and aligner.encoder is not None:
+        for peer in PEERS:
+            res = run_peer(peer, [(d.src, d.tgt) for d in docs], aligner.encoder, src_lang, tgt_lang,
+                           max_size=aligner.max_size)
+            if res is not None:
+                blocks, version, t1 = res
+                out.append(row(f"{peer}+{aligner.name}", f"{peer}-{version}+{aligner.encoder.id}",
+                               [[(b.src, b.tgt) for b in bl] for bl in blocks], {"max_size": aligner.max_size}, t1))
+    return out
