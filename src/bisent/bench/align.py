@@ -89,22 +89,10 @@ def run_gold(folder, src_lang: str, tgt_lang: str, encoders: list, record: Recor
              "gold_1_1": sum(len(s) == 1 and len(t) == 1 for d in docs for s, t in d.gold)}
     out = []
     for enc in [GALE_CHURCH] + list(encoders):
-        aligner = SentenceAligner(enc, progress=progress, **aligner_options)
-        t0 = time.perf_counter()
-        hyp = [[(b.src, b.tgt) for b in line_blocks(aligner.align(d.src.sentences, d.tgt.sentences, src_lang,
-                                                                  tgt_lang).blocks, d.src, d.tgt)] for d in docs]
-        out.append(_gold_row(record, folder, src_lang, tgt_lang, aligner.name,
-                             getattr(aligner.encoder, "id", GALE_CHURCH), stats, hyp, gold, aligner_options, t0))
-        if peers and aligner.encoder is not None:
-            for peer in PEERS:
-                res = run_peer(peer, [(d.src.sentences, d.tgt.sentences) for d in docs], aligner.encoder, src_lang,
-                               tgt_lang, max_size=aligner.max_size)
-                if res is not None:
-                    blocks, version, t0 = res
-                    hyp = [[(b.src, b.tgt) for b in line_blocks(bl, d.src, d.tgt)] for bl, d in zip(blocks, docs)]
-                    out.append(_gold_row(record, folder, src_lang, tgt_lang, f"{peer}+{aligner.name}",
-                                         f"{peer}-{version}+{aligner.encoder.id}", stats, hyp, gold,
-                                         {"max_size": aligner.max_size}, t0))
+        for name, enc_id, blocks, options, t0 in _aligned(enc, [(d.src.sentences, d.tgt.sentences) for d in docs],
+                                                          src_lang, tgt_lang, progress, aligner_options, peers):
+            hyp = [[(b.src, b.tgt) for b in line_blocks(bl, d.src, d.tgt)] for bl, d in zip(blocks, docs)]
+            out.append(_gold_row(record, folder, src_lang, tgt_lang, name, enc_id, stats, hyp, gold, options, t0))
     return out
 
 
@@ -149,6 +137,24 @@ def run_peer(name: str, docs: list[tuple[list[str], list[str]]], encoder, src_la
                         alignment_max_size=size)
         out.append([Block(tuple(a.src_indices), tuple(a.tgt_indices)) for a in res.alignments])
     return out, importlib.metadata.version("sentalign"), t0
+
+
+def _aligned(enc, docs: list[tuple[list[str], list[str]]], src_lang: str, tgt_lang: str, progress,
+             aligner_options: dict, peers: bool):
+    """The blocks of each document (``(source sentences, target sentences)``) by the aligner of ``enc`` (or
+    Gale-Church), then, with ``peers``, by each installed peer fed the same encoder: yields ``(name, encoder id,
+    blocks per document, aligner options, start time)`` per aligner."""
+    aligner = SentenceAligner(enc, progress=progress, **aligner_options)
+    t0 = time.perf_counter()
+    blocks = [aligner.align(src, tgt, src_lang, tgt_lang).blocks for src, tgt in docs]
+    yield aligner.name, getattr(aligner.encoder, "id", GALE_CHURCH), blocks, aligner_options, t0
+    if peers and aligner.encoder is not None:
+        for peer in PEERS:
+            res = run_peer(peer, docs, aligner.encoder, src_lang, tgt_lang, max_size=aligner.max_size)
+            if res is not None:
+                blocks, version, t0 = res
+                yield (f"{peer}+{aligner.name}", f"{peer}-{version}+{aligner.encoder.id}", blocks,
+                       {"max_size": aligner.max_size}, t0)
 
 
 def _gold_row(record, folder, src_lang, tgt_lang, name, enc_id, stats, hyp, gold, options, t0) -> dict:
@@ -241,23 +247,11 @@ def run_paragraphs(source: str, src_lang: str, tgt_lang: str, encoders: list, re
             "n_docs": len(docs), **{k: v for k, v in stats.items() if k not in ("pages_kept",)}}
     out = []
     for enc in [GALE_CHURCH] + list(encoders):
-        aligner = SentenceAligner(enc, progress=progress, **aligner_options)
-        t0 = time.perf_counter()
-        hyp = [[(b.src, b.tgt) for b in aligner.align(d.src, d.tgt, src_lang, tgt_lang).blocks] for d in docs]
-        out.append(record({**base, "encoder": aligner.name, "encoder_id": getattr(aligner.encoder, "id", GALE_CHURCH),
-                           **paragraph_scores(hyp, docs), "aligner": aligner_options,
-                           "seconds": round(time.perf_counter() - t0, 1)}))
-        if peers and aligner.encoder is not None:
-            for peer in PEERS:
-                res = run_peer(peer, [(d.src, d.tgt) for d in docs], aligner.encoder, src_lang, tgt_lang,
-                               max_size=aligner.max_size)
-                if res is not None:
-                    blocks, version, t0 = res
-                    hyp = [[(b.src, b.tgt) for b in bl] for bl in blocks]
-                    out.append(record({**base, "encoder": f"{peer}+{aligner.name}",
-                                       "encoder_id": f"{peer}-{version}+{aligner.encoder.id}",
-                                       **paragraph_scores(hyp, docs), "aligner": {"max_size": aligner.max_size},
-                                       "seconds": round(time.perf_counter() - t0, 1)}))
+        for name, enc_id, blocks, options, t0 in _aligned(enc, [(d.src, d.tgt) for d in docs], src_lang, tgt_lang,
+                                                          progress, aligner_options, peers):
+            hyp = [[(b.src, b.tgt) for b in bl] for bl in blocks]
+            out.append(record({**base, "encoder": name, "encoder_id": enc_id, **paragraph_scores(hyp, docs),
+                               "aligner": options, "seconds": round(time.perf_counter() - t0, 1)}))
     return out
 
 
@@ -272,27 +266,16 @@ def _run_one(enc, view, docs, stats, src_lang, tgt_lang, split, record, progress
              source, peers: bool = False) -> list[dict]:
     """Align every page with one encoder (or Gale-Church) and record strict / lax P/R/F1; with ``peers``, the
     installed peer aligners fed the same encoder's embeddings too."""
-    aligner = SentenceAligner(enc, progress=progress, **aligner_options)
-    t0 = time.perf_counter()
-    hyp = [[(b.src, b.tgt) for b in aligner.align(d.src, d.tgt, src_lang, tgt_lang).blocks] for d in docs]
     gold = [d.gold for d in docs]
-
-    def row(name: str, enc_id: str, hyp, options: dict, t0: float) -> dict:
-        return record({"pair": f"{src_lang}-{tgt_lang}", "source": source, "encoder": name, "view": view,
-                       "encoder_id": enc_id, "split": split,
-                       "n_docs": len(docs), "src_sentences": stats["src_sentences"],
-                       "tgt_sentences": stats["tgt_sentences"], "gold_blocks": stats["blocks"],
-                       "gold_1_1": stats["blocks_1_1"], "merged": stats["merged"],
-                       **score_alignments(hyp, gold).as_dict(), "aligner": options,
-                       "seconds": round(time.perf_counter() - t0, 1)})
-
-    out = [row(aligner.name, getattr(aligner.encoder, "id", GALE_CHURCH), hyp, aligner_options, t0)]
-    if peers and aligner.encoder is not None:
-        for peer in PEERS:
-            res = run_peer(peer, [(d.src, d.tgt) for d in docs], aligner.encoder, src_lang, tgt_lang,
-                           max_size=aligner.max_size)
-            if res is not None:
-                blocks, version, t1 = res
-                out.append(row(f"{peer}+{aligner.name}", f"{peer}-{version}+{aligner.encoder.id}",
-                               [[(b.src, b.tgt) for b in bl] for bl in blocks], {"max_size": aligner.max_size}, t1))
+    out = []
+    for name, enc_id, blocks, options, t0 in _aligned(enc, [(d.src, d.tgt) for d in docs], src_lang, tgt_lang,
+                                                      progress, aligner_options, peers):
+        hyp = [[(b.src, b.tgt) for b in bl] for bl in blocks]
+        out.append(record({"pair": f"{src_lang}-{tgt_lang}", "source": source, "encoder": name, "view": view,
+                           "encoder_id": enc_id, "split": split,
+                           "n_docs": len(docs), "src_sentences": stats["src_sentences"],
+                           "tgt_sentences": stats["tgt_sentences"], "gold_blocks": stats["blocks"],
+                           "gold_1_1": stats["blocks_1_1"], "merged": stats["merged"],
+                           **score_alignments(hyp, gold).as_dict(), "aligner": options,
+                           "seconds": round(time.perf_counter() - t0, 1)}))
     return out
