@@ -1,5 +1,6 @@
 """What the aligner's settings do on dev data beyond the sets its rule reads: strict F1 on the Bleualign dev
-document and on LibreOffice help dev pages in the ``clean`` and ``drop10`` views, per setting.
+document and on LibreOffice (or GNOME, ``--source gnome``) help dev pages in the ``clean`` and ``drop10`` views,
+per setting.
 
 The rule of ``benchmarks/align_rule.py`` reads the Bleualign document, the paragraph gold and the help views'
 ``clean`` and ``drop10`` dev pages for its own candidates; this script scores any other setting. Settings are JSON
@@ -29,7 +30,8 @@ DEFAULTS = {"max_size": 5, "skip_quantile": 0.02, "merge_penalty": 0.1, "skip_fl
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--gold", required=True, help="gold folder (NAME.de, NAME.fr, NAME.defr)")
-    ap.add_argument("--pair", default="en-de", help="LibreOffice help pair of the views")
+    ap.add_argument("--pair", default="en-de", help="help pair of the views")
+    ap.add_argument("--source", default="libreoffice", choices=["libreoffice", "gnome"], help="help pages of the views")
     ap.add_argument("--limit", type=int, default=40, help="dev pages per view")
     ap.add_argument("--setting", action="append", default=[], help="JSON object over the defaults (repeatable)")
     ap.add_argument("-e", "--encoder", default="use-m3")
@@ -48,14 +50,15 @@ def main() -> None:
     s, t = args.pair.split("-")
     for view in ("clean", "drop10"):
         drop, merge = VIEWS[view]
-        docs, _ = load_align_task(s, t, "dev", limit=args.limit, drop=drop, merge=merge)
-        sets[f"help-{view}-{args.pair}"] = ("clean", docs, prepare(aligner, [(d.src, d.tgt, s, t) for d in docs], 4),
+        docs, _ = load_align_task(s, t, "dev", limit=args.limit, drop=drop, merge=merge, source=args.source)
+        name = f"help-{view}-{args.pair}" if args.source == "libreoffice" else f"{args.source}-{view}-{args.pair}"
+        sets[name] = ("clean", docs, prepare(aligner, [(d.src, d.tgt, s, t) for d in docs], 4),
                                             [(d.src, d.tgt) for d in docs])
     record = Recorder("align_dev_views", args.results or None)
     for raw in args.setting or ["{}"]:
         setting = json.loads(raw)
         cfg = {**DEFAULTS, **setting}
-        row = {"setting": setting, "encoder": args.encoder, "split": "dev", "pages": args.limit}
+        row = {"setting": setting, "encoder": args.encoder, "split": "dev", "pages": args.limit, "source": args.source}
         for name, (kind, docs, embs, txt) in sets.items():
             row[name] = score_set(kind, docs, align_all(embs, cfg, len(docs), txt))["strict_f1"]
         record(row)
