@@ -53,7 +53,7 @@ def main() -> None:
         docs, _ = load_align_task(s, t, "dev", limit=args.limit, drop=drop, merge=merge, source=args.source)
         name = f"help-{view}-{args.pair}" if args.source == "libreoffice" else f"{args.source}-{view}-{args.pair}"
         sets[name] = ("clean", docs, prepare(aligner, [(d.src, d.tgt, s, t) for d in docs], 4),
-                                            [(d.src, d.tgt) for d in docs])
+                      [(d.src, d.tgt) for d in docs])
     record = Recorder("align_dev_views", args.results or None)
     for raw in args.setting or ["{}"]:
         setting = json.loads(raw)
