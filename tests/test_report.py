@@ -154,7 +154,7 @@ def test_orphan_negatives_tell_mutual_pairs():
     from types import SimpleNamespace
 
     from bisent.mining.scoring import margin
-    from bisent.report.calibration import mining_calibration, mutual_pairs
+    from bisent.calibration import mining_calibration, mutual_pairs
 
     fwd_idx = np.array([[0, 1, 2], [1, 0, 2], [2, 0, 1]])
     fwd_sim = np.array([[0.9, 0.8, 0.5], [0.9, 0.7, 0.4], [0.3, 0.2, 0.1]], dtype=np.float32)
@@ -180,7 +180,7 @@ def test_mining_calibration_split_and_its_fallback():
     the mixture over all pairs. On isotropic toy vectors it stays within 10 points (benchmarks/README,
     "Calibration against gold": the split is fitted to the LibreOffice dev tasks, and the toy's false
     mutual pairs sit higher than its orphans')."""
-    from bisent.report.calibration import mining_calibration, mutual_pairs
+    from bisent.calibration import mining_calibration, mutual_pairs
 
     rng = np.random.default_rng(2)
     d, n_pairs, n_only = 64, 300, 600
@@ -261,7 +261,7 @@ def test_synthetic_pairs_are_false_pairs():
 # ---------------------------------------------------------------------------
 
 def test_alignment_negative_texts_are_the_stated_false_blocks():
-    from bisent.report.calibration import alignment_negative_texts
+    from bisent.calibration import alignment_negative_texts
 
     docs = [[("a0", "b0"), ("a1", "b1"), ("a2", "b2")], [("c0", "d0")]]        # the second has no neighbour
     syn = alignment_negative_texts(docs, kinds=("neighbour", "glued", "glued_source", "shuffled"))
@@ -278,7 +278,7 @@ def test_alignment_negative_texts_are_the_stated_false_blocks():
 def test_alignment_calibration_recovers_planted_precision():
     """Aligned documents whose false blocks are unrelated sentences, as the neighbour negatives are: the
     estimated precision of the blocks against the threshold follows the planted one."""
-    from bisent.report.calibration import alignment_negatives
+    from bisent.calibration import alignment_negatives
 
     rng = np.random.default_rng(12)
     enc = get_encoder("char-ngram")

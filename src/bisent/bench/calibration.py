@@ -4,7 +4,7 @@ Two settings per encoder, both on TEST documents of LibreOffice help:
 
 - mining: the BUCC-like task of ``bench mining`` (ratio margin, k = 4,
   max-score retrieval); the estimate uses only the run's own candidates
-  (:func:`bisent.report.calibration.mining_calibration`, as ``bisent mine
+  (:func:`bisent.calibration.mining_calibration`, as ``bisent mine
   --report``: non-mutual pairs counted as false, the mixture fitted to the
   mutual ones against the mutual orphan negatives); the record's
   ``diagnosis`` holds, with gold, the score quantiles of the true and false
@@ -17,7 +17,7 @@ Two settings per encoder, both on TEST documents of LibreOffice help:
 - filtering: the noisy set of ``bench filter`` through the default pipeline
   with this encoder; the estimate uses synthetic negatives made from the noisy
   set itself and put through the same pipeline
-  (:func:`bisent.report.calibration.filter_negatives`). The synthetic kinds
+  (:func:`bisent.calibration.filter_negatives`). The synthetic kinds
   (shuffled, neighbour, truncated, glued, copy) resemble the benchmark's noise
   kinds, which were built the same way: the mixing shares are what is estimated;
 - align: ``SentenceAligner`` (this encoder, default settings) over the
@@ -25,7 +25,7 @@ Two settings per encoder, both on TEST documents of LibreOffice help:
   a tenth of the paragraphs untranslated, a tenth merged on one side); a block
   is right when it is a gold block (strict, as ``bench align``'s precision);
   the estimate uses block negatives made from the run's own aligned documents
-  (:func:`bisent.report.calibration.alignment_negatives`).
+  (:func:`bisent.calibration.alignment_negatives`).
 
 At five thresholds (score quantiles of the calibrated pairs: mining 50, 60,
 70, 75, 80 %; documents and alignment 0, 10, 25, 50, 75 %; filtering 10, 30, 50, 70, 90 %) the record holds the
@@ -41,7 +41,7 @@ from ..datasets.libreoffice import load_pairs
 from ..errors import BisentError
 from ..mining.retrieval import retrieve
 from ..mining.scoring import Scorer
-from ..report.calibration import (
+from ..calibration import (
     ALIGN_NEGATIVES_DEFAULT,
     alignment_negatives,
     calibrate,
@@ -59,7 +59,7 @@ ALIGN_QUANTILES = DOCS_QUANTILES                # most aligned blocks are right 
 #: the ``bench align`` view the align setting runs on (share of paragraphs dropped, merged)
 ALIGN_VIEW = ("drop10-merge10", 0.1, 0.1)
 #: How the false share is estimated, as records name it: :func:`calibrate`'s ``pi0`` (``storey``, ``em``) or, in
-#: mining, :func:`bisent.report.calibration.calibrate_split` (``split``, the default there);
+#: mining, :func:`bisent.calibration.calibrate_split` (``split``, the default there);
 #: records without the field were made with "em", the first version.
 ESTIMATORS = {"split": "split-0.5", "storey": "storey-0.75", "em": "em"}
 #: The estimator of each setting when none is given (``--estimator``).

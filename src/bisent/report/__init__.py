@@ -16,7 +16,7 @@
 from pathlib import Path
 
 from ..errors import BisentError
-from .calibration import (
+from ..calibration import (
     Calibration,
     calibrate,
     calibrate_split,

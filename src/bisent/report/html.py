@@ -88,7 +88,7 @@ def _calibration(rec: dict, xlabel: str) -> str:
     th = rec.get("threshold")
     target = rec.get("precision_target")
     if cal and cal["thresholds"]:
-        from .calibration import Calibration
+        from ..calibration import Calibration
 
         c = Calibration(**cal)
         svg = plots.precision_yield(c.thresholds, c.precision, c.kept, title="Estimated precision and yield",
@@ -206,7 +206,7 @@ def summary_box(rec: dict) -> str:
         facts.update({k: f"{v:,}" for k, v in counts.items()})
     cal, th = rec.get("calibration"), rec.get("threshold")
     if cal and cal.get("thresholds") and th is not None:
-        from .calibration import Calibration
+        from ..calibration import Calibration
         facts["estimated precision (no gold)"] = f"{100 * Calibration(**cal).precision_at(th):.1f} %"
     else:
         facts["estimated precision (no gold)"] = "not calibrated"
@@ -322,7 +322,7 @@ def _at_threshold(rec: dict) -> dict:
     if rec.get("precision_target") is not None:
         out["precision asked for"] = f"{100 * rec['precision_target']:.1f} %"
     if cal and cal["thresholds"] and th is not None:
-        from .calibration import Calibration
+        from ..calibration import Calibration
         out["estimated precision at the threshold (no gold)"] = f"{100 * Calibration(**cal).precision_at(th):.1f} %"
     return out
 

@@ -24,7 +24,7 @@ import numpy as np
 from ..errors import BisentError
 from ..io import atomic_write, format_block
 from . import record as rec_mod
-from .calibration import calibrate, filter_negatives, mining_calibration, mining_negatives
+from ..calibration import calibrate, filter_negatives, mining_calibration, mining_negatives
 from .html import render
 
 #: Synthetic negatives of a filter run are made from its first this many well-formed lines (in file order,
@@ -163,7 +163,7 @@ def documents_calibration(a: np.ndarray, b: np.ndarray, *, src_ok: np.ndarray | 
     documents taking part (the empty ones do not). Repeats the run's kNN on
     the documents taking part (documents are few, so it is cheap) and scores
     each confident pair's orphans against their best free competitor
-    (:func:`bisent.report.calibration.mining_negatives`). None: too few pairs
+    (:func:`bisent.calibration.mining_negatives`). None: too few pairs
     or negatives (``k`` < 2, or fewer than 10 orphans found a competitor). ``pi0``: as :func:`calibrate`.
     """
     from ..mining.scoring import Scorer
@@ -186,12 +186,12 @@ def alignment_calibration(tsvs, encoder, src_lang: str, tgt_lang: str, *, pi0: s
     The observed scores are the aligned blocks' cosines (rows with both sides);
     the negatives are false blocks made from the same documents and scored by
     ``encoder`` as the aligner scores a block
-    (:func:`bisent.report.calibration.alignment_negatives`). None: Gale-Church
+    (:func:`bisent.calibration.alignment_negatives`). None: Gale-Church
     (its scores are no cosines), fewer than 2 blocks or 10 negatives.
     """
     from ..align.aligner import GALE_CHURCH
     from ..encoders import get_encoder
-    from .calibration import alignment_negatives
+    from ..calibration import alignment_negatives
 
     if encoder == GALE_CHURCH:
         return None

@@ -26,7 +26,7 @@ import numpy as np
 
 from ..errors import BisentError
 from ..io import atomic_dir, atomic_write, iter_raw_lines
-from ..report.calibration import Calibration
+from ..calibration import Calibration
 from ..report.record import SUFFIX, tsv_rows
 
 _LINES = re.compile(r"(\d+(,\d+)*)?")

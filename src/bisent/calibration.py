@@ -40,7 +40,7 @@ from typing import NamedTuple, Sequence
 
 import numpy as np
 
-from ..errors import BisentError
+from .errors import BisentError
 
 #: Points of the precision curve kept (and plotted).
 GRID_POINTS = 201
