@@ -24,7 +24,7 @@ LAYERS: list[set[str]] = [
     {"errors", "io", "cache", "langcodes", "progress", "threads", "formats", "safeload", "values",  # plumbing,
      "recipes"},                                                   # bitext files, recipes
     {"encoders", "models", "divergence"},                         # sentence -> vector; word divergence (no torch)
-    {"mining", "datasets"},                                       # vectors -> neighbours -> pairs; data builders
+    {"mining", "datasets", "calibration"},         # vectors -> neighbours -> pairs; data builders
     {"filtering", "documents", "evaluate", "align", "scale"},     # what a user does with them
     {"training"},                                                 # learning encoders
     {"bench", "demo", "report", "review", "run"},                 # measuring, showing, checking, whole jobs

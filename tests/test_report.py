@@ -153,8 +153,8 @@ def test_orphan_negatives_tell_mutual_pairs():
     every orphan that found a free candidate."""
     from types import SimpleNamespace
 
-    from bisent.mining.scoring import margin
     from bisent.calibration import mining_calibration, mutual_pairs
+    from bisent.mining.scoring import margin
 
     fwd_idx = np.array([[0, 1, 2], [1, 0, 2], [2, 0, 1]])
     fwd_sim = np.array([[0.9, 0.8, 0.5], [0.9, 0.7, 0.4], [0.3, 0.2, 0.1]], dtype=np.float32)

@@ -36,11 +36,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..datasets.comparable import make_mining_task
-from ..datasets.libreoffice import load_pairs
-from ..errors import BisentError
-from ..mining.retrieval import retrieve
-from ..mining.scoring import Scorer
 from ..calibration import (
     ALIGN_NEGATIVES_DEFAULT,
     alignment_negatives,
@@ -50,6 +45,11 @@ from ..calibration import (
     mining_negatives,
     mutual_pairs,
 )
+from ..datasets.comparable import make_mining_task
+from ..datasets.libreoffice import load_pairs
+from ..errors import BisentError
+from ..mining.retrieval import retrieve
+from ..mining.scoring import Scorer
 from .common import Recorder
 
 MINING_QUANTILES = (0.5, 0.6, 0.7, 0.75, 0.8)

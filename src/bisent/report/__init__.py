@@ -15,7 +15,6 @@
 
 from pathlib import Path
 
-from ..errors import BisentError
 from ..calibration import (
     Calibration,
     calibrate,
@@ -25,6 +24,7 @@ from ..calibration import (
     mining_negatives,
     synthetic_pairs,
 )
+from ..errors import BisentError
 from .explain import explain_pair
 from .html import render
 from .record import folder_runs, records_from_folder

@@ -24,9 +24,9 @@ from pathlib import Path
 
 import numpy as np
 
+from ..calibration import Calibration
 from ..errors import BisentError
 from ..io import atomic_dir, atomic_write, iter_raw_lines
-from ..calibration import Calibration
 from ..report.record import SUFFIX, tsv_rows
 
 _LINES = re.compile(r"(\d+(,\d+)*)?")
