@@ -1,4 +1,4 @@
-"""Document embeddings and parallel document mining (Guo et al. 2019, ../shared/papers/guo2019-*).
+"""Document embeddings and parallel document mining (Guo et al. 2019, ``guo2019`` in references.bib).
 
 A document is an id and its sentences. Every document encoder maps a list of
 documents to unit rows ``(n_docs, d)`` (an empty document gets a zero row,
