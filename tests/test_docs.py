@@ -142,6 +142,33 @@ def test_python_tour_runs(page, code, tmp_path, monkeypatch):
         assert np.isfinite(env["scores"]).all()
 
 
+#: a guide is a manual: how a default was chosen (a rule, its candidates, a dev or test run) is in docs/design/
+GUIDES = [*sorted((DOCS / "guides").glob("*.md")), *sorted((DOCS / "models").glob("*.md")), DOCS / "quickstart.md"]
+TUNING = re.compile(r"written (?:down )?before|\b[Nn]o candidate|^\|\s*candidate\s*\||^\|.*\|\s*rule\s*\|$"
+                    r"|--split dev\b|\bby the rule\b|\bdev split\b", re.M)
+
+
+def test_guides_are_manuals():
+    found = []
+    for page in GUIDES:
+        text = page.read_text(encoding="utf-8")
+        name = page.relative_to(ROOT)
+        if len(text.splitlines()) > 150:
+            found.append(f"{name}: {len(text.splitlines())} lines (150 at most)")
+        found += [f"{name}:{text[:m.start()].count(chr(10)) + 1}: tuning record {m.group(0)!r}"
+                  for m in TUNING.finditer(text)]
+    assert not found, "\n".join(found)
+
+
+def test_the_guide_rules_catch_a_lab_notebook(tmp_path):
+    assert TUNING.search("The rule, written down before the test books were run: ...")
+    assert TUNING.search("| candidate | training text | steps | dev error |")
+    assert TUNING.search("bisent bench recover --domain bible --pair en-es --split dev -e DIR")
+    assert TUNING.search("| setting | Bleualign de-fr | paragraphs en-de | rule |")
+    assert not TUNING.search("| option | default | what it does, and why the default |")
+    assert not TUNING.search("| setting | effect |")
+
+
 def test_no_history_in_the_docs():
     pages = [ROOT / "README.md", *sorted(DOCS.rglob("*.md"))]
     for page in pages:

@@ -7,7 +7,7 @@ which is never matched):
 - :class:`SentenceAvg`: the mean of a sentence encoder's embeddings (§3.1.1),
   by default after centring: each side's mean sentence embedding is
   subtracted first, which removes the per-language offset that otherwise
-  drowns the topic (me5-small en-de page P@1 71 -> 95);
+  drowns the topic (benchmarks/README.md, "Centring");
 - :class:`bisent.models.hide.HiDEEncoder`: a feed-forward network on the frozen
   sentence embeddings, applied before (DNN→pooling) or after (pooling→DNN) the mean (§3.2);
 - :class:`bisent.models.hide.DocBoWEncoder`: a DAN over the document's hashed unigrams (§3.1.2).
