@@ -1,10 +1,9 @@
 """Training of the Zhang et al. (2016) bilingual autoencoder (Eq. 8-10) and of the BBoWAE baseline (Eq. 4).
 
-Paper: ../shared/papers/zhang2016-bilingual-autoencoder-global-descriptors.txt; models in
-:mod:`bisent.models.zhang2016`. ``bisent train -c zhang2016`` (or ``bbowae``) comes here
-through :func:`train`, its own small loop, because the paper optimises the WHOLE corpus objective with
-L-BFGS (a closure over every pair), which the step-per-batch Adam loop of :mod:`bisent.training.loop` has
-no place for.
+Reference: ``zhang2016`` in references.bib; models in :mod:`bisent.models.zhang2016`.
+``bisent train -c zhang2016`` (or ``bbowae``) comes here through :func:`train`, its own small loop, because the
+paper optimises the WHOLE corpus objective with L-BFGS (a closure over every pair), which the step-per-batch Adam
+loop of :mod:`bisent.training.loop` has no place for.
 
 **Zhang 2016**, on N pairs in corpus order cut into blocks of B (Eq. 9, ``objectives.block``)::
 
