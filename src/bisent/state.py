@@ -58,8 +58,8 @@ def differences(old: dict | None, new: dict) -> list[str]:
     for name in sorted(set(old_in) | set(new_in)):
         if old_in.get(name) != new_in.get(name):
             desc = new_in.get(name) if isinstance(new_in.get(name), dict) else {}
-            label = Path(desc["path"]).name if "path" in desc else name
-            out.append(f"different input {label}" + (f" ({name})" if label != name else ""))
+            label = Path(desc.get("path") or desc.get("name") or name).name
+            out.append(f"different input {label}" + (f" ({name})" if name not in (label, "input") else ""))
     old_set, new_set = old.get("settings") or {}, new.get("settings") or {}
     changed = sorted(k for k in set(old_set) | set(new_set) if old_set.get(k) != new_set.get(k))
     if changed:
@@ -81,8 +81,10 @@ class StateDir:
         store.finish()
     """
 
-    def __init__(self, path, job: str, *, what: str | None = None, remedy: str | None = None):
+    def __init__(self, path, job: str, *, what: str | None = None, remedy: str | None = None,
+                 ignore: Iterable[str] = ()):
         self.path = Path(path)
+        self.ignore = {STATE_MARKER, *ignore}        # names that are no part (an input copied into the folder)
         self.job = job
         self.what = what or f"{job} state"
         self.remedy = remedy or f"remove {self.path} to start again"
@@ -120,10 +122,10 @@ class StateDir:
                               f"({'; '.join(differences(old, new))}); {self.remedy}")
 
     def parts(self) -> list[str]:
-        """Names of what the folder holds besides its marker (sorted)."""
+        """Names of what the folder holds besides its marker and the names it ignores (sorted)."""
         if not self.path.is_dir():
             return []
-        return sorted(p.name for p in self.path.iterdir() if p.name != STATE_MARKER)
+        return sorted(p.name for p in self.path.iterdir() if p.name not in self.ignore)
 
     def clear(self, keep: Iterable[str] = ()) -> None:
         """Remove every part but those named in ``keep`` (the marker stays)."""
