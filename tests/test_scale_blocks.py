@@ -103,7 +103,7 @@ def test_state_folder_resumes_only_the_missing_blocks(tmp_path):
     with pytest.raises(BisentError, match=r"state: already holds kNN blocks of other inputs .*different input "
                                           r"target vectors"):
         knn_blocks(x, y2, 4, block=128, state=state, progress=False)
-    with pytest.raises(BisentError, match=r"different settings: k\)"):
+    with pytest.raises(BisentError, match=r"\('k' differs\)"):
         knn_blocks(x, y, 3, block=128, state=state, progress=False)
     remove_state_dir(state)
     got2, counts2 = knn_blocks(x, y2, 4, block=128, state=state, progress=False)

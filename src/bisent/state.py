@@ -50,7 +50,7 @@ def _canonical(value: Any) -> Any:
 
 
 def differences(old: dict | None, new: dict) -> list[str]:
-    """What differs between two fingerprints, in words: ``different input en.txt``, ``different settings: k``."""
+    """What differs between two fingerprints, in words: ``different input en.txt``, ``'k' differs``."""
     if not isinstance(old, dict):
         return ["no fingerprint recorded (made by another version of bisent)"]
     out = []
@@ -61,12 +61,23 @@ def differences(old: dict | None, new: dict) -> list[str]:
             label = Path(desc.get("path") or desc.get("name") or name).name
             out.append(f"different input {label}" + (f" ({name})" if name not in (label, "input") else ""))
     old_set, new_set = old.get("settings") or {}, new.get("settings") or {}
-    changed = sorted(k for k in set(old_set) | set(new_set) if old_set.get(k) != new_set.get(k))
-    if changed:
-        out.append("different settings: " + ", ".join(changed))
+    out += [f"'{k}' differs" for k in sorted(set(old_set) | set(new_set)) if old_set.get(k) != new_set.get(k)]
     if old.get("job") != new.get("job"):
         out.append(f"made by {old.get('job')!r}, not {new.get('job')!r}")
     return out or ["a different fingerprint"]
+
+
+def fingerprint(job: str, inputs: dict, settings: dict) -> dict:
+    """The fingerprint of ``job``'s state: its inputs' identities and its settings, as JSON gives them back."""
+    return _canonical({"job": job, "inputs": inputs, "settings": settings})
+
+
+def check_same(path, what: str, old: dict | None, new: dict, remedy: str) -> None:
+    """The one refusal: a :class:`BisentError` naming ``path`` and what differs when the saved fingerprint ``old``
+    is not ``new`` (for state kept elsewhere than a folder's marker, e.g. inside a training checkpoint)."""
+    if old != new:
+        raise BisentError(f"{path}: already holds {what} of other inputs or settings "
+                          f"({'; '.join(differences(old, new))}); {remedy}")
 
 
 class StateDir:
@@ -100,26 +111,28 @@ class StateDir:
         ``restart`` also empties a folder of the same fingerprint (starting over on request).
         """
         make_state_dir(self.path, self.job)             # a link or a user's folder is refused before anything else
-        new = _canonical({"job": self.job, "inputs": inputs, "settings": settings})
+        new = fingerprint(self.job, inputs, settings)
         old = self._read_marker().get("fingerprint")
         holds = self.parts()
         self.fingerprint = new
         if holds and old == new and not restart:
             return True
         if holds and not restart:
-            raise BisentError(f"{self.path}: already holds {self.what} of other inputs or settings "
-                              f"({'; '.join(differences(old, new))}); {self.remedy}")
+            check_same(self.path, self.what, old, new, self.remedy)
         self.clear()
         self._write_marker(new)
         return False
 
+    def adopt(self) -> Path:
+        """Create or adopt the folder without a fingerprint of its own: for a job whose parts carry their own
+        (``bisent run``: each stage's completion mark holds the hash of that stage's inputs, and a stage whose
+        inputs changed is redone, make-like). A link or a user's folder is still refused."""
+        return make_state_dir(self.path, self.job)
+
     def check(self, *, inputs: dict, settings: dict) -> None:
         """Refuse (as :meth:`open`) when the folder's fingerprint is not this one; nothing is created or changed."""
-        new = _canonical({"job": self.job, "inputs": inputs, "settings": settings})
-        old = self._read_marker().get("fingerprint")
-        if old != new:
-            raise BisentError(f"{self.path}: already holds {self.what} of other inputs or settings "
-                              f"({'; '.join(differences(old, new))}); {self.remedy}")
+        check_same(self.path, self.what, self._read_marker().get("fingerprint"),
+                   fingerprint(self.job, inputs, settings), self.remedy)
 
     def parts(self) -> list[str]:
         """Names of what the folder holds besides its marker and the names it ignores (sorted)."""
