@@ -35,9 +35,9 @@ def prepare(recipe: dict, bitexts: list[Bitext], monos: list[Monotext] | None = 
     ``out_dir`` is a folder of its own (not a run's); the report is also returned.
     """
     objective = recipe.get("objective") or recipe["architecture"]
-    if hasattr(get_objective(objective), "train"):
-        raise BisentError(f"--prepare-only: the {objective} objective has its own training loop and no shared "
-                          "set-up to prepare")
+    if getattr(get_objective(objective), "OWN_STEP", False):
+        raise BisentError(f"--prepare-only: the {objective} objective prepares its own data (word vectors) and "
+                          "has no shared set-up to prepare")
     out_dir = Path(out_dir)
     if checkpoint.exists(out_dir) or (out_dir / WEIGHTS_FILE).exists():
         raise BisentError(f"{out_dir}: holds a training run; --prepare-only writes {PREPARED_FILE} into a "
