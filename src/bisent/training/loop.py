@@ -13,7 +13,9 @@
    if the run had never stopped;
 3. every step: one mixed batch, loss (a non-finite loss stops the run with
    an error naming the step; the last checkpoint stays), backward, clip,
-   step; every ``log_every`` steps a JSON line in ``train_log.jsonl``; every
+   step; or, for an objective with a step hook (``Setup.step``: Zhang 2016's
+   L-BFGS iteration on the whole corpus), that step, with no optimiser here;
+   every ``log_every`` steps a JSON line in ``train_log.jsonl``; every
    ``eval_every`` steps the dev figures (:func:`bisent.evaluate.evaluate_dev`);
    every ``checkpoint_every`` steps (and at the end) a checkpoint and the model directory.
    On a CPU the loop runs inside :func:`~bisent.training.heap.keep_freed_memory`

@@ -453,7 +453,7 @@ def setup(recipe: dict, bitexts: list[Bitext], monos, dev: list[Bitext], out_dir
         if set(d.langs) != set(langs):
             raise BisentError(f"{d.source}: dev pairs are {'-'.join(d.langs)}, the model is {'-'.join(langs)}")
     model = build(recipe, prep)
-    info: dict = {"optimizer": oc["optimizer"], "languages": langs, "pairs": len(prep.pairs),
+    info: dict = {"device": "cpu", "optimizer": oc["optimizer"], "languages": langs, "pairs": len(prep.pairs),
                   "vocab": {lang: len(prep.vocab[lang]) for lang in langs}}
     if arch == "zhang2016" and state is None:
         t = time.monotonic()
