@@ -143,7 +143,7 @@ CASES = [
                                                d / "v"], "config.json: corrupt JSON"),
     ("embed-nan-model", lambda d, p: E + [p["txt"], "-l", "en", "-e", dan_dir(d / "m", nan=True), "-o", d / "v"],
      "en.txt:1: the encoder gave a non-finite"),
-    ("embed-other-vectors", lambda d, p: _embedded(d, p) + ["-o", d / "v"], "already holds vectors of another input"),
+    ("embed-other-vectors", lambda d, p: _embedded(d, p) + ["-o", d / "v"], "already holds vectors of other inputs"),
     # --- mine ------------------------------------------------------------------------------------
     ("mine-threshold-nan", lambda d, p: M(p) + ["-o", d / "m.tsv", "--threshold", "nan"],
      "'nan' is not a finite number"),

@@ -606,7 +606,7 @@ def test_word_lists_are_their_own_stream_and_init_continues_a_model_on_new_data(
     recipe = _recipe(architecture="dan", objective="distill", model=TINY_DAN, data={"batch_size": 32},
                      objectives={"teacher": "char-ngram", "ranking": 0.1})
     first = train(recipe, [bt], [mono], [], tmp_path / "a", max_steps=6, progress=False)
-    with pytest.raises(BisentError, match="training data differ"):
+    with pytest.raises(BisentError, match="different input training data"):
         train(recipe, [bt], [mono, words], [], tmp_path / "a", resume=True, max_steps=8, progress=False)
     result = train(recipe, [bt], [mono, words], [], tmp_path / "b", max_steps=0, progress=False, init=tmp_path / "a")
     start = [r for r in result.log if r.get("event") == "start"][0]
