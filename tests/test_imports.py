@@ -21,7 +21,7 @@ PKG = SRC / "bisent"
 
 #: lowest first; a module may import only from its own layer and those below
 LAYERS: list[set[str]] = [
-    {"errors", "io", "cache", "langcodes", "progress", "threads", "formats", "safeload", "values",  # plumbing,
+    {"errors", "io", "cache", "langcodes", "progress", "threads", "formats", "safeload", "values", "state",  # plumbing,
      "recipes"},                                                   # bitext files, recipes
     {"encoders", "models", "divergence"},                         # sentence -> vector; word divergence (no torch)
     {"mining", "datasets", "calibration"},         # vectors -> neighbours -> pairs; data builders

@@ -51,10 +51,10 @@ import click
 from .errors import BisentError
 from .io import atomic_write, file_sha256, remove_state_dir
 from .recipes import is_installed, resolve, set_keys
+from .report.finished import MANIFEST
 from .safeload import read_json, read_yaml
 from .state import StateDir, write_json
 
-MANIFEST = "manifest.json"
 #: the documents stage's default threshold on the ratio margin of a mined document pair, chosen on dev
 #: pages (benchmarks/road.py --sweep; benchmarks/README.md, "Documents to bitext")
 DOC_THRESHOLD = 1.05

@@ -16,9 +16,13 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterable
 
 from ..errors import BisentError
 from ..safeload import read_json
+
+#: the manifest of a `bisent run` folder
+MANIFEST = "manifest.json"
 
 SUFFIX = ".report.json"
 #: the kinds of run a record describes
@@ -71,11 +75,22 @@ def read_record(path) -> dict:
     return rec
 
 
+def tsv_rows(path) -> Iterable[tuple[int, list[str]]]:
+    """``(lineno, columns)`` of a TSV file (plain, .gz, .xz; may be empty); bad UTF-8 is a one-line error."""
+    from ..io import iter_raw_lines
+
+    for n, raw in iter_raw_lines(path):
+        try:
+            yield n, raw.decode("utf-8").split("\t")
+        except UnicodeDecodeError as e:
+            raise BisentError(f"{path}:{n}: not valid UTF-8 (byte 0x{raw[e.start]:02x} "
+                              f"at column {e.start + 1})") from None
+
+
 def sniff_kind(path) -> str | None:
     """The kind of an output without a record, from its first row: a ``bisent docs mine`` header (docs), aligned
     rows (align: line lists in the first two columns), mined rows (mining: a score and two texts); None else."""
     from ..documents import MINE_COLUMNS
-    from .record import tsv_rows
 
     for _, cols in tsv_rows(path):
         if cols == list(MINE_COLUMNS):
@@ -114,8 +129,6 @@ def find_run(path) -> FinishedRun:
     if not p.exists():
         raise BisentError(f"{p}: no such file or folder")
     if p.is_dir():
-        from ..run import MANIFEST
-
         if (p / MANIFEST).is_file():
             kept = p / "filter" / "kept.tsv"
             rec_path = Path(f"{kept}{SUFFIX}")

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..errors import BisentError
 from ..io import atomic_write
-from .finished import SUFFIX, check_record, read_json_object, read_record, sniff_kind  # noqa: F401
+from .finished import SUFFIX, check_record, read_json_object, read_record, sniff_kind, tsv_rows  # noqa: F401
 
 BINS = 60
 BANDS = 6
@@ -86,18 +86,6 @@ def write_record(record: dict, path) -> Path:
 # ---------------------------------------------------------------------------
 # Reading what a run left behind
 # ---------------------------------------------------------------------------
-
-def tsv_rows(path) -> Iterable[tuple[int, list[str]]]:
-    """``(lineno, columns)`` of a TSV file (plain, .gz, .xz; may be empty); bad UTF-8 is a one-line error."""
-    from ..io import iter_raw_lines
-
-    for n, raw in iter_raw_lines(path):
-        try:
-            yield n, raw.decode("utf-8").split("\t")
-        except UnicodeDecodeError as e:
-            raise BisentError(f"{path}:{n}: not valid UTF-8 (byte 0x{raw[e.start]:02x} "
-                              f"at column {e.start + 1})") from None
-
 
 def read_mined(path) -> tuple[np.ndarray, list[tuple[str, str]]]:
     """Scores (n,) and (src, tgt) texts of a mined TSV (``score<TAB>src<TAB>tgt[...]``)."""
