@@ -122,6 +122,11 @@ def json_text(text: str | bytes, source="JSON", line: int | None = None) -> Any:
     """The value of the JSON ``text``; invalid JSON or nesting deeper than :data:`MAX_DEPTH` is a one-line
     error naming ``source`` (and ``line``)."""
     at = where(source, line)
+    if isinstance(text, (bytes, bytearray)):
+        try:
+            text = bytes(text).decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise BisentError(f"{at}: not valid UTF-8 (byte 0x{text[e.start]:02x} at column {e.start + 1})") from None
     try:
         value = json.loads(text)
     except RecursionError:

@@ -14,7 +14,10 @@ def _review_paths(kw: dict) -> dict:
     """-o: a file, or a folder when RUN is a folder (an `align --pairs` folder is re-cut into another)."""
     from pathlib import Path
 
-    return {"folders" if Path(kw["run"]).is_dir() else "writes": {"-o": kw["output"]}}
+    from ..review.runs import run_reads
+
+    reads = {k: v for k, v in run_reads(kw["run"]).items() if k != "RUN's labels" or kw["labels"] is None}
+    return {"folders" if Path(kw["run"]).is_dir() else "writes": {"-o": kw["output"]}, "reads": reads}
 
 
 @click.command("review")
@@ -39,7 +42,8 @@ def _review_paths(kw: dict) -> dict:
 @click.option("--report", type=click.Path(dir_okay=False), default=None,
               help="Write the run's HTML report with the labels' measured precision beside the estimate, and stop.")
 @click.option("--port", type=click.IntRange(0, 65535), default=0, show_default=True, help="Port (0: a free one).")
-@guarded(reads=("run",), writes=("labels", "report"), derived=_review_paths, derived_params=("output",))
+@guarded(reads=("run",), writes=("labels", "report"), derived=_review_paths, derived_params=("output",),
+         resumes=("labels",))
 def review(run, labels, seed, bands, per_band, margin, precision, summary_only, apply, output, report, port):
     """Review RUN (the output of mine, filter, align, docs mine, or a `bisent run` folder).
 

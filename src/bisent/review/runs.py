@@ -16,7 +16,6 @@ unmatched. It is written to another file (or folder), atomically.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -24,9 +23,9 @@ from pathlib import Path
 
 import numpy as np
 
+from ..calibration import Calibration
 from ..errors import BisentError
 from ..io import atomic_dir, atomic_write, iter_raw_lines
-from ..calibration import Calibration
 from ..report.record import SUFFIX, tsv_rows
 
 _LINES = re.compile(r"(\d+(,\d+)*)?")
@@ -102,15 +101,40 @@ def load_run(path) -> ReviewRun:
     raise BisentError(f"{rec_path}: a record of kind {kind!r}; expected mining, filter, docs or align")
 
 
+def run_reads(path) -> dict[str, Path]:
+    """The files a review of ``path`` reads besides ``path`` itself, for the path guard (checked before any
+    work, so a bad record is left to :func:`load_run`): the run's record, its default labels file, and the
+    inputs the record names (a filter recipe, its input, document collections)."""
+    p = Path(path)
+    if p.is_dir():
+        from ..run import MANIFEST
+
+        rec = p / "filter" / f"kept.tsv{SUFFIX}" if (p / MANIFEST).is_file() else p / f"pairs{SUFFIX}"
+        labels = p / "review.jsonl"
+    elif p.name.endswith(SUFFIX):
+        rec, out = p, p.with_name(p.name[:-len(SUFFIX)])
+        labels = out / "review.jsonl" if p.name == f"pairs{SUFFIX}" else Path(f"{out}.review.jsonl")
+    else:
+        rec, labels = Path(f"{p}{SUFFIX}"), Path(f"{p}.review.jsonl")
+    out = {"RUN's record": rec, "RUN's labels": labels}
+    try:
+        params = _record(rec).get("params") if rec.is_file() else None
+    except BisentError:
+        params = None
+    for key in ("config", "input", "src_docs", "tgt_docs"):
+        if isinstance(params, dict) and isinstance(params.get(key), str):
+            out[f"RUN's {key} (from its record)"] = Path(params[key])
+    return out
+
+
 def _missing(out: Path, rec: Path):
     raise BisentError(f"{rec}: the output it records, {out}, is not there")
 
 
 def _record(path: Path) -> dict:
-    try:
-        rec = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as e:
-        raise BisentError(f"{path}: not readable JSON ({e})") from None
+    from ..safeload import read_json
+
+    rec = read_json(path, "run record")
     if not isinstance(rec, dict) or rec.get("kind") not in ("mining", "filter", "docs", "align"):
         raise BisentError(f"{path}: not a bisent run record (no kind mining/filter/docs/align)")
     return rec
