@@ -230,3 +230,125 @@ def test_idle_connections_never_keep_a_labelling_page_out(tmp_path):
             c.close()
     finally:
         s.stop()
+
+
+# ---------------------------------------------------------------------------
+# JSONL and YAML readers: bounded, a BOM read as the TSV reader reads it
+# ---------------------------------------------------------------------------
+
+PAIR = {"src": "The house is red.", "tgt": "Das Haus ist rot."}
+
+
+def _filter_files(d: Path) -> Path:
+    cfg = d / "cfg.yaml"
+    cfg.write_text("steps:\n  - type: empty\n")
+    return cfg
+
+
+def test_a_deeply_nested_jsonl_line_is_a_rejected_row_in_filter(tmp_path, capsys):
+    cfg = _filter_files(tmp_path)
+    src = tmp_path / "in.jsonl"
+    src.write_text(json.dumps(PAIR) + "\n" + '{"src": "a", "tgt": "b", "n": ' + deep_json() + "}\n")
+    rc, out, err = run_main(["filter", src, "-l", "en", "-L", "de", "-c", cfg, "-o", tmp_path / "k.jsonl",
+                             "--rejected", tmp_path / "r.tsv"], capsys)
+    assert rc == 0 and "Traceback" not in err, err
+    assert (tmp_path / "k.jsonl").read_text() == json.dumps(PAIR) + "\n"
+    assert [ln.split("\t")[:2] for ln in (tmp_path / "r.tsv").read_text().splitlines()] == [["2", "bad_row:json"]]
+
+
+def test_a_deeply_nested_jsonl_line_is_one_line_error_in_explain_and_train(tmp_path, capsys):
+    src = tmp_path / "in.jsonl"
+    src.write_text('{"src": "a b", "tgt": "c d", "n": ' + deep_json() + "}\n")
+    one_error(["explain", src, "--line", "1", "-l", "en", "-L", "de", "-e", "char-ngram"], capsys, tmp_path,
+              "in.jsonl: line 1: cannot explain it: bad_row:json")
+    from bisent.errors import BisentError
+    from bisent.training.data import read_bitext
+
+    with pytest.raises(BisentError, match="in.jsonl: line 1: bad_row:json"):
+        read_bitext(src, "en", "de")
+
+
+def test_a_jsonl_byte_order_mark_is_read_as_in_tsv(tmp_path, capsys):
+    cfg = _filter_files(tmp_path)
+    bom = tmp_path / "bom.jsonl"
+    bom.write_bytes(b"\xef\xbb\xbf" + json.dumps(PAIR).encode() + b"\n")
+    rc, _, err = run_main(["filter", bom, "-l", "en", "-L", "de", "-c", cfg, "-o", tmp_path / "k.jsonl",
+                           "--rejected", tmp_path / "r.tsv"], capsys)
+    assert rc == 0, err
+    assert (tmp_path / "r.tsv").read_text() == "" and len((tmp_path / "k.jsonl").read_bytes().splitlines()) == 1
+    docs = tmp_path / "s.jsonl"
+    docs.write_bytes(b"\xef\xbb\xbf" + json.dumps({"id": "a", "text": PAIR["src"]}).encode() + b"\n")
+    (tmp_path / "t.jsonl").write_text(json.dumps({"id": "b", "text": PAIR["tgt"]}) + "\n")
+    rc, _, err = run_main(["docs", "mine", docs, tmp_path / "t.jsonl", "-l", "en", "-L", "de", "-e", "char-ngram",
+                           "--segmentation", "given", "-o", tmp_path / "m.tsv"], capsys)
+    assert rc == 0, err
+    assert "a\tb\t" in (tmp_path / "m.tsv").read_text()
+
+
+@pytest.mark.parametrize("where", ["set", "config", "recipe", "run-set"])
+def test_a_yaml_integer_of_thousands_of_digits_is_one_line_error(where, tmp_path, capsys):
+    big = "9" * 5000
+    cfg = _filter_files(tmp_path)
+    (tmp_path / "in.tsv").write_text("a b\tc d\n")
+    base = ["filter", tmp_path / "in.tsv", "-l", "en", "-L", "de", "-o", tmp_path / "k.tsv", "--rejected",
+            tmp_path / "r.tsv"]
+    if where == "set":
+        argv = [*base, "-c", cfg, "--set", f"empty.x={big}"]
+    elif where == "config":
+        (tmp_path / "big.yaml").write_text(f"steps:\n  - type: length\n    max_length: {big}\n")
+        argv = [*base, "-c", tmp_path / "big.yaml"]
+    elif where == "recipe":
+        (tmp_path / "r.yaml").write_text(f"model: {{dim: {big}}}\n")
+        argv = ["train", "-c", tmp_path / "r.yaml", "--train", f"en-de={tmp_path / 'in.tsv'}", "-o", tmp_path / "m"]
+    else:
+        argv = ["run", "-c", "run-default", "--set", f"align.max_size={big}", "-o", tmp_path / "run"]
+    line = one_error(argv, capsys, tmp_path, "an integer of 5000 characters")
+    assert len(line) < 300
+
+
+def test_a_yaml_key_given_twice_is_one_line_error(tmp_path, capsys):
+    (tmp_path / "in.tsv").write_text("a b\tc d\n")
+    dup = tmp_path / "dup.yaml"
+    dup.write_text("steps:\n  - type: empty\nsteps:\n  - type: duplicate\n")
+    one_error(["filter", tmp_path / "in.tsv", "-l", "en", "-L", "de", "-c", dup, "-o", tmp_path / "k.tsv",
+               "--rejected", tmp_path / "r.tsv"], capsys, tmp_path, "dup.yaml:3: invalid YAML: duplicate key 'steps'")
+
+
+# ---------------------------------------------------------------------------
+# Language codes: the shape of a BCP 47 tag in every command that takes one
+# ---------------------------------------------------------------------------
+
+def test_bcp47_shape():
+    from bisent.langcodes import check_bcp47
+
+    for good in ("en", "de", "pt-BR", "pt_br", "zh-Hant-TW", "sr-Latn", "de-CH-1996", "en-x-legal", "es-419",
+                 "yue", "zh-yue-hk"):
+        check_bcp47(good)
+    for bad in ("../../x", "en; rm -rf /", "", "e", "english-language-x", "en--us", "de fr", "en/us", "x" * 300,
+                "en-", "-en", "1en"):
+        with pytest.raises(ValueError):
+            check_bcp47(bad)
+
+
+def test_every_language_option_of_every_command_refuses_a_path_or_shell_text(tmp_path, capsys):
+    """Introspected: every option named -l/-L/--src-lang/--tgt-lang/--lang of every command has the shared type."""
+    from bisent.cli.options import LangCode
+    from bisent.paths import command_specs
+
+    found = []
+    for name, (cmd, _) in command_specs().items():
+        for p in cmd.params:
+            if isinstance(p, __import__("click").Option) and {"-l", "-L", "--src-lang", "--tgt-lang", "--lang"} & \
+                    set(p.opts):
+                if name.startswith("data") or name == "docs data":
+                    continue             # the dataset builders check a stricter list of their own
+                assert isinstance(p.type, LangCode), (name, p.opts)
+                found.append(name)
+    assert {"filter", "mine", "align", "embed", "explain", "docs mine", "train-scorer"} <= set(found)
+    (tmp_path / "in.tsv").write_text("a b\tc d\n")
+    (tmp_path / "cfg.yaml").write_text("steps:\n  - type: empty\n")
+    for code in ("../../x", "en; rm -rf /"):
+        one_error(["filter", tmp_path / "in.tsv", "-l", code, "-L", "de", "-c", tmp_path / "cfg.yaml", "-o",
+                   tmp_path / "k.tsv", "--rejected", tmp_path / "r.tsv"], capsys, tmp_path, "is not a language code")
+        one_error(["run", "-c", "run-default", "--set", f"src_lang={code}", "-o", tmp_path / "run"], capsys, tmp_path,
+                  "src_lang: ")

@@ -45,6 +45,7 @@ from .io import (
     open_binary,
     parse_row,
 )
+from .safeload import json_text
 
 FORMATS = ("tsv", "moses", "tmx", "xliff", "jsonl", "parquet")
 _BY_SUFFIX = {".tsv": "tsv", ".txt": "tsv", ".tab": "tsv", ".tmx": "tmx", ".xlf": "xliff", ".xliff": "xliff",
@@ -199,6 +200,7 @@ def _pair(raw_src: bytes, raw_tgt: bytes) -> tuple[tuple[str, str] | None, str |
 
 
 def _strip_bom(n: int, text: str) -> str:
+    """Line ``n``'s text without the UTF-8 byte order mark an editor may put at the start of a file."""
     return text[1:].strip() if n == 1 and text.startswith("\ufeff") else text
 
 
@@ -248,11 +250,13 @@ def _read_jsonl(bt: Bitext) -> None:
         u = Unit(n, raw=raw)
         bt.units.append(u)
         try:
-            obj = json.loads(raw.decode("utf-8"))
+            text = raw.decode("utf-8")
         except UnicodeDecodeError as e:
             u.problem, u.detail = "bad_row:utf8", float(e.start + 1)
             continue
-        except ValueError:
+        try:       # bounded: a line nested deeper than safeload.MAX_DEPTH is a bad row, never a RecursionError
+            obj = json_text(_strip_bom(n, text) if n == 1 else text, bt.paths[0], n)
+        except BisentError:
             u.problem = "bad_row:json"
             continue
         u.data = obj

@@ -47,6 +47,7 @@ import click
 
 from .errors import BisentError
 from .io import atomic_write, file_sha256, make_state_dir, remove_state_dir
+from .langcodes import check_bcp47
 from .recipes import is_installed, resolve, set_keys
 from .safeload import read_json, read_yaml
 
@@ -367,6 +368,10 @@ def load_run_config(path, overrides=None) -> tuple[dict, Path]:
     for key in ("src_lang", "tgt_lang"):
         if not isinstance(config.get(key), str) or not config[key]:
             raise BisentError(f"{path}: {key} is required (a language code)")
+        try:
+            check_bcp47(config[key])
+        except ValueError as e:
+            raise BisentError(f"{path}: {key}: {e}") from None
     unknown = set(config) - {"src_lang", "tgt_lang", "run_dir"} - set(STAGES)
     if unknown:
         raise BisentError(f"{path}: unknown section(s) {', '.join(sorted(unknown))} (known: "

@@ -7,7 +7,7 @@ import json
 import click
 
 from ..paths import guarded
-from .options import FiniteFloat, bitext_options, recipe_name
+from .options import LANG, FiniteFloat, bitext_options, recipe_name
 
 
 def _filter_paths(kw: dict) -> dict:
@@ -47,8 +47,8 @@ def _recipe_precision(config, src_lang: str, tgt_lang: str) -> float | None:
 
 @click.command("filter")
 @click.argument("pairs", nargs=-1, required=True, type=click.Path(dir_okay=False))
-@click.option("-l", "--src-lang", required=True, help="Language of the first column.")
-@click.option("-L", "--tgt-lang", required=True, help="Language of the second column.")
+@click.option("-l", "--src-lang", type=LANG, required=True, help="Language of the first column.")
+@click.option("-L", "--tgt-lang", type=LANG, required=True, help="Language of the second column.")
 @click.option("-c", "--config", "config", default="filter-default", show_default=True,
               callback=recipe_name,
               type=click.Path(dir_okay=False),
