@@ -352,3 +352,85 @@ def test_every_language_option_of_every_command_refuses_a_path_or_shell_text(tmp
                    tmp_path / "k.tsv", "--rejected", tmp_path / "r.tsv"], capsys, tmp_path, "is not a language code")
         one_error(["run", "-c", "run-default", "--set", f"src_lang={code}", "-o", tmp_path / "run"], capsys, tmp_path,
                   "src_lang: ")
+
+
+# ---------------------------------------------------------------------------
+# TMX and XLIFF: nested units, a default namespace, huge text nodes, markup of repaired units
+# ---------------------------------------------------------------------------
+
+TMX_HEAD = ('<?xml version="1.0" encoding="UTF-8"?>\n<tmx version="1.4"{ns}><header srclang="en" datatype="plaintext" '
+            'segtype="sentence" adminlang="en" o-tmf="x" creationtool="x" creationtoolversion="1"/><body>\n')
+
+
+def tu(src: str, tgt: str, inner: str = "") -> str:
+    return (f'<tu><tuv xml:lang="en"><seg>{src}</seg></tuv><tuv xml:lang="de"><seg>{tgt}</seg></tuv>{inner}'
+            '</tu>\n')
+
+
+def tmx(*units: str, ns: str = "") -> str:
+    return TMX_HEAD.format(ns=ns) + "".join(units) + "</body></tmx>\n"
+
+
+def _filter_tmx(d: Path, text: str, capsys, *extra) -> tuple[dict, str, list[str]]:
+    cfg = _filter_files(d)
+    (d / "in.tmx").write_text(text)
+    rc, out, err = run_main(["filter", d / "in.tmx", "-l", "en", "-L", "de", "-c", cfg, "-o", d / "kept.tmx",
+                             "--rejected", d / "rej.tsv", *extra], capsys)
+    assert rc == 0 and "Traceback" not in err, err
+    summary = next(ln for ln in reversed((out + err).splitlines()) if ln.startswith("{"))
+    return json.loads(summary), (d / "kept.tmx").read_text(), \
+        (d / "rej.tsv").read_text().splitlines()
+
+
+def test_a_tu_nested_in_a_rejected_tu_is_rejected_not_lost(tmp_path, capsys):
+    text = tmx(tu("The house is red.", "Das Haus ist rot."), tu("", "", tu("A dog runs.", "Ein Hund rennt.")))
+    summary, kept, rejected = _filter_tmx(tmp_path, text, capsys)
+    assert summary["kept"] == kept.count("<tu>") == 1 and summary["rejected"] == len(rejected) == 2
+    assert summary["lines"] == summary["kept"] + summary["rejected"]
+    assert any(r.startswith("3\tbad_unit:nested\t") and "A dog runs." in r for r in rejected)
+
+
+def test_a_trans_unit_nested_in_another_is_rejected_not_lost(tmp_path, capsys):
+    from bisent.formats import read_bitext, write_bitext
+
+    (tmp_path / "in.xlf").write_text(
+        '<?xml version="1.0" encoding="UTF-8"?>\n<xliff version="1.2" xmlns="urn:oasis:names:tc:xliff:document:1.2">'
+        '<file source-language="en" target-language="de" datatype="plaintext" original="x"><body>\n'
+        '<trans-unit id="1"><source></source><target></target>'
+        '<trans-unit id="2"><source>A dog runs.</source><target>Ein Hund rennt.</target></trans-unit></trans-unit>\n'
+        '<trans-unit id="3"><source>Red.</source><target>Rot.</target></trans-unit>\n'
+        '</body></file></xliff>\n')
+    bt = read_bitext([tmp_path / "in.xlf"], src_lang="en", tgt_lang="de")
+    assert [u.problem for u in bt.units] == [None, "bad_unit:nested", None]
+    write_bitext([tmp_path / "k.xlf"], bt, [bt.units[2]])
+    assert "Red." in (tmp_path / "k.xlf").read_text() and "dog" not in (tmp_path / "k.xlf").read_text()
+
+
+def test_a_tmx_with_a_default_namespace_reads_as_one_without(tmp_path, capsys):
+    text = tmx(tu("The house is red.", "Das Haus ist rot."), tu("", ""), ns=' xmlns="http://www.lisa.org/tmx14"')
+    summary, kept, rejected = _filter_tmx(tmp_path, text, capsys)
+    assert summary["kept"] == 1 and summary["rejected"] == 1 and "Das Haus ist rot." in kept
+    assert kept.count("<tu>") == 1 and 'xmlns="http://www.lisa.org/tmx14"' in kept
+
+
+def test_a_text_node_over_10_mb_rejects_its_unit_only(tmp_path, capsys):
+    text = tmx(tu("The house is red.", "Das Haus ist rot."), tu("a " * 5_500_000, "b"))
+    summary, kept, rejected = _filter_tmx(tmp_path, text, capsys)
+    assert summary["kept"] == 1 and [r.split("\t")[:2] for r in rejected] == [["2", "bad_row:too_long"]]
+
+
+def test_a_repaired_unit_keeps_the_markup_of_the_side_left_as_it_was(tmp_path):
+    from bisent.formats import read_bitext, remember_text, write_bitext
+
+    (tmp_path / "in.tmx").write_text(tmx(tu('The <bpt i="1">&lt;b&gt;</bpt>house<ept i="1">&lt;/b&gt;</ept> is red. '
+                                            "It rains.", 'Das <bpt i="1">&lt;b&gt;</bpt>Haus<ept i="1">&lt;/b&gt;'
+                                            "</ept> ist rot.")))
+    bt = read_bitext([tmp_path / "in.tmx"], src_lang="en", tgt_lang="de")
+    remember_text(bt)
+    u = bt.units[0]
+    assert u.src == "The house is red. It rains." and u.tgt == "Das Haus ist rot."
+    u.src = "The house is red."                            # the repair cut the source's glued sentence
+    write_bitext([tmp_path / "out.tmx"], bt, [u])
+    out = (tmp_path / "out.tmx").read_text()
+    assert "<seg>The house is red.</seg>" in out
+    assert 'Das <bpt i="1">&lt;b&gt;</bpt>Haus<ept i="1">&lt;/b&gt;</ept> ist rot.' in out
