@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import os
 import socket
 import threading
 import time
@@ -434,3 +435,38 @@ def test_a_repaired_unit_keeps_the_markup_of_the_side_left_as_it_was(tmp_path):
     out = (tmp_path / "out.tmx").read_text()
     assert "<seg>The house is red.</seg>" in out
     assert 'Das <bpt i="1">&lt;b&gt;</bpt>Haus<ept i="1">&lt;/b&gt;</ept> ist rot.' in out
+
+
+# ---------------------------------------------------------------------------
+# Temp files of a killed write: removed by the next write of the same output
+# ---------------------------------------------------------------------------
+
+def test_the_next_write_of_an_output_removes_the_temp_files_a_killed_one_left(tmp_path, capsys):
+    import subprocess
+    import sys
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                          text=True).stdout.strip()
+    cfg = _filter_files(tmp_path)
+    (tmp_path / "in.tmx").write_text(tmx(tu("The house is red.", "Das Haus ist rot.")))
+    stale = tmp_path / f".kept.tmx.{dead}.5b870f8c.tmp"
+    stale.write_bytes(b"x" * 1000)
+    stale_dir = tmp_path / f".kept.tmx.{dead}.0badf00d.tmp"
+    stale_dir.mkdir()
+    old = tmp_path / ".kept.tmx.0123abcd.tmp"                 # an older bisent's name: removed when an hour old
+    old.write_bytes(b"x")
+    os.utime(old, (time.time() - 7200, time.time() - 7200))
+    live = tmp_path / f".kept.tmx.{os.getpid()}.aaaabbbb.tmp"  # a writer still running: left alone
+    live.write_bytes(b"x")
+    other = tmp_path / f".other.tmx.{dead}.5b870f8c.tmp"     # another output's: not this command's to remove
+    other.write_bytes(b"x")
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep\n")
+    link = tmp_path / f".kept.tmx.{dead}.cccccccc.tmp"
+    link.symlink_to(victim)
+    rc, _, err = run_main(["filter", tmp_path / "in.tmx", "-l", "en", "-L", "de", "-c", cfg, "-o",
+                           tmp_path / "kept.tmx", "--rejected", tmp_path / "rej.tsv"], capsys)
+    assert rc == 0, err
+    assert not stale.exists() and not stale_dir.exists() and not old.exists()
+    assert live.exists() and other.exists() and link.is_symlink() and victim.read_text() == "keep\n"
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".kept.tmx.") and p not in (live, link)]
