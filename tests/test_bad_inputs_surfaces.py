@@ -470,3 +470,37 @@ def test_the_next_write_of_an_output_removes_the_temp_files_a_killed_one_left(tm
     assert not stale.exists() and not stale_dir.exists() and not old.exists()
     assert live.exists() and other.exists() and link.is_symlink() and victim.read_text() == "keep\n"
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".kept.tmx.") and p not in (live, link)]
+
+
+# ---------------------------------------------------------------------------
+# Refused before any work; errors that never echo a file that is no configuration
+# ---------------------------------------------------------------------------
+
+def test_train_divergence_into_a_users_folder_is_refused_before_any_work(tmp_path, capsys, monkeypatch):
+    import bisent.filtering as filtering
+
+    cfg = _filter_files(tmp_path)
+    (tmp_path / "in.tsv").write_text("".join(f"a{i} b\tc{i} d\n" for i in range(20)))
+    user = tmp_path / "user"
+    user.mkdir()
+    (user / "thesis.tex").write_text("chapter 1\n")
+    passes = []
+    monkeypatch.setattr(filtering, "filter_file", lambda *a, **k: passes.append(a))
+    one_error(["filter", tmp_path / "in.tsv", "-l", "en", "-L", "de", "-c", cfg, "-o", tmp_path / "k.tsv",
+               "--rejected", tmp_path / "r.tsv", "--train-divergence", user], capsys, tmp_path,
+              "was not made by bisent")
+    assert not passes and not (tmp_path / "k.tsv").exists()
+
+
+@pytest.mark.parametrize("command", ["filter", "explain", "run", "train"])
+def test_a_file_that_is_no_configuration_is_not_echoed_in_the_error(command, tmp_path, capsys):
+    secret = tmp_path / "shadow"
+    secret.write_text("root:$6$secretHASH:19000:0:99999:7:::\ndaemon:*:19000:0:99999:7:::\n")
+    (tmp_path / "in.tsv").write_text("a b\tc d\n")
+    argv = {"filter": ["filter", tmp_path / "in.tsv", "-l", "en", "-L", "de", "-c", secret, "-o", tmp_path / "k.tsv",
+                       "--rejected", tmp_path / "r.tsv"],
+            "explain": ["explain", "a", "b", "-l", "en", "-L", "de", "-e", "char-ngram", "-c", secret],
+            "run": ["run", "-c", secret, "-o", tmp_path / "run"],
+            "train": ["train", "-c", secret, "--train", f"en-de={tmp_path / 'in.tsv'}", "-o", tmp_path / "m"]}[command]
+    line = one_error(argv, capsys, tmp_path, "shadow")
+    assert "secretHASH" not in line and "daemon" not in line and "19000" not in line

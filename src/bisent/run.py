@@ -49,7 +49,7 @@ from .errors import BisentError
 from .io import atomic_write, file_sha256, make_state_dir, remove_state_dir
 from .langcodes import check_bcp47
 from .recipes import is_installed, resolve, set_keys
-from .safeload import read_json, read_yaml
+from .safeload import read_json, read_yaml, shown_key
 
 MANIFEST = "manifest.json"
 #: the documents stage's default threshold on the ratio margin of a mined document pair, chosen on dev
@@ -374,7 +374,8 @@ def load_run_config(path, overrides=None) -> tuple[dict, Path]:
             raise BisentError(f"{path}: {key}: {e}") from None
     unknown = set(config) - {"src_lang", "tgt_lang", "run_dir"} - set(STAGES)
     if unknown:
-        raise BisentError(f"{path}: unknown section(s) {', '.join(sorted(unknown))} (known: "
+        shown = ", ".join(shown_key(k) for k in sorted(map(str, unknown)))
+        raise BisentError(f"{path}: unknown section(s) {shown} (known: "
                           f"src_lang, tgt_lang, run_dir, {', '.join(STAGES)})")
     for name in STAGES:
         check_section(config, name, path)

@@ -86,6 +86,15 @@ def _scan(text: str) -> None:
             expect_key.pop()
 
 
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]{0,63}")
+
+
+def shown_key(key) -> str:
+    """``'key'`` for an error line when ``key`` is a name (``steps``, ``model.dim``); a key that is no name (the
+    first line of a file that is no configuration, such as a password file) is not echoed."""
+    return f"'{key}'" if isinstance(key, str) and _NAME.fullmatch(key) else "(a key that is not a name, not shown)"
+
+
 def _one_line(text) -> str:
     return " ".join(str(text).split())
 
