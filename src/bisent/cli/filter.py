@@ -15,7 +15,6 @@ def _filter_paths(kw: dict) -> dict:
     from pathlib import Path
 
     from ..formats import format_of, output_paths
-
     from ..training.fastdiv import model_dir_paths
 
     kept = kw["kept"]
