@@ -186,7 +186,9 @@ def filter_file(in_tsv, out_kept, out_rejected, src_lang: str, tgt_lang: str, co
     if resume and state_path.exists():
         try:
             state = json.loads(state_path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):
+            state = None
+        if not isinstance(state, dict):      # torn or foreign: started over
             state = None
         if state is not None and (state.get("version") != STATE_VERSION or state.get("fingerprint") != fp):
             raise BisentError(f"{state_path}: an unfinished run with a different input, configuration or "
