@@ -504,3 +504,23 @@ def test_a_file_that_is_no_configuration_is_not_echoed_in_the_error(command, tmp
             "train": ["train", "-c", secret, "--train", f"en-de={tmp_path / 'in.tsv'}", "-o", tmp_path / "m"]}[command]
     line = one_error(argv, capsys, tmp_path, "shadow")
     assert "secretHASH" not in line and "daemon" not in line and "19000" not in line
+
+
+def test_a_fetch_writes_lines_to_a_log_while_it_runs(monkeypatch, capsys, tmp_path):
+    """A download by apt-get shows no count; off a terminal a line every BISENT_PROGRESS_SECONDS says it is alive."""
+    from bisent.datasets import debian
+
+    monkeypatch.setenv("BISENT_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(debian, "_require_tools", lambda name: None)
+    monkeypatch.setattr(debian, "_download", lambda name, into: time.sleep(0.35) or into / "x.deb")
+    monkeypatch.setattr(debian, "extract_deb", lambda deb, name: tmp_path / name)
+    from bisent.progress import heartbeat
+
+    with heartbeat("probe", every=0.1):
+        time.sleep(0.35)
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0] == "probe ..." and lines[-1].startswith("probe: done") and len(lines) >= 4
+    monkeypatch.setenv("BISENT_PROGRESS_SECONDS", "0.1")
+    assert debian.fetch_package("some-package") == tmp_path / "some-package"
+    err = capsys.readouterr().err
+    assert "fetching Debian package some-package ..." in err and "still running" in err
