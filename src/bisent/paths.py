@@ -112,11 +112,11 @@ def resolve(spec: PathSpec, kwargs: dict, labels: dict[str, str] | None = None) 
         vals = _values(kwargs.get(name))
         for i, v in enumerate(vals):
             out["reads"][labels.get(name, name) + (f"[{i + 1}]" if len(vals) > 1 else "")] = _spec_path(v)
+    out["resumes"] = {str(v): v for name in spec.resumes for v in _values(kwargs.get(name))}
     if spec.derived is not None:
         for kind, paths in spec.derived(kwargs).items():
             out[kind].update(paths)
     out["rewrites"] = {s: s for s in spec.rewrites}
-    out["resumes"] = {str(v): v for name in spec.resumes for v in _values(kwargs.get(name))}
     return out
 
 

@@ -16,8 +16,15 @@ def _review_paths(kw: dict) -> dict:
 
     from ..review.runs import run_reads
 
-    reads = {k: v for k, v in run_reads(kw["run"]).items() if k != "RUN's labels" or kw["labels"] is None}
-    return {"folders" if Path(kw["run"]).is_dir() else "writes": {"-o": kw["output"]}, "reads": reads}
+    reads = run_reads(kw["run"])
+    labels = reads.pop("RUN's labels")
+    out = {"folders" if Path(kw["run"]).is_dir() else "writes": {"-o": kw["output"]}, "reads": reads}
+    if kw["labels"] is None and (kw["summary_only"] or kw["report"] or kw["apply"] is not None):
+        reads["--labels (default)"] = labels             # only read
+    elif kw["labels"] is None:                           # the server appends to it
+        out.setdefault("writes", {})["--labels (default)"] = labels
+        out["resumes"] = {str(labels): labels}
+    return out
 
 
 @click.command("review")
