@@ -524,3 +524,11 @@ def test_a_fetch_writes_lines_to_a_log_while_it_runs(monkeypatch, capsys, tmp_pa
     assert debian.fetch_package("some-package") == tmp_path / "some-package"
     err = capsys.readouterr().err
     assert "fetching Debian package some-package ..." in err and "still running" in err
+
+
+@pytest.mark.parametrize("field", ['"calibration": "x"', '"calibration": {"thresholds": [1]}', '"threshold": "abc"',
+                                   '"threshold": 1e999', '"threshold": [1]', '"params": []'])
+def test_a_run_record_with_a_field_of_the_wrong_type_is_one_line_error(field, tmp_path, capsys):
+    out = mined_run(tmp_path, 40, 20)
+    Path(f"{out}.report.json").write_text('{"kind": "mining", ' + field + "}")
+    one_error(["review", out, "--summary"], capsys, tmp_path, "m.tsv.report.json: '")

@@ -16,6 +16,7 @@ unmatched. It is written to another file (or folder), atomically.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -135,9 +136,35 @@ def _record(path: Path) -> dict:
     from ..safeload import read_json
 
     rec = read_json(path, "run record")
+    if isinstance(rec, dict):
+        _check_record(rec, path)
     if not isinstance(rec, dict) or rec.get("kind") not in ("mining", "filter", "docs", "align"):
         raise BisentError(f"{path}: not a bisent run record (no kind mining/filter/docs/align)")
     return rec
+
+
+def _number(x, finite: bool = True) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and (not finite or math.isfinite(x))
+
+
+def _check_record(rec: dict, path: Path) -> None:
+    """The fields review uses, of the types bisent writes them (a record edited by hand or damaged is a one-line
+    error, not a traceback later): ``threshold``, ``calibration``, ``params``."""
+    t = rec.get("threshold")
+    if t is not None and not _number(t):
+        raise BisentError(f"{path}: 'threshold' must be a finite number or null")
+    if rec.get("params") is not None and not isinstance(rec["params"], dict):
+        raise BisentError(f"{path}: 'params' must be a mapping")
+    cal = rec.get("calibration")
+    if cal is None:
+        return
+    grid = ("thresholds", "precision", "kept")
+    if not isinstance(cal, dict) or set(cal) != set(Calibration.__dataclass_fields__) \
+            or not all(isinstance(cal[k], list) and all(_number(x, k == "thresholds") for x in cal[k]) for k in grid) \
+            or len({len(cal[k]) for k in grid}) != 1 or cal["thresholds"] != sorted(cal["thresholds"]) \
+            or not all(_number(cal[k], False) for k in ("pi0", "shift", "n_scores", "n_negatives")):
+        raise BisentError(f"{path}: 'calibration' is not a calibration bisent writes (thresholds, precision, kept "
+                          "of one length, thresholds ascending; pi0, shift, n_scores, n_negatives)")
 
 
 def _sniff(p: Path) -> str:
