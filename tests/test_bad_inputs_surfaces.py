@@ -532,3 +532,12 @@ def test_a_run_record_with_a_field_of_the_wrong_type_is_one_line_error(field, tm
     out = mined_run(tmp_path, 40, 20)
     Path(f"{out}.report.json").write_text('{"kind": "mining", ' + field + "}")
     one_error(["review", out, "--summary"], capsys, tmp_path, "m.tsv.report.json: '")
+
+
+@pytest.mark.parametrize("header", ['"seed": "abc"', '"bands": [1]', '"bands": 0', '"per_band": -5', '"margin": "x"',
+                                    '"sample": -1'])
+def test_a_labels_header_with_options_review_never_writes_is_one_line_error(header, tmp_path, capsys):
+    out = mined_run(tmp_path, 40, 20)
+    labels = tmp_path / "l.jsonl"
+    labels.write_text('{"bisent_review": 1, ' + header + "}\n")
+    one_error(["review", out, "--labels", labels, "--summary"], capsys, tmp_path, "l.jsonl:1: the header's")

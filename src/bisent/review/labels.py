@@ -142,6 +142,25 @@ def _item(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+#: the options a header may hold, each with the check its value passes (those the command line allows)
+_HEADER = {
+    "seed": _item,
+    "bands": lambda v: _item(v) and 1 <= v <= 50,
+    "per_band": lambda v: v is None or _item(v) and v >= 1,
+    "margin": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and 0.005 <= v <= 0.5,
+    "sample": lambda v: _item(v) and v >= 0,
+}
+
+
+def _check_header(header: dict, path) -> None:
+    """The sample options of a header, as the command line would take them (a damaged or hand-edited header is a
+    one-line error, not a traceback when the sample is drawn again)."""
+    for key, ok in _HEADER.items():
+        if key in header and not ok(header[key]):
+            raise BisentError(f"{path}:1: the header's {key} {str(header[key])[:40]!r} is not one bisent review "
+                              "writes")
+
+
 def read_log(path) -> LabelLog:
     """Replay the log at ``path`` (header, labels, undos) without changing it; a bad line is a one-line error
     naming it. A last line cut short is left out with a warning (:attr:`LabelLog.valid_bytes` says where it
@@ -171,6 +190,7 @@ def read_log(path) -> LabelLog:
     n, header = events[0]
     if header.get("bisent_review") != FORMAT:
         raise BisentError(f"{path}:1: not a labels file of bisent review (no header line)")
+    _check_header(header, path)
     sample = header.get("sample")
     log = LabelLog(path, {k: v for k, v in header.items() if k != "bisent_review"})
     for n, ev in events[1:]:
