@@ -14,7 +14,7 @@ def _review_paths(kw: dict) -> dict:
     """-o: a file, or a folder when RUN is a folder (an `align --pairs` folder is re-cut into another)."""
     from pathlib import Path
 
-    from ..review.runs import run_reads
+    from ..review.scored_run import run_reads
 
     reads = run_reads(kw["run"])
     labels = reads.pop("RUN's labels")
