@@ -1,7 +1,7 @@
-"""Bad inputs to the surfaces added since the second hardening round (review, its labels and run records, the
-review server, JSONL/YAML/XML readers, language codes, temp files of killed writes): each is one
-``bisent: error:`` line or correct handling, never a traceback; every file that existed before is unchanged;
-every input line is accounted for. Tiny inputs, the char-ngram encoder; no model download."""
+"""Bad inputs to review (its labels, run records and server), the JSONL, YAML and XML readers, language codes and the
+temp files of killed writes: each is one ``bisent: error:`` line or correct handling, never a traceback; every
+file that existed before is unchanged; every input line is accounted for. Tiny inputs, the char-ngram encoder; no
+model download."""
 
 from __future__ import annotations
 
