@@ -132,6 +132,8 @@ def _read_jsonl(path: Path, lang: str, segmentation: str) -> list[Document]:
         except UnicodeDecodeError as e:
             raise BisentError(f"{origin}: not valid UTF-8 (byte 0x{raw[e.start]:02x} "
                               f"at column {e.start + 1})") from None
+        if n == 1 and text.startswith("\ufeff"):      # a byte order mark an editor put at the start of the file
+            text = text[1:]
         try:
             obj = json.loads(text)
         except json.JSONDecodeError as e:

@@ -50,9 +50,10 @@ import click
 
 from .errors import BisentError
 from .io import atomic_write, file_sha256, remove_state_dir
+from .langcodes import check_bcp47
 from .recipes import is_installed, resolve, set_keys
 from .report.finished import MANIFEST
-from .safeload import read_json, read_yaml
+from .safeload import read_json, read_yaml, shown_key
 from .state import StateDir, write_json
 
 #: the documents stage's default threshold on the ratio margin of a mined document pair, chosen on dev
@@ -368,9 +369,14 @@ def load_run_config(path, overrides=None) -> tuple[dict, Path]:
     for key in ("src_lang", "tgt_lang"):
         if not isinstance(config.get(key), str) or not config[key]:
             raise BisentError(f"{path}: {key} is required (a language code)")
+        try:
+            check_bcp47(config[key])
+        except ValueError as e:
+            raise BisentError(f"{path}: {key}: {e}") from None
     unknown = set(config) - {"src_lang", "tgt_lang", "run_dir"} - set(STAGES)
     if unknown:
-        raise BisentError(f"{path}: unknown section(s) {', '.join(sorted(unknown))} (known: "
+        shown = ", ".join(shown_key(k) for k in sorted(map(str, unknown)))
+        raise BisentError(f"{path}: unknown section(s) {shown} (known: "
                           f"src_lang, tgt_lang, run_dir, {', '.join(STAGES)})")
     for name in STAGES:
         check_section(config, name, path)

@@ -10,7 +10,7 @@ import click
 from ..align.costs import COPIES, LENGTH_WEIGHT, MAX_SIZE, MERGE_PENALTY, SKIP_FLOOR, SKIP_QUANTILE
 from ..errors import BisentError
 from ..paths import guarded
-from .options import FiniteFloat
+from .options import LANG, FiniteFloat
 
 
 def _align_paths(kw: dict) -> dict:
@@ -25,8 +25,8 @@ def _align_paths(kw: dict) -> dict:
 @click.command("align")
 @click.argument("src_doc", required=False, type=click.Path(dir_okay=False))
 @click.argument("tgt_doc", required=False, type=click.Path(dir_okay=False))
-@click.option("-l", "--src-lang", required=True, help="Source language code.")
-@click.option("-L", "--tgt-lang", required=True, help="Target language code.")
+@click.option("-l", "--src-lang", type=LANG, required=True, help="Source language code.")
+@click.option("-L", "--tgt-lang", type=LANG, required=True, help="Target language code.")
 @click.option("-e", "--encoder", default="use-m3", show_default=True,
               help="Encoder name or model directory, or 'gale-church' (length model, no encoder).")
 @click.option("--split", is_flag=True,

@@ -15,7 +15,7 @@ import click
 from ..datasets.docsets import SOURCES as DOC_SOURCES
 from ..errors import BisentError
 from ..paths import guarded
-from .options import FINITE, FiniteFloat, lang_codes
+from .options import FINITE, LANG, FiniteFloat, lang_codes
 
 
 def _docs_mine_paths(kw: dict) -> dict:
@@ -38,8 +38,8 @@ def docs_group():
 def _collections(fn):
     """The options every command over two document collections shares."""
     for opt in reversed([
-        click.option("-l", "--src-lang", required=True, help="Language of SRC_DOCS."),
-        click.option("-L", "--tgt-lang", required=True, help="Language of TGT_DOCS."),
+        click.option("-l", "--src-lang", type=LANG, required=True, help="Language of SRC_DOCS."),
+        click.option("-L", "--tgt-lang", type=LANG, required=True, help="Language of TGT_DOCS."),
         click.option("-e", "--encoder", default="use-m3", show_default=True,
                      help="A document model directory (HiDE, Document BoW) or a sentence encoder for Sentence-Avg."),
         click.option("--segmentation", type=click.Choice(["sentencex", "given"]), default="sentencex",

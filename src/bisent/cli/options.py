@@ -84,6 +84,25 @@ def lang_codes(ctx, param, value):
     return value
 
 
+class LangCode(click.ParamType):
+    """A language code option (``-l``, ``-L``): the shape of a BCP 47 tag (:func:`bisent.langcodes.check_bcp47`);
+    the value is passed on as given. Whether an encoder knows the language is checked by the encoder."""
+
+    name = "code"
+
+    def convert(self, value, param, ctx):
+        from ..langcodes import check_bcp47
+
+        try:
+            check_bcp47(value)
+        except ValueError as e:
+            self.fail(str(e), param, ctx)
+        return value
+
+
+LANG = LangCode()
+
+
 def ray_options(what: str):
     """``--ray``, ``--threads``, ``--workers`` of a command that can run its ``what`` on Ray."""
     options = [

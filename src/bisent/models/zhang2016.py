@@ -163,10 +163,9 @@ def _torch_cat(xs, dim):
 
 def parse_vocab(data: bytes, path: Path, languages: list[str]) -> dict[str, list[str]]:
     """``vocab.json`` bytes -> ``{lang: [word, ...]}`` (index = id; 0 is ``<unk>``); one-line errors name ``path``."""
-    try:
-        vocab = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise BisentError(f"{path}: corrupt JSON ({e})") from None
+    from ..safeload import json_text
+
+    vocab = json_text(data, path)
     if not isinstance(vocab, dict) or any(not isinstance(vocab.get(lang), list) or not vocab[lang]
                                           or vocab[lang][0] != UNK
                                           for lang in languages):

@@ -13,6 +13,7 @@ The HTML report (:func:`bisent.report.record.folder_runs`: every run of a folder
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,7 +56,29 @@ def check_record(rec: dict, source) -> dict:
     for name in ("samples", "explanations"):
         if not all(isinstance(x, dict) for x in rec.get(name) or []):
             raise BisentError(f"{source}: every item of '{name}' must be an object")
+    if rec.get("threshold") is not None and not math.isfinite(rec["threshold"]):
+        raise BisentError(f"{source}: 'threshold' must be a finite number or null")
+    _check_calibration(rec.get("calibration"), source)
     return rec
+
+
+def _number(x, finite: bool = True) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and (not finite or math.isfinite(x))
+
+
+def _check_calibration(cal, source) -> None:
+    """A record's calibration as bisent writes it (:class:`bisent.calibration.Calibration`), else one line."""
+    if not cal:
+        return
+    from ..calibration import Calibration
+
+    grid = ("thresholds", "precision", "kept")
+    if set(cal) != set(Calibration.__dataclass_fields__) \
+            or not all(isinstance(cal[k], list) and all(_number(x, k == "thresholds") for x in cal[k]) for k in grid) \
+            or len({len(cal[k]) for k in grid}) != 1 or cal["thresholds"] != sorted(cal["thresholds"]) \
+            or not all(_number(cal[k], False) for k in ("pi0", "shift", "n_scores", "n_negatives")):
+        raise BisentError(f"{source}: 'calibration' is not a calibration bisent writes (thresholds, precision, kept "
+                          "of one length, thresholds ascending; pi0, shift, n_scores, n_negatives)")
 
 
 def read_json_object(path) -> dict:

@@ -76,6 +76,34 @@ def load_run(path) -> ReviewRun:
     return _align_run(found.files, found.output, found.record)
 
 
+def run_reads(path) -> dict[str, Path]:
+    """The files a review of ``path`` reads besides ``path`` itself, for the path guard (checked before any
+    work, so a bad record is left to :func:`load_run`): the run's record, its default labels file, and the
+    inputs the record names (a filter recipe, its input, document collections)."""
+    from ..report.finished import PAIRS_RECORD, read_record
+
+    p = Path(path)
+    if p.is_dir():
+        from ..run import MANIFEST
+
+        rec = p / "filter" / f"kept.tsv{SUFFIX}" if (p / MANIFEST).is_file() else p / PAIRS_RECORD
+        labels = p / "review.jsonl"
+    elif p.name.endswith(SUFFIX):
+        rec, out = p, p.with_name(p.name[:-len(SUFFIX)])
+        labels = out / "review.jsonl" if p.name == PAIRS_RECORD else Path(f"{out}.review.jsonl")
+    else:
+        rec, labels = Path(f"{p}{SUFFIX}"), Path(f"{p}.review.jsonl")
+    out = {"RUN's record": rec, "RUN's labels": labels}
+    try:
+        params = read_record(rec).get("params") if rec.is_file() else None
+    except BisentError:
+        params = None
+    for key in ("config", "input", "src_docs", "tgt_docs"):
+        if isinstance(params, dict) and isinstance(params.get(key), str):
+            out[f"RUN's {key} (from its record)"] = Path(params[key])
+    return out
+
+
 # ---------------------------------------------------------------------------
 # mine
 # ---------------------------------------------------------------------------

@@ -97,7 +97,7 @@ def read_state(out_dir: Path) -> dict:
             return _legacy_state(path)
         return json.loads(meta[_META_KEY])
     except (struct.error, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError, AttributeError,
-            MemoryError, OverflowError) as e:
+            MemoryError, OverflowError, RecursionError, ValueError) as e:
         raise BisentError(f"{path}: not a bisent checkpoint ({e.__class__.__name__})") from None
 
 
