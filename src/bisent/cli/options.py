@@ -75,6 +75,10 @@ def lang_codes(ctx, param, value):
 
     if value is None:
         return value
+    if isinstance(value, (tuple, list)):      # a repeatable option: each value checked
+        for v in value:
+            lang_codes(ctx, param, v)
+        return value
     text = str(value)
     for code in [c for c in text.split(",") if c.strip()] if "," in text else [text]:
         try:
