@@ -31,9 +31,11 @@ from .options import lang_codes
 @click.option("--seed", type=int, default=1, show_default=True, help="Seed of the sample and of the training.")
 @click.option("--gold", "gold", multiple=True, metavar="[SRC-TGT=]PAIRS.tsv",
               help="Gold translation pairs (src<TAB>tgt): both encoders' recovery error on them (repeatable).")
+@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
+              help="Override a key of the distill-dan recipe, e.g. --set model.buckets=65536 (repeatable).")
 @click.option("--progress/--no-progress", default=None, help="Show progress bars (default: when on a terminal).")
 @guarded(reads=("files",), specs=("gold",), states=("out_dir",), what={"out_dir": "model directory"})
-def distill(files, langs, teacher, out_dir, sample, heldout, steps, seed, gold, progress):
+def distill(files, langs, teacher, out_dir, sample, heldout, steps, seed, gold, overrides, progress):
     """Distil a fast student of an encoder on your own text (FILE..., one sentence a line) into a model directory
     that every command takes as `-e DIR`, and measure it against its teacher on held-out sentences, without gold.
 
@@ -45,9 +47,10 @@ def distill(files, langs, teacher, out_dir, sample, heldout, steps, seed, gold, 
       bisent mine crawl.en.txt crawl.de.txt -l en -L de -e models/crawl -o mined.tsv
     """
     from ..jobs.distill import distill as run
+    from ..training.recipe import parse_override
 
     summary = run(files, list(langs), out_dir, teacher=teacher, sample=sample, heldout=heldout, steps=steps,
-                  seed=seed, gold=gold, progress=progress)
+                  seed=seed, gold=gold, overrides=dict(parse_override(o) for o in overrides), progress=progress)
     click.echo(json.dumps({"model_dir": summary["model_dir"], "quality": {
         k: summary["quality"][k] for k in ("lowest_agreement", "closeness", "student_sentences_per_s")},
         "seconds": summary["seconds"]}))

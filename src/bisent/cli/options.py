@@ -147,3 +147,13 @@ class Renamed(click.Option):
 def renamed(*decls, old: tuple[str, ...], **kwargs):
     """``click.option`` whose ``old`` spellings keep working for one release with a deprecation notice."""
     return click.option(*decls, cls=Renamed, old=old, **kwargs)
+
+
+def fast_option(f):
+    """``--fast`` of ``bisent mine``: mine with a student distilled on the two inputs
+    (:func:`bisent.jobs.distill.fast_student`)."""
+    return click.option("--fast", is_flag=True,
+                        help="Distil a fast student of the encoder (-e, the teacher) on SRC and TGT first and mine "
+                             "with it: minutes of distillation instead of hours of embedding on large inputs. The "
+                             "student is kept in OUTPUT.student (a model directory, see `bisent distill`) and reused "
+                             "while the inputs are the same.")(f)

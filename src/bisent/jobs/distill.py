@@ -21,7 +21,7 @@ from pathlib import Path
 
 from ..encoders import REGISTRY, get_encoder
 from ..errors import BisentError
-from ..io import atomic_write, is_state_dir, make_state_dir, remove_state_dir
+from ..io import atomic_write, is_state_dir, is_stdio, make_state_dir, remove_state_dir
 from ..langcodes import normalise_lang, supported
 
 DEFAULT_TEACHER = "use-m3"
@@ -143,7 +143,7 @@ def _teacher_pass(teacher: str, train: dict, held: dict, progress) -> tuple[dict
     return rows, time.monotonic() - t0
 
 
-def _train(out: Path, train: dict, teacher: str, steps: int, seed: int, progress) -> dict:
+def _train(out: Path, train: dict, teacher: str, steps: int, seed: int, overrides: dict, progress) -> dict:
     """Train the student (resuming a killed run from its checkpoint); the checkpoint is removed once done."""
     from ..training.data import Monotext
     from ..training.loop import train as run_training
@@ -153,12 +153,13 @@ def _train(out: Path, train: dict, teacher: str, steps: int, seed: int, progress
     if trained.is_file():
         return json.loads(trained.read_text(encoding="utf-8"))
     recipe = load_recipe(RECIPE, {**RECIPE_SET, "objectives.teacher": teacher, "train.max_steps": steps,
-                                  "seed": seed, "train.checkpoint_every": max(1, min(100, steps // 10))})
+                                  "seed": seed, "train.checkpoint_every": max(1, min(100, steps // 10)), **overrides})
     monos = [Monotext(lang, sents, f"{SAMPLE_DIR}/train.{lang}.txt") for lang, sents in train.items()]
     t0 = time.monotonic()
     result = run_training(recipe, [], monos, [], out, resume=(out / CHECKPOINT).is_file(), progress=progress)
     last = next((r for r in reversed(result.log) if "loss" in r), {})
-    info = {"recipe": RECIPE, "set": {k: v for k, v in RECIPE_SET.items() if v is not None}, "steps": result.step,
+    info = {"recipe": RECIPE, "set": {k: v for k, v in {**RECIPE_SET, **overrides}.items() if v is not None},
+            "steps": result.step,
             "loss": last.get("loss"), "seconds": round(time.monotonic() - t0, 1)}
     with atomic_write(trained) as f:
         json.dump(info, f, indent=1)
@@ -204,13 +205,14 @@ def _summary_line(q: dict, teacher: str) -> str:
 
 def distill(files, langs, output, *, teacher: str = DEFAULT_TEACHER, sample: int = DEFAULT_SAMPLE,
             heldout: int = DEFAULT_HELDOUT, steps: int = DEFAULT_STEPS, seed: int = 1, gold=(),
-            progress: bool | None = None, replace: bool = False) -> dict:
+            overrides: dict | None = None, progress: bool | None = None, replace: bool = False) -> dict:
     """Distil a student of ``teacher`` on ``files`` (``langs``: one language per file) into the model directory
     ``output``; returns the summary also written to ``output/distill.json`` (and ``distill.html``).
 
     Killed at any point, the same call resumes (the teacher's rows from its cache, training from its last
     checkpoint) to the same model; called again when finished, it returns the summary and does nothing.
-    ``replace``: a folder holding a distillation of other inputs is replaced instead of refused.
+    ``overrides``: more keys of the recipe (``{"model.buckets": 65536}``). ``replace``: a folder holding a
+    distillation of other inputs is replaced instead of refused.
     """
     from ..distill.sample import scan
     from ..report.distill import write_report
@@ -222,14 +224,14 @@ def distill(files, langs, output, *, teacher: str = DEFAULT_TEACHER, sample: int
     enc = check_languages(langs, teacher)
     sources = [scan(f, lang) for f, lang in zip(files, langs)]
     settings = {"teacher": enc.id, "sample": sample, "heldout": heldout, "steps": steps, "seed": seed,
-                "recipe": RECIPE, "set": RECIPE_SET, "gold": sorted(map(str, gold))}
+                "recipe": RECIPE, "set": {**RECIPE_SET, **(overrides or {})}, "gold": sorted(map(str, gold))}
     done = _open_folder(out, _key(sources, settings), settings, replace)
     if done is not None:
         _say(f"{out} holds this distillation already (the same inputs and settings): reused")
         return done
     train, held, sample_report = _sample(out, sources, sample, heldout, seed)
     teacher_rows, teacher_s = _teacher_pass(teacher, train, held, progress)
-    training = _train(out, train, teacher, steps, seed, progress)
+    training = _train(out, train, teacher, steps, seed, overrides or {}, progress)
     quality = _quality(out, held, teacher_rows, teacher, gold)
     summary = {"model_dir": str(out), "teacher": enc.name, "inputs": [
         {"file": s.path, "lang": s.lang, "usable_lines": len(s.lines), "skipped_lines": s.skipped} for s in sources],
@@ -243,16 +245,21 @@ def distill(files, langs, output, *, teacher: str = DEFAULT_TEACHER, sample: int
 
 
 def fast_student(src, tgt, src_lang: str, tgt_lang: str, output, *, teacher: str = DEFAULT_TEACHER,
-                 progress: bool | None = None) -> str:
+                 vectors=None, progress: bool | None = None) -> str:
     """The model directory ``OUTPUT.student`` of a student of ``teacher`` distilled on ``src`` and ``tgt``
     (:func:`distill` with its defaults), made if missing or made for other inputs, reused otherwise."""
+    if vectors:
+        raise BisentError("--fast distils an encoder to embed SRC and TGT with; drop --src-vectors / --tgt-vectors")
+    if is_stdio(output):
+        raise BisentError("--fast keeps its student beside the output (OUTPUT.student): give -o FILE, not -o -")
     for path in (src, tgt):
         if not Path(path).is_file():
             raise BisentError(f"--fast: {path}: distilling reads the input twice; give a regular file")
     folder = f"{output}.student"
     _say(f"--fast: mining with a student of {teacher} distilled on {src} and {tgt}, kept in {folder} (reused "
          "while the inputs are the same)")
-    distill([src, tgt], [src_lang, tgt_lang], folder, teacher=teacher, progress=progress, replace=True)
+    distill([src, tgt], [src_lang, tgt_lang], folder, teacher=teacher, sample=DEFAULT_SAMPLE, heldout=DEFAULT_HELDOUT,
+            steps=DEFAULT_STEPS, progress=progress, replace=True)
     return folder
 
 
