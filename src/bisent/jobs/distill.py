@@ -65,20 +65,21 @@ def check_languages(langs: list[str], teacher: str):
 
 def _key(sources, settings: dict) -> str:
     """What the folder's work depends on: every input's bytes and language, and every setting."""
-    ident = {"inputs": [[s.path, s.lang, s.digest] for s in sources], **settings}
+    ident = {"inputs": [[s.lang, s.digest] for s in sources], **settings}
     return hashlib.blake2b(json.dumps(ident, sort_keys=True).encode(), digest_size=12).hexdigest()
 
 
 def _open_folder(out: Path, key: str, settings: dict, replace: bool) -> dict | None:
     """Make or adopt ``out``; the finished summary when it holds this very distillation (nothing to do).
-    A folder of another distillation is an error, or (``replace``) removed and started afresh."""
+    A folder of another distillation is an error, or (``replace``, or when it stopped before its sample was
+    drawn: a bad input) removed and started afresh."""
     state = out / STATE_FILE
     if state.is_file() and is_state_dir(out):
         held = json.loads(state.read_text(encoding="utf-8"))
         if held.get("key") == key:
             done = out / SUMMARY_FILE
             return json.loads(done.read_text(encoding="utf-8")) if done.is_file() else None
-        if not replace:
+        if not replace and (out / SAMPLE_DIR / "sample.json").is_file():
             raise BisentError(f"{out}: holds a distillation of other inputs or settings; choose another -o "
                               "(or remove that folder)")
         remove_state_dir(out)
