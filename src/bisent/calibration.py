@@ -276,7 +276,7 @@ def mining_calibration(cands, kind: str, pair_src: np.ndarray, pair_tgt: np.ndar
     false, the mutual ones' false count from Storey's and the orphans' mutual
     rate); where it lacks pairs or negatives of a kind (e.g. ``intersect``
     retrieval, whose pairs are all mutual) or with ``"storey"``/``"em"``:
-    :func:`calibrate` over all pairs (the earlier version). None: fewer than
+    :func:`calibrate` over all pairs. None: fewer than
     2 pairs or 10 negatives.
     """
     sc = np.asarray(pair_score, dtype=np.float64)
@@ -400,7 +400,7 @@ def _free_candidate(kind: str, idx: np.ndarray, sim: np.ndarray, taken: np.ndarr
     ``idx``/``sim`` (c, k): the orphans' candidates, rank 1 their lost partner;
     ``side`` 0: orphans are sources (margin args ``cos, r_x, r_y``), 1: targets.
     """
-    from ..mining.scoring import combine
+    from .mining.scoring import combine
 
     free = ~taken[idx[:, 1:]]                                            # (c, k-1)
     has = free.any(axis=1)
