@@ -13,7 +13,6 @@ beside the output, reused while the inputs are the same.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sys
 import time
@@ -21,7 +20,7 @@ from pathlib import Path
 
 from ..encoders import REGISTRY, get_encoder
 from ..errors import BisentError
-from ..io import atomic_write, is_state_dir, is_stdio, make_state_dir, remove_state_dir
+from ..io import atomic_write, is_stdio
 from ..langcodes import normalise_lang, supported
 
 DEFAULT_TEACHER = "use-m3"
@@ -36,7 +35,6 @@ RECIPE = "distill-dan"
 #: (both measured on the general student: Chinese UI 36.7 -> 6.7 %, Russian words 31.8 -> 26.5 %); float16 weights
 #: (half the directory, the same errors there)
 RECIPE_SET = {"model.cjk_n_min": 1, "model.translit": True, "train.half_weights": True, "train.max_minutes": None}
-STATE_FILE = "distill-state.json"
 SUMMARY_FILE = "distill.json"
 REPORT_FILE = "distill.html"
 SAMPLE_DIR = "sample"
@@ -63,31 +61,24 @@ def check_languages(langs: list[str], teacher: str):
     return enc
 
 
-def _key(sources, settings: dict) -> str:
-    """What the folder's work depends on: every input's bytes and language, and every setting."""
-    ident = {"inputs": [[s.lang, s.digest] for s in sources], **settings}
-    return hashlib.blake2b(json.dumps(ident, sort_keys=True).encode(), digest_size=12).hexdigest()
+def _open_folder(out: Path, sources, settings: dict, replace: bool) -> dict | None:
+    """Make or adopt ``out`` (a state folder whose fingerprint is every input's bytes and language and every
+    setting); the finished summary when it holds this very distillation (nothing to do). A folder of another
+    distillation is refused, or emptied and started afresh with ``replace`` or when it stopped before its
+    sample was drawn (a bad input)."""
+    from ..state import StateDir
 
-
-def _open_folder(out: Path, key: str, settings: dict, replace: bool) -> dict | None:
-    """Make or adopt ``out``; the finished summary when it holds this very distillation (nothing to do).
-    A folder of another distillation is an error, or (``replace``, or when it stopped before its sample was
-    drawn: a bad input) removed and started afresh."""
-    state = out / STATE_FILE
-    if state.is_file() and is_state_dir(out):
-        held = json.loads(state.read_text(encoding="utf-8"))
-        if held.get("key") == key:
-            done = out / SUMMARY_FILE
-            return json.loads(done.read_text(encoding="utf-8")) if done.is_file() else None
-        if not replace and (out / SAMPLE_DIR / "sample.json").is_file():
-            raise BisentError(f"{out}: holds a distillation of other inputs or settings; choose another -o "
-                              "(or remove that folder)")
-        remove_state_dir(out)
-    make_state_dir(out, "distill")
-    if not state.is_file():
-        with atomic_write(state) as f:
-            json.dump({"key": key, **settings}, f, indent=1)
-    return None
+    store = StateDir(out, "distill", what="a distillation", remedy="choose another -o (or remove that folder)")
+    inputs = {f"input {i + 1}": {"lang": s.lang, "blake2b": s.digest} for i, s in enumerate(sources)}
+    drawn = (out / SAMPLE_DIR / "sample.json").is_file()
+    try:
+        resumed = store.open(inputs=inputs, settings=settings, restart=not drawn)
+    except BisentError:
+        if not replace:
+            raise
+        resumed = store.open(inputs=inputs, settings=settings, restart=True)
+    done = out / SUMMARY_FILE
+    return json.loads(done.read_text(encoding="utf-8")) if resumed and done.is_file() else None
 
 
 def _sample(out: Path, sources, total: int, heldout: int, seed: int) -> tuple[dict, dict, dict]:
@@ -226,7 +217,7 @@ def distill(files, langs, output, *, teacher: str = DEFAULT_TEACHER, sample: int
     sources = [scan(f, lang) for f, lang in zip(files, langs)]
     settings = {"teacher": enc.id, "sample": sample, "heldout": heldout, "steps": steps, "seed": seed,
                 "recipe": RECIPE, "set": {**RECIPE_SET, **(overrides or {})}, "gold": sorted(map(str, gold))}
-    done = _open_folder(out, _key(sources, settings), settings, replace)
+    done = _open_folder(out, sources, settings, replace)
     if done is not None:
         _say(f"{out} holds this distillation already (the same inputs and settings): reused")
         return done
