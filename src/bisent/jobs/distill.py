@@ -82,7 +82,7 @@ def _open_folder(out: Path, sources, settings: dict, replace: bool) -> dict | No
 
 
 def _sample(out: Path, sources, total: int, heldout: int, seed: int) -> tuple[dict, dict, dict]:
-    """``(train, held out, report)``, lang -> sentences: read back from ``out/sample`` or drawn and written there."""
+    """``(train, held out, report)``, lang -> sentences: read back from the sample folder or drawn and written there."""
     from ..distill.sample import draw, read_drawn, split_heldout
 
     folder, manifest = out / SAMPLE_DIR, out / SAMPLE_DIR / "sample.json"
