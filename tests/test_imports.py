@@ -25,9 +25,9 @@ LAYERS: list[set[str]] = [
      "recipes"},                                                   # bitext files, recipes
     {"encoders", "models", "divergence"},                         # sentence -> vector; word divergence (no torch)
     {"mining", "datasets", "calibration"},         # vectors -> neighbours -> pairs; data builders
-    {"filtering", "documents", "evaluate", "align", "scale"},     # what a user does with them
+    {"filtering", "documents", "evaluate", "align", "scale", "distill"},  # what a user does with them
     {"training"},                                                 # learning encoders
-    {"bench", "demo", "report", "review", "run"},                 # measuring, showing, checking, whole jobs
+    {"bench", "demo", "report", "review", "run", "jobs"},         # measuring, showing, checking, whole jobs
     {"cli", "paths", "__main__", "__init__"},                     # the command line; the package root
 ]
 

@@ -27,6 +27,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "bench": ("bench", "bench", "Run a benchmark task on LibreOffice help, with the anchors."),
     "demo": ("demo", "demo", "Mine LibreOffice help (en-de) with the default encoder and score it."),
     "train": ("train", "train", "Train an encoder from a recipe."),
+    "distill": ("distill", "distill", "Distil a fast student encoder on your own text; its quality without gold."),
     "recipes": ("recipes", "recipes_cmd", "List the installed recipes (training, filter, run), or print one."),
     "ensemble": ("ensemble", "ensemble", "Join trained students of one teacher into one encoder (mean embedding)."),
     "filter": ("filter", "filter_cmd", "Filter a noisy src<TAB>tgt file with a YAML pipeline of steps."),

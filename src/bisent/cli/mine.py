@@ -22,7 +22,7 @@ from ..mining.scoring import KINDS, MARGINS, Scorer
 from ..paths import guarded
 from ..scale.ray_mine import RayExecutor
 from ..scale.ray_session import ray_session
-from .options import LANG, THRESHOLD_OR_NONE, FiniteFloat, ray_options
+from .options import LANG, THRESHOLD_OR_NONE, FiniteFloat, fast_option, ray_options
 
 #: Without --threshold or --precision, mined pairs are kept from the threshold of this estimated precision.
 DEFAULT_PRECISION = 0.9
@@ -89,11 +89,12 @@ def _mine_paths(kw: dict) -> dict:
               help="Also write this HTML report (and OUTPUT.report.json: binned scores, samples, calibration).")
 @click.option("--precision", type=FiniteFloat(min=0, max=1), default=None,
               help="Instead of --threshold: the lowest threshold whose precision, estimated without gold, is this.")
+@fast_option
 @guarded(reads=("src", "tgt", "src_vectors", "tgt_vectors"), writes=("output", "report"),
          derived=_mine_paths, derived_params=("state_dir",))
 def mine(src, tgt, src_lang, tgt_lang, encoder, margin, score, retrieval, k, threshold, output, fmt,
          with_ids, src_vectors, tgt_vectors, knn_method, ray_address, threads, workers, state_dir, block_rows,
-         report, precision):
+         report, precision, fast):
     """Mine SRC against TGT (either may be `-`, standard input); write `score<TAB>src<TAB>tgt` best first,
     duplicates removed. Without --threshold, pairs are kept at an estimated precision of 90 % (said on stderr).
 
@@ -111,6 +112,10 @@ def mine(src, tgt, src_lang, tgt_lang, encoder, margin, score, retrieval, k, thr
         precision = DEFAULT_PRECISION
     if is_stdio(src) and is_stdio(tgt):
         raise BisentError("SRC and TGT cannot both be `-` (standard input)")
+    if fast:                                   # a student distilled on SRC and TGT (said on stderr), then mined with
+        from ..jobs.distill import fast_student
+        encoder = fast_student(src, tgt, src_lang, tgt_lang, output, teacher=encoder,
+                               vectors=src_vectors or tgt_vectors)
     enc = None if src_vectors else get_encoder(encoder)
     twostage_state = None
     if ray_address is None and block_rows is None and (knn_method == "twostage" or

@@ -75,6 +75,10 @@ def lang_codes(ctx, param, value):
 
     if value is None:
         return value
+    if isinstance(value, (tuple, list)):      # a repeatable option: each value checked
+        for v in value:
+            lang_codes(ctx, param, v)
+        return value
     text = str(value)
     for code in [c for c in text.split(",") if c.strip()] if "," in text else [text]:
         try:
@@ -121,3 +125,13 @@ def ray_options(what: str):
         return f
 
     return decorate
+
+
+def fast_option(f):
+    """``--fast`` of ``bisent mine``: mine with a student distilled on the two inputs
+    (:func:`bisent.jobs.distill.fast_student`)."""
+    return click.option("--fast", is_flag=True,
+                        help="Distil a fast student of the encoder (-e, the teacher) on SRC and TGT first and mine "
+                             "with it: minutes of distillation instead of hours of embedding on large inputs. The "
+                             "student is kept in OUTPUT.student (a model directory, see `bisent distill`) and reused "
+                             "while the inputs are the same.")(f)

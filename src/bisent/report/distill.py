@@ -1,0 +1,59 @@
+"""The report section of a distilled student (``bisent distill``'s ``distill.json``): how far it is from its teacher."""
+
+from __future__ import annotations
+
+from .html import _e, _kv, render_body
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.1f} %"
+
+
+def _agreement_rows(pairs: list[dict]) -> str:
+    rows = []
+    for p in pairs:
+        for name, v in p.items():
+            if isinstance(v, dict):
+                lo, hi = v["interval"]
+                rows.append(f"<tr><td>{_e(name)}</td><td class=num>{v['queries']:,}</td>"
+                            f"<td class=num>{_pct(v['agreement'])}</td><td class=num>{_pct(lo)} – {_pct(hi)}</td>"
+                            f"<td class=num>{p['cosine_correlation']:.3f}</td></tr>")
+    return ("<table><tr><th>direction</th><th>held-out queries</th><th>top-1 agreement</th><th>95 % interval</th>"
+            "<th>cosine correlation (pair)</th></tr>" + "".join(rows) + "</table>")
+
+
+def _gold_rows(gold: list[dict]) -> str:
+    if not gold:
+        return "<p class=muted>No gold pairs given (--gold [SRC-TGT=]PAIRS.tsv adds both encoders' recovery error).</p>"
+    rows = "".join(f"<tr><td>{_e(g['pairs'])}</td><td>{_e(d)}</td><td class=num>{g['n']:,}</td>"
+                   f"<td class=num>{g[d]['student']:.2f}</td><td class=num>{g[d]['teacher']:.2f}</td>"
+                   f"<td class=num>{g[d]['gap']:+.2f} [{g[d]['gap_interval'][0]:+.2f}, {g[d]['gap_interval'][1]:+.2f}]"
+                   "</td></tr>" for g in gold for d in ("src->tgt", "tgt->src"))
+    return ("<h3>Gold pairs: recovery error % (CSLS)</h3><table><tr><th>pairs</th><th>direction</th><th>n</th>"
+            "<th>student</th><th>teacher</th><th>gap, 95 % interval</th></tr>" + rows + "</table>")
+
+
+def distill_html(summary: dict) -> str:
+    """The section: what was distilled, then the no-gold figures on the held-out sentences, then any gold."""
+    q, s, tr = summary["quality"], summary["sample"], summary["training"]
+    lowest = q["lowest_agreement"]
+    facts = {"model directory": summary["model_dir"], "teacher": summary["teacher"],
+             "inputs": ", ".join(f"{i['file']} ({i['lang']}, {i['usable_lines']:,} lines)" for i in summary["inputs"]),
+             "sample": ", ".join(f"{lang}: {n:,} trained on, {s['held_out'][lang]:,} held out"
+                                 for lang, n in s["train"].items()) + (" (all of the input)" if s["all_used"] else ""),
+             "training": f"{tr['steps']:,} steps of {tr['recipe']}, {tr['seconds']:,} s",
+             "student speed": f"{q['student_sentences_per_s']:,} sentences/s",
+             "lowest top-1 agreement": f"{lowest['direction']}: {_pct(lowest['agreement'])}"}
+    close = ", ".join(f"{lang} {v:.3f}" for lang, v in q["closeness"].items())
+    return ("<h2>Distilled student</h2>" + '<div class="box"><b>Summary</b>' + _kv(facts) + "</div>"
+            "<h3>Without gold, on held-out sentences</h3><p class=muted>Top-1 agreement: the share of held-out "
+            "sentences of one language whose nearest held-out sentence of the other is the same under the student "
+            "as under the teacher (what mining with the student changes); the interval is a bootstrap over the "
+            "queries. Cosine correlation: of the student's and the teacher's cosines of every cross-language "
+            f"held-out pair. Mean cosine of student(x) and teacher(x): {_e(close)}.</p>"
+            + _agreement_rows(q["pairs"]) + _gold_rows(q["gold"]))
+
+
+def write_report(summary: dict, path) -> None:
+    """``distill.html``: the section as a page of its own."""
+    render_body(distill_html(summary), path, title="bisent distill")
