@@ -20,6 +20,7 @@ from ..errors import BisentError
 from ..formats import check_columns, output_paths, read_bitext, remember_text, write_bitext
 from ..io import atomic_write, iter_raw_lines
 from .files import filter_file, parse_row
+from .langid import SwappedSides
 from .records import format_value, show_line
 
 
@@ -62,8 +63,11 @@ def filter_bitext(inputs: Sequence, output, rejected, src_lang: str, tgt_lang: s
         with open(t_in, "wb") as f:
             f.writelines(f"{u.src}\t{u.tgt}\n".encode("utf-8", "surrogatepass") for u in good)
         if good:
-            summary = filter_file(t_in, t_kept, t_rej, src_lang, tgt_lang, pipe, chunk_size=chunk_size,
-                                  resume=False, progress=progress)
+            try:
+                summary = filter_file(t_in, t_kept, t_rej, src_lang, tgt_lang, pipe, chunk_size=chunk_size,
+                                      resume=False, progress=progress)
+            except SwappedSides as e:      # named by the user's file, not the temporary one
+                raise SwappedSides(e.reason, " ".join(str(p) for p in inputs)) from None
             if finish is not None:
                 summary.update(finish(t_in, t_kept, t_rej, summary))
                 if summary.get("record") and Path(summary["record"]).exists() and str(outs[0]) != "-":

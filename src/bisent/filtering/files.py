@@ -38,6 +38,7 @@ from ..io import (  # noqa: F401
 from ..io import compress_like as _compress
 from ..progress import progress_bar
 from . import selection
+from .langid import SwappedSides
 from .params import check_number
 from .pipeline import FilterPipeline, as_pipeline
 from .records import RECORD, Pair, Value, rejected_line
@@ -224,7 +225,10 @@ def filter_file(in_tsv, out_kept, out_rejected, src_lang: str, tgt_lang: str, co
             rec_p.open(state["sizes"]["records"], digests.get("records"))
             if state["phase"] == "scoring":
                 if pipeline.sample_size:
-                    pipeline.prepare(_sample_rows(in_path, max_side_bytes, progress))
+                    try:
+                        pipeline.prepare(_sample_rows(in_path, max_side_bytes, progress))
+                    except SwappedSides as e:
+                        raise SwappedSides(e.reason, str(in_path)) from None
                 _score_pass(in_path, pipeline, state, kept_p, rej_p, rec_p, checkpoint, two_pass,
                             chunk_size, max_side_bytes, progress)
                 state["phase"] = "scored"

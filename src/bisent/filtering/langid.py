@@ -88,6 +88,15 @@ def identify(texts: Iterable[str]) -> Iterator[tuple[str, float]]:
             yield "", 0.0
 
 
+class SwappedSides(BisentError):
+    """The input's sides read as the other language each (raised by the language-id step's sample check);
+    ``reason`` is the message without the file, which callers put in front."""
+
+    def __init__(self, reason: str, where: str | None = None):
+        super().__init__(f"{where}: {reason}" if where else reason)
+        self.reason = reason
+
+
 @register_step("langid")
 class LanguageIdFilter(Step):
     """Both sides identified as their expected languages, each with probability >= ``min_prob``.
@@ -107,11 +116,17 @@ class LanguageIdFilter(Step):
     third-language targets).
     """
 
+    #: pairs of the input's sample looked at by the swapped-sides check (:meth:`fit_sample`)
+    SWAP_SAMPLE = 1000
+    #: the check decides only from this many pairs identified confidently both ways
+    SWAP_MIN_PAIRS = 10
+
     def __init__(self, *, name: str | None = None, src_lang: str, tgt_lang: str, min_prob: float = 0.0,
-                 require_top: bool = True):
+                 require_top: bool = True, check_swapped: bool = True):
         super().__init__(name=name)
         self.min_prob = check_number("min_prob", min_prob, low=0, high=1)
         self.require_top = check_bool("require_top", require_top)
+        self.check_swapped = check_bool("check_swapped", check_swapped)
         known = labels()
         self.langs = []
         for param, code in (("src_lang", src_lang), ("tgt_lang", tgt_lang)):
@@ -120,6 +135,29 @@ class LanguageIdFilter(Step):
                 raise ValueError(f"parameter '{param}': language '{code}' is not one of the 176 the "
                                  f"language-id model knows")
             self.langs.append(lang)
+
+    def sample_size(self) -> int:
+        return self.SWAP_SAMPLE if self.check_swapped and self.langs[0] != self.langs[1] else 0
+
+    def fit_sample(self, pairs) -> None:
+        """Stop when most of the input reads the other way round: a source side identified as the target
+        language and a target side as the source language (``-l de -L en`` for an en-de file), among the
+        sample pairs whose two sides the model identifies as the two languages with probability 0.5 or more.
+        Such a run would reject almost every pair as a language-id failure and exit as if it had worked."""
+        src_lang, tgt_lang = self.langs
+        swapped = straight = 0
+        for (ls, ps), (lt, pt) in zip(identify(s for s, _ in pairs), identify(t for _, t in pairs)):
+            if min(ps, pt) < 0.5:
+                continue
+            if (ls, lt) == (tgt_lang, src_lang):
+                swapped += 1
+            elif (ls, lt) == (src_lang, tgt_lang):
+                straight += 1
+        decided = swapped + straight
+        if decided >= self.SWAP_MIN_PAIRS and swapped > decided / 2:
+            raise SwappedSides(f"the sides look swapped: in {swapped} of {decided} sampled pairs the source reads "
+                               f"as '{tgt_lang}' and the target as '{src_lang}' (language id); swap -l and -L "
+                               f"(or the columns), or set check_swapped: false on the {self.name} step")
 
     def score(self, pairs: Iterable[Pair]) -> Iterator[list[float]]:
         src_lang, tgt_lang = self.langs

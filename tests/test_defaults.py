@@ -1,0 +1,73 @@
+"""The defaults' dead ends: inputs a default would silently mishandle stop with a one-line error or a warning."""
+
+from __future__ import annotations
+
+import pytest
+
+from bisent.cli import main
+from bisent.errors import BisentError
+from bisent.filtering import LanguageIdFilter
+
+EN_DE = [
+    ("The museum is closed on Mondays.", "Das Museum ist montags geschlossen."),
+    ("Please close the window before you leave.", "Bitte schließen Sie das Fenster, bevor Sie gehen."),
+    ("The train to Berlin is late again today.", "Der Zug nach Berlin hat heute wieder Verspätung."),
+    ("My brother works in a large hospital.", "Mein Bruder arbeitet in einem großen Krankenhaus."),
+    ("We are going to the beach tomorrow morning.", "Wir fahren morgen früh an den Strand."),
+    ("This book was written by a famous author.", "Dieses Buch wurde von einem berühmten Autor geschrieben."),
+    ("The children are playing in the garden.", "Die Kinder spielen im Garten."),
+    ("Where is the nearest pharmacy, please?", "Wo ist bitte die nächste Apotheke?"),
+    ("I would like a cup of coffee with milk.", "Ich hätte gern eine Tasse Kaffee mit Milch."),
+    ("The weather was beautiful all week.", "Das Wetter war die ganze Woche schön."),
+    ("She has lived in this city for ten years.", "Sie wohnt seit zehn Jahren in dieser Stadt."),
+    ("Our neighbours have bought a new car.", "Unsere Nachbarn haben ein neues Auto gekauft."),
+]
+
+
+def _tsv(path, pairs):
+    path.write_text("".join(f"{a}\t{b}\n" for a, b in pairs), encoding="utf-8")
+    return path
+
+
+def test_swapped_languages_stop_with_one_line(tmp_path, capsys):
+    src = _tsv(tmp_path / "en-de.tsv", EN_DE)
+    cfg = tmp_path / "lid.yaml"
+    cfg.write_text("- {type: empty}\n- {type: langid, require_top: false, min_prob: 0.05}\n")
+    assert main(["filter", src, "-l", "de", "-L", "en", "-c", cfg,
+                 "-o", tmp_path / "kept.tsv", "--rejected", tmp_path / "kept.rej.tsv"]) != 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and str(src) in err[0] and "swapped" in err[0] and "12 of 12" in err[0], err
+    assert not (tmp_path / "kept.tsv").exists()
+    # the right way round, the same file passes; the check can be turned off
+    assert main(["filter", src, "-l", "en", "-L", "de", "-c", cfg,
+                 "-o", tmp_path / "kept.tsv", "--rejected", tmp_path / "kept.rej.tsv"]) == 0
+    assert (tmp_path / "kept.tsv").read_text(encoding="utf-8").count("\n") == len(EN_DE)
+    off = tmp_path / "off.yaml"
+    off.write_text("- {type: langid, check_swapped: false}\n")
+    assert main(["filter", src, "-l", "de", "-L", "en", "-c", off,
+                 "-o", tmp_path / "k2.tsv", "--rejected", tmp_path / "k2.rej.tsv"]) == 0
+
+
+def test_swapped_check_in_a_tmx_names_the_users_file(tmp_path, capsys):
+    """A memory whose language labels are the wrong way round (English text in the de variants)."""
+    tus = "".join(f'<tu tuid="{i}"><tuv xml:lang="de"><seg>{a}</seg></tuv><tuv xml:lang="en"><seg>{b}</seg></tuv></tu>'
+                  for i, (a, b) in enumerate(EN_DE, 1))
+    tmx = tmp_path / "mem.tmx"
+    tmx.write_text(f'<?xml version="1.0"?><tmx version="1.4"><header srclang="de"/><body>{tus}</body></tmx>',
+                   encoding="utf-8")
+    cfg = tmp_path / "lid.yaml"
+    cfg.write_text("- {type: langid}\n")
+    assert main(["filter", tmx, "-l", "de", "-L", "en", "-c", cfg, "-o", tmp_path / "kept.tmx",
+                 "--rejected", tmp_path / "rej.tsv"]) != 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and str(tmx) in err[0] and "swapped" in err[0], err
+
+
+def test_swapped_check_needs_enough_confident_pairs():
+    step = LanguageIdFilter(src_lang="de", tgt_lang="en")
+    step.fit_sample(EN_DE[:5])                            # too few pairs to decide: no error
+    with pytest.raises(BisentError, match="12 of 12"):
+        step.fit_sample(EN_DE)
+    mixed = EN_DE[:5] + [(b, a) for a, b in EN_DE[5:]]    # 7 straight of 12: not most of them swapped
+    step.fit_sample(mixed)
+    assert LanguageIdFilter(src_lang="en", tgt_lang="en").sample_size() == 0
