@@ -71,3 +71,25 @@ def test_swapped_check_needs_enough_confident_pairs():
     mixed = EN_DE[:5] + [(b, a) for a, b in EN_DE[5:]]    # 7 straight of 12: not most of them swapped
     step.fit_sample(mixed)
     assert LanguageIdFilter(src_lang="en", tgt_lang="en").sample_size() == 0
+
+
+def test_review_apply_warns_when_the_interval_does_not_reach_the_precision(tmp_path, capsys):
+    import json
+
+    from bisent.review import open_review
+    from test_review import is_parallel, mined_run
+
+    out = mined_run(tmp_path, n_true=400, n_false=200)
+    r = open_review(out, per_band=30)
+    top = max(range(len(r.items)), key=lambda i: r.items[i].score)
+    few = sorted(range(len(r.items)), key=lambda i: -r.items[i].score)[:4]     # four labels, all at the top
+    for i in few:
+        r.label(i, "y" if is_parallel(r.items[i].src, r.items[i].tgt) else "n")
+    assert top in few
+    assert main(["review", out, "--apply", "0.95", "-o", tmp_path / "cut.tsv"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert got["threshold_interval"][1] is None and "not reached for certain" in got["warning"]
+    for i, it in enumerate(r.items):                               # every sampled pair labelled: no warning
+        r.label(i, "y" if is_parallel(it.src, it.tgt) else "n")
+    assert main(["review", out, "--apply", "0.9", "-o", tmp_path / "cut2.tsv"]) == 0
+    assert "warning" not in json.loads(capsys.readouterr().out)
