@@ -28,12 +28,13 @@ SIZES = (6, 20, 80, 200)
 OVERLAPS = (0.25, 0.5, 0.9)
 
 
-def foreign_pages(src: str, tgt: str, n: int, seed: int) -> tuple[list[list[str]], list[list[str]]]:
-    """``n`` pages per side of gettext UI messages (ten to a page), the sides from different packages."""
+def foreign_pages(src: str, tgt: str, n: int, seed: int, split: str) -> tuple[list[list[str]], list[list[str]]]:
+    """``n`` pages per side of gettext UI messages of ``split`` (ten to a page), the sides from different
+    packages."""
     from ..datasets.gettext import load_pairs
 
     by_pkg: dict[str, list] = {}
-    for p in load_pairs(src, tgt):
+    for p in load_pairs(src, tgt, split=split):
         by_pkg.setdefault(p.doc.split("/")[0], []).append(p)
     pkgs = sorted(by_pkg)
     random.Random(seed).shuffle(pkgs)
@@ -118,7 +119,7 @@ def main(argv=None) -> None:
         for pages in SIZES:
             for overlap in OVERLAPS:
                 for seed in range(args.seeds):
-                    fp = foreign_pages(src_lang, tgt_lang, pages, seed) if foreign else None
+                    fp = foreign_pages(src_lang, tgt_lang, pages, seed, args.split) if foreign else None
                     src, tgt, gold = make_task(docs, pages, overlap, seed, fp)
                     matches = run_task(enc, src, tgt, src_lang, tgt_lang)
                     task = f"{'foreign' if foreign else 'site'}/{pages}/{overlap}"

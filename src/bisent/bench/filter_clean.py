@@ -17,6 +17,8 @@ import argparse
 import random
 from collections import Counter
 
+import numpy as np
+
 from .common import Recorder, add_results_option
 from .filter_variants import wilson_pct
 
@@ -80,6 +82,115 @@ def main(argv=None) -> None:
                         shown[r.reason] += 1
                         score = r.score if not isinstance(r.score, float) else round(r.score, 3)
                         print(f"  [{domain} {r.reason} {score}] {r.pair[0][:100]!r} ||| {r.pair[1][:100]!r}")
+
+
+
+# ---------------------------------------------------------------------------
+# Every step's value on every pair, and candidate bounds decided from them
+# ---------------------------------------------------------------------------
+
+def step_values(config, src: str, tgt: str, pairs) -> dict[str, list]:
+    """Each step's value for every pair of ``pairs`` (one input: the sample-learning steps learn from it all),
+    whether or not an earlier step rejects the pair: the table candidate bounds are decided from."""
+    from ..filtering import as_pipeline, vectors
+    from ..recipes import resolve as resolve_recipe
+
+    pipe = as_pipeline(resolve_recipe(config) if isinstance(config, str) else config, src, tgt)
+    pipe.prepare(pairs)
+    out = {}
+    with vectors.batch_memo():
+        for step in pipe.steps:
+            out[step.name] = pipe._score(step, list(pairs))
+    out["_spelled"] = list(_numbers_spelled(pairs))
+    return out
+
+
+def _numbers_spelled(pairs):
+    from ..filtering.rules import NumbersFilter
+
+    return NumbersFilter(spelled_up_to=12).score(pairs)
+
+
+#: candidate values of each bound (the current default first)
+GRID = {"max_z": (2.5, 3.0, 3.5, 4.0, 5.0), "spelled": (False, True), "langid_prob": (0.05, 0.01, 0.001),
+        "langid_chars": (0, 20, 40), "coverage": (0.15, 0.1, 0.05, None), "leave_out": (0.05, 0.08, 0.12, None),
+        "margin": (0.9, 0.85, 0.8, 0.7, None), "margin_cos": (None, 0.7, 0.6), "cosine": (0.3, 0.2)}
+
+
+def factors(values: dict, pairs) -> dict:
+    """Kept (bool per pair) by each bound of :data:`GRID` at each of its values, and by the fixed rules
+    (``base``): the candidates are the AND of one array per bound."""
+    chars = np.asarray([[len(s.strip()), len(t.strip())] for s, t in pairs]).reshape(-1, 2)
+    lens = np.asarray(values["length"]).reshape(-1, 2)
+    base = (np.asarray(values["duplicate"]) == 0) & (np.asarray(values["empty"]) > 0)
+    base &= (lens >= 1).all(1) & (lens <= 200).all(1)
+    base &= (np.asarray(values["overlap"]) < 0.8) & (np.asarray(values["script"]).reshape(-1, 2) >= 0.5).all(1)
+    lid = np.asarray(values["langid"]).reshape(-1, 2)
+    cov = np.asarray([v[0] for v in values["coverage"]], dtype=np.float64)
+    gain = np.asarray([v[0] for v in values["leave_out"]], dtype=np.float64)
+    cos, margin = np.asarray(values["cosine"]), np.asarray(values["margin"])
+    out = {"base": base,
+           "max_z": {z: np.abs(np.asarray(values["length_ratio"])) <= z for z in GRID["max_z"]},
+           "spelled": {sp: np.asarray(values["_spelled" if sp else "numbers"]) == 0 for sp in GRID["spelled"]},
+           "langid": {(p, c): (((lid > 0) & (lid >= p)) | (chars < c)).all(1)
+                      for p in GRID["langid_prob"] for c in GRID["langid_chars"]},
+           "coverage": {c: np.ones(len(cov), bool) if c is None else (cov >= c) for c in GRID["coverage"]},
+           "leave_out": {g: np.ones(len(gain), bool) if g is None else (gain <= g) for g in GRID["leave_out"]},
+           "margin": {(m, mc): np.ones(len(cos), bool) if m is None else
+                      ((margin >= m) | (cos >= mc if mc is not None else False))
+                      for m in GRID["margin"] for mc in GRID["margin_cos"]},
+           "cosine": {c: cos >= c for c in GRID["cosine"]}}
+    return out
+
+
+def decide(f: dict, cand: dict) -> np.ndarray:
+    """Kept (bool per pair) under the candidate bounds ``cand`` (keys of :data:`GRID`), from :func:`factors`."""
+    return (f["base"] & f["max_z"][cand["max_z"]] & f["spelled"][cand["spelled"]]
+            & f["langid"][cand["langid_prob"], cand["langid_chars"]] & f["coverage"][cand["coverage"]]
+            & f["leave_out"][cand["leave_out"]] & f["margin"][cand["margin"], cand["margin_cos"]]
+            & f["cosine"][cand["cosine"]])
+
+
+def grid_main(argv=None) -> None:
+    """Every candidate of :data:`GRID` on the clean sets and the noise mix of a split (one JSON line each)."""
+    import itertools
+    import json
+
+    from .filtering import build_set
+
+    ap = argparse.ArgumentParser(description="candidate bounds of filter-default on clean sets and the noise mix")
+    ap.add_argument("--split", default="dev", choices=("dev", "test"))
+    ap.add_argument("--limit", type=int, default=1500)
+    ap.add_argument("--mix-limit", type=int, default=4000)
+    ap.add_argument("-o", "--output", required=True, help="JSONL of every candidate's figures")
+    args = ap.parse_args(argv)
+    sets = {}
+    for domain in sorted(DOMAINS):
+        src, tgt, pairs = clean_pairs(domain, args.split, args.limit)
+        sets[domain] = (None, factors(step_values("filter-default", src, tgt, pairs), pairs))
+        print(f"scored {domain}", flush=True)
+    items, _ = build_set("en", "de", limit=args.mix_limit, split=args.split)
+    mix = [(it.src, it.tgt) for it in items]
+    kinds = np.asarray([it.kind for it in items])
+    sets["mix"] = (kinds, factors(step_values("filter-default", "en", "de", mix), mix))
+    print("scored the noise mix", flush=True)
+    keys = list(GRID)
+    with open(args.output, "w", encoding="utf-8") as f:
+        for combo in itertools.product(*(GRID[k] for k in keys)):
+            cand = dict(zip(keys, combo))
+            row = {"candidate": cand, "clean_rejected": {}, "mix_kept": {}}
+            for name, (kk, fac) in sets.items():
+                keep = decide(fac, cand)
+                if kk is None:
+                    row["clean_rejected"][name] = [int((~keep).sum()), len(keep)]
+                else:
+                    for kind in np.unique(kk):
+                        m = kk == kind
+                        if kind == "clean":
+                            row["clean_rejected"]["mix_clean"] = [int((~keep[m]).sum()), int(m.sum())]
+                        else:
+                            row["mix_kept"][str(kind)] = [int(keep[m].sum()), int(m.sum())]
+            f.write(json.dumps(row) + "\n")
 
 
 if __name__ == "__main__":
