@@ -47,6 +47,14 @@ from .values import config_number
 
 SEGMENTATIONS = ("sentencex", "given")
 
+#: default of ``bisent docs mine --threshold`` and of ``bisent run``'s documents stage: the ratio margin a
+#: document pair must reach (chosen on dev pages, benchmarks/README.md, "Documents: the default threshold")
+DEFAULT_THRESHOLD = 1.05
+#: default of ``--min-cosine``: the cosine (centred Sentence-Avg) a pair must reach as well. A margin compares
+#: a pair with its neighbours only, so in a small collection, or among pages unlike each other, an unrelated
+#: pair can have a high margin; the floor holds whatever the neighbours are (same rule and measurement)
+DEFAULT_MIN_COSINE = 0.3
+
 
 # --- documents ----------------------------------------------------------------------------------------
 
@@ -207,13 +215,16 @@ class DocMatch:
 
 
 def mine_documents(src: list[Document], tgt: list[Document], a: np.ndarray, b: np.ndarray, *, k: int = 4,
-                   score: str = "ratio", threshold: float | None = None, rerank=None) -> list[DocMatch]:
+                   score: str = "ratio", threshold: float | None = None, rerank=None,
+                   min_cosine: float | None = None) -> list[DocMatch]:
     """Match source documents to target documents one-to-one; one :class:`DocMatch` per source, in input order.
 
     ``a (n, d)``, ``b (m, d)``: their unit embeddings. Candidates come from
     kNN both ways with the ``score`` (a margin, CSLS or cosine); retrieval is
     max-score one-to-one. Unmatched sources say why: empty document, its
-    candidates all went to better-scoring sources, or below the threshold.
+    candidates all went to better-scoring sources, below the threshold, or
+    a cosine below ``min_cosine`` (the command's defaults are
+    :data:`DEFAULT_THRESHOLD` and :data:`DEFAULT_MIN_COSINE`; here None is none).
     ``rerank``: ``(src_table, tgt_table, depth, weight)`` (:mod:`bisent.mining.rerank`)
     re-scores the ``depth`` nearest candidates each way by sentence alignment
     before the margin (the margin's neighbourhoods are then the best k re-scored).
@@ -226,6 +237,8 @@ def mine_documents(src: list[Document], tgt: list[Document], a: np.ndarray, b: n
     config_number("mine_documents", "k", k, low=1, integer=True)
     if threshold is not None:
         config_number("mine_documents", "threshold", threshold)
+    if min_cosine is not None:
+        config_number("mine_documents", "min_cosine", min_cosine, low=-1, high=1)
     if rerank is not None:
         config_number("mine_documents", "rerank weight", rerank[3], low=0)
     src_ok = np.array([d.reason is None for d in src], dtype=bool)
@@ -249,9 +262,12 @@ def mine_documents(src: list[Document], tgt: list[Document], a: np.ndarray, b: n
         else:
             t = tgt[p.tgt]
             cos = float(a[i] @ b[p.tgt])
-            below = threshold is not None and p.score < threshold
-            out.append(DocMatch(d.id, t.id, p.score, cos, f"score below threshold {threshold:g}" if below else None,
-                                d.origin, t.origin))
+            reason = None
+            if threshold is not None and p.score < threshold:
+                reason = f"score below threshold {threshold:g}"
+            elif min_cosine is not None and cos < min_cosine:
+                reason = f"cosine below the floor {min_cosine:g}"
+            out.append(DocMatch(d.id, t.id, p.score, cos, reason, d.origin, t.origin))
     return out
 
 
@@ -269,6 +285,14 @@ def _mine_reranked(a, b, src_ok, tgt_ok, scorer, src_table, tgt_table, depth: in
     pairs = retrieve(scorer.candidates(knn), "max")
     pairs.sort(key=lambda p: (-p.score, p.src, p.tgt))
     return [MinedPair(p.score, int(rs[p.src]), int(rt[p.tgt])) for p in pairs]
+
+
+def match_settings(threshold, min_cosine) -> tuple[float | None, float | None, dict]:
+    """The threshold and cosine floor a run uses (None: the defaults; ``"none"``: none) and the summary's
+    record of them, so a report says what decided."""
+    t = DEFAULT_THRESHOLD if threshold is None else None if threshold == "none" else float(threshold)
+    c = DEFAULT_MIN_COSINE if min_cosine is None else None if min_cosine == "none" else float(min_cosine)
+    return t, c, {"threshold": t, "min_cosine": c}
 
 
 #: columns of ``bisent docs mine`` output

@@ -143,3 +143,17 @@ class Renamed(click.Option):
 def renamed(*decls, old: tuple[str, ...], **kwargs):
     """``click.option`` whose ``old`` spellings keep working for one release with a deprecation notice."""
     return click.option(*decls, cls=Renamed, old=old, **kwargs)
+
+
+def doc_match_options(f):
+    """``--threshold`` and ``--min-cosine`` of document matching (``bisent docs mine``): a pair must reach both;
+    each defaults to the value chosen on dev pages (:data:`bisent.documents.DEFAULT_THRESHOLD`,
+    :data:`bisent.documents.DEFAULT_MIN_COSINE`), ``none`` turns it off."""
+    from ..documents import DEFAULT_MIN_COSINE, DEFAULT_THRESHOLD
+
+    f = click.option("--min-cosine", type=THRESHOLD_OR_NONE, default=None,
+                     help=f"Pairs whose document cosine is below this are reported unmatched, whatever their margin "
+                          f"(default {DEFAULT_MIN_COSINE:g}, chosen on dev pages; none: no floor).")(f)
+    return click.option("--threshold", type=THRESHOLD_OR_NONE, default=None,
+                        help=f"Pairs scoring below this are reported unmatched (default {DEFAULT_THRESHOLD:g} on the "
+                             f"ratio margin, chosen on dev pages; none: no threshold).")(f)
