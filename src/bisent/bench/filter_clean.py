@@ -193,5 +193,55 @@ def grid_main(argv=None) -> None:
             f.write(json.dumps(row) + "\n")
 
 
+
+#: the rule the default is chosen by on the dev split (benchmarks/README.md, "A default that keeps clean text")
+MAX_CLEAN_REJECTED = 2.0
+CLEAN_SETS = ("bible", "gettext", "libreoffice")
+
+
+def choose(rows: list[dict]) -> tuple[dict, bool]:
+    """The candidate the rule picks from :func:`grid_main`'s rows (the first row is the current default), and
+    whether it meets the clean-text target.
+
+    Every noise kind of the mix may be kept at most up to the top of the current default's 95 % Wilson interval
+    for it. Among those, the candidates rejecting at most :data:`MAX_CLEAN_REJECTED` % of each clean set; of
+    them the one keeping the fewest noise pairs in all, then rejecting the fewest clean pairs in all. When none
+    rejects that little, the one whose worst clean set loses least (then the fewest noise pairs).
+    """
+    from .filter_variants import wilson_pct
+
+    base = rows[0]
+    cap = {k: wilson_pct(kept, n)[1] for k, (kept, n) in base["mix_kept"].items()}
+
+    def pct(kn):
+        return 100 * kn[0] / kn[1]
+
+    ok = [r for r in rows if all(pct(r["mix_kept"][k]) <= cap[k] for k in cap)]
+    worst = {id(r): max(pct(r["clean_rejected"][d]) for d in CLEAN_SETS) for r in ok}
+    noise = {id(r): sum(kn[0] for kn in r["mix_kept"].values()) for r in ok}
+    lost = {id(r): sum(r["clean_rejected"][d][0] for d in CLEAN_SETS) for r in ok}
+    met = [r for r in ok if worst[id(r)] <= MAX_CLEAN_REJECTED]
+    if met:
+        return min(met, key=lambda r: (noise[id(r)], lost[id(r)])), True
+    return min(ok, key=lambda r: (worst[id(r)], noise[id(r)])), False
+
+
+def choose_main(argv=None) -> None:
+    """Print the current default, the candidate :func:`choose` picks, and the figures of both."""
+    import json
+
+    ap = argparse.ArgumentParser(description="the candidate the rule picks from a filter_grid output")
+    ap.add_argument("grid", help="JSONL written by benchmarks/filter_grid.py")
+    args = ap.parse_args(argv)
+    with open(args.grid, encoding="utf-8") as f:
+        rows = [json.loads(line) for line in f]
+    best, met = choose(rows)
+    for name, r in (("current", rows[0]), ("chosen", best)):
+        clean = {d: round(100 * a / b, 2) for d, (a, b) in r["clean_rejected"].items()}
+        kept = {k: round(100 * a / b, 2) for k, (a, b) in r["mix_kept"].items()}
+        print(json.dumps({"row": name, "candidate": r["candidate"], "clean_rejected": clean, "noise_kept": kept,
+                          "target_met": met if name == "chosen" else None}))
+
+
 if __name__ == "__main__":
     main()
