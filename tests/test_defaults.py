@@ -93,3 +93,63 @@ def test_review_apply_warns_when_the_interval_does_not_reach_the_precision(tmp_p
         r.label(i, "y" if is_parallel(it.src, it.tgt) else "n")
     assert main(["review", out, "--apply", "0.9", "-o", tmp_path / "cut2.tsv"]) == 0
     assert "warning" not in json.loads(capsys.readouterr().out)
+
+
+# ---------------------------------------------------------------------------
+# Formats: whole units, ids, regional variants, malformed units kept apart
+# ---------------------------------------------------------------------------
+
+RULES = "- {type: empty}\n- {type: length, min_length: 1, max_length: 4, unit: word}\n"
+
+
+def _rejected(path) -> list[list[str]]:
+    return [line.split("\t") for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def test_xliff2_unit_of_several_segments_is_rejected_whole(tmp_path):
+    xlf = tmp_path / "doc.xlf"
+    xlf.write_text(
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
+        '<xliff xmlns="urn:oasis:names:tc:xliff:document:2.0" version="2.0" srcLang="en" trgLang="de"><file id="f">'
+        '<unit id="u1"><segment id="s1"><source>Open the file.</source><target>Datei öffnen.</target></segment>'
+        '<segment id="s2"><source>Then save it under another name in a folder.</source>'
+        '<target>Dann unter einem anderen Namen in einem Ordner speichern.</target></segment></unit>'
+        '<unit id="u2"><segment><source>Close it.</source><target>Schließen.</target></segment></unit>'
+        '</file></xliff>\n', encoding="utf-8")
+    cfg = tmp_path / "rules.yaml"
+    cfg.write_text(RULES)
+    out, rej = tmp_path / "kept.xlf", tmp_path / "rej.tsv"
+    assert main(["filter", xlf, "-l", "en", "-L", "de", "-c", cfg, "-o", out, "--rejected", rej]) == 0
+    kept = out.read_text(encoding="utf-8")
+    assert 'id="u1"' not in kept and "Open the file." not in kept and 'id="u2"' in kept
+    rows = _rejected(rej)
+    assert [(r[0], r[1]) for r in rows] == [("1", "whole_unit:length"), ("2", "length")]
+    assert rows[0][3].startswith("[id u1/s1] Open the file.") and rows[1][3].startswith("[id u1/s2] Then")
+
+
+def test_tmx_regional_variant_asked_for_and_ids_in_rejected_rows(tmp_path):
+    tmx = tmp_path / "mem.tmx"
+    tmx.write_text(
+        '<?xml version="1.0"?><tmx version="1.4"><header srclang="en"/><body>'
+        '<tu tuid="greet"><tuv xml:lang="en"><seg>Hello</seg></tuv><tuv xml:lang="de-DE"><seg>Hallo</seg></tuv>'
+        '<tuv xml:lang="de-CH"><seg>Grüezi</seg></tuv></tu>'
+        '<tu tuid="long"><tuv xml:lang="en"><seg>One two three four five six</seg></tuv>'
+        '<tuv xml:lang="de-DE"><seg>Eins zwei drei vier fünf sechs</seg></tuv></tu>'
+        '<tu tuid="lonely"><prop type="x-project">docs</prop><note>check this</note>'
+        '<tuv xml:lang="en"><seg>Only English</seg></tuv></tu>'
+        '</body></tmx>', encoding="utf-8")
+    cfg = tmp_path / "rules.yaml"
+    cfg.write_text(RULES)
+    out, rej = tmp_path / "kept.tmx", tmp_path / "rej.tsv"
+    assert main(["filter", tmx, "-l", "en", "-L", "de-DE", "-c", cfg, "-o", out, "--rejected", rej]) == 0
+    kept = out.read_text(encoding="utf-8")
+    assert 'tuid="greet"' in kept and "Grüezi" in kept          # the unit is written back whole
+    rows = {r[0]: r for r in _rejected(rej)}
+    assert rows["2"][1] == "length" and rows["2"][3].startswith("[id long] One two")
+    lonely = rows["3"]
+    assert lonely[1] == "bad_unit:no_target" and lonely[3] == "[id lonely] en: Only English"
+    assert lonely[4:] == ["prop x-project=docs", "note: check this"]   # text, properties and notes apart
+    # -L de names no variant: two de variants are still ambiguous
+    assert main(["filter", tmx, "-l", "en", "-L", "de", "-c", cfg, "-o", tmp_path / "k2.tmx",
+                 "--rejected", tmp_path / "r2.tsv"]) == 0
+    assert _rejected(tmp_path / "r2.tsv")[0][1] == "bad_unit:several_target"

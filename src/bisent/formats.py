@@ -387,11 +387,14 @@ def _read_tmx(bt: Bitext, root) -> None:
         if langs and key not in langs:  # not one unit could be used: the wrong language asked for
             raise BisentError(f"{bt.paths[0]}: no <tuv> in {lang} (languages there: {', '.join(sorted(langs))})")
     for n, tu in enumerate(root.iter("tu"), 1):
-        u = Unit(n, line=tu.sourceline)
+        u = Unit(n, line=tu.sourceline, data={"id": _tmx_id(tu)})
         bt.units.append(u)
         sides = []
-        for key, which in ((s, "source"), (t, "target")):
+        for key, which, asked in ((s, "source", bt.src_lang), (t, "target", bt.tgt_lang)):
             tuvs = [v for v in tu.findall("tuv") if _lang_key(v.get(XML_LANG) or v.get("lang")) == key]
+            if len(tuvs) > 1:   # regional variants (de-DE and de-CH): the one asked for by its full code, if any
+                exact = [v for v in tuvs if _full_lang(v.get(XML_LANG) or v.get("lang")) == _full_lang(asked)]
+                tuvs = exact if len(exact) == 1 else tuvs
             segs = [v.find("seg") for v in tuvs]
             if not tuvs:
                 u.problem = f"bad_unit:no_{which}"
@@ -409,9 +412,43 @@ def _read_tmx(bt: Bitext, root) -> None:
             u.raw = _unit_text(tu)
 
 
+def _full_lang(lang: str | None) -> str:
+    """A language code compared whole: case and ``_``/``-`` ignored (``de_CH`` = ``de-ch``)."""
+    return (lang or "").strip().lower().replace("_", "-")
+
+
+def _tmx_id(tu) -> str | None:
+    return tu.get("tuid")
+
+
+def _one_line(text: str) -> str:
+    return _SPACE.sub(" ", text).strip()
+
+
 def _unit_text(el) -> bytes:
-    """A malformed unit's text, on one line, for the rejected file."""
-    return _SPACE.sub(" ", "".join(el.itertext())).strip().encode("utf-8", "backslashreplace")
+    """A malformed unit's content, on one line, for the rejected file: each part apart, tab-separated and
+    labelled, the text first (``LANG: text`` of a TMX variant, ``source:`` / ``target:`` of XLIFF), then the
+    rest (``prop TYPE=value``, ``note: ...``), so properties and notes are not read as the unit's text."""
+    parts = []
+    text_first = sorted((c for c in el if isinstance(c.tag, str)),
+                        key=lambda c: _local(c) not in ("tuv", "source", "target", "segment", "ignorable"))
+    for c in text_first:
+        if not isinstance(c.tag, str):
+            continue
+        name = _local(c)
+        if name == "prop":
+            parts.append(f"prop {c.get('type') or ''}={_one_line(''.join(c.itertext()))}")
+        elif name == "tuv":
+            seg = c.find("seg")
+            text = _one_line(_text(seg)) if seg is not None else "(no seg)"
+            parts.append(f"{c.get(XML_LANG) or c.get('lang') or '?'}: {text}")
+        elif name in ("source", "target"):
+            parts.append(f"{name}: {_one_line(_text(c))}")
+        elif name in ("segment", "ignorable"):
+            parts.append(_unit_text(c).decode("utf-8"))
+        else:
+            parts.append(f"{name}: {_one_line(''.join(c.itertext()))}")
+    return "\t".join(p for p in parts if p).encode("utf-8", "backslashreplace")
 
 
 def _read_xliff1(bt: Bitext, root) -> None:
@@ -422,7 +459,9 @@ def _read_xliff1(bt: Bitext, root) -> None:
         _need_langs(bt, (file_el.get("source-language"), file_el.get("target-language")), "<file>")
         for tu in file_el.iter(q("trans-unit")):
             n += 1
-            bt.units.append(_xliff_unit(n, tu, q))
+            u = _xliff_unit(n, tu, q)
+            u.data = {"id": tu.get("id")}
+            bt.units.append(u)
 
 
 def _read_xliff2(bt: Bitext, root) -> None:
@@ -430,14 +469,20 @@ def _read_xliff2(bt: Bitext, root) -> None:
     q = (lambda tag: f"{{{ns}}}{tag}") if ns else (lambda tag: tag)
     _need_langs(bt, (root.get("srcLang"), root.get("trgLang")), "<xliff>")
     n = 0
-    for unit in root.iter(q("unit")):
+    for k, unit in enumerate(root.iter(q("unit")), 1):
         segments = unit.findall(q("segment"))
+        uid = unit.get("id")
         if not segments:
             n += 1
-            bt.units.append(Unit(n, problem="bad_unit:no_segment", line=unit.sourceline, raw=_unit_text(unit)))
-        for seg in segments:
+            bt.units.append(Unit(n, problem="bad_unit:no_segment", line=unit.sourceline, raw=_unit_text(unit),
+                                 data={"id": uid, "unit": k}))
+        for i, seg in enumerate(segments, 1):
             n += 1
-            bt.units.append(_xliff_unit(n, seg, q))
+            u = _xliff_unit(n, seg, q)
+            # a segment is named by its unit: "u1" alone, or "u1/s2" (its id, else its place) when the unit has several
+            part = seg.get("id") or str(i)
+            u.data = {"id": uid if len(segments) == 1 else f"{uid}/{part}", "unit": k, "segments": len(segments)}
+            bt.units.append(u)
 
 
 def _xliff_unit(n: int, el, q) -> Unit:
@@ -465,6 +510,25 @@ def _xml_units(bt: Bitext, root) -> list:
     if bt.extra.get("version") == 1:
         return [tu for f in root.iter(q("file")) for tu in f.iter(q("trans-unit"))]
     return [seg for unit in root.iter(q("unit")) for seg in (unit.findall(q("segment")) or [unit])]
+
+
+def unit_id(bt: Bitext, u: Unit) -> str | None:
+    """The id a TMX ``<tu>`` (``tuid``) or an XLIFF unit carries (XLIFF 2 segments of a unit of several:
+    ``UNIT/SEGMENT``), for rejected rows; None for line formats and units without one."""
+    if bt.fmt not in ("tmx", "xliff") or not isinstance(u.data, dict):
+        return None
+    return u.data.get("id")
+
+
+def whole_units(bt: Bitext) -> dict[int, list[int]]:
+    """XLIFF 2 units of several segments: unit number -> the numbers ``n`` of its segments (other formats:
+    empty). A filter keeps or rejects such a unit whole, so no half unit is left behind."""
+    out: dict[int, list[int]] = {}
+    if bt.fmt == "xliff" and bt.extra.get("version") == 2:
+        for u in bt.units:
+            if isinstance(u.data, dict) and u.data.get("segments", 1) > 1:
+                out.setdefault(u.data["unit"], []).append(u.n)
+    return out
 
 
 def check_columns(bt: Bitext) -> None:

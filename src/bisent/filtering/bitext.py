@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from ..errors import BisentError
-from ..formats import check_columns, output_paths, read_bitext, remember_text, write_bitext
+from ..formats import check_columns, output_paths, read_bitext, remember_text, unit_id, whole_units, write_bitext
 from ..io import atomic_write, iter_raw_lines
 from .files import filter_file, parse_row
 from .langid import SwappedSides
@@ -81,12 +81,14 @@ def filter_bitext(inputs: Sequence, output, rejected, src_lang: str, tgt_lang: s
         rows: list[tuple[int, bytes]] = []
         counts: dict[str, int] = {}
         dropped = set()
+        reasons: dict[int, str] = {}                      # unit n -> why it was rejected
         for _, raw in iter_raw_lines(t_rej) if t_rej.stat().st_size else ():
             ln, reason, value, _ = raw.decode("utf-8").split("\t", 3)
             u = good[int(ln) - 1]
             dropped.add(int(ln))
+            reasons[u.n] = reason
             counts[reason] = counts.get(reason, 0) + 1
-            rows.append((u.n, f"{u.n}\t{reason}\t{value}\t{show_line(u.raw)}\n".encode("utf-8")))
+            rows.append((u.n, _row(bt, u, reason, value)))
         kept_lines = [raw for _, raw in iter_raw_lines(t_kept)] if t_kept.stat().st_size else []
     kept_ln = [i for i in range(1, len(good) + 1) if i not in dropped]
     if len(kept_ln) != len(kept_lines):
@@ -100,8 +102,10 @@ def filter_bitext(inputs: Sequence, output, rejected, src_lang: str, tgt_lang: s
         kept.append(u)
     for u in bt.units:
         if u.problem is not None:
+            reasons[u.n] = u.problem
             counts[u.problem] = counts.get(u.problem, 0) + 1
-            rows.append((u.n, f"{u.n}\t{u.problem}\t{format_value(u.detail)}\t{show_line(u.raw)}\n".encode("utf-8")))
+            rows.append((u.n, _row(bt, u, u.problem, format_value(u.detail))))
+    kept = _whole_units(bt, kept, reasons, rows, counts)
     scores = _scores(pipe, kept) if score_column else None
     write_bitext(outs, bt, kept, scores=scores, score_name=score_column or "score")
     with atomic_write(rejected, "wb") as f:
@@ -118,6 +122,38 @@ def filter_bitext(inputs: Sequence, output, rejected, src_lang: str, tgt_lang: s
             json.dump(summary, f, indent=2, sort_keys=True)
             f.write("\n")
     return summary
+
+
+def _row(bt, u, reason: str, value: str) -> bytes:
+    """A rejected row: ``n<TAB>reason<TAB>value<TAB>text``; a TMX/XLIFF unit's text starts with its id
+    (``[id u12/s2]``: a unit is found in the file by its id, not by its number among the segments)."""
+    uid = unit_id(bt, u)
+    label = f"[id {uid}] " if uid is not None else ""
+    return f"{u.n}\t{reason}\t{value}\t{label}{show_line(u.raw)}\n".encode("utf-8")
+
+
+def _whole_units(bt, kept: list, reasons: dict[int, str], rows: list, counts: dict) -> list:
+    """An XLIFF 2 unit of several segments is kept or rejected whole: when a step rejects one of its segments
+    (or one is malformed), its kept segments are rejected too, as ``whole_unit:REASON`` (the first segment's
+    reason), so no half unit is written back."""
+    groups = whole_units(bt)
+    if not groups:
+        return kept
+    sink: dict[int, str] = {}
+    for members in groups.values():
+        why = next((reasons[n] for n in members if n in reasons), None)
+        if why is not None:
+            sink.update({n: f"whole_unit:{why.split(':', 1)[-1] if why.startswith('whole_unit:') else why}"
+                         for n in members if n not in reasons})
+    out = []
+    for u in kept:
+        reason = sink.get(u.n)
+        if reason is None:
+            out.append(u)
+            continue
+        counts[reason] = counts.get(reason, 0) + 1
+        rows.append((u.n, _row(bt, u, reason, "")))
+    return out
 
 
 def _scores(pipe, kept) -> list[float]:
