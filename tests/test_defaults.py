@@ -153,3 +153,54 @@ def test_tmx_regional_variant_asked_for_and_ids_in_rejected_rows(tmp_path):
     assert main(["filter", tmx, "-l", "en", "-L", "de", "-c", cfg, "-o", tmp_path / "k2.tmx",
                  "--rejected", tmp_path / "r2.tsv"]) == 0
     assert _rejected(tmp_path / "r2.tsv")[0][1] == "bad_unit:several_target"
+
+
+def test_score_all_writes_every_unit_with_every_steps_value(tmp_path, capsys):
+    cfg = tmp_path / "rules.yaml"
+    cfg.write_text(RULES + "- {type: numbers}\n")
+    tsv = tmp_path / "in.tsv"
+    tsv.write_text("Open the file.\tDatei öffnen.\n"
+                   "One two three four five six\tEins zwei drei vier fünf sechs\n"
+                   "a line without a tab\n"
+                   "Page 3\tSeite 4\n", encoding="utf-8")
+    every = tmp_path / "all.tsv"
+    assert main(["filter", tsv, "-l", "en", "-L", "de", "-c", cfg, "-o", tmp_path / "kept.tsv",
+                 "--rejected", tmp_path / "rej.tsv", "--score-all", every]) == 0
+    rows = [line.split("\t") for line in every.read_text(encoding="utf-8").splitlines()]
+    assert len(rows) == 4                                              # nothing dropped, in input order
+    assert rows[0][:2] == ["Open the file.", "Datei öffnen."] and rows[0][2:] == ["kept", "13", "3,2", "0"]
+    assert rows[1][2] == "length" and rows[1][4] == "6,6" and rows[1][5] == "0"   # later steps scored too
+    assert rows[2][0] == "a line without a tab" and rows[2][1] == "bad_row:columns" and rows[2][2:] == ["", "", ""]
+    assert rows[3][2] == "numbers" and rows[3][5] == "2"
+    assert (tmp_path / "kept.tsv").read_text(encoding="utf-8") == "Open the file.\tDatei öffnen.\n"
+    # TMX: properties on each unit; XLIFF 2: attributes on the unit, one value per segment
+    tmx = tmp_path / "mem.tmx"
+    tmx.write_text('<?xml version="1.0"?><tmx version="1.4"><header srclang="en"/><body>'
+                   '<tu tuid="a"><tuv xml:lang="en"><seg>Open the file.</seg></tuv>'
+                   '<tuv xml:lang="de"><seg>Datei öffnen.</seg></tuv></tu>'
+                   '<tu tuid="b"><tuv xml:lang="en"><seg>One two three four five six</seg></tuv>'
+                   '<tuv xml:lang="de"><seg>Eins zwei drei vier fünf sechs</seg></tuv></tu></body></tmx>',
+                   encoding="utf-8")
+    assert main(["filter", tmx, "-l", "en", "-L", "de", "-c", cfg, "-o", tmp_path / "kept.tmx",
+                 "--rejected", tmp_path / "r.tsv", "--score-all", tmp_path / "all.tmx"]) == 0
+    out = (tmp_path / "all.tmx").read_text(encoding="utf-8")
+    assert out.count("<tu ") == 2 and '<prop type="x-bisent-decision">kept</prop>' in out
+    assert '<prop type="x-bisent-decision">length</prop>' in out and '<prop type="x-bisent-length">6,6</prop>' in out
+    xlf = tmp_path / "doc.xlf"
+    xlf.write_text('<?xml version="1.0" encoding="UTF-8"?>\n<xliff xmlns="urn:oasis:names:tc:xliff:document:2.0" '
+                   'version="2.0" srcLang="en" trgLang="de"><file id="f"><unit id="u1">'
+                   '<segment><source>Open the file.</source><target>Datei öffnen.</target></segment>'
+                   '<segment><source>One two three four five six</source>'
+                   '<target>Eins zwei drei vier fünf sechs</target></segment></unit></file></xliff>\n',
+                   encoding="utf-8")
+    assert main(["filter", xlf, "-l", "en", "-L", "de", "-c", cfg, "-o", tmp_path / "kept.xlf",
+                 "--rejected", tmp_path / "r2.tsv", "--score-all", tmp_path / "all.xlf"]) == 0
+    out = (tmp_path / "all.xlf").read_text(encoding="utf-8")
+    assert 'bisent:decision="whole_unit:length length"' in out and 'bisent:length="3,2 6,6"' in out
+    # Moses files have no room for them
+    (tmp_path / "c.en").write_text("Open the file.\n")
+    (tmp_path / "c.de").write_text("Datei öffnen.\n")
+    capsys.readouterr()
+    assert main(["filter", tmp_path / "c.en", tmp_path / "c.de", "-l", "en", "-L", "de", "-c", cfg,
+                 "-o", tmp_path / "k", "--rejected", tmp_path / "r3.tsv", "--score-all", tmp_path / "all.tsv"]) == 2
+    assert "no place for the scores" in capsys.readouterr().err and not (tmp_path / "k.en").exists()

@@ -550,17 +550,22 @@ def check_columns(bt: Bitext) -> None:
 
 
 def write_bitext(paths, bt: Bitext, units: Iterable[Unit], *, scores: Sequence[float] | None = None,
-                 score_name: str = "score") -> None:
+                 score_name: str = "score", fields: Sequence[dict[str, str]] | None = None) -> None:
     """Write ``units`` (some of ``bt.units``, possibly with changed text) in ``bt``'s format to ``paths``.
 
     Everything bisent did not read is carried over; a unit whose text did not
     change is written as it was read. ``scores`` (one per unit) adds a score
     column / key / TMX property / XLIFF attribute named by ``score_name``.
+    ``fields`` (one mapping of name -> text per unit, the same names for all) is written by
+    :func:`write_fields` instead: every unit, malformed ones too (``bisent filter --score-all``).
     """
     paths = tuple(paths) if isinstance(paths, (list, tuple)) else (paths,)
     units = list(units)
     if scores is not None and len(scores) != len(units):
         raise ValueError("one score per unit")
+    if fields is not None:
+        write_fields(paths, bt, units, fields)
+        return
     if bt.fmt == "moses":
         with atomic_write(paths[0], "wb") as fs, atomic_write(paths[1], "wb") as ft:
             for u in units:
@@ -597,6 +602,68 @@ def write_bitext(paths, bt: Bitext, units: Iterable[Unit], *, scores: Sequence[f
         _write_parquet(paths[0], bt, units, scores, score_name)
         return
     _write_xml(paths[0], bt, units, scores, score_name)
+
+
+def write_fields(paths, bt: Bitext, units: Sequence[Unit], fields: Sequence[dict[str, str]]) -> None:
+    """Every unit of ``units`` as read, with its ``fields`` added where the format has room: TSV columns after the
+    last (in the mapping's order), JSONL keys and Parquet columns ``bisent_NAME``, a TMX ``<prop
+    type="x-bisent-NAME">``, an XLIFF ``bisent:NAME`` attribute (XLIFF 2: on the ``<unit>``, one value per
+    segment, space-separated). A line that could not be parsed (a JSONL line that is no object) is written
+    as read; Moses files have no room and are refused."""
+    if len(fields) != len(units):
+        raise ValueError("one mapping of fields per unit")
+    if bt.fmt == "moses":
+        raise BisentError("--score-all: Moses files hold one sentence a line and have no place for the scores; "
+                          "give the pair as one TSV file")
+    names = list(fields[0]) if fields else []
+    if bt.fmt == "tsv":
+        with atomic_write(paths[0], "wb") as f:
+            for u, extra in zip(units, fields):
+                cols = list(u.data) if u.data is not None else [u.raw]
+                f.write(b"\t".join(cols + [extra[k].encode("utf-8") for k in names]) + b"\n")
+        return
+    if bt.fmt == "jsonl":
+        with atomic_write(paths[0], "wb") as f:
+            for u, extra in zip(units, fields):
+                if not isinstance(u.data, dict):
+                    f.write(u.raw + b"\n")
+                    continue
+                obj = {**u.data, **{f"bisent_{k}": v for k, v in extra.items()}}
+                f.write(json.dumps(obj, ensure_ascii=False).encode("utf-8") + b"\n")
+        return
+    if bt.fmt == "parquet":
+        import pyarrow as pa
+        pq = _pyarrow_parquet()
+        table = bt.table.take(pa.array([u.data for u in units], type=pa.int64()))
+        for k in names:
+            table = table.append_column(f"bisent_{k}", pa.array([e[k] for e in fields], type=pa.string()))
+        with atomic_write(paths[0], "wb") as f:
+            pq.write_table(table, f)
+        return
+    from lxml import etree
+    tree = copy.deepcopy(bt.tree)
+    root = tree.getroot()
+    by_n = {u.n: e for u, e in zip(units, fields)}
+    xliff2 = bt.fmt == "xliff" and bt.extra.get("version") == 2
+    per_unit: dict = {}
+    for n, el in enumerate(_xml_units(bt, root), 1):
+        extra = by_n.get(n)
+        if extra is None:
+            continue
+        for k in names:
+            if bt.fmt == "tmx":
+                _tmx_prop(el, k, extra[k])
+            elif xliff2 and _local(el) == "segment":
+                per_unit.setdefault(el.getparent(), {}).setdefault(k, []).append(extra[k] or "-")
+            else:
+                el.set(f"{{{BISENT_NS}}}{k}", extra[k])
+    for unit, values in per_unit.items():
+        for k, vals in values.items():
+            unit.set(f"{{{BISENT_NS}}}{k}", " ".join(vals))
+    if bt.fmt == "xliff":
+        etree.cleanup_namespaces(tree, top_nsmap={"bisent": BISENT_NS})
+    with atomic_write(paths[0], "wb") as f:
+        f.write(etree.tostring(tree, xml_declaration=True, encoding="UTF-8") + b"\n")
 
 
 def _unchanged(bt: Bitext, u: Unit) -> bool:

@@ -157,3 +157,14 @@ def doc_match_options(f):
     return click.option("--threshold", type=THRESHOLD_OR_NONE, default=None,
                         help=f"Pairs scoring below this are reported unmatched (default {DEFAULT_THRESHOLD:g} on the "
                              f"ratio margin, chosen on dev pages; none: no threshold).")(f)
+
+
+def score_all_option(f):
+    """``--score-all FILE`` of ``bisent filter``: every unit with every step's value and the decision."""
+    return click.option(
+        "--score-all", "score_all", type=click.Path(dir_okay=False), default=None,
+        help="Also write every input line or unit to FILE in the input's format, nothing dropped, with the "
+             "decision (kept, or the step that rejected it) and every step's value, each step scoring every pair: "
+             "TSV columns after the last (decision, then the steps in order), JSONL keys / Parquet columns "
+             "bisent_NAME, TMX <prop type=\"x-bisent-NAME\">, XLIFF bisent:NAME attributes. Re-threshold it later "
+             "without filtering again.")(f)

@@ -40,8 +40,12 @@ def check_two_columns(path) -> None:
 def filter_bitext(inputs: Sequence, output, rejected, src_lang: str, tgt_lang: str, config, *,
                   fmt: str | None = None, columns=None, score_column: str | None = None, summary_path=None,
                   chunk_size: int = 10_000, progress: bool | None = None,
-                  finish: Callable[[Path, Path, Path, dict], dict] | None = None) -> dict:
+                  finish: Callable[[Path, Path, Path, dict], dict] | None = None, score_all=None) -> dict:
     """Filter ``inputs`` (one file, two for Moses) into ``output`` (same format; Moses: a stem) and ``rejected``.
+
+    ``score_all``: also write every unit to this file in the input's format, nothing dropped, with the
+    decision (``kept`` or the reason) and every step's value (:func:`score_every_step`), so the output can be
+    re-thresholded later without running the filter again.
 
     ``finish(tmp_pairs, tmp_kept, tmp_rejected, summary)`` runs on the temporary
     TSV files before they are mapped back (the report / ``--precision`` step);
@@ -53,6 +57,9 @@ def filter_bitext(inputs: Sequence, output, rejected, src_lang: str, tgt_lang: s
     bt = read_bitext(inputs, fmt=fmt, columns=columns, src_lang=src_lang, tgt_lang=tgt_lang)
     if score_column and bt.fmt == "moses":
         raise BisentError("--score-column: Moses files hold one sentence a line and have no place for a score")
+    if score_all is not None and bt.fmt == "moses":
+        raise BisentError("--score-all: Moses files hold one sentence a line and have no place for the scores; "
+                          "give the pair as one TSV file")
     check_columns(bt)
     remember_text(bt)
     outs = output_paths(output, inputs, bt.fmt)
@@ -108,6 +115,12 @@ def filter_bitext(inputs: Sequence, output, rejected, src_lang: str, tgt_lang: s
     kept = _whole_units(bt, kept, reasons, rows, counts)
     scores = _scores(pipe, kept) if score_column else None
     write_bitext(outs, bt, kept, scores=scores, score_name=score_column or "score")
+    if score_all is not None:
+        decision = {u.n: "kept" for u in kept}
+        for n, line in rows:
+            decision.setdefault(n, line.split(b"\t", 2)[1].decode("utf-8"))
+        write_bitext((score_all,), bt, bt.units, fields=score_every_step(pipe, bt.units, decision))
+        summary["score_all"] = str(score_all)
     with atomic_write(rejected, "wb") as f:
         f.writelines(line for _, line in sorted(rows, key=lambda r: r[0]))
     summary.update({"input": [str(p) for p in inputs] if len(inputs) > 1 else str(inputs[0]), "format": bt.fmt,
@@ -122,6 +135,28 @@ def filter_bitext(inputs: Sequence, output, rejected, src_lang: str, tgt_lang: s
             json.dump(summary, f, indent=2, sort_keys=True)
             f.write("\n")
     return summary
+
+
+def score_every_step(pipe, units, decision: dict[int, str]) -> list[dict[str, str]]:
+    """Per unit: ``decision`` (``kept``, or the step or problem that rejected it) and the value of every step of
+    ``pipe`` (as the rejected file writes values; empty for a malformed unit), each step scoring every
+    well-formed unit whether or not an earlier step rejected it. The steps keep the sample the run learned
+    (the learned length ratio, the margin); a duplicate filter starts again, so a repeat is a repeat of an
+    earlier unit. Embeddings come from the cache the run filled."""
+    for step in pipe.steps:
+        if not step.stateless:
+            step.reset()
+    good = [u for u in units if u.problem is None]
+    pairs = [(u.src, u.tgt) for u in good]
+    values = {step.name: pipe._score(step, pairs) if pairs else [] for step in pipe.steps}
+    by_n = {u.n: i for i, u in enumerate(good)}
+    out = []
+    for u in units:
+        i = by_n.get(u.n)
+        row = {"decision": decision.get(u.n, u.problem or "kept")}
+        row.update({name: "" if i is None else format_value(v[i]) for name, v in values.items()})
+        out.append(row)
+    return out
 
 
 def _row(bt, u, reason: str, value: str) -> bytes:
