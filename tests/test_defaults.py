@@ -204,3 +204,33 @@ def test_score_all_writes_every_unit_with_every_steps_value(tmp_path, capsys):
     assert main(["filter", tmp_path / "c.en", tmp_path / "c.de", "-l", "en", "-L", "de", "-c", cfg,
                  "-o", tmp_path / "k", "--rejected", tmp_path / "r3.tsv", "--score-all", tmp_path / "all.tsv"]) == 2
     assert "no place for the scores" in capsys.readouterr().err and not (tmp_path / "k.en").exists()
+
+
+# ---------------------------------------------------------------------------
+# Document matching: a cosine floor beside the margin, and the settings in the summary
+# ---------------------------------------------------------------------------
+
+def test_docs_mine_default_settings_and_cosine_floor(tmp_path, capsys):
+    import json
+
+    from bisent.documents import DEFAULT_MIN_COSINE, DEFAULT_THRESHOLD
+
+    src = [{"id": f"s{i}", "text": [a]} for i, (a, _) in enumerate(EN_DE[:6])]
+    tgt = [{"id": f"t{i}", "text": [b]} for i, (_, b) in enumerate(EN_DE[:6])]
+    for name, docs in (("en.jsonl", src), ("de.jsonl", tgt)):
+        (tmp_path / name).write_text("".join(json.dumps(d, ensure_ascii=False) + "\n" for d in docs),
+                                     encoding="utf-8")
+    base = ["docs", "mine", tmp_path / "en.jsonl", tmp_path / "de.jsonl", "-l", "en", "-L", "de", "-e", "char-ngram",
+            "--segmentation", "given"]
+    capsys.readouterr()
+    assert main(base + ["-o", tmp_path / "d.tsv"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["threshold"] == DEFAULT_THRESHOLD and summary["min_cosine"] == DEFAULT_MIN_COSINE
+    assert main(base + ["-o", tmp_path / "all.tsv", "--threshold", "none", "--min-cosine", "none"]) == 0
+    every = json.loads(capsys.readouterr().out)
+    assert every["threshold"] is None and every["min_cosine"] is None
+    assert every["matched"] >= max(4, summary.get("matched", 0))
+    assert main(base + ["-o", tmp_path / "floor.tsv", "--threshold", "none", "--min-cosine", "0.99"]) == 0
+    rows = (tmp_path / "floor.tsv").read_text(encoding="utf-8").splitlines()[1:]
+    floor = [r for r in rows if "unmatched: cosine below the floor 0.99" in r]
+    assert len(floor) == every["matched"] and not any("\tmatched\t" in r for r in rows)

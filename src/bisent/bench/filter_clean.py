@@ -14,8 +14,10 @@ Usage: python benchmarks/filter_clean.py --split dev -c filter-default [-c FILE]
 from __future__ import annotations
 
 import argparse
+import json
 import random
 from collections import Counter
+from pathlib import Path
 
 import numpy as np
 
@@ -102,6 +104,21 @@ def step_values(config, src: str, tgt: str, pairs) -> dict[str, list]:
         for step in pipe.steps:
             out[step.name] = pipe._score(step, list(pairs))
     out["_spelled"] = list(_numbers_spelled(pairs))
+    out["_other_lang"] = _other_language(pairs, src, tgt)
+    return out
+
+
+def _other_language(pairs, src: str, tgt: str) -> list[list[float]]:
+    """Per pair and side: the language-id model's probability of its top guess when that guess is another
+    language than the side's (0 when the side's own language is the top guess)."""
+    from ..filtering.langid import identify, normalise_lang
+
+    out = []
+    langs = normalise_lang(src), normalise_lang(tgt)
+    top_s = list(identify(a for a, _ in pairs))
+    top_t = list(identify(b for _, b in pairs))
+    for (ls, ps), (lt, pt) in zip(top_s, top_t):
+        out.append([0.0 if ls == langs[0] else ps, 0.0 if lt == langs[1] else pt])
     return out
 
 
@@ -113,8 +130,9 @@ def _numbers_spelled(pairs):
 
 #: candidate values of each bound (the current default first)
 GRID = {"max_z": (2.5, 3.0, 3.5, 4.0, 5.0), "spelled": (False, True), "langid_prob": (0.05, 0.01, 0.001),
-        "langid_chars": (0, 20, 40), "coverage": (0.15, 0.1, 0.05, None), "leave_out": (0.05, 0.08, 0.12, None),
-        "margin": (0.9, 0.85, 0.8, 0.7, None), "margin_cos": (None, 0.7, 0.6), "cosine": (0.3, 0.2)}
+        "langid_chars": (0, 20, 40), "langid_other": (None, 0.5, 0.8), "coverage": (0.15, 0.1, 0.05, None),
+        "leave_out": (0.05, 0.08, 0.12, None), "margin": (0.9, 0.85, 0.8, 0.7, None), "margin_cos": (None, 0.7, 0.6),
+        "cosine": (0.3, 0.2)}
 
 
 def factors(values: dict, pairs) -> dict:
@@ -126,14 +144,15 @@ def factors(values: dict, pairs) -> dict:
     base &= (lens >= 1).all(1) & (lens <= 200).all(1)
     base &= (np.asarray(values["overlap"]) < 0.8) & (np.asarray(values["script"]).reshape(-1, 2) >= 0.5).all(1)
     lid = np.asarray(values["langid"]).reshape(-1, 2)
+    other = np.asarray(values["_other_lang"]).reshape(-1, 2)     # a side judged only when another language wins
     cov = np.asarray([v[0] for v in values["coverage"]], dtype=np.float64)
     gain = np.asarray([v[0] for v in values["leave_out"]], dtype=np.float64)
     cos, margin = np.asarray(values["cosine"]), np.asarray(values["margin"])
     out = {"base": base,
            "max_z": {z: np.abs(np.asarray(values["length_ratio"])) <= z for z in GRID["max_z"]},
            "spelled": {sp: np.asarray(values["_spelled" if sp else "numbers"]) == 0 for sp in GRID["spelled"]},
-           "langid": {(p, c): (((lid > 0) & (lid >= p)) | (chars < c)).all(1)
-                      for p in GRID["langid_prob"] for c in GRID["langid_chars"]},
+           "langid": {(p, c, o): (((lid > 0) & (lid >= p)) | (chars < c) | (other < o if o is not None else False))
+                      .all(1) for p in GRID["langid_prob"] for c in GRID["langid_chars"] for o in GRID["langid_other"]},
            "coverage": {c: np.ones(len(cov), bool) if c is None else (cov >= c) for c in GRID["coverage"]},
            "leave_out": {g: np.ones(len(gain), bool) if g is None else (gain <= g) for g in GRID["leave_out"]},
            "margin": {(m, mc): np.ones(len(cos), bool) if m is None else
@@ -146,7 +165,8 @@ def factors(values: dict, pairs) -> dict:
 def decide(f: dict, cand: dict) -> np.ndarray:
     """Kept (bool per pair) under the candidate bounds ``cand`` (keys of :data:`GRID`), from :func:`factors`."""
     return (f["base"] & f["max_z"][cand["max_z"]] & f["spelled"][cand["spelled"]]
-            & f["langid"][cand["langid_prob"], cand["langid_chars"]] & f["coverage"][cand["coverage"]]
+            & f["langid"][cand["langid_prob"], cand["langid_chars"], cand["langid_other"]]
+            & f["coverage"][cand["coverage"]]
             & f["leave_out"][cand["leave_out"]] & f["margin"][cand["margin"], cand["margin_cos"]]
             & f["cosine"][cand["cosine"]])
 
@@ -154,7 +174,6 @@ def decide(f: dict, cand: dict) -> np.ndarray:
 def grid_main(argv=None) -> None:
     """Every candidate of :data:`GRID` on the clean sets and the noise mix of a split (one JSON line each)."""
     import itertools
-    import json
 
     from .filtering import build_set
 
@@ -163,18 +182,27 @@ def grid_main(argv=None) -> None:
     ap.add_argument("--limit", type=int, default=1500)
     ap.add_argument("--mix-limit", type=int, default=4000)
     ap.add_argument("-o", "--output", required=True, help="JSONL of every candidate's figures")
+    ap.add_argument("--values", default=None, help="JSON file of every step's values: read if it exists, else written")
     args = ap.parse_args(argv)
-    sets = {}
+    saved = None
+    if args.values and Path(args.values).is_file():
+        saved = json.loads(Path(args.values).read_text(encoding="utf-8"))
+    tables = {}
     for domain in sorted(DOMAINS):
         src, tgt, pairs = clean_pairs(domain, args.split, args.limit)
-        sets[domain] = (None, factors(step_values("filter-default", src, tgt, pairs), pairs))
+        tables[domain] = (pairs, None, saved[domain] if saved else step_values("filter-default", src, tgt, pairs))
         print(f"scored {domain}", flush=True)
     items, _ = build_set("en", "de", limit=args.mix_limit, split=args.split)
     mix = [(it.src, it.tgt) for it in items]
-    kinds = np.asarray([it.kind for it in items])
-    sets["mix"] = (kinds, factors(step_values("filter-default", "en", "de", mix), mix))
+    kinds = [it.kind for it in items]
+    tables["mix"] = (mix, kinds, saved["mix"] if saved else step_values("filter-default", "en", "de", mix))
     print("scored the noise mix", flush=True)
+    if args.values and saved is None:
+        Path(args.values).write_text(json.dumps({k: v for k, (_, _, v) in tables.items()}), encoding="utf-8")
+    sets = {name: (None if kk is None else np.asarray(kk), factors(v, pairs))
+            for name, (pairs, kk, v) in tables.items()}
     keys = list(GRID)
+    cap = None
     with open(args.output, "w", encoding="utf-8") as f:
         for combo in itertools.product(*(GRID[k] for k in keys)):
             cand = dict(zip(keys, combo))
@@ -190,6 +218,10 @@ def grid_main(argv=None) -> None:
                             row["clean_rejected"]["mix_clean"] = [int((~keep[m]).sum()), int(m.sum())]
                         else:
                             row["mix_kept"][str(kind)] = [int(keep[m].sum()), int(m.sum())]
+            if cap is None:     # the current default (the first candidate): rule 1's caps
+                cap = {k: wilson_pct(*kn)[1] for k, kn in row["mix_kept"].items()}
+            elif any(100 * kn[0] / kn[1] > cap[k] for k, kn in row["mix_kept"].items()):
+                continue        # rule 1 rules it out: not written
             f.write(json.dumps(row) + "\n")
 
 
@@ -228,8 +260,6 @@ def choose(rows: list[dict]) -> tuple[dict, bool]:
 
 def choose_main(argv=None) -> None:
     """Print the current default, the candidate :func:`choose` picks, and the figures of both."""
-    import json
-
     ap = argparse.ArgumentParser(description="the candidate the rule picks from a filter_grid output")
     ap.add_argument("grid", help="JSONL written by benchmarks/filter_grid.py")
     args = ap.parse_args(argv)

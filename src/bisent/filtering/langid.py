@@ -114,6 +114,14 @@ class LanguageIdFilter(Step):
     none (on the LibreOffice filter benchmark, ``min_prob: 0.05`` keeps about half
     of the clean pairs the paper's rule rejects and still catches 99 % of the
     third-language targets).
+
+    ``short_chars: N``: a side of fewer than N characters is not judged (its value is -1): lid.176 cannot
+    tell the language of "Cancel" or "To enable localizable dialogs" reliably, and such strings are most of
+    UI text.
+
+    ``check_swapped`` (default true): before scoring, the input's sample (:meth:`fit_sample`) is checked for
+    sides that read the other way round, which stops the run with one line instead of rejecting nearly
+    every pair.
     """
 
     #: pairs of the input's sample looked at by the swapped-sides check (:meth:`fit_sample`)
@@ -122,9 +130,10 @@ class LanguageIdFilter(Step):
     SWAP_MIN_PAIRS = 10
 
     def __init__(self, *, name: str | None = None, src_lang: str, tgt_lang: str, min_prob: float = 0.0,
-                 require_top: bool = True, check_swapped: bool = True):
+                 require_top: bool = True, check_swapped: bool = True, short_chars: int = 0):
         super().__init__(name=name)
         self.min_prob = check_number("min_prob", min_prob, low=0, high=1)
+        self.short_chars = check_number("short_chars", short_chars, low=0, integer=True)
         self.require_top = check_bool("require_top", require_top)
         self.check_swapped = check_bool("check_swapped", check_swapped)
         known = labels()
@@ -163,11 +172,13 @@ class LanguageIdFilter(Step):
         src_lang, tgt_lang = self.langs
         predict = load_model().f.predict
         top = 1 if self.require_top else 10
+        short = self.short_chars
         for src, tgt in pairs:
-            yield [_expected_prob(predict, src, src_lang, top), _expected_prob(predict, tgt, tgt_lang, top)]
+            yield [-1.0 if len(text.strip()) < short else _expected_prob(predict, text, lang, top)
+                   for text, lang in ((src, src_lang), (tgt, tgt_lang))]
 
     def accept(self, value) -> bool:
-        return all(p > 0 and p >= self.min_prob for p in value)
+        return all(p == -1.0 or (p > 0 and p >= self.min_prob) for p in value)
 
 
 def _expected_prob(predict, text: str, lang: str, top: int = 1) -> float:
