@@ -24,6 +24,9 @@ from .common import Recorder, add_results_option
 
 MARGINS = (None, 1.0, 1.05, 1.1, 1.2, 1.3)
 COSINES = (None, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7)
+#: floors on the cosine of the plain (uncentred) means: centring on a small collection of two kinds of page
+#: makes each kind point its own way, so unrelated pages of one kind look alike
+PLAIN = (None, 0.6, 0.7, 0.75, 0.8, 0.85)
 SIZES = (6, 20, 80, 200)
 OVERLAPS = (0.25, 0.5, 0.9)
 
@@ -47,7 +50,8 @@ def foreign_pages(src: str, tgt: str, n: int, seed: int, split: str) -> tuple[li
 
 
 def make_task(docs, pages: int, overlap: float, seed: int, foreign=None):
-    """(src pages, tgt pages, gold set of (src row, tgt row)) of one task; pages are lists of paragraphs."""
+    """(src pages, tgt pages, gold set of (src row, tgt row), foreign rows (src set, tgt set)) of one task; pages
+    are lists of paragraphs."""
     rng = random.Random(seed)
     chosen = rng.sample(docs, min(pages, len(docs)))
     n_gold = max(1, round(overlap * len(chosen)))
@@ -62,6 +66,7 @@ def make_task(docs, pages: int, overlap: float, seed: int, foreign=None):
             src.append(s)
         else:
             tgt.append(t)
+    n_src, n_tgt = len(src), len(tgt)
     if foreign is not None:
         fs, ft = foreign
         src += fs[:len(chosen)]
@@ -71,31 +76,37 @@ def make_task(docs, pages: int, overlap: float, seed: int, foreign=None):
     where = {old: new for new, old in enumerate(order_t)}
     tgt = [tgt[i] for i in order_t]
     gold = {(s, where[t]) for s, t in gold}
-    return src, tgt, gold
+    return src, tgt, gold, (set(range(n_src, len(src))), {where[t] for t in range(n_tgt, len(tgt))})
 
 
-def evaluate(matches, gold: set, margin, cosine) -> tuple[int, int]:
-    """(matches the rule keeps, of them right)."""
-    kept = right = 0
-    for s, t, score, cos in matches:
-        if (margin is None or score >= margin) and (cosine is None or cos >= cosine):
+def evaluate(matches, gold: set, margin, cosine, plain=None, foreign=(set(), set())) -> tuple[int, int, int]:
+    """(matches the rule keeps, of them right, of them pairing a page with an unrelated page of another kind)."""
+    kept = right = unrelated = 0
+    for s, t, score, cos, raw in matches:
+        if (margin is None or score >= margin) and (cosine is None or cos >= cosine) \
+                and (plain is None or raw >= plain):
             kept += 1
             right += (s, t) in gold
-    return kept, right
+            unrelated += (s in foreign[0]) != (t in foreign[1]) or (s in foreign[0] and t in foreign[1])
+    return kept, right, unrelated
 
 
-def run_task(enc, src_pages, tgt_pages, src_lang, tgt_lang):
-    """Every one-to-one match ``bisent docs mine`` makes with no threshold: (src row, tgt row, margin, cosine)."""
+def run_task(enc, src_pages, tgt_pages, src_lang, tgt_lang, plain_enc=None):
+    """Every one-to-one match ``bisent docs mine`` makes with no threshold: (src row, tgt row, margin, cosine,
+    cosine of the plain means)."""
     from ..documents import Document, mine_documents
 
     a = enc.encode_documents(src_pages, src_lang, progress=False)   # (n, d)
     b = enc.encode_documents(tgt_pages, tgt_lang, progress=False)   # (m, d)
     sd = [Document(str(i), p, "") for i, p in enumerate(src_pages)]
     td = [Document(str(i), p, "") for i, p in enumerate(tgt_pages)]
+    pa = plain_enc.encode_documents(src_pages, src_lang, progress=False) if plain_enc else a
+    pb = plain_enc.encode_documents(tgt_pages, tgt_lang, progress=False) if plain_enc else b
     out = []
     for i, m in enumerate(mine_documents(sd, td, a, b)):
         if m.reason is None:
-            out.append((i, int(m.tgt_id), m.score, m.cosine))
+            j = int(m.tgt_id)
+            out.append((i, j, m.score, m.cosine, float(pa[i] @ pb[j])))
     return out
 
 
@@ -113,6 +124,7 @@ def main(argv=None) -> None:
     src_lang, tgt_lang = args.pair.split("-")
     docs = [d for d in load_documents(src_lang, tgt_lang, split=args.split) if d.src and d.tgt]
     enc = get_document_encoder(args.encoder)
+    plain_enc = get_document_encoder(args.encoder, centred=False)
     record = Recorder("doc_threshold", args.results or None, echo=lambda line: print(line, flush=True))
     totals: dict = {}
     for foreign in (False, True):
@@ -120,30 +132,38 @@ def main(argv=None) -> None:
             for overlap in OVERLAPS:
                 for seed in range(args.seeds):
                     fp = foreign_pages(src_lang, tgt_lang, pages, seed, args.split) if foreign else None
-                    src, tgt, gold = make_task(docs, pages, overlap, seed, fp)
-                    matches = run_task(enc, src, tgt, src_lang, tgt_lang)
+                    src, tgt, gold, foreign_rows = make_task(docs, pages, overlap, seed, fp)
+                    matches = run_task(enc, src, tgt, src_lang, tgt_lang, plain_enc)
                     task = f"{'foreign' if foreign else 'site'}/{pages}/{overlap}"
                     for margin in MARGINS:
                         for cosine in COSINES:
-                            kept, right = evaluate(matches, gold, margin, cosine)
-                            t = totals.setdefault((task, margin, cosine), [0, 0, 0])
-                            t[0] += kept
-                            t[1] += right
-                            t[2] += len(gold)
-    for (task, margin, cosine), (kept, right, n_gold) in sorted(totals.items(), key=lambda kv: str(kv[0])):
+                            for plain in PLAIN:
+                                kept, right, unrelated = evaluate(matches, gold, margin, cosine, plain,
+                                                                  foreign_rows)
+                                t = totals.setdefault((task, margin, cosine, plain), [0, 0, 0, 0])
+                                t[0] += kept
+                                t[1] += right
+                                t[2] += len(gold)
+                                t[3] += unrelated
+    for (task, margin, cosine, plain), (kept, right, n_gold, unrelated) in sorted(totals.items(),
+                                                                                 key=lambda kv: str(kv[0])):
         record({"task": "doc_threshold", "split": args.split, "pair": args.pair, "encoder": args.encoder,
-                "collection": task, "margin": margin, "cosine": cosine, "kept": kept, "right": right,
-                "gold": n_gold, "precision": round(100 * right / kept, 2) if kept else None,
+                "collection": task, "margin": margin, "cosine": cosine, "plain_cosine": plain, "kept": kept,
+                "right": right,
+                "gold": n_gold, "unrelated": unrelated, "precision": round(100 * right / kept, 2) if kept else None,
+                "unrelated_share": round(100 * unrelated / kept, 2) if kept else None,
                 "recall": round(100 * right / n_gold, 2) if n_gold else None})
     summary = {}
-    for (task, margin, cosine), (kept, right, n_gold) in totals.items():
-        s = summary.setdefault((margin, cosine), {"worst_precision": 100.0, "recall": []})
+    for (task, margin, cosine, plain), (kept, right, n_gold, unrelated) in totals.items():
+        s = summary.setdefault((margin, cosine, plain), {"worst_precision": 100.0, "recall": [], "unrelated": 0.0})
         if kept:
             s["worst_precision"] = min(s["worst_precision"], 100 * right / kept)
+            s["unrelated"] = max(s["unrelated"], 100 * unrelated / kept)
         s["recall"].append(100 * right / n_gold)
-    for (margin, cosine), s in sorted(summary.items(), key=lambda kv: str(kv[0])):
-        print(f"margin {margin} cosine {cosine}: worst precision {s['worst_precision']:.2f}, "
-              f"mean recall {np.mean(s['recall']):.2f}, worst recall {min(s['recall']):.2f}", flush=True)
+    for (margin, cosine, plain), s in sorted(summary.items(), key=lambda kv: str(kv[0])):
+        print(f"margin {margin} cosine {cosine} plain {plain}: worst precision {s['worst_precision']:.2f}, "
+              f"mean recall {np.mean(s['recall']):.2f}, worst recall {min(s['recall']):.2f}, "
+              f"worst share of unrelated pairs {s['unrelated']:.2f}", flush=True)
 
 
 if __name__ == "__main__":

@@ -119,6 +119,11 @@ class LanguageIdFilter(Step):
     tell the language of "Cancel" or "To enable localizable dialogs" reliably, and such strings are most of
     UI text.
 
+    ``other_prob: q``: a side is judged only when its language has less than ``min_prob`` and the model's best
+    guess is another language with probability ``q`` or more; otherwise its value is -1 (not judged). Command-line
+    help strings ("--tag create a BSD-style checksum") get no English at all from lid.176 and no other language
+    with confidence either, while a paragraph in a third language is identified as that language.
+
     ``check_swapped`` (default true): before scoring, the input's sample (:meth:`fit_sample`) is checked for
     sides that read the other way round, which stops the run with one line instead of rejecting nearly
     every pair.
@@ -130,10 +135,12 @@ class LanguageIdFilter(Step):
     SWAP_MIN_PAIRS = 10
 
     def __init__(self, *, name: str | None = None, src_lang: str, tgt_lang: str, min_prob: float = 0.0,
-                 require_top: bool = True, check_swapped: bool = True, short_chars: int = 0):
+                 require_top: bool = True, check_swapped: bool = True, short_chars: int = 0,
+                 other_prob: float = 0.0):
         super().__init__(name=name)
         self.min_prob = check_number("min_prob", min_prob, low=0, high=1)
         self.short_chars = check_number("short_chars", short_chars, low=0, integer=True)
+        self.other_prob = check_number("other_prob", other_prob, low=0, high=1)
         self.require_top = check_bool("require_top", require_top)
         self.check_swapped = check_bool("check_swapped", check_swapped)
         known = labels()
@@ -172,10 +179,19 @@ class LanguageIdFilter(Step):
         src_lang, tgt_lang = self.langs
         predict = load_model().f.predict
         top = 1 if self.require_top else 10
-        short = self.short_chars
+        short, other = self.short_chars, self.other_prob
         for src, tgt in pairs:
-            yield [-1.0 if len(text.strip()) < short else _expected_prob(predict, text, lang, top)
-                   for text, lang in ((src, src_lang), (tgt, tgt_lang))]
+            row = []
+            for text, lang in ((src, src_lang), (tgt, tgt_lang)):
+                if len(text.strip()) < short:
+                    row.append(-1.0)
+                    continue
+                guesses = predict(text.replace("\n", " ") + "\n", top, 0.0, "replace")
+                p = _expected(guesses, lang)
+                if other and p < self.min_prob and _top_other(guesses, lang) < other:
+                    p = -1.0               # no other language confidently identified either: not judged
+                row.append(p)
+            yield row
 
     def accept(self, value) -> bool:
         return all(p == -1.0 or (p > 0 and p >= self.min_prob) for p in value)
@@ -183,8 +199,20 @@ class LanguageIdFilter(Step):
 
 def _expected_prob(predict, text: str, lang: str, top: int = 1) -> float:
     """Probability of ``lang`` among the model's ``top`` best guesses for ``text`` (0 when not among them)."""
+    return _expected(predict(text.replace("\n", " ") + "\n", top, 0.0, "replace"), lang)
+
+
+def _expected(guesses, lang: str) -> float:
     label = "__label__" + lang
-    for prob, guess in predict(text.replace("\n", " ") + "\n", top, 0.0, "replace"):
+    for prob, guess in guesses:
         if guess == label:
             return min(float(prob), 1.0)
     return 0.0
+
+
+def _top_other(guesses, lang: str) -> float:
+    """The probability of the model's best guess when that guess is another language than ``lang`` (else 0)."""
+    if not guesses:
+        return 0.0
+    prob, guess = guesses[0]
+    return 0.0 if guess == "__label__" + lang else min(float(prob), 1.0)
