@@ -130,7 +130,7 @@ def _mine_collections(ctx: RunContext, sec: dict, coll) -> dict:
     one-to-one. ``matches.tsv`` is its output (one row per source document); each matched document is
     written one sentence per line under ``documents/text/`` for the align stage; ``unmatched.tsv`` lists
     every document of either side without a pair, with the reason."""
-    from .documents import get_document_encoder, mine_documents, read_documents, write_matches
+    from .documents import get_document_encoder, mine_documents, plain_means, read_documents, write_matches
 
     if not isinstance(coll, dict) or not coll.get("src") or not coll.get("tgt"):
         raise BisentError("documents.collections: expected {src: JSONL_OR_FOLDER, tgt: JSONL_OR_FOLDER}")
@@ -142,7 +142,8 @@ def _mine_collections(ctx: RunContext, sec: dict, coll) -> dict:
     b = enc.encode_documents([d.sentences for d in tgt], ctx.tgt_lang, progress=ctx.progress)   # (m, d)
     threshold, min_cosine = doc_settings(sec)
     matches = mine_documents(src, tgt, a, b, k=int(sec.get("k", 4)), score=str(sec.get("score", "ratio")),
-                             threshold=threshold, min_cosine=min_cosine)
+                             threshold=threshold, min_cosine=min_cosine,
+                             plain=plain_means(enc, src, tgt, ctx.src_lang, ctx.tgt_lang))
     counts = write_matches(matches, ctx.dir / "documents" / "matches.tsv")
     tgt_by_id = {d.id: d for d in tgt}
     matched = [(d, tgt_by_id[m.tgt_id]) for d, m in zip(src, matches) if m.reason is None]

@@ -129,7 +129,7 @@ def mine(src_docs, tgt_docs, src_lang, tgt_lang, encoder, segmentation, plain_me
       bisent docs mine en.jsonl de.jsonl -l en -L de -o docs.tsv
       bisent docs mine en/ de/ -l en -L de -e models/hide -o docs.tsv --rerank 8
     """
-    from ..documents import match_settings, mine_documents, write_matches
+    from ..documents import match_settings, mine_documents, plain_means, write_matches
 
     sent = _rerank_encoder(rerank_depth, rerank_encoder)
     src, tgt, enc, a, b = _embed(src_docs, tgt_docs, src_lang, tgt_lang, encoder, segmentation,
@@ -137,7 +137,8 @@ def mine(src_docs, tgt_docs, src_lang, tgt_lang, encoder, segmentation, plain_me
     rr = _rerank_tables(src, tgt, enc, src_lang, tgt_lang, rerank_depth, rerank_weight, sent, progress)
     threshold, min_cosine, settings = match_settings(threshold, min_cosine)
     counts = write_matches(mine_documents(src, tgt, a, b, k=k, score=score, threshold=threshold, rerank=rr,
-                                          min_cosine=min_cosine), out_path)
+                                          min_cosine=min_cosine,
+                                          plain=plain_means(enc, src, tgt, src_lang, tgt_lang)), out_path)
     summary = {"src_documents": len(src), "tgt_documents": len(tgt), **counts, "encoder": enc.name, **settings,
                "output": str(out_path)}
     if rr:

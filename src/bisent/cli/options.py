@@ -152,8 +152,9 @@ def doc_match_options(f):
     from ..documents import DEFAULT_MIN_COSINE, DEFAULT_THRESHOLD
 
     f = click.option("--min-cosine", type=THRESHOLD_OR_NONE, default=None,
-                     help=f"Pairs whose document cosine is below this are reported unmatched, whatever their margin "
-                          f"(default {DEFAULT_MIN_COSINE:g}, chosen on dev pages; none: no floor).")(f)
+                     help=f"Pairs whose cosine of the plain mean sentence embeddings is below this are reported "
+                          f"unmatched, whatever their margin (default {DEFAULT_MIN_COSINE:g}, chosen on dev pages; "
+                          f"none: no floor; document models: the cosine of their vectors).")(f)
     return click.option("--threshold", type=THRESHOLD_OR_NONE, default=None,
                         help=f"Pairs scoring below this are reported unmatched (default {DEFAULT_THRESHOLD:g} on the "
                              f"ratio margin, chosen on dev pages; none: no threshold).")(f)
