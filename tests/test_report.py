@@ -446,6 +446,40 @@ def test_filter_report_and_precision(tmp_path):
     assert "<th>steps</th>" in html
 
 
+def _margin_values(steps: str) -> list[str]:
+    return [part.split("=", 1)[1] for part in steps.split(", ") if part.startswith("margin=")]
+
+
+def test_margin_in_the_report_and_explain_is_the_runs_own(tmp_path, capsys):
+    """The steps shown for a pair hold the margin against the input's sample (the run's value), not the pair
+    scored against itself alone (1.0 for every pair)."""
+    rng = np.random.default_rng(7)
+    clean = [(s, s[:-3] + " !") for s in _sentences(rng, 80)]
+    (tmp_path / "in.tsv").write_text("".join(f"{a}\t{b}\n" for a, b in clean))
+    cfg = tmp_path / "f.yaml"
+    cfg.write_text("steps:\n  - type: empty\n"
+                   "  - {name: margin, type: margin, kind: ratio, k: 4, encoder: char-ngram, background: sample,\n"
+                   "     accept: {min: 0.5}}\n"
+                   "  - {name: cos, type: cosine, encoder: char-ngram, accept: {min: 0.05}}\n")
+    kept = tmp_path / "kept.tsv"
+    assert main(["filter", tmp_path / "in.tsv", "-l", "en", "-L", "de", "-c", cfg, "-o", kept,
+                 "--rejected", tmp_path / "rej.tsv", "--report", tmp_path / "r.html"]) == 0
+    rec = json.loads((tmp_path / "kept.tsv.report.json").read_text())
+    shown = [v for band in rec["samples"] for r in band["rows"] for v in _margin_values(r["steps"])]
+    assert shown and all(float(v) > 1.05 for v in shown), shown     # a translation beats its neighbours
+    capsys.readouterr()
+    assert main(["explain", tmp_path / "in.tsv", "--line", "3", "-l", "en", "-L", "de", "-e", "char-ngram",
+                 "-c", cfg, "--json"]) == 0
+    steps = json.loads(capsys.readouterr().out)["filter"]["steps"]
+    margin = _margin_values(", ".join(steps))
+    assert len(margin) == 1 and float(margin[0]) > 1.05, steps
+    # two sentences and no background: the margin has nothing to compete with and says so
+    assert main(["explain", clean[2][0], clean[2][1], "-l", "en", "-L", "de", "-e", "char-ngram", "-c", cfg,
+                 "--json"]) == 0
+    steps = json.loads(capsys.readouterr().out)["filter"]["steps"]
+    assert any(s.startswith("margin=n/a") for s in steps), steps
+
+
 def test_filter_precision_in_the_recipe_equals_the_option(tmp_path):
     rng = np.random.default_rng(5)
     clean = [(s, s[:-3] + " !") for s in _sentences(rng, 120)]

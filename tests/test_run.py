@@ -88,7 +88,7 @@ def use_collections(tmp_path, cfg) -> None:
         for f in (tmp_path / "docs").glob(f"*.{side}"):
             (tmp_path / side / f.name).write_bytes(f.read_bytes())
     cfg.write_text(cfg.read_text().replace("{pairs: docs/pairs.tsv}", "{collections: {src: en, tgt: de}, "
-                                           "encoder: char-ngram, threshold: 0.0}"))
+                                           "encoder: char-ngram, threshold: 0.0, min_cosine: null}"))
 
 
 def test_collections_every_document_accounted_for_and_bad_config(tmp_path, capsys):

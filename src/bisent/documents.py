@@ -47,6 +47,16 @@ from .values import config_number
 
 SEGMENTATIONS = ("sentencex", "given")
 
+#: default of ``bisent docs mine --threshold`` and of ``bisent run``'s documents stage: the ratio margin a
+#: document pair must reach (chosen on dev pages with the cosine floor below, benchmarks/README.md, "Documents: the
+#: default threshold")
+DEFAULT_THRESHOLD = 1.3
+#: default of ``--min-cosine``: the cosine of the two documents' plain (uncentred) mean sentence embeddings a pair
+#: must reach as well. A margin compares a pair with its neighbours only, so in a small collection, or among pages
+#: of another kind, an unrelated pair can have a high one; the floor holds whatever the neighbours are. Centred
+#: vectors do not serve: centring a collection of two kinds of page makes each kind point its own way
+DEFAULT_MIN_COSINE = 0.7
+
 
 # --- documents ----------------------------------------------------------------------------------------
 
@@ -208,14 +218,29 @@ class DocMatch:
     tgt_origin: str | None
 
 
+def plain_means(encoder, src: list[Document], tgt: list[Document], src_lang: str, tgt_lang: str):
+    """``(a (n, d), b (m, d))``: the plain (uncentred) unit means of the documents' sentence embeddings, which the
+    cosine floor is on; None for a document model without a sentence encoder (HiDE, Document BoW: no floor).
+    The sentence embeddings come from the cache the centred vectors filled."""
+    if not isinstance(encoder, SentenceAvg):
+        return None
+    plain = SentenceAvg(encoder.encoder, centred=False)
+    return (plain.encode_documents([d.sentences for d in src], src_lang, progress=False),
+            plain.encode_documents([d.sentences for d in tgt], tgt_lang, progress=False))
+
+
 def mine_documents(src: list[Document], tgt: list[Document], a: np.ndarray, b: np.ndarray, *, k: int = 4,
-                   score: str = "ratio", threshold: float | None = None, rerank=None) -> list[DocMatch]:
+                   score: str = "ratio", threshold: float | None = None, rerank=None,
+                   min_cosine: float | None = None, plain=None) -> list[DocMatch]:
     """Match source documents to target documents one-to-one; one :class:`DocMatch` per source, in input order.
 
     ``a (n, d)``, ``b (m, d)``: their unit embeddings. Candidates come from
     kNN both ways with the ``score`` (a margin, CSLS or cosine); retrieval is
     max-score one-to-one. Unmatched sources say why: empty document, its
-    candidates all went to better-scoring sources, or below the threshold.
+    candidates all went to better-scoring sources, below the threshold, or
+    a cosine below ``min_cosine`` (the command's defaults are
+    :data:`DEFAULT_THRESHOLD` and :data:`DEFAULT_MIN_COSINE`; here None is none): the cosine of
+    ``plain`` (:func:`plain_means`) when given, else of ``a`` and ``b``.
     ``rerank``: ``(src_table, tgt_table, depth, weight)`` (:mod:`bisent.mining.rerank`)
     re-scores the ``depth`` nearest candidates each way by sentence alignment
     before the margin (the margin's neighbourhoods are then the best k re-scored).
@@ -228,6 +253,8 @@ def mine_documents(src: list[Document], tgt: list[Document], a: np.ndarray, b: n
     config_number("mine_documents", "k", k, low=1, integer=True)
     if threshold is not None:
         config_number("mine_documents", "threshold", threshold)
+    if min_cosine is not None:
+        config_number("mine_documents", "min_cosine", min_cosine, low=-1, high=1)
     if rerank is not None:
         config_number("mine_documents", "rerank weight", rerank[3], low=0)
     src_ok = np.array([d.reason is None for d in src], dtype=bool)
@@ -251,9 +278,14 @@ def mine_documents(src: list[Document], tgt: list[Document], a: np.ndarray, b: n
         else:
             t = tgt[p.tgt]
             cos = float(a[i] @ b[p.tgt])
-            below = threshold is not None and p.score < threshold
-            out.append(DocMatch(d.id, t.id, p.score, cos, f"score below threshold {threshold:g}" if below else None,
-                                d.origin, t.origin))
+            reason = None
+            if threshold is not None and p.score < threshold:
+                reason = f"score below threshold {threshold:g}"
+            elif min_cosine is not None:
+                floor_cos = float(plain[0][i] @ plain[1][p.tgt]) if plain is not None else cos
+                if floor_cos < min_cosine:
+                    reason = f"cosine {floor_cos:.3f} below the floor {min_cosine:g}"
+            out.append(DocMatch(d.id, t.id, p.score, cos, reason, d.origin, t.origin))
     return out
 
 
@@ -271,6 +303,14 @@ def _mine_reranked(a, b, src_ok, tgt_ok, scorer, src_table, tgt_table, depth: in
     pairs = retrieve(scorer.candidates(knn), "max")
     pairs.sort(key=lambda p: (-p.score, p.src, p.tgt))
     return [MinedPair(p.score, int(rs[p.src]), int(rt[p.tgt])) for p in pairs]
+
+
+def match_settings(threshold, min_cosine) -> tuple[float | None, float | None, dict]:
+    """The threshold and cosine floor a run uses (None: the defaults; ``"none"``: none) and the summary's
+    record of them, so a report says what decided."""
+    t = DEFAULT_THRESHOLD if threshold is None else None if threshold == "none" else float(threshold)
+    c = DEFAULT_MIN_COSINE if min_cosine is None else None if min_cosine == "none" else float(min_cosine)
+    return t, c, {"threshold": t, "min_cosine": c}
 
 
 #: columns of ``bisent docs mine`` output

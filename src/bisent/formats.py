@@ -410,14 +410,17 @@ def _read_tmx(bt: Bitext, root) -> None:
         if langs and key not in langs:  # not one unit could be used: the wrong language asked for
             raise BisentError(f"{bt.paths[0]}: no <tuv> in {lang} (languages there: {', '.join(sorted(langs))})")
     for n, tu in enumerate(root.iter(_tq(root, "tu")), 1):
-        u = Unit(n, line=tu.sourceline)
+        u = Unit(n, line=tu.sourceline, data={"id": _tmx_id(tu)})
         bt.units.append(u)
         if _nested(tu):
             u.problem, u.raw = "bad_unit:nested", _unit_text(tu)
             continue
         sides = []
-        for key, which in ((s, "source"), (t, "target")):
+        for key, which, asked in ((s, "source", bt.src_lang), (t, "target", bt.tgt_lang)):
             tuvs = [v for v in tu.findall(_tq(tu, "tuv")) if _lang_key(v.get(XML_LANG) or v.get("lang")) == key]
+            if len(tuvs) > 1:   # regional variants (de-DE and de-CH): the one asked for by its full code, if any
+                exact = [v for v in tuvs if _full_lang(v.get(XML_LANG) or v.get("lang")) == _full_lang(asked)]
+                tuvs = exact if len(exact) == 1 else tuvs
             segs = [v.find(_tq(v, "seg")) for v in tuvs]
             if not tuvs:
                 u.problem = f"bad_unit:no_{which}"
@@ -447,9 +450,43 @@ def _outer(elements) -> list:
     return [el for el in elements if not _nested(el)]
 
 
+def _full_lang(lang: str | None) -> str:
+    """A language code compared whole: case and ``_``/``-`` ignored (``de_CH`` = ``de-ch``)."""
+    return (lang or "").strip().lower().replace("_", "-")
+
+
+def _tmx_id(tu) -> str | None:
+    return tu.get("tuid")
+
+
+def _one_line(text: str) -> str:
+    return _SPACE.sub(" ", text).strip()
+
+
 def _unit_text(el) -> bytes:
-    """A malformed unit's text, on one line, for the rejected file."""
-    return _SPACE.sub(" ", "".join(el.itertext())).strip().encode("utf-8", "backslashreplace")
+    """A malformed unit's content, on one line, for the rejected file: each part apart, tab-separated and
+    labelled, the text first (``LANG: text`` of a TMX variant, ``source:`` / ``target:`` of XLIFF), then the
+    rest (``prop TYPE=value``, ``note: ...``), so properties and notes are not read as the unit's text."""
+    parts = []
+    text_first = sorted((c for c in el if isinstance(c.tag, str)),
+                        key=lambda c: _local(c) not in ("tuv", "source", "target", "segment", "ignorable"))
+    for c in text_first:
+        if not isinstance(c.tag, str):
+            continue
+        name = _local(c)
+        if name == "prop":
+            parts.append(f"prop {c.get('type') or ''}={_one_line(''.join(c.itertext()))}")
+        elif name == "tuv":
+            seg = c.find("seg")
+            text = _one_line(_text(seg)) if seg is not None else "(no seg)"
+            parts.append(f"{c.get(XML_LANG) or c.get('lang') or '?'}: {text}")
+        elif name in ("source", "target"):
+            parts.append(f"{name}: {_one_line(_text(c))}")
+        elif name in ("segment", "ignorable"):
+            parts.append(_unit_text(c).decode("utf-8"))
+        else:
+            parts.append(f"{name}: {_one_line(''.join(c.itertext()))}")
+    return "\t".join(p for p in parts if p).encode("utf-8", "backslashreplace")
 
 
 def _read_xliff1(bt: Bitext, root) -> None:
@@ -460,7 +497,9 @@ def _read_xliff1(bt: Bitext, root) -> None:
         _need_langs(bt, (file_el.get("source-language"), file_el.get("target-language")), "<file>")
         for tu in file_el.iter(q("trans-unit")):
             n += 1
-            bt.units.append(_xliff_unit(n, tu, q))
+            u = _xliff_unit(n, tu, q)
+            u.data = {"id": tu.get("id")}
+            bt.units.append(u)
 
 
 def _read_xliff2(bt: Bitext, root) -> None:
@@ -468,14 +507,20 @@ def _read_xliff2(bt: Bitext, root) -> None:
     q = (lambda tag: f"{{{ns}}}{tag}") if ns else (lambda tag: tag)
     _need_langs(bt, (root.get("srcLang"), root.get("trgLang")), "<xliff>")
     n = 0
-    for unit in root.iter(q("unit")):
+    for k, unit in enumerate(root.iter(q("unit")), 1):
         segments = unit.findall(q("segment"))
+        uid = unit.get("id")
         if not segments:
             n += 1
-            bt.units.append(Unit(n, problem="bad_unit:no_segment", line=unit.sourceline, raw=_unit_text(unit)))
-        for seg in segments:
+            bt.units.append(Unit(n, problem="bad_unit:no_segment", line=unit.sourceline, raw=_unit_text(unit),
+                                 data={"id": uid, "unit": k}))
+        for i, seg in enumerate(segments, 1):
             n += 1
-            bt.units.append(_xliff_unit(n, seg, q))
+            u = _xliff_unit(n, seg, q)
+            # a segment is named by its unit: "u1" alone, or "u1/s2" (its id, else its place) when the unit has several
+            part = seg.get("id") or str(i)
+            u.data = {"id": uid if len(segments) == 1 else f"{uid}/{part}", "unit": k, "segments": len(segments)}
+            bt.units.append(u)
 
 
 def _xliff_unit(n: int, el, q) -> Unit:
@@ -507,6 +552,25 @@ def _xml_units(bt: Bitext, root) -> list:
     return [seg for unit in root.iter(q("unit")) for seg in (unit.findall(q("segment")) or [unit])]
 
 
+def unit_id(bt: Bitext, u: Unit) -> str | None:
+    """The id a TMX ``<tu>`` (``tuid``) or an XLIFF unit carries (XLIFF 2 segments of a unit of several:
+    ``UNIT/SEGMENT``), for rejected rows; None for line formats and units without one."""
+    if bt.fmt not in ("tmx", "xliff") or not isinstance(u.data, dict):
+        return None
+    return u.data.get("id")
+
+
+def whole_units(bt: Bitext) -> dict[int, list[int]]:
+    """XLIFF 2 units of several segments: unit number -> the numbers ``n`` of its segments (other formats:
+    empty). A filter keeps or rejects such a unit whole, so no half unit is left behind."""
+    out: dict[int, list[int]] = {}
+    if bt.fmt == "xliff" and bt.extra.get("version") == 2:
+        for u in bt.units:
+            if isinstance(u.data, dict) and u.data.get("segments", 1) > 1:
+                out.setdefault(u.data["unit"], []).append(u.n)
+    return out
+
+
 def check_columns(bt: Bitext) -> None:
     """A one-line error when every line has the wrong column count or lacks the keys (the wrong format or
     --columns), rather than a run that rejects everything."""
@@ -526,17 +590,22 @@ def check_columns(bt: Bitext) -> None:
 
 
 def write_bitext(paths, bt: Bitext, units: Iterable[Unit], *, scores: Sequence[float] | None = None,
-                 score_name: str = "score") -> None:
+                 score_name: str = "score", fields: Sequence[dict[str, str]] | None = None) -> None:
     """Write ``units`` (some of ``bt.units``, possibly with changed text) in ``bt``'s format to ``paths``.
 
     Everything bisent did not read is carried over; a unit whose text did not
     change is written as it was read. ``scores`` (one per unit) adds a score
     column / key / TMX property / XLIFF attribute named by ``score_name``.
+    ``fields`` (one mapping of name -> text per unit, the same names for all) is written by
+    :func:`write_fields` instead: every unit, malformed ones too (``bisent filter --score-all``).
     """
     paths = tuple(paths) if isinstance(paths, (list, tuple)) else (paths,)
     units = list(units)
     if scores is not None and len(scores) != len(units):
         raise ValueError("one score per unit")
+    if fields is not None:
+        write_fields(paths, bt, units, fields)
+        return
     if bt.fmt == "moses":
         with atomic_write(paths[0], "wb") as fs, atomic_write(paths[1], "wb") as ft:
             for u in units:
@@ -573,6 +642,68 @@ def write_bitext(paths, bt: Bitext, units: Iterable[Unit], *, scores: Sequence[f
         _write_parquet(paths[0], bt, units, scores, score_name)
         return
     _write_xml(paths[0], bt, units, scores, score_name)
+
+
+def write_fields(paths, bt: Bitext, units: Sequence[Unit], fields: Sequence[dict[str, str]]) -> None:
+    """Every unit of ``units`` as read, with its ``fields`` added where the format has room: TSV columns after the
+    last (in the mapping's order), JSONL keys and Parquet columns ``bisent_NAME``, a TMX ``<prop
+    type="x-bisent-NAME">``, an XLIFF ``bisent:NAME`` attribute (XLIFF 2: on the ``<unit>``, one value per
+    segment, space-separated). A line that could not be parsed (a JSONL line that is no object) is written
+    as read; Moses files have no room and are refused."""
+    if len(fields) != len(units):
+        raise ValueError("one mapping of fields per unit")
+    if bt.fmt == "moses":
+        raise BisentError("--score-all: Moses files hold one sentence a line and have no place for the scores; "
+                          "give the pair as one TSV file")
+    names = list(fields[0]) if fields else []
+    if bt.fmt == "tsv":
+        with atomic_write(paths[0], "wb") as f:
+            for u, extra in zip(units, fields):
+                cols = list(u.data) if u.data is not None else [u.raw]
+                f.write(b"\t".join(cols + [extra[k].encode("utf-8") for k in names]) + b"\n")
+        return
+    if bt.fmt == "jsonl":
+        with atomic_write(paths[0], "wb") as f:
+            for u, extra in zip(units, fields):
+                if not isinstance(u.data, dict):
+                    f.write(u.raw + b"\n")
+                    continue
+                obj = {**u.data, **{f"bisent_{k}": v for k, v in extra.items()}}
+                f.write(json.dumps(obj, ensure_ascii=False).encode("utf-8") + b"\n")
+        return
+    if bt.fmt == "parquet":
+        import pyarrow as pa
+        pq = _pyarrow_parquet()
+        table = bt.table.take(pa.array([u.data for u in units], type=pa.int64()))
+        for k in names:
+            table = table.append_column(f"bisent_{k}", pa.array([e[k] for e in fields], type=pa.string()))
+        with atomic_write(paths[0], "wb") as f:
+            pq.write_table(table, f)
+        return
+    from lxml import etree
+    tree = copy.deepcopy(bt.tree)
+    root = tree.getroot()
+    by_n = {u.n: e for u, e in zip(units, fields)}
+    xliff2 = bt.fmt == "xliff" and bt.extra.get("version") == 2
+    per_unit: dict = {}
+    for n, el in enumerate(_xml_units(bt, root), 1):
+        extra = by_n.get(n)
+        if extra is None:
+            continue
+        for k in names:
+            if bt.fmt == "tmx":
+                _tmx_prop(el, k, extra[k])
+            elif xliff2 and _local(el) == "segment":
+                per_unit.setdefault(el.getparent(), {}).setdefault(k, []).append(extra[k] or "-")
+            else:
+                el.set(f"{{{BISENT_NS}}}{k}", extra[k])
+    for unit, values in per_unit.items():
+        for k, vals in values.items():
+            unit.set(f"{{{BISENT_NS}}}{k}", " ".join(vals))
+    if bt.fmt == "xliff":
+        etree.cleanup_namespaces(tree, top_nsmap={"bisent": BISENT_NS})
+    with atomic_write(paths[0], "wb") as f:
+        f.write(etree.tostring(tree, xml_declaration=True, encoding="UTF-8") + b"\n")
 
 
 def _unchanged(bt: Bitext, u: Unit) -> bool:

@@ -56,9 +56,6 @@ from .report.finished import MANIFEST
 from .safeload import read_json, read_yaml, shown_key
 from .state import StateDir, write_json
 
-#: the documents stage's default threshold on the ratio margin of a mined document pair, chosen on dev
-#: pages (benchmarks/road.py --sweep; benchmarks/README.md, "Documents to bitext")
-DOC_THRESHOLD = 1.05
 FORMAT = 1
 
 
@@ -138,7 +135,7 @@ def _mine_collections(ctx: RunContext, sec: dict, coll) -> dict:
     one-to-one. ``matches.tsv`` is its output (one row per source document); each matched document is
     written one sentence per line under ``documents/text/`` for the align stage; ``unmatched.tsv`` lists
     every document of either side without a pair, with the reason."""
-    from .documents import get_document_encoder, mine_documents, read_documents, write_matches
+    from .documents import get_document_encoder, mine_documents, plain_means, read_documents, write_matches
 
     if not isinstance(coll, dict) or not coll.get("src") or not coll.get("tgt"):
         raise BisentError("documents.collections: expected {src: JSONL_OR_FOLDER, tgt: JSONL_OR_FOLDER}")
@@ -148,8 +145,10 @@ def _mine_collections(ctx: RunContext, sec: dict, coll) -> dict:
     enc = get_document_encoder(str(sec.get("encoder", "use-m3")))
     a = enc.encode_documents([d.sentences for d in src], ctx.src_lang, progress=ctx.progress)   # (n, d)
     b = enc.encode_documents([d.sentences for d in tgt], ctx.tgt_lang, progress=ctx.progress)   # (m, d)
+    threshold, min_cosine = doc_settings(sec)
     matches = mine_documents(src, tgt, a, b, k=int(sec.get("k", 4)), score=str(sec.get("score", "ratio")),
-                             threshold=float(sec.get("threshold", DOC_THRESHOLD)))
+                             threshold=threshold, min_cosine=min_cosine,
+                             plain=plain_means(enc, src, tgt, ctx.src_lang, ctx.tgt_lang))
     counts = write_matches(matches, ctx.dir / "documents" / "matches.tsv")
     tgt_by_id = {d.id: d for d in tgt}
     matched = [(d, tgt_by_id[m.tgt_id]) for d, m in zip(src, matches) if m.reason is None]
@@ -170,7 +169,15 @@ def _mine_collections(ctx: RunContext, sec: dict, coll) -> dict:
         f.write("".join("\t".join(u) + "\n" for u in unmatched))
     return {"src_documents": len(src), "tgt_documents": len(tgt), "pairs": len(matched),
             "unmatched_src": counts.get("unmatched", 0), "unmatched_tgt": len(tgt) - len(matched),
-            "encoder": enc.name, "threshold": float(sec.get("threshold", DOC_THRESHOLD))}
+            "encoder": enc.name, "threshold": threshold, "min_cosine": min_cosine}
+
+
+def doc_settings(sec) -> tuple[float | None, float | None]:
+    """The documents section's threshold and cosine floor: ``bisent docs mine``'s defaults where unset
+    (:data:`bisent.documents.DEFAULT_THRESHOLD`, :data:`~bisent.documents.DEFAULT_MIN_COSINE`), null: none."""
+    from .documents import DEFAULT_MIN_COSINE, DEFAULT_THRESHOLD
+
+    return (sec.get("threshold", DEFAULT_THRESHOLD), sec.get("min_cosine", DEFAULT_MIN_COSINE))
 
 
 def _documents(ctx: RunContext) -> list[Path]:
@@ -396,7 +403,7 @@ def check_section(config: dict, name: str, path) -> None:
         return
     if not isinstance(sec, dict):
         raise BisentError(f"{path}: {name}: expected a mapping of settings, got {type(sec).__name__}")
-    known = {"documents": ("pairs", "collections", "segmentation", "encoder", "k", "score", "threshold"),
+    known = {"documents": ("pairs", "collections", "segmentation", "encoder", "k", "score", "threshold", "min_cosine"),
              "align": ("encoder", "jobs", "split", "precision", *OPTIONS), "filter": ("config",)}.get(name, ())
     extra = sorted(set(sec) - set(known))
     if extra:
@@ -408,8 +415,9 @@ def check_section(config: dict, name: str, path) -> None:
     if name == "documents":
         if "k" in sec:
             config_number(where, "k", sec["k"], low=1, high=1000, integer=True)
-        if "threshold" in sec:
-            config_number(where, "threshold", sec["threshold"])
+        for key in ("threshold", "min_cosine"):
+            if sec.get(key) is not None:
+                config_number(where, key, sec[key])
         for key, choices in (("score", KINDS), ("segmentation", SEGMENTATIONS)):
             if key in sec and sec[key] not in choices:
                 raise BisentError(f"{where}: '{key}' must be one of {', '.join(choices)}, got {sec[key]!r}")
@@ -491,7 +499,8 @@ def report_run(config_path, run_dir, out_path, overrides=None) -> str:
     records = []
     matches = run_dir / "documents" / "matches.tsv"
     if matches.is_file() and matches.stat().st_size:
-        records.append(("documents", rec_mod.docs_record(matches, params=dict(ctx.section("documents")))))
+        records.append(("documents", rec_mod.docs_record(matches, params=dict(ctx.section("documents")),
+                                                         threshold=doc_settings(ctx.section("documents"))[0])))
     aligned = sorted((run_dir / "align").glob("*.tsv")) if (run_dir / "align").is_dir() else []
     if aligned:
         sec = dict(ctx.section("align"))

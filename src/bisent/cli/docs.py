@@ -15,7 +15,7 @@ import click
 from ..datasets.docsets import SOURCES as DOC_SOURCES
 from ..errors import BisentError
 from ..paths import guarded
-from .options import FINITE, LANG, FiniteFloat, lang_codes
+from .options import FINITE, LANG, FiniteFloat, doc_match_options, lang_codes
 
 
 def _docs_mine_paths(kw: dict) -> dict:
@@ -112,7 +112,7 @@ def _embed(src_docs, tgt_docs, src_lang, tgt_lang, encoder, segmentation, *, cen
 @click.option("--score", type=click.Choice(["ratio", "distance", "absolute", "csls", "cosine"]), default="ratio",
               show_default=True, help="Score of a document pair (margin of Artetxe & Schwenk by default).")
 @click.option("-k", type=click.IntRange(1), default=4, show_default=True, help="Neighbourhood size of the margin.")
-@click.option("--threshold", type=FINITE, default=None, help="Pairs scoring below this are reported unmatched.")
+@doc_match_options
 @click.option("-o", "--output", "out_path", required=True, type=click.Path(dir_okay=False),
               help="TSV: src_id, tgt_id, score, cosine, status, src_origin, tgt_origin (one row per source document).")
 @click.option("--progress/--no-progress", default=None, help="Show progress bars (default: on a terminal).")
@@ -120,8 +120,8 @@ def _embed(src_docs, tgt_docs, src_lang, tgt_lang, encoder, segmentation, *, cen
               help="Also write this HTML report (and OUTPUT.report.json): scores, counts per status, samples.")
 @_rerank_options
 @guarded(reads=("src_docs", "tgt_docs"), writes=("out_path", "report"), derived=_docs_mine_paths)
-def mine(src_docs, tgt_docs, src_lang, tgt_lang, encoder, segmentation, plain_mean, score, k, threshold, out_path,
-         progress, report, rerank_depth, rerank_weight, rerank_encoder):
+def mine(src_docs, tgt_docs, src_lang, tgt_lang, encoder, segmentation, plain_mean, score, k, threshold, min_cosine,
+         out_path, progress, report, rerank_depth, rerank_weight, rerank_encoder):
     """Match each document of SRC_DOCS to one of TGT_DOCS (JSONL of {"id", "text"} or folders of text files).
 
     \b
@@ -129,14 +129,17 @@ def mine(src_docs, tgt_docs, src_lang, tgt_lang, encoder, segmentation, plain_me
       bisent docs mine en.jsonl de.jsonl -l en -L de -o docs.tsv
       bisent docs mine en/ de/ -l en -L de -e models/hide -o docs.tsv --rerank 8
     """
-    from ..documents import mine_documents, write_matches
+    from ..documents import match_settings, mine_documents, plain_means, write_matches
 
     sent = _rerank_encoder(rerank_depth, rerank_encoder)
     src, tgt, enc, a, b = _embed(src_docs, tgt_docs, src_lang, tgt_lang, encoder, segmentation,
                                  centred=not plain_mean, progress=progress)
     rr = _rerank_tables(src, tgt, enc, src_lang, tgt_lang, rerank_depth, rerank_weight, sent, progress)
-    counts = write_matches(mine_documents(src, tgt, a, b, k=k, score=score, threshold=threshold, rerank=rr), out_path)
-    summary = {"src_documents": len(src), "tgt_documents": len(tgt), **counts, "encoder": enc.name,
+    threshold, min_cosine, settings = match_settings(threshold, min_cosine)
+    counts = write_matches(mine_documents(src, tgt, a, b, k=k, score=score, threshold=threshold, rerank=rr,
+                                          min_cosine=min_cosine,
+                                          plain=plain_means(enc, src, tgt, src_lang, tgt_lang)), out_path)
+    summary = {"src_documents": len(src), "tgt_documents": len(tgt), **counts, "encoder": enc.name, **settings,
                "output": str(out_path)}
     if rr:
         summary["rerank"] = {"depth": rerank_depth, "weight": rerank_weight}

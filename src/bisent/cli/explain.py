@@ -56,11 +56,12 @@ def explain(src, tgt, line, fmt, columns, src_lang, tgt_lang, encoder, k, backgr
     from ..encoders import get_encoder
     from ..errors import BisentError
     from ..io import line_problem
-    from ..report.explain import explain_pair, explanation_text, read_background, read_line
+    from ..report.explain import explain_pair, explanation_text, read_background, read_line_and_sample
 
+    sample = None
     if line is not None:
-        src, tgt = read_line([src] + ([tgt] if tgt else []), line, fmt=fmt, columns=columns, src_lang=src_lang,
-                             tgt_lang=tgt_lang)
+        (src, tgt), sample = read_line_and_sample([src] + ([tgt] if tgt else []), line, fmt=fmt, columns=columns,
+                                                  src_lang=src_lang, tgt_lang=tgt_lang)
     elif tgt is None:
         raise BisentError("give two sentences SRC TGT, or a bitext file with --line N")
     elif fmt is not None or columns is not None:
@@ -75,7 +76,7 @@ def explain(src, tgt, line, fmt, columns, src_lang, tgt_lang, encoder, k, backgr
         from ..filtering import as_pipeline
         pipe = as_pipeline(config, src_lang, tgt_lang)
     ex = explain_pair(src, tgt, get_encoder(encoder), src_lang, tgt_lang, background_src=bg_s, background_tgt=bg_t,
-                      k=k, pipeline=pipe, divergence=divergence)
+                      k=k, pipeline=pipe, divergence=divergence, sample=sample)
     if output:
         from ..report.html import explanation_html, render_body
         render_body(explanation_html(ex), output, title="bisent explain")

@@ -7,7 +7,7 @@ import json
 import click
 
 from ..paths import guarded
-from .options import LANG, FiniteFloat, bitext_options, recipe_name
+from .options import LANG, FiniteFloat, bitext_options, recipe_name, score_all_option
 
 
 def _filter_paths(kw: dict) -> dict:
@@ -83,13 +83,14 @@ def _recipe_precision(config, src_lang: str, tgt_lang: str) -> float | None:
 @click.option("--score-column", "score_column", is_flag=True,
               help="Add the score to kept units: a last TSV column, a JSONL key / Parquet column `score`, a TMX "
                    "<prop type=\"x-bisent-score\">, an XLIFF bisent:score attribute.")
+@score_all_option
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
               help="Override a pipeline key, a step by its name, type or index: --set cosine.accept.min=0.4, "
                    "--set length.max_length=100, --set select.n=1000 (repeatable; the value is read as YAML).")
-@guarded(reads=("pairs", "config"), writes=("kept", "rejected", "summary", "report"), derived=_filter_paths,
+@guarded(reads=("pairs", "config"), writes=("kept", "rejected", "summary", "report", "score_all"), derived=_filter_paths,
          derived_params=("train_divergence",))
 def filter_cmd(pairs, src_lang, tgt_lang, config, kept, rejected, summary, encoder, chunk_size, no_resume,
-               progress, report, precision, train_divergence, fmt, columns, score_column, overrides):
+               progress, report, precision, train_divergence, fmt, columns, score_column, score_all, overrides):
     """Filter PAIRS into kept and rejected lines (`-o -`: kept lines to standard output); print the summary
     as JSON. PAIRS is one file (src<TAB>tgt, TSV with --columns, TMX, XLIFF, JSONL, Parquet; .gz/.xz/.zst;
     `-`: standard input) or two line-aligned Moses files (FILE.en FILE.de).
@@ -137,9 +138,9 @@ def filter_cmd(pairs, src_lang, tgt_lang, config, kept, rejected, summary, encod
                                src_lang, tgt_lang, train_divergence, progress)
     if precision is None:                                   # the recipe's select: {precision: P}
         precision = _recipe_precision(pipe, src_lang, tgt_lang)
-    if in_fmt != "tsv" or columns is not None or score_column:
+    if in_fmt != "tsv" or columns is not None or score_column or score_all:
         _filter_bitext(pairs, kept, rejected, src_lang, tgt_lang, pipe, in_fmt, columns, score_column, summary,
-                       chunk_size, progress, report, precision, config, encoder)
+                       chunk_size, progress, report, precision, config, encoder, score_all=score_all)
         return
     pairs = pairs[0]
     with readable_file(pairs) as in_path, tempfile.TemporaryDirectory(prefix="bisent-filter-") as tmp:
@@ -191,7 +192,7 @@ def _add_divergence(pairs, in_fmt, columns, pipe, data, config, src_lang, tgt_la
 
 
 def _filter_bitext(pairs, kept, rejected, src_lang, tgt_lang, pipe, fmt, columns, score_column, summary, chunk_size,
-                   progress, report, precision, config, encoder) -> None:
+                   progress, report, precision, config, encoder, score_all=None) -> None:
     """Any other format (or --columns, --score-column): :func:`bisent.filtering.bitext.filter_bitext`."""
     import contextlib
 
@@ -208,6 +209,6 @@ def _filter_bitext(pairs, kept, rejected, src_lang, tgt_lang, pipe, fmt, columns
         paths = [stack.enter_context(readable_file(p)) for p in pairs]   # `-` and pipes: copied once
         result = filter_bitext(paths, kept, rejected, src_lang, tgt_lang, pipe, fmt=fmt, columns=columns,
                                score_column="score" if score_column else None, summary_path=summary,
-                               chunk_size=chunk_size, progress=progress, finish=finish)
+                               chunk_size=chunk_size, progress=progress, finish=finish, score_all=score_all)
     result["input"] = list(pairs) if len(pairs) > 1 else pairs[0]
     click.echo(json.dumps({k: v for k, v in result.items() if k != "pipeline"}), err=True)

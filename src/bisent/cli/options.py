@@ -135,3 +135,29 @@ def fast_option(f):
                              "with it: minutes of distillation instead of hours of embedding on large inputs. The "
                              "student is kept in OUTPUT.student (a model directory, see `bisent distill`) and reused "
                              "while the inputs are the same.")(f)
+
+
+def doc_match_options(f):
+    """``--threshold`` and ``--min-cosine`` of document matching (``bisent docs mine``): a pair must reach both;
+    each defaults to the value chosen on dev pages (:data:`bisent.documents.DEFAULT_THRESHOLD`,
+    :data:`bisent.documents.DEFAULT_MIN_COSINE`), ``none`` turns it off."""
+    from ..documents import DEFAULT_MIN_COSINE, DEFAULT_THRESHOLD
+
+    f = click.option("--min-cosine", type=THRESHOLD_OR_NONE, default=None,
+                     help=f"Pairs whose cosine of the plain mean sentence embeddings is below this are reported "
+                          f"unmatched, whatever their margin (default {DEFAULT_MIN_COSINE:g}, chosen on dev pages; "
+                          f"none: no floor; document models: the cosine of their vectors).")(f)
+    return click.option("--threshold", type=THRESHOLD_OR_NONE, default=None,
+                        help=f"Pairs scoring below this are reported unmatched (default {DEFAULT_THRESHOLD:g} on the "
+                             f"ratio margin, chosen on dev pages; none: no threshold).")(f)
+
+
+def score_all_option(f):
+    """``--score-all FILE`` of ``bisent filter``: every unit with every step's value and the decision."""
+    return click.option(
+        "--score-all", "score_all", type=click.Path(dir_okay=False), default=None,
+        help="Also write every input line or unit to FILE in the input's format, nothing dropped, with the "
+             "decision (kept, or the step that rejected it) and every step's value, each step scoring every pair: "
+             "TSV columns after the last (decision, then the steps in order), JSONL keys / Parquet columns "
+             "bisent_NAME, TMX <prop type=\"x-bisent-NAME\">, XLIFF bisent:NAME attributes. Re-threshold it later "
+             "without filtering again.")(f)

@@ -17,9 +17,10 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from ..errors import BisentError
-from ..formats import check_columns, output_paths, read_bitext, remember_text, write_bitext
+from ..formats import check_columns, output_paths, read_bitext, remember_text, unit_id, whole_units, write_bitext
 from ..io import atomic_write, iter_raw_lines
 from .files import filter_file, parse_row
+from .langid import SwappedSides
 from .records import format_value, show_line
 
 
@@ -39,8 +40,12 @@ def check_two_columns(path) -> None:
 def filter_bitext(inputs: Sequence, output, rejected, src_lang: str, tgt_lang: str, config, *,
                   fmt: str | None = None, columns=None, score_column: str | None = None, summary_path=None,
                   chunk_size: int = 10_000, progress: bool | None = None,
-                  finish: Callable[[Path, Path, Path, dict], dict] | None = None) -> dict:
+                  finish: Callable[[Path, Path, Path, dict], dict] | None = None, score_all=None) -> dict:
     """Filter ``inputs`` (one file, two for Moses) into ``output`` (same format; Moses: a stem) and ``rejected``.
+
+    ``score_all``: also write every unit to this file in the input's format, nothing dropped, with the
+    decision (``kept`` or the reason) and every step's value (:func:`score_every_step`), so the output can be
+    re-thresholded later without running the filter again.
 
     ``finish(tmp_pairs, tmp_kept, tmp_rejected, summary)`` runs on the temporary
     TSV files before they are mapped back (the report / ``--precision`` step);
@@ -52,6 +57,9 @@ def filter_bitext(inputs: Sequence, output, rejected, src_lang: str, tgt_lang: s
     bt = read_bitext(inputs, fmt=fmt, columns=columns, src_lang=src_lang, tgt_lang=tgt_lang)
     if score_column and bt.fmt == "moses":
         raise BisentError("--score-column: Moses files hold one sentence a line and have no place for a score")
+    if score_all is not None and bt.fmt == "moses":
+        raise BisentError("--score-all: Moses files hold one sentence a line and have no place for the scores; "
+                          "give the pair as one TSV file")
     check_columns(bt)
     remember_text(bt)
     outs = output_paths(output, inputs, bt.fmt)
@@ -62,8 +70,11 @@ def filter_bitext(inputs: Sequence, output, rejected, src_lang: str, tgt_lang: s
         with open(t_in, "wb") as f:
             f.writelines(f"{u.src}\t{u.tgt}\n".encode("utf-8", "surrogatepass") for u in good)
         if good:
-            summary = filter_file(t_in, t_kept, t_rej, src_lang, tgt_lang, pipe, chunk_size=chunk_size,
-                                  resume=False, progress=progress)
+            try:
+                summary = filter_file(t_in, t_kept, t_rej, src_lang, tgt_lang, pipe, chunk_size=chunk_size,
+                                      resume=False, progress=progress)
+            except SwappedSides as e:      # named by the user's file, not the temporary one
+                raise SwappedSides(e.reason, " ".join(str(p) for p in inputs)) from None
             if finish is not None:
                 summary.update(finish(t_in, t_kept, t_rej, summary))
                 if summary.get("record") and Path(summary["record"]).exists() and str(outs[0]) != "-":
@@ -77,12 +88,14 @@ def filter_bitext(inputs: Sequence, output, rejected, src_lang: str, tgt_lang: s
         rows: list[tuple[int, bytes]] = []
         counts: dict[str, int] = {}
         dropped = set()
+        reasons: dict[int, str] = {}                      # unit n -> why it was rejected
         for _, raw in iter_raw_lines(t_rej) if t_rej.stat().st_size else ():
             ln, reason, value, _ = raw.decode("utf-8").split("\t", 3)
             u = good[int(ln) - 1]
             dropped.add(int(ln))
+            reasons[u.n] = reason
             counts[reason] = counts.get(reason, 0) + 1
-            rows.append((u.n, f"{u.n}\t{reason}\t{value}\t{show_line(u.raw)}\n".encode("utf-8")))
+            rows.append((u.n, _row(bt, u, reason, value)))
         kept_lines = [raw for _, raw in iter_raw_lines(t_kept)] if t_kept.stat().st_size else []
     kept_ln = [i for i in range(1, len(good) + 1) if i not in dropped]
     if len(kept_ln) != len(kept_lines):
@@ -96,10 +109,18 @@ def filter_bitext(inputs: Sequence, output, rejected, src_lang: str, tgt_lang: s
         kept.append(u)
     for u in bt.units:
         if u.problem is not None:
+            reasons[u.n] = u.problem
             counts[u.problem] = counts.get(u.problem, 0) + 1
-            rows.append((u.n, f"{u.n}\t{u.problem}\t{format_value(u.detail)}\t{show_line(u.raw)}\n".encode("utf-8")))
+            rows.append((u.n, _row(bt, u, u.problem, format_value(u.detail))))
+    kept = _whole_units(bt, kept, reasons, rows, counts)
     scores = _scores(pipe, kept) if score_column else None
     write_bitext(outs, bt, kept, scores=scores, score_name=score_column or "score")
+    if score_all is not None:
+        decision = {u.n: "kept" for u in kept}
+        for n, line in rows:
+            decision.setdefault(n, line.split(b"\t", 2)[1].decode("utf-8"))
+        write_bitext((score_all,), bt, bt.units, fields=score_every_step(pipe, bt.units, decision))
+        summary["score_all"] = str(score_all)
     with atomic_write(rejected, "wb") as f:
         f.writelines(line for _, line in sorted(rows, key=lambda r: r[0]))
     summary.update({"input": [str(p) for p in inputs] if len(inputs) > 1 else str(inputs[0]), "format": bt.fmt,
@@ -114,6 +135,60 @@ def filter_bitext(inputs: Sequence, output, rejected, src_lang: str, tgt_lang: s
             json.dump(summary, f, indent=2, sort_keys=True)
             f.write("\n")
     return summary
+
+
+def score_every_step(pipe, units, decision: dict[int, str]) -> list[dict[str, str]]:
+    """Per unit: ``decision`` (``kept``, or the step or problem that rejected it) and the value of every step of
+    ``pipe`` (as the rejected file writes values; empty for a malformed unit), each step scoring every
+    well-formed unit whether or not an earlier step rejected it. The steps keep the sample the run learned
+    (the learned length ratio, the margin); a duplicate filter starts again, so a repeat is a repeat of an
+    earlier unit. Embeddings come from the cache the run filled."""
+    for step in pipe.steps:
+        if not step.stateless:
+            step.reset()
+    good = [u for u in units if u.problem is None]
+    pairs = [(u.src, u.tgt) for u in good]
+    values = {step.name: pipe._score(step, pairs) if pairs else [] for step in pipe.steps}
+    by_n = {u.n: i for i, u in enumerate(good)}
+    out = []
+    for u in units:
+        i = by_n.get(u.n)
+        row = {"decision": decision.get(u.n, u.problem or "kept")}
+        row.update({name: "" if i is None else format_value(v[i]) for name, v in values.items()})
+        out.append(row)
+    return out
+
+
+def _row(bt, u, reason: str, value: str) -> bytes:
+    """A rejected row: ``n<TAB>reason<TAB>value<TAB>text``; a TMX/XLIFF unit's text starts with its id
+    (``[id u12/s2]``: a unit is found in the file by its id, not by its number among the segments)."""
+    uid = unit_id(bt, u)
+    label = f"[id {uid}] " if uid is not None else ""
+    return f"{u.n}\t{reason}\t{value}\t{label}{show_line(u.raw)}\n".encode("utf-8")
+
+
+def _whole_units(bt, kept: list, reasons: dict[int, str], rows: list, counts: dict) -> list:
+    """An XLIFF 2 unit of several segments is kept or rejected whole: when a step rejects one of its segments
+    (or one is malformed), its kept segments are rejected too, as ``whole_unit:REASON`` (the first segment's
+    reason), so no half unit is written back."""
+    groups = whole_units(bt)
+    if not groups:
+        return kept
+    sink: dict[int, str] = {}
+    for members in groups.values():
+        why = next((reasons[n] for n in members if n in reasons), None)
+        if why is not None:
+            sink.update({n: f"whole_unit:{why.split(':', 1)[-1] if why.startswith('whole_unit:') else why}"
+                         for n in members if n not in reasons})
+    out = []
+    for u in kept:
+        reason = sink.get(u.n)
+        if reason is None:
+            out.append(u)
+            continue
+        counts[reason] = counts.get(reason, 0) + 1
+        rows.append((u.n, _row(bt, u, reason, "")))
+    return out
 
 
 def _scores(pipe, kept) -> list[float]:

@@ -34,6 +34,7 @@ from ..progress import progress_bar
 from ..state import StateDir, file_identity
 from ..state import write_json as _write_json
 from . import selection
+from .langid import SwappedSides
 from .params import check_number
 from .pipeline import FilterPipeline, as_pipeline
 from .records import RECORD, Pair, Value, rejected_line
@@ -204,7 +205,10 @@ def filter_file(in_tsv, out_kept, out_rejected, src_lang: str, tgt_lang: str, co
             rec_p.open(state["sizes"]["records"], digests.get("records"))
             if state["phase"] == "scoring":
                 if pipeline.sample_size:
-                    pipeline.prepare(_sample_rows(in_path, max_side_bytes, progress))
+                    try:
+                        pipeline.prepare(_sample_rows(in_path, max_side_bytes, progress))
+                    except SwappedSides as e:
+                        raise SwappedSides(e.reason, str(in_path)) from None
                 _score_pass(in_path, pipeline, state, kept_p, rej_p, rec_p, checkpoint, two_pass,
                             chunk_size, max_side_bytes, progress)
                 state["phase"] = "scored"

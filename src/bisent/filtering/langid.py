@@ -88,6 +88,15 @@ def identify(texts: Iterable[str]) -> Iterator[tuple[str, float]]:
             yield "", 0.0
 
 
+class SwappedSides(BisentError):
+    """The input's sides read as the other language each (raised by the language-id step's sample check);
+    ``reason`` is the message without the file, which callers put in front."""
+
+    def __init__(self, reason: str, where: str | None = None):
+        super().__init__(f"{where}: {reason}" if where else reason)
+        self.reason = reason
+
+
 @register_step("langid")
 class LanguageIdFilter(Step):
     """Both sides identified as their expected languages, each with probability >= ``min_prob``.
@@ -105,13 +114,35 @@ class LanguageIdFilter(Step):
     none (on the LibreOffice filter benchmark, ``min_prob: 0.05`` keeps about half
     of the clean pairs the paper's rule rejects and still catches 99 % of the
     third-language targets).
+
+    ``short_chars: N``: a side of fewer than N characters is not judged (its value is -1): lid.176 cannot
+    tell the language of "Cancel" or "To enable localizable dialogs" reliably, and such strings are most of
+    UI text.
+
+    ``other_prob: q``: a side is judged only when its language has less than ``min_prob`` and the model's best
+    guess is another language with probability ``q`` or more; otherwise its value is -1 (not judged). Command-line
+    help strings ("--tag create a BSD-style checksum") get no English at all from lid.176 and no other language
+    with confidence either, while a paragraph in a third language is identified as that language.
+
+    ``check_swapped`` (default true): before scoring, the input's sample (:meth:`fit_sample`) is checked for
+    sides that read the other way round, which stops the run with one line instead of rejecting nearly
+    every pair.
     """
 
+    #: pairs of the input's sample looked at by the swapped-sides check (:meth:`fit_sample`)
+    SWAP_SAMPLE = 1000
+    #: the check decides only from this many pairs identified confidently both ways
+    SWAP_MIN_PAIRS = 10
+
     def __init__(self, *, name: str | None = None, src_lang: str, tgt_lang: str, min_prob: float = 0.0,
-                 require_top: bool = True):
+                 require_top: bool = True, check_swapped: bool = True, short_chars: int = 0,
+                 other_prob: float = 0.0):
         super().__init__(name=name)
         self.min_prob = check_number("min_prob", min_prob, low=0, high=1)
+        self.short_chars = check_number("short_chars", short_chars, low=0, integer=True)
+        self.other_prob = check_number("other_prob", other_prob, low=0, high=1)
         self.require_top = check_bool("require_top", require_top)
+        self.check_swapped = check_bool("check_swapped", check_swapped)
         known = labels()
         self.langs = []
         for param, code in (("src_lang", src_lang), ("tgt_lang", tgt_lang)):
@@ -121,21 +152,67 @@ class LanguageIdFilter(Step):
                                  f"language-id model knows")
             self.langs.append(lang)
 
+    def sample_size(self) -> int:
+        return self.SWAP_SAMPLE if self.check_swapped and self.langs[0] != self.langs[1] else 0
+
+    def fit_sample(self, pairs) -> None:
+        """Stop when most of the input reads the other way round: a source side identified as the target
+        language and a target side as the source language (``-l de -L en`` for an en-de file), among the
+        sample pairs whose two sides the model identifies as the two languages with probability 0.5 or more.
+        Such a run would reject almost every pair as a language-id failure and exit as if it had worked."""
+        src_lang, tgt_lang = self.langs
+        swapped = straight = 0
+        for (ls, ps), (lt, pt) in zip(identify(s for s, _ in pairs), identify(t for _, t in pairs)):
+            if min(ps, pt) < 0.5:
+                continue
+            if (ls, lt) == (tgt_lang, src_lang):
+                swapped += 1
+            elif (ls, lt) == (src_lang, tgt_lang):
+                straight += 1
+        decided = swapped + straight
+        if decided >= self.SWAP_MIN_PAIRS and swapped > decided / 2:
+            raise SwappedSides(f"the sides look swapped: in {swapped} of {decided} sampled pairs the source reads "
+                               f"as '{tgt_lang}' and the target as '{src_lang}' (language id); swap -l and -L "
+                               f"(or the columns), or set check_swapped: false on the {self.name} step")
+
     def score(self, pairs: Iterable[Pair]) -> Iterator[list[float]]:
         src_lang, tgt_lang = self.langs
         predict = load_model().f.predict
         top = 1 if self.require_top else 10
+        short, other = self.short_chars, self.other_prob
         for src, tgt in pairs:
-            yield [_expected_prob(predict, src, src_lang, top), _expected_prob(predict, tgt, tgt_lang, top)]
+            row = []
+            for text, lang in ((src, src_lang), (tgt, tgt_lang)):
+                if len(text.strip()) < short:
+                    row.append(-1.0)
+                    continue
+                guesses = predict(text.replace("\n", " ") + "\n", top, 0.0, "replace")
+                p = _expected(guesses, lang)
+                if other and p < self.min_prob and _top_other(guesses, lang) < other:
+                    p = -1.0               # no other language confidently identified either: not judged
+                row.append(p)
+            yield row
 
     def accept(self, value) -> bool:
-        return all(p > 0 and p >= self.min_prob for p in value)
+        return all(p == -1.0 or (p > 0 and p >= self.min_prob) for p in value)
 
 
 def _expected_prob(predict, text: str, lang: str, top: int = 1) -> float:
     """Probability of ``lang`` among the model's ``top`` best guesses for ``text`` (0 when not among them)."""
+    return _expected(predict(text.replace("\n", " ") + "\n", top, 0.0, "replace"), lang)
+
+
+def _expected(guesses, lang: str) -> float:
     label = "__label__" + lang
-    for prob, guess in predict(text.replace("\n", " ") + "\n", top, 0.0, "replace"):
+    for prob, guess in guesses:
         if guess == label:
             return min(float(prob), 1.0)
     return 0.0
+
+
+def _top_other(guesses, lang: str) -> float:
+    """The probability of the model's best guess when that guess is another language than ``lang`` (else 0)."""
+    if not guesses:
+        return 0.0
+    prob, guess = guesses[0]
+    return 0.0 if guess == "__label__" + lang else min(float(prob), 1.0)

@@ -364,11 +364,17 @@ class NumbersFilter(Step):
 
     Score: how many numbers appear on one side but not the other (multiset
     symmetric difference); accepted up to ``max_mismatches`` (default 0).
+
+    ``spelled_up_to: N`` forgives numbers up to N written as digits on one side only while the other side has
+    no number of its own left over: translators spell small numbers out ("1-dimensional" / "eindimensionale",
+    "2 columns" / "zwei Spalten"), while a misaligned pair holds different numbers on both sides ("Step 3" /
+    "Schritt 4" still counts 2). 0 (the class default) forgives none.
     """
 
-    def __init__(self, *, name: str | None = None, max_mismatches: int = 0):
+    def __init__(self, *, name: str | None = None, max_mismatches: int = 0, spelled_up_to: int = 0):
         super().__init__(name=name)
         self.max_mismatches = check_number("max_mismatches", max_mismatches, low=0, integer=True)
+        self.spelled_up_to = check_number("spelled_up_to", spelled_up_to, low=0, integer=True)
 
     def score(self, pairs: Iterable[Pair]) -> Iterator[float]:
         for src, tgt in pairs:
@@ -376,10 +382,20 @@ class NumbersFilter(Step):
                 yield 0.0
                 continue
             a, b = numbers(src), numbers(tgt)
-            yield float(sum(((a - b) + (b - a)).values()))
+            only_a, only_b = a - b, b - a
+            if self.spelled_up_to and not (only_a and only_b):
+                small = str(self.spelled_up_to)
+                only_a, only_b = (Counter({n: c for n, c in side.items() if not _small(n, small)})
+                                  for side in (only_a, only_b))
+            yield float(sum((only_a + only_b).values()))
 
     def accept(self, value: float) -> bool:
         return value <= self.max_mismatches
+
+
+def _small(digits: str, limit: str) -> bool:
+    """``digits`` (a number as :func:`numbers` keys it) is at most ``limit``."""
+    return len(digits) < len(limit) or (len(digits) == len(limit) and digits <= limit)
 
 
 _DIGIT = re.compile(r"\d")

@@ -24,8 +24,12 @@ from .record import cut
 
 def explain_pair(src: str, tgt: str, encoder, src_lang: str, tgt_lang: str, *, background_src: Sequence[str] = (),
                  background_tgt: Sequence[str] = (), k: int = 4, pipeline=None, divergence: str | None = None,
-                 progress: bool | None = False) -> dict:
-    """The explanation of ``(src, tgt)`` as a plain dict (see :func:`bisent.report.html.explanation_html`)."""
+                 progress: bool | None = False, sample: Sequence[tuple[str, str]] | None = None) -> dict:
+    """The explanation of ``(src, tgt)`` as a plain dict (see :func:`bisent.report.html.explanation_html`).
+
+    ``sample``: the pairs the pipeline's sample-learning steps learn from (the bitext a line comes from); by
+    default the background's pairs when both sides are given and line up.
+    """
     from ..mining.scoring import Scorer, combine
 
     xs = [src] + [s for s in dict.fromkeys(background_src) if s != src]
@@ -44,7 +48,9 @@ def explain_pair(src: str, tgt: str, encoder, src_lang: str, tgt_lang: str, *, b
            "src_competitors": _competitors(cands.knn.fwd_idx[0], cands.knn.fwd_sim[0], cands.fwd_score[0], ys),
            "tgt_competitors": _competitors(cands.knn.bwd_idx[0], cands.knn.bwd_sim[0], cands.bwd_score[0], xs)}
     if pipeline is not None:
-        out["filter"] = filter_decision(pipeline, src, tgt)
+        if sample is None and background_src and len(background_src) == len(background_tgt):
+            sample = list(zip(background_src, background_tgt))
+        out["filter"] = filter_decision(pipeline, src, tgt, sample=sample)
     out["alignment"] = alignment(divergence, src, tgt)
     return out
 
@@ -54,12 +60,24 @@ def _competitors(idx, sim, margin, texts) -> list[dict]:
             for r, (i, s, m) in enumerate(zip(idx, sim, margin)) if i >= 0]
 
 
-def filter_decision(pipeline, src: str, tgt: str) -> dict:
-    """Which step of ``pipeline`` rejected the pair (or none) and the value of every step it went through."""
+def filter_decision(pipeline, src: str, tgt: str, *, sample: Sequence[tuple[str, str]] | None = None) -> dict:
+    """Which step of ``pipeline`` rejected the pair (or none) and the value of every step it went through.
+
+    Steps that learn from a sample of the input (the learned length ratio, a margin against the input) keep the
+    sample the pipeline was prepared with (a finished run's report), or learn it from ``sample`` (the file a line
+    comes from, a background): scored against the pair alone, a ratio margin is 1.0 by construction. A margin
+    step with neither says ``n/a`` and decides nothing.
+    """
     for step in pipeline.steps:
-        step.reset()   # a duplicate filter must not remember earlier pairs
+        if not step.stateless:
+            step.reset()   # a duplicate filter must not remember earlier pairs
+    if sample is not None and pipeline.sample_size:
+        pipeline.prepare(list(sample) + [(src, tgt)])
     steps, reason, score, bound = [], None, None, None
     for step in pipeline.steps:
+        if _needs_sample(step):
+            steps.append(f"{step.name}=n/a (no background: the file of --line, or --background)")
+            continue
         value = pipeline._score(step, [(src, tgt)])[0]
         ok = step.keep(value)
         shown = round(value, 4) if isinstance(value, float) else [round(v, 4) if isinstance(v, float) else v
@@ -72,6 +90,13 @@ def filter_decision(pipeline, src: str, tgt: str) -> dict:
         if step.name == pipeline.score_step:
             score = value
     return {"kept": reason is None, "reason": reason, "score": score, "bound": bound, "steps": steps}
+
+
+def _needs_sample(step) -> bool:
+    """A margin step whose background is the input's sample, and no sample was given: its value on one pair
+    alone would say nothing."""
+    return bool(getattr(step, "needs_background", False)) and getattr(step, "background", None) == "sample" \
+        and getattr(step, "_sample_pairs", None) is None
 
 
 def _fmt(v) -> str:
@@ -184,6 +209,14 @@ def read_line(paths, n: int, *, fmt: str | None = None, columns=None, src_lang: 
               tgt_lang: str | None = None) -> tuple[str, str]:
     """The two sides of unit ``n`` (1-based: the line of TSV/JSONL/Moses, the unit of TMX/XLIFF, the row of Parquet)
     of a bitext :func:`bisent.formats.read_bitext` reads; a unit that is missing or unusable is a one-line error."""
+    unit, _ = read_line_and_sample(paths, n, fmt=fmt, columns=columns, src_lang=src_lang, tgt_lang=tgt_lang)
+    return unit
+
+
+def read_line_and_sample(paths, n: int, *, fmt: str | None = None, columns=None, src_lang: str | None = None,
+                         tgt_lang: str | None = None) -> tuple[tuple[str, str], list]:
+    """:func:`read_line`'s pair and every usable pair of the same bitext (what the filter's sample-learning
+    steps, the learned length ratio and the margin, draw their sample from in a run over that file)."""
     from ..errors import BisentError
     from ..formats import read_bitext
 
@@ -195,4 +228,5 @@ def read_line(paths, n: int, *, fmt: str | None = None, columns=None, src_lang: 
         raise BisentError(f"{where}: --line {n}: there is no {what} {n} (the last is {max(u.n for u in bt.units)})")
     if unit.problem is not None:
         raise BisentError(f"{where}: {unit.label}: cannot explain it: {unit.problem}")
-    return unit.src, unit.tgt
+    pairs = [(u.src, u.tgt) for u in bt.units if u.problem is None]
+    return (unit.src, unit.tgt), pairs

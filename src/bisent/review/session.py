@@ -70,6 +70,13 @@ class Review:
         cal = self.run.calibration
         if got is not None and cal is not None:
             got["estimated"] = round(cal.precision_at(got["threshold"]), 4)
+        if got is not None and got["threshold_interval"][1] is None:
+            # the point estimate reaches it, but at no threshold does the interval's bottom: a cut on so few
+            # labels may well be below the precision asked for
+            got["warning"] = (f"not reached for certain: at {got['threshold']:.4g} the labels give precision "
+                              f"{got['measured']:.3f} (95 % interval {got['interval'][0]:.3f}-{got['interval'][1]:.3f})"
+                              f" and no threshold's interval lies above {precision:g}; label more pairs "
+                              f"({len(self.log.labels)} so far) before relying on this cut")
         return got
 
     def prf(self, threshold: float | None = None) -> dict:

@@ -1,0 +1,20 @@
+"""Candidate bounds of `filter-default` on the clean published sets and the noise mix of a split.
+
+Every step's value is computed once for every pair (`bisent.bench.filter_clean.step_values`); each candidate
+(the product of `GRID`) is then decided from them. One JSON line per candidate: clean pairs rejected per
+domain and noise pairs kept per kind, as counts. `choose FILE` prints the candidate the rule of
+benchmarks/README.md picks. The code is in `bisent.bench.filter_clean`.
+
+Usage: python benchmarks/filter_grid.py --split dev -o grid-dev.jsonl
+       python benchmarks/filter_grid.py choose grid-dev.jsonl
+"""
+
+import sys
+
+from bisent.bench.filter_clean import choose_main, grid_main
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["choose"]:
+        choose_main(sys.argv[2:])
+    else:
+        grid_main()
