@@ -15,7 +15,7 @@ import click
 from ..datasets.docsets import SOURCES as DOC_SOURCES
 from ..errors import BisentError
 from ..paths import guarded
-from .options import FINITE, LANG, FiniteFloat, doc_match_options, lang_codes
+from .options import LANG, FiniteFloat, doc_match_options, lang_codes
 
 
 def _docs_mine_paths(kw: dict) -> dict:

@@ -87,8 +87,8 @@ def _recipe_precision(config, src_lang: str, tgt_lang: str) -> float | None:
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
               help="Override a pipeline key, a step by its name, type or index: --set cosine.accept.min=0.4, "
                    "--set length.max_length=100, --set select.n=1000 (repeatable; the value is read as YAML).")
-@guarded(reads=("pairs", "config"), writes=("kept", "rejected", "summary", "report", "score_all"), derived=_filter_paths,
-         derived_params=("train_divergence",))
+@guarded(reads=("pairs", "config"), writes=("kept", "rejected", "summary", "report", "score_all"),
+         derived=_filter_paths, derived_params=("train_divergence",))
 def filter_cmd(pairs, src_lang, tgt_lang, config, kept, rejected, summary, encoder, chunk_size, no_resume,
                progress, report, precision, train_divergence, fmt, columns, score_column, score_all, overrides):
     """Filter PAIRS into kept and rejected lines (`-o -`: kept lines to standard output); print the summary
