@@ -154,3 +154,27 @@ def test_a_missing_device_is_a_one_line_error(models, capsys):
             get_encoder(root / "st", device="cuda")
     with pytest.raises(BisentError, match="--device tpu: expected one of cpu, cuda, mps"):
         get_encoder(root / "st", device="tpu")
+
+
+def test_device_batch_size_and_pooling_options_reach_the_encoder(models, tmp_path, capsys):
+    from bisent.encoders import settings
+
+    root, want, _ = models
+    (tmp_path / "en.txt").write_text("the cat is on the house\na dog\n")
+    try:
+        assert main(["embed", str(tmp_path / "en.txt"), "-l", "en", "-e", str(root / "hf"), "--pooling", "mean",
+                     "--batch-size", "3", "-o", str(tmp_path / "v")]) in (0, None)
+        assert settings.current() == settings.Settings(device="cpu", batch_size=3, pooling="mean")
+        enc = get_encoder(root / "hf")
+        assert enc.batch_size == 3 and enc.pooling == "mean"
+        rows = np.load(tmp_path / "v" / "shard-00000.npy").astype(np.float32)
+        np.testing.assert_allclose(rows, want[[0, 2]], atol=1e-3)
+        capsys.readouterr()
+        if not torch.cuda.is_available():
+            assert main(["embed", str(tmp_path / "en.txt"), "-l", "en", "-e", str(root / "st"), "--device", "cuda",
+                         "-o", str(tmp_path / "w")]) == 2
+            err = capsys.readouterr().err
+            assert "'--device': no CUDA device here" in err and len(err.strip().splitlines()) == 1
+            assert not (tmp_path / "w").exists()
+    finally:
+        settings.reset()

@@ -57,6 +57,16 @@ def configure(*, device: str | None = None, batch_size: int | None = None, pooli
     return _CURRENT
 
 
+def set_option(name: str, value) -> Settings:
+    """Set one setting to ``value``, None included (a command's option left out puts the default back)."""
+    global _CURRENT
+    if value is not None:
+        configure(**{name: value})
+    else:
+        _CURRENT = replace(_CURRENT, **{name: Settings.__dataclass_fields__[name].default})
+    return _CURRENT
+
+
 def current() -> Settings:
     """The settings :func:`configure` last set (default: CPU, each encoder's batch size, the card's pooling)."""
     return _CURRENT
