@@ -66,6 +66,33 @@ REGISTRY: dict[str, Registered] = {
     "random": Registered(RandomEncoder, "a random vector per text: the chance floor"),
 }
 
+def covering(lang: str) -> list[str]:
+    """The registered encoders that declare ``lang`` (or its base language) among their languages; the floors,
+    which take any text, are left out."""
+    from ..langcodes import supported
+
+    return [name for name, reg in REGISTRY.items() if reg.languages is not None and supported(lang, reg.languages)]
+
+
+def listing() -> list[str]:
+    """What ``bisent encoders`` prints: one line per registered encoder, then how to point at others."""
+    lines = []
+    for name, reg in REGISTRY.items():
+        langs = "any language" if reg.languages is None else f"{len(reg.languages)} languages"
+        mark = " (default)" if name == DEFAULT_ENCODER else ""
+        lines.append(f"{name:12s} {reg.dim}-d, {langs}: {reg.description}{mark}")
+    lines += [
+        "",
+        "-e also takes, wherever an encoder is asked for (nothing is downloaded):",
+        "  a folder: a model bisent trained, a sentence-transformers or Hugging Face model (LaBSE, multilingual-e5,",
+        "    BGE-M3, ...; safetensors), an ONNX export; its languages from bisent-encoder.json or its README.md",
+        "  a file: model.onnx, or a vectors card (vectors.json) pairing text files with their vectors (.npy, raw)",
+        "  an ensemble: use-m3+me5-small, weighted use-m3:0.6+me5-small:0.4",
+        "  with --device cpu|cuda|mps, --batch-size N, --pooling mean|cls|max|lasttoken for torch and ONNX models",
+    ]
+    return lines
+
+
 _LOADED: dict[tuple, Encoder] = {}
 #: model directories being loaded (resolved paths), outermost first: a base that is one of them is a cycle
 _LOADING: list[str] = []
@@ -162,4 +189,4 @@ def get_encoder(name_or_path: str | Path | Encoder, *, device: str | None = None
 
 
 __all__ = ["Encoder", "get_encoder", "REGISTRY", "Registered", "DEFAULT_ENCODER", "l2_normalise", "resolve",
-           "is_encoder", "load_model_dir", "register_architecture", "configure"]
+           "is_encoder", "load_model_dir", "register_architecture", "configure", "covering", "listing"]

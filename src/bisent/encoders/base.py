@@ -58,8 +58,13 @@ class Encoder:
         if not lang or not isinstance(lang, str) or not lang.strip():
             raise BisentError(f"encoder {self.name}: a language code is required (e.g. -l en)")
         if not supported(lang, self.languages):
-            raise BisentError(
-                f"encoder {self.name}: unknown language '{lang}' (it supports: {', '.join(sorted(self.languages))})")
+            from . import covering
+
+            others = [n for n in covering(lang) if n != self.name]
+            hint = (f"registered encoders that cover it: {', '.join(others)}" if others else
+                    "no registered encoder lists it; -e also takes a model folder (bisent encoders)")
+            raise BisentError(f"encoder {self.name}: unknown language '{lang}' (it supports: "
+                              f"{', '.join(sorted(self.languages))}; {hint})")
         return normalise_lang(lang)
 
     def encode(self, sentences: Sequence[str], lang: str, *, batch_size: int | None = None,
