@@ -135,6 +135,11 @@ def test_mistakes_are_one_line_errors(models, tmp_path):
     (pickled / "pytorch_model.bin").write_bytes(b"not loaded")
     with pytest.raises(BisentError, match="pytorch_model.bin, a pickle, which bisent never loads"):
         get_encoder(pickled)
+    st_pickled = tmp_path / "st-pickled"
+    shutil.copytree(root / "st", st_pickled)
+    (st_pickled / "model.safetensors").rename(st_pickled / "pytorch_model.bin")
+    with pytest.raises(BisentError, match="st-pickled: its weights are pytorch_model.bin, a pickle"):
+        get_encoder(st_pickled)
     other = tmp_path / "other-inputs"
     other.mkdir()
     _export_onnx(bert, other / "model.onnx", input_names=("pixel_values", "attention_mask", "token_type_ids"))

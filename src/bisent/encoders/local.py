@@ -75,10 +75,7 @@ def detect(path) -> str:
     if _onnx_files(p):
         return "onnx"
     if isinstance(config, dict) and "model_type" in config:
-        if (p / "pytorch_model.bin").is_file():
-            raise BisentError(f"{p}: its weights are pytorch_model.bin, a pickle, which bisent never loads; save the "
-                              "model with safetensors (model.save_pretrained(DIR, safe_serialization=True))")
-        raise BisentError(f"{p}: a Hugging Face config.json but no model.safetensors")
+        check_safetensors(p)
     if (p / "config.json").is_file():
         raise BisentError(f"{p / 'config.json'}: neither a bisent model ('architecture') nor a Hugging Face "
                           "model ('model_type')")
@@ -195,6 +192,16 @@ def offline():
                 os.environ[n] = v
 
 
+def check_safetensors(folder: Path) -> None:
+    """A one-line error when a transformers model folder has no safetensors weights (a pickle is never loaded)."""
+    if any((folder / f).is_file() for f in ("model.safetensors", "model.safetensors.index.json")):
+        return
+    if (folder / "pytorch_model.bin").is_file():
+        raise BisentError(f"{folder}: its weights are pytorch_model.bin, a pickle, which bisent never loads; save the "
+                          "model with safetensors (model.save_pretrained(DIR, safe_serialization=True))")
+    raise BisentError(f"{folder}: a Hugging Face config.json but no model.safetensors")
+
+
 def _first_line(e: Exception) -> str:
     text = " ".join(str(e).split()) or type(e).__name__
     return text[:300]
@@ -292,6 +299,7 @@ class SentenceTransformersEncoder(LocalEncoder):
                 raise BisentError(f"{self.path / 'modules.json'}: module folder {m.get('path')!r} is missing")
             if str(m.get("type", "")).endswith("Transformer"):
                 check_tokenizer(folder, self.path)
+                check_safetensors(folder)
         device = torch_device(settings.device)
         try:
             from sentence_transformers import SentenceTransformer
@@ -300,7 +308,8 @@ class SentenceTransformersEncoder(LocalEncoder):
                               "'bisent[encoders]'") from None
         with offline():
             try:
-                self._model = SentenceTransformer(str(self.path), device=str(device), local_files_only=True)
+                self._model = SentenceTransformer(str(self.path), device=str(device), local_files_only=True,
+                                                  model_kwargs={"use_safetensors": True})
             except Exception as e:  # noqa: BLE001
                 raise BisentError(f"{self.path}: the sentence-transformers model does not load "
                                   f"({_first_line(e)})") from None
