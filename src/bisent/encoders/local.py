@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import os
 from pathlib import Path
 
@@ -84,12 +83,10 @@ def detect(path) -> str:
 
 
 def _json_or_none(path: Path):
-    if not path.is_file():
-        return None
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise BisentError(f"{path}: not valid JSON ({e})") from None
+    """The JSON value of ``path``, None when there is no such file (one-line errors for a broken one)."""
+    from ..safeload import read_json
+
+    return read_json(path) if path.is_file() else None
 
 
 def read_card(folder: Path) -> dict:
