@@ -15,7 +15,7 @@ import math
 import numpy as np
 
 from ..errors import BisentError
-from .base import Encoder
+from .base import Encoder, l2_normalise
 
 
 def parse_spec(spec: str) -> list[tuple[str, float]]:
@@ -65,7 +65,14 @@ class Ensemble(Encoder):
             enc.check_lang(lang)
         return super().check_lang(lang)
 
+    def encode(self, sentences, lang, *, batch_size=None, progress=None, cache=None) -> np.ndarray:
+        """Each member encodes every sentence (its own batches, de-duplication and cache; ``cache`` passed on),
+        then the weighted parts are joined: float32 ``(n, sum d_i)``, unit rows."""
+        self.check_lang(lang)
+        sentences = list(sentences)
+        parts = [math.sqrt(w) * enc.encode(sentences, lang, batch_size=batch_size, progress=progress, cache=cache)
+                 for enc, w in zip(self.members, self.weights)]                  # (n, d_i) each, unit rows
+        return l2_normalise(np.concatenate(parts, axis=1) if parts else np.zeros((len(sentences), self.dim)))
+
     def embed_batch(self, sentences, lang):
-        parts = [math.sqrt(w) * enc.encode(sentences, lang, progress=False)       # (B, d_i), unit rows
-                 for enc, w in zip(self.members, self.weights)]
-        return np.concatenate(parts, axis=1)                                     # (B, sum d_i)
+        return self.encode(sentences, lang, progress=False)
