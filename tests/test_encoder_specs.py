@@ -79,3 +79,15 @@ def test_two_models_under_one_name_never_share_cached_rows(tmp_path):
         ids.append(get_encoder(folder).id)
     assert ids[0].startswith("vectors/model-") and ids[0] != ids[1]
     assert files_hash(tmp_path / "copy1" / "model") != files_hash(tmp_path / "copy2" / "model")
+
+
+def test_a_filter_step_takes_an_ensemble_spec(monkeypatch):
+    from bisent.filtering import FilterPipeline
+
+    monkeypatch.setenv("BISENT_NO_EMBED_CACHE", "1")
+    pipe = FilterPipeline.from_config([{"type": "cosine", "encoder": "char-ngram+random", "accept": {"min": -1}}],
+                                      src_lang="en", tgt_lang="de")
+    ens = get_encoder("char-ngram+random")
+    results = pipe.process([("open the file menu", "das Menü Datei öffnen")])
+    want = float(ens.encode(["open the file menu"], "en")[0] @ ens.encode(["das Menü Datei öffnen"], "de")[0])
+    assert len(results) == 1 and abs(results[0].score - want) < 1e-5
