@@ -8,7 +8,7 @@ import pytest
 from bisent.cli import main
 from bisent.encoders import covering, get_encoder, is_encoder, resolve
 from bisent.encoders.ensemble import Ensemble, parse_spec
-from bisent.encoders.local import files_hash
+from bisent.encoders.files import files_hash
 from bisent.errors import BisentError
 
 TEXTS = ["open the file menu", "print two copies", "insert a table", "the dog barks"]

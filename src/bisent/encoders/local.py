@@ -25,15 +25,14 @@ the model's own output to float32 precision.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 from pathlib import Path
 
 import numpy as np
 
 from ..errors import BisentError
-from ..langcodes import normalise_lang
 from .base import Encoder
+from .files import VECTOR_CARD, files_hash, json_or_none, parse_languages
 from .settings import POOLINGS, Settings, torch_device
 
 CARD = "bisent-encoder.json"
@@ -43,7 +42,6 @@ TOKENIZER_FILES = ("tokenizer.json", "vocab.txt", "tokenizer.model", "sentencepi
                    "vocab.json")
 #: the inputs bisent can feed an ONNX model (a tokenizer's outputs)
 ONNX_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
-VECTOR_CARD = "vectors.json"
 
 
 def detect(path) -> str:
@@ -58,7 +56,7 @@ def detect(path) -> str:
         raise BisentError(f"{p}: not an encoder (give a model folder, an .onnx file or a vectors card .json)")
     if not p.is_dir():
         raise BisentError(f"{p}: no such model directory")
-    config = _json_or_none(p / "config.json")
+    config = json_or_none(p / "config.json")
     if isinstance(config, dict) and "architecture" in config:
         return "bisent"
     if (p / VECTOR_CARD).is_file():
@@ -82,17 +80,10 @@ def detect(path) -> str:
                       "bisent config.json)")
 
 
-def _json_or_none(path: Path):
-    """The JSON value of ``path``, None when there is no such file (one-line errors for a broken one)."""
-    from ..safeload import read_json
-
-    return read_json(path) if path.is_file() else None
-
-
 def read_card(folder: Path) -> dict:
     """``folder/bisent-encoder.json`` checked (an empty dict without one)."""
     path = Path(folder) / CARD
-    card = _json_or_none(path)
+    card = json_or_none(path)
     if card is None:
         return {}
     if not isinstance(card, dict):
@@ -112,18 +103,6 @@ def read_card(folder: Path) -> dict:
     if "languages" in card:
         card["languages"] = parse_languages(card["languages"], path)
     return card
-
-
-def parse_languages(value, source) -> frozenset[str] | None:
-    """A card's languages: ``"any"`` (None) or a list of codes (a set of normalised codes)."""
-    if value == "any" or value is None:
-        return None
-    if isinstance(value, str):
-        value = [value]
-    if not isinstance(value, list) or not value or not all(isinstance(v, str) and v.strip() for v in value):
-        raise BisentError(f"{source}: languages must be \"any\" or a list of language codes")
-    codes = {normalise_lang(v) for v in value} - {"multilingual"}
-    return frozenset(codes) if codes else None
 
 
 def card_languages(folder: Path) -> frozenset[str] | None:
@@ -151,22 +130,6 @@ def card_languages(folder: Path) -> frozenset[str] | None:
         return parse_languages(value, path) if value else None
     except BisentError:
         return None
-
-
-def files_hash(root: Path, files: list[Path] | None = None) -> str:
-    """SHA-256 (first 16 hex digits) of the model's files: their paths relative to ``root`` and their bytes."""
-    root = Path(root)
-    if files is None:
-        files = sorted(f for f in root.rglob("*") if f.is_file() and not any(
-            part.startswith(".") for part in f.relative_to(root).parts))
-    h = hashlib.sha256()
-    for f in files:
-        h.update(str(f.relative_to(root) if f.is_relative_to(root) else f.name).encode("utf-8") + b"\0")
-        with open(f, "rb") as fh:
-            while chunk := fh.read(1 << 20):
-                h.update(chunk)
-        h.update(b"\0")
-    return h.hexdigest()[:16]
 
 
 @contextlib.contextmanager
@@ -239,12 +202,12 @@ def pool(hidden: np.ndarray, mask: np.ndarray, how: str) -> np.ndarray:
 
 def st_pooling(folder: Path) -> str | None:
     """The pooling a sentence-transformers folder's Pooling module uses, when it is one bisent knows."""
-    modules = _json_or_none(folder / "modules.json")
+    modules = json_or_none(folder / "modules.json")
     if not isinstance(modules, list):
         return None
     for m in modules:
         if isinstance(m, dict) and str(m.get("type", "")).endswith("Pooling"):
-            cfg = _json_or_none(folder / str(m.get("path", "")) / "config.json")
+            cfg = json_or_none(folder / str(m.get("path", "")) / "config.json")
             if isinstance(cfg, dict):
                 mode = cfg.get("pooling_mode")
                 if mode in ("mean", "cls", "max", "lasttoken"):
@@ -287,7 +250,7 @@ class SentenceTransformersEncoder(LocalEncoder):
 
     def __init__(self, path: Path, settings: Settings):
         super().__init__(path, settings)
-        modules = _json_or_none(self.path / "modules.json")
+        modules = json_or_none(self.path / "modules.json")
         if not isinstance(modules, list) or not all(isinstance(m, dict) for m in modules):
             raise BisentError(f"{self.path / 'modules.json'}: expected a list of modules")
         for m in modules:

@@ -29,7 +29,7 @@ import numpy as np
 
 from ..errors import BisentError, where
 from .base import Encoder, l2_normalise
-from .local import files_hash, parse_languages
+from .files import VECTOR_CARD, files_hash, json_or_none, parse_languages
 
 CARD_KEYS = {"name", "dim", "languages", "files", "dtype"}
 ENTRY_KEYS = {"text", "vectors", "dtype", "lang"}
@@ -142,10 +142,8 @@ class VectorTable(Encoder):
     @classmethod
     def from_card(cls, path) -> "VectorTable":
         """The table a ``vectors.json`` card describes (``path``: the card, or the folder holding it)."""
-        from .local import VECTOR_CARD, _json_or_none
-
         card_path = Path(path) / VECTOR_CARD if Path(path).is_dir() else Path(path)
-        card = _json_or_none(card_path)
+        card = json_or_none(card_path)
         if not isinstance(card, dict) or not isinstance(card.get("files"), list):
             raise BisentError(f"{card_path}: not a vectors card (a JSON object with \"files\": [{{\"text\": ..., "
                               "\"vectors\": ...}, ...])")
