@@ -11,7 +11,7 @@ STAMP  := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "make: $(PYTHON) not found (set PYTHON=...)"; exit 1; }
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[train,test,ray]'
+	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[train,test,ray,encoders]'
 	touch $(STAMP)
 
 demo: $(STAMP)

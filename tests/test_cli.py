@@ -116,7 +116,7 @@ def test_mismatched_shards_and_model_dir(tmp_path):
     model = tmp_path / "model"
     model.mkdir()
     code, _, err = run("embed", src, "-l", "en", "-e", model, "-o", tmp_path / "w")
-    assert code == 2 and "config.json: missing" in err
+    assert code == 2 and "model: not a model directory (no modules.json, config.json" in err
 
 
 def test_data_general_caps_only_the_optional_sources_may_be_zero(tmp_path):

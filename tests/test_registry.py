@@ -25,8 +25,10 @@ def test_registry_knows_dims_and_languages_without_building_and_agrees_with_the_
 def test_bisent_encoders_lists_the_registry(capsys):
     assert main(["encoders"]) in (0, None)
     lines = capsys.readouterr().out.splitlines()
-    assert [ln.split()[0] for ln in lines] == list(REGISTRY)
+    assert [ln.split()[0] for ln in lines[:len(REGISTRY)]] == list(REGISTRY) and lines[len(REGISTRY)] == ""
     assert lines[2].startswith("char-ngram   1024-d, any language") and "(default)" in lines[0]
+    rest = "\n".join(lines[len(REGISTRY):])
+    assert "sentence-transformers" in rest and "model.onnx" in rest and "use-m3+me5-small" in rest
 
 
 def test_names_and_directories_resolve_in_one_place(tmp_path):
@@ -66,5 +68,6 @@ def test_one_language_code_normaliser():
         base_lang(" ")
     toy = _Toy()
     assert toy.check_lang("EN_us") == "en-us" and toy.check_lang("PT_BR") == "pt-br"
-    with pytest.raises(BisentError, match="encoder toy: unknown language 'fr' \\(it supports: en, pt-br\\)"):
+    with pytest.raises(BisentError, match="encoder toy: unknown language 'fr' \\(it supports: en, pt-br; registered "
+                                          "encoders that cover it: use-m3, "):
         toy.check_lang("fr")

@@ -55,8 +55,10 @@ class LazyGroup(click.Group):
     def get_command(self, ctx, name):
         if name not in COMMANDS:
             return None
+        from .options import with_encoder_options
+
         module, attr, _ = COMMANDS[name]
-        return getattr(importlib.import_module(f"bisent.cli.{module}"), attr)
+        return with_encoder_options(getattr(importlib.import_module(f"bisent.cli.{module}"), attr))
 
     def format_commands(self, ctx, formatter):
         rows = [(name, COMMANDS[name][2]) for name in sorted(COMMANDS)]

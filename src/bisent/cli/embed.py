@@ -8,7 +8,7 @@ import time
 
 import click
 
-from ..encoders import DEFAULT_ENCODER, REGISTRY, get_encoder
+from ..encoders import DEFAULT_ENCODER, get_encoder, listing
 from ..io import MAX_LINE_BYTES, make_state_dir, readable_file
 from ..mining.vectors import SHARD_ROWS, embed_file
 from ..paths import guarded
@@ -64,13 +64,11 @@ def embed(input_path, lang, encoder, out_dir, shard_rows, skip_bad, max_bytes, f
 @click.command()
 @guarded()
 def encoders():
-    """List the registered encoders (a model directory path works wherever an encoder is asked for).
+    """List the registered encoders, and the other things -e takes (model folders, ONNX, vectors, ensembles).
 
     \b
     Examples:
       bisent encoders
     """
-    for name, reg in REGISTRY.items():
-        langs = "any language" if reg.languages is None else f"{len(reg.languages)} languages"
-        mark = " (default)" if name == DEFAULT_ENCODER else ""
-        click.echo(f"{name:12s} {reg.dim}-d, {langs}: {reg.description}{mark}")
+    for line in listing():
+        click.echo(line)

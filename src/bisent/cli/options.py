@@ -161,3 +161,53 @@ def score_all_option(f):
              "TSV columns after the last (decision, then the steps in order), JSONL keys / Parquet columns "
              "bisent_NAME, TMX <prop type=\"x-bisent-NAME\">, XLIFF bisent:NAME attributes. Re-threshold it later "
              "without filtering again.")(f)
+
+
+def _encoder_setting(ctx, param, value):
+    """Click callback of ``--device`` / ``--batch-size`` / ``--pooling``: the setting is set for the encoders this
+    command builds (:func:`bisent.encoders.settings.set_option`); a bad value is a one-line usage error."""
+    from ..encoders.settings import set_option, torch_device
+    from ..errors import BisentError
+
+    try:
+        set_option(param.name, value)
+        if param.name == "device" and value != "cpu":   # a device that is not there: refused before any work
+            try:
+                torch_device(value)
+            except ImportError:
+                raise BisentError(f"--device {value}: needs torch (pip install 'bisent[encoders]')") from None
+    except BisentError as e:
+        raise click.BadParameter(str(e).split(": ", 1)[-1], ctx=ctx, param=param) from None
+    return value
+
+
+def encoder_options():
+    """``--device``, ``--batch-size`` and ``--pooling``: how the torch and ONNX encoders of the user's own files run
+    (:mod:`bisent.encoders.local`); the command itself never sees them."""
+    from ..encoders.settings import POOLINGS
+
+    return [
+        click.Option(["--device"], default="cpu", show_default=True, expose_value=False, callback=_encoder_setting,
+                     metavar="cpu|cuda|cuda:N|mps",
+                     help="Where a torch or ONNX encoder (a model folder given to -e) runs."),
+        click.Option(["--batch-size"], type=click.IntRange(1), default=None, expose_value=False,
+                     callback=_encoder_setting,
+                     help="Sentences a batch for a torch or ONNX encoder (default: its card's, else 32)."),
+        click.Option(["--pooling"], type=click.Choice(POOLINGS), default=None, expose_value=False,
+                     callback=_encoder_setting,
+                     help="Pooling of a plain Hugging Face model's token vectors (default: its bisent-encoder.json)."),
+    ]
+
+
+def with_encoder_options(command: click.Command) -> click.Command:
+    """``command`` (and every command of a group) given :func:`encoder_options` when it takes ``-e/--encoder``;
+    done once, in place, so every job that builds an encoder takes them without code of its own."""
+    if isinstance(command, click.Group):
+        for sub in command.commands.values():
+            with_encoder_options(sub)
+        return command
+    names = {p.name for p in command.params}
+    takes_encoder = any(isinstance(p, click.Option) and "-e" in p.opts for p in command.params)
+    if takes_encoder and "device" not in names:
+        command.params.extend(encoder_options())
+    return command

@@ -42,6 +42,11 @@ class Encoder:
     languages: frozenset[str] | None = None
     lang_dependent: bool = False
     batch_size: int = 64
+    #: how the persistent cache stores rows: float16 (rows are rounded alike when fresh) or float32 (exact rows)
+    cache_dtype: str = "float16"
+    #: False for encoders whose rows are cheaper to make than to cache (vectors read from files, ensembles of
+    #: cached members)
+    cacheable: bool = True
 
     def embed_batch(self, sentences: list[str], lang: str) -> np.ndarray:
         """Embed one batch: ``(len(sentences), dim)`` float32 (normalisation is done by ``encode``)."""
@@ -53,8 +58,13 @@ class Encoder:
         if not lang or not isinstance(lang, str) or not lang.strip():
             raise BisentError(f"encoder {self.name}: a language code is required (e.g. -l en)")
         if not supported(lang, self.languages):
-            raise BisentError(
-                f"encoder {self.name}: unknown language '{lang}' (it supports: {', '.join(sorted(self.languages))})")
+            from . import covering
+
+            others = [n for n in covering(lang) if n != self.name]
+            hint = (f"registered encoders that cover it: {', '.join(others)}" if others else
+                    "no registered encoder lists it; -e also takes a model folder (bisent encoders)")
+            raise BisentError(f"encoder {self.name}: unknown language '{lang}' (it supports: "
+                              f"{', '.join(sorted(self.languages))}; {hint})")
         return normalise_lang(lang)
 
     def encode(self, sentences: Sequence[str], lang: str, *, batch_size: int | None = None,
@@ -66,7 +76,8 @@ class Encoder:
         environment variable ``BISENT_NO_EMBED_CACHE=1`` turns it off). With
         the cache on, every row is rounded to float16 as the cache stores it,
         then scaled back to unit length (so a cached row equals a fresh one
-        bit for bit); with it off rows are exact float32.
+        bit for bit); with it off, or for an encoder whose ``cache_dtype`` is
+        float32, rows are exact float32.
         Batches are grouped by length so padding stays small.
         """
         lang = self.check_lang(lang)
@@ -78,12 +89,13 @@ class Encoder:
         inverse = np.fromiter((uniq.setdefault(s, len(uniq)) for s in sentences), dtype=np.int64, count=len(sentences))
         texts = list(uniq)
         rows = np.zeros((len(texts), self.dim), dtype=np.float32)
-        use_cache = cache if cache is not None else cache_enabled()
-        store = EmbeddingCache(self.id, self.dim) if use_cache else None
+        use_cache = (cache if cache is not None else cache_enabled()) and self.cacheable
+        half = self.cache_dtype == "float16"
+        store = EmbeddingCache(self.id, self.dim, dtype=self.cache_dtype) if use_cache else None
         ckey = lang if self.lang_dependent else None
         if store is not None:
             found, cached = store.get(texts, ckey)
-            rows[found] = from_half(cached[found])
+            rows[found] = from_half(cached[found]) if half else cached[found]
             todo = np.flatnonzero(~found)
         else:
             todo = np.arange(len(texts))
@@ -101,7 +113,8 @@ class Encoder:
                                            f"{(len(batch), self.dim)}")
                     if store is not None:  # as the cache stores them: a row is the same cached or fresh
                         store.put(batch, vecs, ckey)
-                        vecs = from_half(vecs.astype(np.float16))
+                        if half:
+                            vecs = from_half(vecs.astype(np.float16))
                     rows[idx] = vecs
                     bar.update(len(idx))
         out[:] = rows[inverse]

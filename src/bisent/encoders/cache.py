@@ -104,12 +104,21 @@ def used_bytes(db: sqlite3.Connection) -> int:
 
 class EmbeddingCache:
     """``get(texts) -> (found_mask, rows)``, ``has(texts) -> found_mask`` and ``put(texts, rows)`` for one encoder
-    id and dimension."""
+    id and dimension.
 
-    def __init__(self, encoder_id: str, dim: int, path=None):
+    ``dtype``: how rows are stored, ``float16`` (the default) or ``float32`` (the encoders read from the user's
+    files, whose rows must equal their own library's output; an id is always stored one way)."""
+
+    def __init__(self, encoder_id: str, dim: int, path=None, dtype: str = "float16"):
+        if dtype not in ("float16", "float32"):
+            raise ValueError(f"cache dtype {dtype!r}: float16 or float32")
         safe = re.sub(r"[^A-Za-z0-9._-]+", "_", encoder_id)[:120]
-        name = f"{safe}-{hashlib.sha1(encoder_id.encode()).hexdigest()[:8]}.sqlite"
+        suffix = "-f32" if dtype == "float32" else ""
+        name = f"{safe}-{hashlib.sha1(encoder_id.encode()).hexdigest()[:8]}{suffix}.sqlite"
         self.dim = dim
+        self.dtype = dtype
+        self.code = "<f2" if dtype == "float16" else "<f4"
+        self.width = 2 if dtype == "float16" else 4
         self.cap = max_bytes()
         self.broken = False
         self._local = threading.local()
@@ -152,7 +161,8 @@ class EmbeddingCache:
                 yield k, where[k], v
 
     def get(self, texts: list[str], lang: str | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """Return ``(found (n,) bool, rows (n, dim) float32 holding float16 values)``; missing rows are zero."""
+        """Return ``(found (n,) bool, rows (n, dim) float32 holding float16 values, or float32 ones with
+        dtype float32)``; missing rows are zero."""
         rows = np.zeros((len(texts), self.dim), dtype=np.float32)
         found = np.zeros(len(texts), dtype=bool)
         if self.broken:
@@ -160,12 +170,14 @@ class EmbeddingCache:
         bad = 0
         try:
             for k, at, v in self._select(texts, lang, "v"):
-                if len(v) == 2 * self.dim + CHECK_BYTES:
+                if len(v) == self.width * self.dim + CHECK_BYTES:
                     row, check = v[:-CHECK_BYTES], v[-CHECK_BYTES:]
                     if check != _check(k, row):
                         bad += len(at)
                         continue          # another text's row, or damaged: embedded again
-                    vec = np.frombuffer(row, dtype="<f2").astype(np.float32)
+                    vec = np.frombuffer(row, dtype=self.code).astype(np.float32)
+                elif self.width == 4:
+                    continue              # a float32 cache holds checked rows only
                 elif len(v) == 2 * self.dim:  # an fp16 entry of an older version, without a check
                     vec = np.frombuffer(v, dtype="<f2").astype(np.float32)
                 elif len(v) == 4 * self.dim:  # a float32 entry of an older version, rounded alike
@@ -191,17 +203,19 @@ class EmbeddingCache:
             return found
         try:
             for _, at, size in self._select(texts, lang, "length(v)"):
-                found[at] = size in (2 * self.dim + CHECK_BYTES, 2 * self.dim, 4 * self.dim)
+                found[at] = size in ((4 * self.dim + CHECK_BYTES,) if self.width == 4 else
+                                     (2 * self.dim + CHECK_BYTES, 2 * self.dim, 4 * self.dim))
         except sqlite3.Error as e:
             self._fail(e)
             found[:] = False
         return found
 
     def put(self, texts: list[str], rows: np.ndarray, lang: str | None = None) -> None:
-        """Store ``rows`` (n, dim) as float16; rows that are not finite are never stored."""
+        """Store ``rows`` (n, dim) as float16 (float32 with dtype float32); rows that are not finite are never
+        stored."""
         if self.broken:
             return
-        half = np.ascontiguousarray(rows, dtype="<f2")
+        half = np.ascontiguousarray(rows, dtype=self.code)
         ok = np.isfinite(half).all(axis=1)
         data = []
         for i, t in enumerate(texts):
