@@ -11,7 +11,7 @@ Usage: python benchmarks/filter_grid.py --split dev -o grid-dev.jsonl
 
 import sys
 
-from bisent.bench.filter_clean import choose_main, grid_main
+from filter_clean import choose_main, grid_main
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["choose"]:

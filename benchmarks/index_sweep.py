@@ -25,8 +25,8 @@ import time
 import numpy as np
 
 from bisent.bench.common import Recorder, add_results_option, exact_anchor, first_rows
+from bisent.encoders.shards import Shards
 from bisent.mining.index import build_index
-from bisent.mining.vectors import Shards
 
 
 def main(argv=None) -> None:

@@ -30,17 +30,17 @@ import time
 import numpy as np
 
 from bisent.bench.common import Recorder, add_results_option, exact_anchor, first_rows, peak_rss_mb
+from bisent.encoders.shards import Shards
 from bisent.mining.index import KNN
 from bisent.mining.retrieval import retrieve
 from bisent.mining.scoring import Scorer
 from bisent.mining.twostage import knn_twostage, knn_twostage_queries
-from bisent.mining.vectors import Shards
 from bisent.threads import default_threads
 
 
 def as_float32(v) -> np.ndarray:
     """All rows of an array, Shards or RowView as one float32 array (streamed in blocks)."""
-    from bisent.mining.vectors import iter_blocks
+    from bisent.encoders.shards import iter_blocks
 
     if isinstance(v, np.ndarray):
         return np.ascontiguousarray(v, dtype=np.float32)
@@ -52,7 +52,7 @@ def as_float32(v) -> np.ndarray:
 
 def sample_rows(v, rows: np.ndarray) -> np.ndarray:
     """Rows ``rows`` (distinct, any order) of an array, Shards or RowView as float32, in that order."""
-    from bisent.mining.vectors import RowView
+    from bisent.encoders.shards import RowView
 
     if isinstance(v, np.ndarray):
         return as_float32(v[rows])

@@ -33,8 +33,8 @@ from pathlib import Path
 import numpy as np
 
 from bisent.bench.common import Recorder, add_results_option
+from bisent.encoders.shards import Shards, select_rows
 from bisent.mining.index import build_index, calibrate_probes, ivf_lists, knn_both
-from bisent.mining.vectors import Shards, select_rows
 from knn_twostage import as_float32
 from mine_memory import run_measured
 

@@ -426,7 +426,7 @@ def test_embed_skip_bad_turns_a_nan_vector_into_a_listed_zero_row(tmp_path, caps
     model = dan_dir(tmp_path / "m", nan=True)
     rc, _, err = run_main(["embed", p["txt"], "-l", "en", "-e", model, "-o", tmp_path / "v", "--skip-bad"], capsys)
     assert rc == 0, err
-    from bisent.mining.vectors import Shards
+    from bisent.encoders.shards import Shards
 
     s = Shards(tmp_path / "v")
     assert np.isfinite(s.load()).all() and not s.load().any()

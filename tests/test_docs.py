@@ -127,7 +127,7 @@ def test_shell_tour_runs(page, block, tmp_path, monkeypatch):
 @pytest.mark.parametrize("page,code", tours("python"), ids=lambda v: v if v.endswith(".md") else "")
 def test_python_tour_runs(page, code, tmp_path, monkeypatch):
     from bisent import get_encoder
-    from bisent.mining.vectors import embed_file
+    from bisent.encoders.shards import embed_file
 
     monkeypatch.chdir(tmp_path)
     write_inputs(tmp_path)

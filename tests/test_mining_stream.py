@@ -3,9 +3,9 @@
 import numpy as np
 
 from bisent.encoders import get_encoder
+from bisent.encoders.shards import RowView, Shards, embed_file, encode_fp16
 from bisent.mining.retrieval import mine, mine_files
 from bisent.mining.scoring import Scorer
-from bisent.mining.vectors import RowView, Shards, embed_file, encode_fp16
 
 WORDS = "red blue green house car tea apple river stone cloud window paper lamp bird".split()
 

@@ -20,7 +20,7 @@ import pytest
 
 from bisent.cli import main
 from bisent.encoders import get_encoder
-from bisent.mining.vectors import embed_file
+from bisent.encoders.shards import embed_file
 
 ray = pytest.importorskip("ray")
 pytestmark = pytest.mark.ray

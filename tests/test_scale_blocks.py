@@ -7,13 +7,13 @@ import pytest
 
 from bisent.cli import main
 from bisent.encoders import get_encoder
+from bisent.encoders.shards import RowView, Shards, embed_file
 from bisent.errors import BisentError
 from bisent.io import remove_state_dir
 from bisent.mining.blocks import BlockScorer, LocalExecutor, knn_block, knn_blocks, merge_topk
 from bisent.mining.index import EXACT_MAX_PAIRS, TWOSTAGE_MAX_PAIRS, choose_index, knn_approx, knn_both
 from bisent.mining.retrieval import mine
 from bisent.mining.scoring import Scorer
-from bisent.mining.vectors import RowView, Shards, embed_file
 from conftest import unit_rows
 
 FIELDS = ("fwd_sim", "fwd_idx", "bwd_sim", "bwd_idx")

@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 
 from bisent.cli import main
+from bisent.encoders.shards import Shards, embed_file
 from bisent.mining.index import resolve_method
 from bisent.mining.twostage import fit_projection, knn_twostage, knn_twostage_queries
-from bisent.mining.vectors import Shards, embed_file
 from conftest import unit_rows
 
 

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from bisent.encoders import get_encoder
+from bisent.encoders.shards import Shards, embed_file
 from bisent.errors import BisentError
-from bisent.mining.vectors import Shards, embed_file
 
 LINES = [f"sentence number {i} about {'apples' if i % 2 else 'pears'}" for i in range(57)]
 

@@ -93,11 +93,11 @@ def exact_anchor(x, y, k: int, cache=None):
 
 
 def first_rows(sh, n: int, dtype=None):
-    """The first ``n`` rows of a vectors folder (:class:`~bisent.mining.vectors.Shards`) as one array (n, d), in its
+    """The first ``n`` rows of a vectors folder (:class:`~bisent.encoders.shards.Shards`) as one array (n, d), in its
     stored dtype (fp16) or as ``dtype``; read block by block, stopping once ``n`` rows are in."""
     import numpy as np
 
-    from ..mining.vectors import iter_blocks
+    from ..encoders.shards import iter_blocks
 
     out = []
     for s, b in iter_blocks(sh, 65536):

@@ -9,12 +9,12 @@ import click
 
 from ..jobs.distill import DEFAULT_HELDOUT, DEFAULT_SAMPLE, DEFAULT_STEPS, DEFAULT_TEACHER
 from ..paths import guarded
-from .options import lang_codes
+from .options import LANG
 
 
 @click.command("distill")
 @click.argument("files", metavar="FILE...", nargs=-1, required=True, type=click.Path(dir_okay=False))
-@click.option("-l", "--lang", "langs", multiple=True, required=True, callback=lang_codes,
+@click.option("-l", "--lang", "langs", multiple=True, required=True, type=LANG,
               help="Language of each FILE, in order (repeat: -l en -l de for two files).")
 @click.option("-e", "--encoder", "teacher", default=DEFAULT_TEACHER, show_default=True,
               help="The teacher: a registered encoder or a model directory.")

@@ -9,8 +9,8 @@ import time
 import click
 
 from ..encoders import DEFAULT_ENCODER, get_encoder, listing
+from ..encoders.shards import SHARD_ROWS, embed_file
 from ..io import MAX_LINE_BYTES, make_state_dir, readable_file
-from ..mining.vectors import SHARD_ROWS, embed_file
 from ..paths import guarded
 from ..scale.ray_embed import EncoderPool
 from ..scale.ray_session import ray_session

@@ -61,7 +61,7 @@ def read_texts(path: Path) -> list[str]:
 def read_vectors(path: Path, dim: int | None, dtype: str | None) -> np.ndarray:
     """The ``(rows, dim)`` array stored at ``path`` (memory-mapped where it can be); one-line errors."""
     if path.is_dir():
-        from ..mining.vectors import Shards
+        from .shards import Shards
 
         arr = Shards(path).load()
     elif not path.is_file():

@@ -35,11 +35,11 @@ from typing import Callable, Iterable, Iterator
 
 import numpy as np
 
+from ..encoders.shards import RowView, Shards
 from ..progress import progress_bar
 from ..state import StateDir
 from .index import BLOCK_COLS, BLOCK_ROWS, KNN, knn_both
 from .scoring import Candidates, Scorer
-from .vectors import RowView, Shards
 
 #: rows a side of one job (8 kernel tiles): about 10 s of work at d = 512 on one core
 BLOCK = 8 * BLOCK_ROWS

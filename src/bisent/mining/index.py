@@ -19,9 +19,9 @@ from dataclasses import dataclass
 import faiss
 import numpy as np
 
+from ..encoders.shards import iter_blocks
 from ..progress import progress_bar
 from .topk import empty_heaps, sort_heaps
-from .vectors import iter_blocks
 
 BLOCK_ROWS = 4096
 BLOCK_COLS = 4096
@@ -47,7 +47,7 @@ def knn_both(x, y, k: int = 4, *, method: str = "exact", block_rows: int = BLOCK
     """Top-``k`` inner-product neighbours of X (n, d) among Y (m, d) and of Y among X.
 
     ``x`` and ``y`` are arrays (any float dtype; fp16 is upcast per block),
-    :class:`~bisent.mining.vectors.Shards` or :class:`~bisent.mining.vectors.RowView` (streamed block by block).
+    :class:`~bisent.encoders.shards.Shards` or :class:`~bisent.encoders.shards.RowView` (streamed block by block).
     ``k`` is clamped to the other side's size. ``method`` is
     ``"exact"`` (blocked, one pass), ``"ivf"`` or ``"hnsw"`` (approximate; see :func:`knn_approx` for
     their keyword arguments). The two-stage search is :func:`bisent.mining.twostage.knn_twostage`
@@ -115,7 +115,7 @@ QUANTIZERS = {"fp16": faiss.ScalarQuantizer.QT_fp16, "sq8": faiss.ScalarQuantize
 
 def _sample_rows(v, rows: np.ndarray) -> np.ndarray:
     """Rows ``rows`` (distinct, any order) of an array, Shards or RowView as float32, in that order."""
-    from .vectors import RowView
+    from ..encoders.shards import RowView
 
     if isinstance(v, np.ndarray):
         return _to_float32(v[rows])

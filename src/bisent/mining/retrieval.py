@@ -20,8 +20,8 @@ from typing import Sequence
 
 import numpy as np
 
+from ..encoders.shards import select_rows
 from .scoring import Candidates, Scorer
-from .vectors import select_rows
 
 RETRIEVALS = ("max", "fwd", "bwd", "intersect")
 
@@ -79,7 +79,7 @@ def mine(x, y, scorer: Scorer | None = None, *, retrieval: str = "max", threshol
          progress: bool | None = None) -> list[MinedPair]:
     """Mine pairs between sources ``x`` (n, d) and targets ``y`` (m, d): best first.
 
-    ``x`` and ``y`` are arrays or :class:`~bisent.mining.vectors.Shards` (vectors
+    ``x`` and ``y`` are arrays or :class:`~bisent.encoders.shards.Shards` (vectors
     folders, streamed into the blocked kNN block by block, never loaded whole).
     ``scorer`` defaults to the ratio margin with k = 4. Rows where
     ``src_valid``/``tgt_valid`` is False (e.g. rejected, all-zero lines) take
@@ -127,7 +127,7 @@ class _Side:
     """One side to mine: its distinct sentences' vectors and where each distinct sentence first occurs.
 
     ``vectors`` (u, d): one row per distinct sentence (an fp16 array, or a
-    :class:`~bisent.mining.vectors.RowView` of a vectors folder); ``first`` (u,): the
+    :class:`~bisent.encoders.shards.RowView` of a vectors folder); ``first`` (u,): the
     index of that sentence's first occurrence among the side's texts.
     """
 
@@ -137,7 +137,7 @@ class _Side:
 
     @classmethod
     def embedded(cls, texts: list[str], encoder, lang: str, progress) -> "_Side":
-        from .vectors import encode_fp16
+        from ..encoders.shards import encode_fp16
 
         distinct, first = unique_rows(texts)
         return cls(encode_fp16(encoder, distinct, lang, progress=progress), first)
@@ -146,7 +146,7 @@ class _Side:
     def from_folder(cls, folder, texts: list[str], ids: list[str], path, lang: str) -> "_Side":
         """Rows of a vectors folder made from ``path`` in ``lang`` (row i = line i + 1); ``ids`` are line
         numbers. Vectors of another file or language, or a shard changed since, are refused."""
-        from .vectors import RowView, Shards
+        from ..encoders.shards import RowView, Shards
 
         shards = Shards(folder)
         shards.check_input(path)

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .vectors import iter_blocks
+from ..encoders.shards import iter_blocks
 
 #: reduced dimension of the first stage: use-m3 at 100k x 100k (benchmarks/README.md, "Nearest-neighbour search")
 #: keeps the exact top-1 for 99.7 % of sampled queries at 192 (of 512), 99.0 % at 160, 97.6 % at 128, 93.3 % at 96

@@ -1,6 +1,6 @@
 """Embedding on Ray: one encoder actor per worker, shards of the input sent to them in turn (``bisent embed --ray``).
 
-:func:`bisent.mining.vectors.embed_file` reads the input and cuts it into shards as
+:func:`bisent.encoders.shards.embed_file` reads the input and cuts it into shards as
 always; :meth:`EncoderPool.encode_in_order` encodes each shard's sentences on an
 actor (the encoder is loaded once per actor) and hands the vectors back in input
 order, and the driver writes the shards, their checksums and the progress file.
@@ -28,7 +28,7 @@ class _EncoderActor:
         self.encoder = get_encoder(encoder)
 
     def encode(self, texts: list[str], lang: str) -> np.ndarray:
-        from ..mining.vectors import encode_texts
+        from ..encoders.shards import encode_texts
 
         return encode_texts(self.encoder, texts, lang)
 

@@ -21,10 +21,10 @@ from pathlib import Path
 
 import numpy as np
 
+from ..encoders.shards import encode_fp16
 from ..errors import BisentError
 from ..io import atomic_write, read_lines
 from ..mining.retrieval import mine, unique_rows
-from ..mining.vectors import encode_fp16
 from ..values import check_number
 
 #: ratio-margin floor of a kept pair (of Italian's 12,706 mutual pairs 7,570 are two different strings,

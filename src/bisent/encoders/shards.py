@@ -33,12 +33,12 @@ from typing import Iterator
 
 import numpy as np
 
-from ..encoders.base import Encoder
 from ..errors import BisentError, where
 from ..io import MAX_LINE_BYTES, atomic_write, check_readable, file_sha256, read_lines
 from ..progress import progress_bar
 from ..safeload import read_json
 from ..state import StateDir
+from .base import Encoder
 
 FORMAT = "bisent-vectors/1"
 MANIFEST = "manifest.json"
