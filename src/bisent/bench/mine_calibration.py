@@ -141,6 +141,17 @@ def true_cut(score: np.ndarray, ok: np.ndarray, target: float = TARGET) -> float
     return float(score[good[-1]]) if len(good) else float("inf")
 
 
+def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """95 % Wilson interval of a proportion ``k / n``: how far the measured precision of ``n`` kept pairs could be
+    from the precision such pairs have in general (an error inside it is within the task's own noise)."""
+    if n == 0:
+        return 0.0, 1.0
+    p = k / n
+    mid = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return float(mid - half), float(mid + half)
+
+
 def evaluate(m: Mined, cal, *, target: float = TARGET) -> dict:
     """Estimated against measured precision at the estimator's ``target`` threshold, and the recall against the
     true ``target`` cut."""
@@ -157,8 +168,10 @@ def evaluate(m: Mined, cal, *, target: float = TARGET) -> dict:
     keep = m.score >= t
     est = 100 * cal.precision_at(t)
     true = 100 * float(m.ok[keep].mean()) if keep.any() else float("nan")
+    lo, hi = wilson(int(m.ok[keep].sum()), int(keep.sum()))
     return {**out, "threshold": round(float(t), 5), "kept": int(keep.sum()), "kept_right": int(m.ok[keep].sum()),
             "estimated": round(est, 2), "true": round(true, 2), "error": round(est - true, 2),
+            "true_interval": [round(100 * lo, 2), round(100 * hi, 2)],
             "recall_vs_true90": round(float(m.ok[keep].sum()) / true90, 4) if true90 else None,
             "overlap_estimated": round(1 - cal.pi0, 4), "overlap_true": round(float(m.ok.mean()), 4),
             **({"fallback": True} if getattr(cal, "fallback", False) else {})}
@@ -168,11 +181,13 @@ def estimators() -> dict:
     """Name -> function(Mined) -> Calibration | None: the estimators compared."""
     from ..calibration import calibrate_mined, mining_negatives, mutual_pairs
 
-    def split(m: Mined):
-        neg = mining_negatives(m.cands, "ratio", m.src, m.tgt, m.score, with_mutual=True)
-        return calibrate_mined(m.score, mutual_pairs(m.cands, m.src, m.tgt), neg, pi0="split")
+    def by(pi0: str):
+        def est(m: Mined):
+            neg = mining_negatives(m.cands, "ratio", m.src, m.tgt, m.score, with_mutual=True)
+            return calibrate_mined(m.score, mutual_pairs(m.cands, m.src, m.tgt), neg, pi0=pi0)
+        return est
 
-    return {"split": split}
+    return {name: by(name) for name in ("split", "storey", "em", "joint")}
 
 
 def task_grid(split: str, encoder: str, *, sources=SOURCES, overlaps=OVERLAPS, sizes=None) -> list[tuple]:
@@ -211,8 +226,9 @@ def run(split: str, encoders: list, record: Recorder, *, sources=SOURCES, overla
 
 
 def summarise(records: list[dict], tolerance: float = 3.0, recall: float = 0.95) -> list[dict]:
-    """Per estimator and encoder: tasks, the largest |error|, tasks within ``tolerance`` and with recall at least
-    ``recall`` of the true 90 % cut."""
+    """Per estimator and encoder: tasks, the largest and mean |error| (with a 95 % bootstrap interval over tasks),
+    tasks within ``tolerance``, tasks whose estimate lies in the measured precision's 95 % interval, and tasks with
+    recall at least ``recall`` of the true 90 % cut."""
     groups: dict = {}
     for r in records:
         groups.setdefault((r["estimator"], r["encoder"]), []).append(r)
@@ -220,10 +236,16 @@ def summarise(records: list[dict], tolerance: float = 3.0, recall: float = 0.95)
     for (name, enc), rs in sorted(groups.items()):
         errs = [abs(r["error"]) for r in rs if r["error"] is not None]
         rec = [r["recall_vs_true90"] for r in rs if r["recall_vs_true90"] is not None]
+        inside = [r["true_interval"][0] <= r["estimated"] <= r["true_interval"][1] for r in rs
+                  if r.get("true_interval") is not None]
+        boot = np.random.default_rng(0).choice(errs, (2000, len(errs))).mean(axis=1) if errs else None
         out.append({"summary": True, "estimator": name, "encoder": enc, "tasks": len(rs),
                     "no_threshold": sum(r["threshold"] is None for r in rs),
                     "max_abs_error": round(max(errs), 2) if errs else None,
                     "mean_abs_error": round(float(np.mean(errs)), 2) if errs else None,
+                    "mean_abs_error_interval": [round(float(np.quantile(boot, 0.025)), 2),
+                                                round(float(np.quantile(boot, 0.975)), 2)] if errs else None,
+                    "estimate_in_true_interval": sum(inside),
                     "within_tolerance": sum(e <= tolerance for e in errs),
                     "recall_met": sum(x >= recall for x in rec), "min_recall": round(min(rec), 4) if rec else None})
     return out
