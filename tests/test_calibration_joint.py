@@ -79,7 +79,7 @@ def test_joint_refuses_bad_input():
         calibrate_joint(np.ones(20), np.ones(20, bool), np.ones(5), np.ones(5, bool))
 
 
-def test_mining_calibration_joint_on_planted_vectors_and_its_fallback():
+def test_mining_calibration_joint_on_planted_vectors_and_its_fallback(capsys):
     """Mining estimates from a real kNN and its orphan negatives (the default, ``em``, and ``joint``): within 10
     points of the gold precision on planted vectors; under 30 pairs a warning, ``joint`` falling back."""
     rng = np.random.default_rng(2)
@@ -103,6 +103,8 @@ def test_mining_calibration_joint_on_planted_vectors_and_its_fallback():
         assert abs(cal.pi0 - (1 - ok.mean())) < 0.1
     top = np.argsort(-sc)[:25]
     assert len(mutual_pairs(rec.cands_, ps[top], pt[top])) == 25
-    with pytest.warns(UserWarning, match="rough"):
-        few = mining_calibration(rec.cands_, "ratio", ps[top], pt[top], sc[top], pi0="joint")
+    capsys.readouterr()
+    few = mining_calibration(rec.cands_, "ratio", ps[top], pt[top], sc[top], pi0="joint")
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("bisent: warning:") and "rough" in err and "--threshold" in err
     assert few is None or few.n_scores == 25

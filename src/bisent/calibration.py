@@ -38,7 +38,7 @@ before: right near 25 % overlap only) and :func:`calibrate_joint`
 from __future__ import annotations
 
 import random
-import warnings
+import sys
 from dataclasses import asdict, dataclass
 from typing import NamedTuple, Sequence
 
@@ -407,7 +407,7 @@ def mining_calibration(cands, kind: str, pair_src: np.ndarray, pair_tgt: np.ndar
     ``"storey"`` where a group lacks pairs (e.g. ``intersect`` retrieval,
     whose pairs are all mutual). Fewer than :data:`MINING_MIN_PAIRS` pairs or
     :data:`MINING_MIN_NEGATIVES` negatives: a warning that the estimate is
-    rough (``joint`` then falls back to ``"storey"``). None: fewer than 2
+    rough on standard error (``joint`` then falls back to ``"storey"``). None: fewer than 2
     pairs or 10 negatives.
     """
     sc = np.asarray(pair_score, dtype=np.float64)
@@ -427,9 +427,9 @@ def calibrate_mined(scores: np.ndarray, mutual: np.ndarray, neg: OrphanNegatives
     if len(scores) < 2 or len(neg.scores) < 10:
         return None
     if len(scores) < MINING_MIN_PAIRS or len(neg.scores) < MINING_MIN_NEGATIVES:
-        warnings.warn(f"the precision estimate rests on {len(scores)} mined pairs and {len(neg.scores)} "
-                      f"simulated false pairs (fewer than {MINING_MIN_PAIRS} / {MINING_MIN_NEGATIVES}): it is "
-                      f"rough; give --threshold to choose the cut yourself", stacklevel=2)
+        print(f"bisent: warning: the precision estimate rests on {len(scores)} mined pairs and {len(neg.scores)} "
+              f"simulated false pairs (fewer than {MINING_MIN_PAIRS} / {MINING_MIN_NEGATIVES}): it is rough; "
+              f"give --threshold to choose the cut yourself", file=sys.stderr)
         if pi0 == "joint":
             pi0 = "storey"
     if pi0 == "joint":
