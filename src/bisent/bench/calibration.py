@@ -223,8 +223,10 @@ def run(src_lang: str, tgt_lang: str, encoders: list, record: Recorder, *, limit
     :data:`DEFAULT_ESTIMATOR`."""
     if split == "all" and set(settings) != {"docs"}:
         raise BisentError("--split all: only the docs setting runs on every split (add --setting docs)")
-    if estimator in ("split", "joint") and set(settings) != {"mining"}:
-        raise BisentError(f"--estimator {estimator}: mining only (add --setting mining)")
+    if estimator == "split" and set(settings) != {"mining"}:
+        raise BisentError("--estimator split: only the mining setting splits its pairs (add --setting mining)")
+    if estimator == "joint" and set(settings) != {"mining"}:
+        raise BisentError("--estimator joint: only the mining setting has mutual pairs (add --setting mining)")
     est = {k: estimator or v for k, v in DEFAULT_ESTIMATOR.items()}
     out = []
     for enc in encoders:
