@@ -108,3 +108,29 @@ def test_mining_calibration_joint_on_planted_vectors_and_its_fallback(capsys):
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("bisent: warning:") and "rough" in err and "--threshold" in err
     assert few is None or few.n_scores == 25
+
+
+def test_low_overlap_warning_when_few_pairs_look_right():
+    """Few planted translations among many sentences: the default estimate's right share is under LOW_OVERLAP and
+    the warning names it; most sentences translated: no warning."""
+    from bisent.calibration import LOW_OVERLAP, low_overlap_warning
+
+    def run(n_pairs, n_only, seed):
+        rng = np.random.default_rng(seed)
+        x = unit_rows(rng, n_pairs + n_only, 64)
+        y_pairs = x[:n_pairs] + 0.9 * unit_rows(rng, n_pairs, 64)
+        y = np.concatenate([y_pairs / np.linalg.norm(y_pairs, axis=1, keepdims=True), unit_rows(rng, n_only, 64)])
+        rec = RecordingScorer(Scorer("ratio", 4))
+        pairs = mine(x, y, rec, retrieval="max")
+        sc = np.array([p.score for p in pairs])
+        ps, pt = np.array([p.src for p in pairs]), np.array([p.tgt for p in pairs])
+        return mining_calibration(rec.cands_, "ratio", ps, pt, sc), ((ps == pt) & (ps < n_pairs)).mean()
+
+    few, right = run(40, 760, 3)
+    assert right < LOW_OVERLAP and 1 - few.pi0 < LOW_OVERLAP
+    msg = low_overlap_warning(few)
+    assert msg.startswith("bisent: warning: about ") and f"of the {few.n_scores} retrieved pairs" in msg
+    assert "\n" not in msg and "--threshold" in msg
+    many, right = run(600, 100, 4)
+    assert right > 0.7 and low_overlap_warning(many) is None
+    assert low_overlap_warning(None) is None

@@ -393,6 +393,22 @@ MINING_MIN_PAIRS = 30
 MINING_MIN_NEGATIVES = 20
 
 
+#: Below this estimated share of right pairs among those retrieved (1 - ``pi0``), a mining run is warned that its
+#: estimate may run high: the lowest share that warns every dev mining task of 5-10 % overlap (errors -9 to +39
+#: points at the default; the tasks above it: 13.7 at most, benchmarks/README, "Mining threshold calibration").
+LOW_OVERLAP = 0.35
+
+
+def low_overlap_warning(cal: Calibration | None) -> str | None:
+    """A one-line warning when few retrieved pairs look right (estimated share under :data:`LOW_OVERLAP`), where the
+    estimated precision is known to run high; None otherwise."""
+    if cal is None or not np.isfinite(cal.pi0) or 1 - cal.pi0 >= LOW_OVERLAP:
+        return None
+    return (f"bisent: warning: about {1 - cal.pi0:.0%} of the {cal.n_scores} retrieved pairs look right; where so few "
+            f"sentences have a translation the estimated precision can run high (by up to 39 points on the dev tasks "
+            f"of benchmarks/README.md): check a sample with `bisent review` or give --threshold")
+
+
 def mining_calibration(cands, kind: str, pair_src: np.ndarray, pair_tgt: np.ndarray, pair_score: np.ndarray, *,
                        pi0: str = "em") -> Calibration | None:
     """The calibration of a mining run from its candidates and retrieved pairs (before the threshold).
