@@ -140,13 +140,19 @@ def test_label_log_resumes_undoes_and_counts_partial_as_not_parallel(tmp_path):
     pairs = labelled_pairs(r.labels_path)
     assert [p["label"] for p in pairs] == list("yynpn") and [p["parallel"] for p in pairs] == [1, 1, 0, 0, 0]
     assert pairs[0]["src"] == r.items[0].src and pairs[0]["score"] == r.items[0].score
-    # another sample on the same labels is refused; a line cut short (killed while writing) is removed
+    # another sample on the same labels is refused; a line cut short (killed while writing) is left out when
+    # read, and removed from the file only by the next label
     with pytest.raises(BisentError, match="another sample"):
         open_review(out, per_band=5)
     with open(r.labels_path, "ab") as f:
         f.write(b'{"i": 7, "lab')
-    assert open_review(out).log.labels == dict(enumerate("yynpsn"))
-    assert r.labels_path.read_bytes().endswith(b"\n")
+    cut = r.labels_path.read_bytes()
+    resumed = open_review(out)
+    assert resumed.log.labels == dict(enumerate("yynpsn"))
+    assert r.labels_path.read_bytes() == cut
+    resumed.label(7, "y")
+    assert r.labels_path.read_bytes().startswith(cut[:cut.rindex(b"\n") + 1])
+    assert read_log(r.labels_path).labels == {**dict(enumerate("yynpsn")), 7: "y"}
     out.write_text(out.read_text().replace("of the source", "of another source"))    # the output rewritten
     with pytest.raises(BisentError, match="other pairs than the run's output holds now"):
         open_review(out)
@@ -163,7 +169,7 @@ def test_bad_label_logs_are_one_line_errors(tmp_path, capsys):
     with open(r.labels_path, "a") as f:
         f.write("not json\n")
     assert main(["review", out, "--labels", tmp_path / "l.jsonl", "--summary"]) == 2
-    assert "l.jsonl:3: not a JSON line" in capsys.readouterr().err
+    assert "l.jsonl:3: corrupt JSON" in capsys.readouterr().err
     assert main(["review", tmp_path / "nothing.tsv", "--summary"]) == 2
     assert main(["review", out, "--apply", "0.9"]) == 2
     assert "needs -o" in capsys.readouterr().err
@@ -345,12 +351,12 @@ def test_server_refuses_without_token_other_origin_and_other_paths(tmp_path):
         assert run.request("POST", "/api/label", body='{"i": 99, "label": "y"}', headers=ctype)[0] == 400
         assert run.request("POST", "/api/label", body='{"i": 1, "label": "maybe"}', headers=ctype)[0] == 400
         assert read_log(run.server.review.labels_path).labels == {0: "y"}
-        # bounded: idle connections take at most MAX_CONNECTIONS slots; one more is closed, the slots come back
+        # bounded: at most MAX_CONNECTIONS connections; when idle ones fill them, the idlest is closed for a request
         from bisent.review.server import MAX_CONNECTIONS
         idle = [socket.create_connection(s.server_address, timeout=5) for _ in range(MAX_CONNECTIONS)]
         time.sleep(0.3)
-        with pytest.raises((ConnectionError, http.client.RemoteDisconnected, OSError)):
-            run.request("GET", "/api/state")
+        assert run.request("GET", "/api/state")[0] == 200
+        assert len(s._conns) <= MAX_CONNECTIONS
         for c in idle:
             c.close()
         time.sleep(0.3)

@@ -423,8 +423,8 @@ def mining_calibration(cands, kind: str, pair_src: np.ndarray, pair_tgt: np.ndar
     ``"storey"`` where a group lacks pairs (e.g. ``intersect`` retrieval,
     whose pairs are all mutual). Fewer than :data:`MINING_MIN_PAIRS` pairs or
     :data:`MINING_MIN_NEGATIVES` negatives: a warning that the estimate is
-    rough on standard error (``joint`` then falls back to ``"storey"``). None: fewer than 2
-    pairs or 10 negatives.
+    rough on standard error (``joint`` then falls back to ``"storey"``).
+    None: fewer than 2 pairs or 10 negatives.
     """
     sc = np.asarray(pair_score, dtype=np.float64)
     if len(sc) < 2:

@@ -14,8 +14,8 @@ a score (a column, a key, a TMX ``<prop type="x-bisent-score">``, an XLIFF
 
 Formats are chosen by suffix (``.tsv``/``.txt``, ``.tmx``, ``.xlf``/``.xliff``,
 ``.jsonl``/``.ndjson``, ``.parquet``; under ``.gz``/``.xz``/``.zst``) or by name.
-XML is parsed with lxml, defused: no entity expansion, no DTD loading, no network,
-huge trees refused.
+XML is parsed with lxml, defused: no entity expansion, no DTD loading, no network;
+a text node of any size is read (an over-long segment is rejected as its unit).
 
 Canonical form. A line format is written byte for byte as read for every unit
 whose text did not change and when no score is asked for. An XML file is written
@@ -45,6 +45,7 @@ from .io import (
     open_binary,
     parse_row,
 )
+from .safeload import json_text
 
 FORMATS = ("tsv", "moses", "tmx", "xliff", "jsonl", "parquet")
 _BY_SUFFIX = {".tsv": "tsv", ".txt": "tsv", ".tab": "tsv", ".tmx": "tmx", ".xlf": "xliff", ".xliff": "xliff",
@@ -199,6 +200,7 @@ def _pair(raw_src: bytes, raw_tgt: bytes) -> tuple[tuple[str, str] | None, str |
 
 
 def _strip_bom(n: int, text: str) -> str:
+    """Line ``n``'s text without the UTF-8 byte order mark an editor may put at the start of a file."""
     return text[1:].strip() if n == 1 and text.startswith("\ufeff") else text
 
 
@@ -248,11 +250,13 @@ def _read_jsonl(bt: Bitext) -> None:
         u = Unit(n, raw=raw)
         bt.units.append(u)
         try:
-            obj = json.loads(raw.decode("utf-8"))
+            text = raw.decode("utf-8")
         except UnicodeDecodeError as e:
             u.problem, u.detail = "bad_row:utf8", float(e.start + 1)
             continue
-        except ValueError:
+        try:       # bounded: a line nested deeper than safeload.MAX_DEPTH is a bad row, never a RecursionError
+            obj = json_text(_strip_bom(n, text) if n == 1 else text, bt.paths[0], n)
+        except BisentError:
             u.problem = "bad_row:json"
             continue
         u.data = obj
@@ -311,10 +315,19 @@ def _pyarrow_parquet():
 
 
 def xml_parser():
-    """lxml's parser with nothing fetched or expanded: no entities, no DTD, no network, no huge trees."""
+    """lxml's parser with nothing fetched or expanded: no entities, no DTD, no network. Huge trees are read (a
+    text node over 10 MB is one over-long segment, rejected as its unit alone, not a reason to refuse the
+    file); no entity is ever expanded, so a file takes no more memory than its own size."""
     from lxml import etree
     return etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False, dtd_validation=False,
-                           huge_tree=False, remove_blank_text=False)
+                           huge_tree=True, remove_blank_text=False)
+
+
+def _tq(el, tag: str) -> str:
+    """``tag`` in the default namespace in force at ``el`` (a TMX may declare ``xmlns="http://www.lisa.org/tmx14"``;
+    most declare none)."""
+    ns = el.nsmap.get(None)
+    return f"{{{ns}}}{tag}" if ns else tag
 
 
 def _local(el) -> str:
@@ -323,12 +336,22 @@ def _local(el) -> str:
 
 
 def _text(el) -> str:
-    """An element's text without the content of inline code elements (``<ph>``, ``<bpt>``, ...)."""
+    """An element's text without the content of inline code elements (``<ph>``, ``<bpt>``, ...); walked without
+    recursion (a huge tree may nest thousands deep)."""
     parts = [el.text or ""]
-    for c in el:
-        if isinstance(c.tag, str) and _local(c) not in _CODE:
-            parts.append(_text(c))
-        parts.append(c.tail or "")
+    stack = [(el, iter(el))]
+    while stack:
+        node, children = stack[-1]
+        c = next(children, None)
+        if c is None:
+            stack.pop()
+            if stack:
+                parts.append(node.tail or "")
+        elif isinstance(c.tag, str) and _local(c) not in _CODE:
+            parts.append(c.text or "")
+            stack.append((c, iter(c)))
+        else:
+            parts.append(c.tail or "")
     return "".join(parts)
 
 
@@ -375,9 +398,9 @@ def _need_langs(bt: Bitext, found: tuple[str | None, str | None], what: str) -> 
 
 
 def _read_tmx(bt: Bitext, root) -> None:
-    header = root.find("header")
+    header = root.find(_tq(root, "header"))
     srclang = header.get("srclang") if header is not None else None
-    langs = {_lang_key(t.get(XML_LANG) or t.get("lang")) for t in root.iter("tuv")}
+    langs = {_lang_key(t.get(XML_LANG) or t.get("lang")) for t in root.iter(_tq(root, "tuv"))}
     if not bt.tgt_lang and srclang and len(langs - {_lang_key(srclang)}) == 1:
         found_tgt = next(iter(langs - {_lang_key(srclang)}))
     else:
@@ -386,13 +409,16 @@ def _read_tmx(bt: Bitext, root) -> None:
     for key, lang in ((s, bt.src_lang), (t, bt.tgt_lang)):
         if langs and key not in langs:  # not one unit could be used: the wrong language asked for
             raise BisentError(f"{bt.paths[0]}: no <tuv> in {lang} (languages there: {', '.join(sorted(langs))})")
-    for n, tu in enumerate(root.iter("tu"), 1):
+    for n, tu in enumerate(root.iter(_tq(root, "tu")), 1):
         u = Unit(n, line=tu.sourceline)
         bt.units.append(u)
+        if _nested(tu):
+            u.problem, u.raw = "bad_unit:nested", _unit_text(tu)
+            continue
         sides = []
         for key, which in ((s, "source"), (t, "target")):
-            tuvs = [v for v in tu.findall("tuv") if _lang_key(v.get(XML_LANG) or v.get("lang")) == key]
-            segs = [v.find("seg") for v in tuvs]
+            tuvs = [v for v in tu.findall(_tq(tu, "tuv")) if _lang_key(v.get(XML_LANG) or v.get("lang")) == key]
+            segs = [v.find(_tq(v, "seg")) for v in tuvs]
             if not tuvs:
                 u.problem = f"bad_unit:no_{which}"
             elif len(tuvs) > 1:
@@ -409,6 +435,18 @@ def _read_tmx(bt: Bitext, root) -> None:
             u.raw = _unit_text(tu)
 
 
+def _nested(el) -> bool:
+    """Whether the unit ``el`` lies inside another unit (malformed, but lxml parses it): such a unit is rejected
+    whatever its outer unit's fate, so that removing the outer one never takes a kept unit with it."""
+    name = _local(el)
+    return any(_local(a) == name for a in el.iterancestors())
+
+
+def _outer(elements) -> list:
+    """``elements`` without those inside another of the same name (a ``<file>`` in a ``<file>``)."""
+    return [el for el in elements if not _nested(el)]
+
+
 def _unit_text(el) -> bytes:
     """A malformed unit's text, on one line, for the rejected file."""
     return _SPACE.sub(" ", "".join(el.itertext())).strip().encode("utf-8", "backslashreplace")
@@ -418,7 +456,7 @@ def _read_xliff1(bt: Bitext, root) -> None:
     ns = root.nsmap.get(None)
     q = (lambda tag: f"{{{ns}}}{tag}") if ns else (lambda tag: tag)
     n = 0
-    for file_el in root.iter(q("file")):
+    for file_el in _outer(root.iter(q("file"))):
         _need_langs(bt, (file_el.get("source-language"), file_el.get("target-language")), "<file>")
         for tu in file_el.iter(q("trans-unit")):
             n += 1
@@ -445,7 +483,9 @@ def _xliff_unit(n: int, el, q) -> Unit:
     reason it is malformed with its raw text kept."""
     u = Unit(n, line=el.sourceline)
     source, target = el.find(q("source")), el.find(q("target"))
-    if source is None:
+    if _nested(el) or _local(el) == "segment" and _nested(el.getparent()):
+        u.problem = "bad_unit:nested"
+    elif source is None:
         u.problem = "bad_unit:no_source"
     elif target is None:
         u.problem = "bad_unit:no_target"
@@ -459,11 +499,11 @@ def _xliff_unit(n: int, el, q) -> Unit:
 def _xml_units(bt: Bitext, root) -> list:
     """The elements of ``root`` (a copy of ``bt.tree``'s) that are the units, in the order they were numbered."""
     if bt.fmt == "tmx":
-        return list(root.iter("tu"))
+        return list(root.iter(_tq(root, "tu")))
     ns = root.nsmap.get(None)
     q = (lambda tag: f"{{{ns}}}{tag}") if ns else (lambda tag: tag)
     if bt.extra.get("version") == 1:
-        return [tu for f in root.iter(q("file")) for tu in f.iter(q("trans-unit"))]
+        return [tu for f in _outer(root.iter(q("file"))) for tu in f.iter(q("trans-unit"))]
     return [seg for unit in root.iter(q("unit")) for seg in (unit.findall(q("segment")) or [unit])]
 
 
@@ -611,19 +651,25 @@ def _remove(el) -> None:
 
 
 def _replace_text(bt: Bitext, el, u: Unit) -> None:
-    """Set a unit's (repaired) text: the segment's content becomes plain text (inline markup is dropped)."""
+    """Set a unit's (repaired) text: the content of a side whose text changed becomes plain text (its inline
+    markup is dropped); a side the repair left as it was keeps its markup."""
+    orig_src, orig_tgt = bt.extra.get("original", {}).get(u.n, (None, None))
     if bt.fmt == "tmx":
         s, t = _lang_key(bt.src_lang), _lang_key(bt.tgt_lang)
-        for v in el.findall("tuv"):
+        for v in el.findall(_tq(el, "tuv")):
             key = _lang_key(v.get(XML_LANG) or v.get("lang"))
-            seg = v.find("seg")
-            if seg is not None and key in (s, t):
-                _set_content(seg, u.src if key == s else u.tgt)
+            seg = v.find(_tq(v, "seg"))
+            if seg is not None and key == s and u.src != orig_src:
+                _set_content(seg, u.src)
+            elif seg is not None and key == t and key != s and u.tgt != orig_tgt:
+                _set_content(seg, u.tgt)
         return
     ns = el.nsmap.get(None)
     q = (lambda tag: f"{{{ns}}}{tag}") if ns else (lambda tag: tag)
-    _set_content(el.find(q("source")), u.src)
-    _set_content(el.find(q("target")), u.tgt)
+    if u.src != orig_src:
+        _set_content(el.find(q("source")), u.src)
+    if u.tgt != orig_tgt:
+        _set_content(el.find(q("target")), u.tgt)
 
 
 def _set_content(el, text: str) -> None:
@@ -636,13 +682,13 @@ def _tmx_prop(tu, name: str, value: str) -> None:
     """Add (or update) ``<prop type="x-bisent-score">`` before the unit's first ``<tuv>``."""
     from lxml import etree
     ptype = TMX_SCORE_PROP if name == "score" else f"x-bisent-{name}"
-    for p in tu.findall("prop"):
+    for p in tu.findall(_tq(tu, "prop")):
         if p.get("type") == ptype:
             p.text = value
             return
-    prop = etree.Element("prop", type=ptype)
+    prop = etree.Element(_tq(tu, "prop"), type=ptype)
     prop.text = value
-    first = tu.find("tuv")
+    first = tu.find(_tq(tu, "tuv"))
     if first is None:
         tu.append(prop)
         return

@@ -22,6 +22,7 @@ import shutil
 import stat
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import IO, Iterator, NamedTuple
 
@@ -322,8 +323,9 @@ def atomic_write(path, mode: str = "w", encoding: str = "utf-8"):
         return
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    remove_stale_temps(path)
     while True:
-        tmp = path.parent / f".{path.name}.{secrets.token_hex(4)}.tmp"
+        tmp = path.parent / f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
         try:
             raw = open_exclusive(tmp)
             break
@@ -340,6 +342,54 @@ def atomic_write(path, mode: str = "w", encoding: str = "utf-8"):
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+#: how old a temp file of an older bisent (no process id in its name) must be to count as left by a kill
+STALE_SECONDS = 3600
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` runs on this machine (one of another user's counts as running)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, ValueError):
+        return pid > 0
+    return True
+
+
+def remove_stale_temps(path) -> list[Path]:
+    """Remove the temp files a killed write of ``path`` left beside it: :func:`atomic_write`'s
+    ``.NAME.<pid>.<8 hex>.tmp`` of a process that has ended (and ``.NAME.<8 hex>.tmp`` of an older bisent, an hour
+    old); ``.NAME.<pid>.<8 hex>.tmp`` folders of :func:`atomic_dir` likewise. A live writer's are left alone, links
+    are never followed, and nothing of another name is touched. Returns what was removed."""
+    path = Path(path)
+    name = re.escape(path.name)
+    pattern = re.compile(rf"\.{name}\.(?:(\d+)\.)?[0-9a-f]{{8}}\.tmp")
+    removed = []
+    try:
+        entries = list(os.scandir(path.parent))
+    except OSError:
+        return removed
+    for entry in entries:
+        m = pattern.fullmatch(entry.name)
+        if m is None:
+            continue
+        try:
+            st = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        stale = (not _alive(int(m.group(1)))) if m.group(1) else time.time() - st.st_mtime > STALE_SECONDS
+        if not stale or entry.is_symlink():
+            continue
+        with contextlib.suppress(OSError):
+            if entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.path)
+            else:
+                os.unlink(entry.path)
+            removed.append(Path(entry.path))
+    return removed
 
 
 # ---------------------------------------------------------------------------
@@ -481,7 +531,8 @@ def atomic_dir(path: Path, *, replace_names: frozenset[str] | None = None) -> It
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     _check_replaceable(path, replace_names)
-    tmp = make_temp_dir(path.parent, f".{path.name}.")
+    remove_stale_temps(path)
+    tmp = make_temp_dir(path.parent, f".{path.name}.{os.getpid()}.")
     try:
         yield tmp
         _move_into_place(tmp, path, replace_names)

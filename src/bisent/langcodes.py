@@ -44,3 +44,27 @@ def check_code(code: str) -> str:
     if not CODE.fullmatch(norm):
         raise ValueError(f"{code!r} is not a language code (like de, pt-br, zh-cn)")
     return norm
+
+
+#: the shape of a BCP 47 language tag (RFC 5646: language with extended subtags, script, region, variants,
+#: extensions, private use), in lower case with ``-`` separators: ``de``, ``pt-br``, ``zh-hant-tw``, ``sr-latn``,
+#: ``de-ch-1996``, ``en-x-legal``
+BCP47 = re.compile(r"""
+    (?:[a-z]{2,3}(?:-[a-z]{3}){0,3}|[a-z]{4,8})      # language (and extended language subtags)
+    (?:-[a-z]{4})?                                  # script
+    (?:-(?:[a-z]{2}|[0-9]{3}))?                     # region
+    (?:-(?:[a-z0-9]{5,8}|[0-9][a-z0-9]{3}))*        # variants
+    (?:-[0-9a-wy-z](?:-[a-z0-9]{2,8})+)*            # extensions
+    (?:-x(?:-[a-z0-9]{1,8})+)?                      # private use
+    """, re.X)
+
+
+def check_bcp47(code: str) -> str:
+    """``code`` normalised (:func:`normalise_lang`) when it has the shape of a BCP 47 language tag, else
+    ValueError. Every command checks its language options so: a code is never a path nor shell text
+    (``../../x``, ``en; rm -rf /``), and a typo is caught before any work."""
+    norm = normalise_lang(code)
+    if len(norm) > 64 or not BCP47.fullmatch(norm):
+        shown = code if len(code) <= 40 else code[:40] + "..."
+        raise ValueError(f"{shown!r} is not a language code (a BCP 47 tag like en, de, pt-br, zh-hant)")
+    return norm

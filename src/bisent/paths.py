@@ -10,7 +10,10 @@ output folders, bisent's own state folders, and the paths derived from them such
 - is an existing file inside an input folder (``report RUN_DIR -o RUN_DIR/mined.tsv``),
 - is a folder that holds an input (``embed vec/x.txt -o vec``, ``run run.yaml -o .``),
 - cannot be written (a parent that is a file, a folder that cannot be created),
-- or, for a state folder, is a folder bisent did not make (see :func:`bisent.io.check_state_dir`).
+- or, for a state folder, is a folder bisent did not make (see :func:`bisent.io.check_state_dir`),
+- is a file bisent reads back that this command does not own: the labels of a review (a person's work) or
+  the record ``X.report.json`` of another output ``X`` (see :func:`read_back`), unless the command declares
+  it as the file it resumes (``resumes``) or as its own record (a derived ``... record`` output).
 
 The declaration is kept on the command's callback (``__bisent_paths__``), so a test can check that every
 path parameter of every command is declared.
@@ -46,6 +49,7 @@ class PathSpec:
     derived: Callable[[dict], Paths] | None = None     # more paths from the arguments (OUTPUT.knn, ...)
     derived_params: tuple[str, ...] = ()               # parameters only ``derived`` turns into paths
     rewrites: tuple[str, ...] = ()    # suffixes an output may replace inside an input folder (a previous report)
+    resumes: tuple[str, ...] = ()     # outputs the command reads back and extends (a review's labels)
     unchecked: dict[str, str] = field(default_factory=dict)   # parameter -> why no check applies
     what: dict[str, str] = field(default_factory=dict)        # parameter -> what errors call it ("model directory")
 
@@ -108,11 +112,37 @@ def resolve(spec: PathSpec, kwargs: dict, labels: dict[str, str] | None = None) 
         vals = _values(kwargs.get(name))
         for i, v in enumerate(vals):
             out["reads"][labels.get(name, name) + (f"[{i + 1}]" if len(vals) > 1 else "")] = _spec_path(v)
+    out["resumes"] = {str(v): v for name in spec.resumes for v in _values(kwargs.get(name))}
     if spec.derived is not None:
         for kind, paths in spec.derived(kwargs).items():
             out[kind].update(paths)
     out["rewrites"] = {s: s for s in spec.rewrites}
     return out
+
+
+#: the first bytes of a labels file of ``bisent review``
+LABELS_HEAD = b'{"bisent_review"'
+RECORD_SUFFIX = ".report.json"
+
+
+def read_back(path) -> str | None:
+    """What ``path`` is, when it is an existing file bisent reads back and nothing but its owner may replace:
+    the labels of a review, or the run record of another output beside it (None: neither)."""
+    p = Path(path)
+    try:
+        if not p.is_file():
+            return None
+        with open(p, "rb") as f:
+            head = f.read(len(LABELS_HEAD))
+    except OSError:
+        return None
+    if head == LABELS_HEAD:
+        return "the labels of a review (a person's work)"
+    if p.name.endswith(RECORD_SUFFIX) and head.startswith(b"{"):
+        out = p.with_name(p.name[:-len(RECORD_SUFFIX)])
+        if out.exists() or p.name == "pairs" + RECORD_SUFFIX:
+            return f"the run record of {out.name} (review and report read it)"
+    return None
 
 
 def _inside(path, folder) -> bool:
@@ -141,6 +171,10 @@ def check_command_paths(paths: Paths) -> None:
         if os.path.islink(out):
             raise BisentError(f"{out}: is a symbolic link ({name}); refusing to write through it "
                               f"(remove the link or give another name)")
+        if kind == "writes" and str(out) not in paths.get("resumes", {}) and not name.endswith("record"):
+            what = read_back(out)
+            if what is not None:
+                raise BisentError(f"{out}: {name} would overwrite {what}; give another name")
         for _, other, out2 in outs[:i]:
             if same_file(out, out2):
                 raise BisentError(f"{out}: {name} and {other} are the same file; give them different names")

@@ -10,8 +10,10 @@ and every message printed beside one from :func:`note`, so no ``\\r`` reaches a 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
+import threading
 import time
 
 from tqdm.auto import tqdm
@@ -79,3 +81,30 @@ def progress_bar(progress: bool | None, iterable=None, **kw):
 def note(message: str) -> None:
     """Print one message on stderr without breaking a bar that is showing (tqdm.write's way)."""
     tqdm.write(message, file=sys.stderr)
+
+
+@contextlib.contextmanager
+def heartbeat(desc: str, every: float | None = None):
+    """A phase with no count to show (a download by another program): its start on stderr, then, off a terminal,
+    ``desc: still running (Ns)`` every ``BISENT_PROGRESS_SECONDS``, so a log shows it is alive; its end with
+    the time taken."""
+    every = every if every is not None else float(os.environ.get("BISENT_PROGRESS_SECONDS") or 10)
+    t0 = time.monotonic()
+    note(f"{desc} ...")
+    stop = threading.Event()
+
+    def beat():
+        while not stop.wait(every):
+            print(f"{desc}: still running ({time.monotonic() - t0:.0f}s)", file=sys.stderr, flush=True)
+
+    thread = None
+    if not sys.stderr.isatty():
+        thread = threading.Thread(target=beat, daemon=True)
+        thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        if thread is not None:
+            thread.join()
+    note(f"{desc}: done ({time.monotonic() - t0:.0f}s)")

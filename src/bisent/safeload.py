@@ -3,7 +3,9 @@
 
 YAML (recipes, filter configs, run configs, ``--set`` values) is first walked event by event: aliases
 (``*name``: a "billion laughs" document of a few hundred bytes expands to gigabytes when walked), nesting
-deeper than :data:`MAX_DEPTH` and more than :data:`MAX_NODES` values are refused before anything is built,
+deeper than :data:`MAX_DEPTH`, more than :data:`MAX_NODES` values, integers longer than
+:data:`MAX_INT_DIGITS` and a key given twice in one mapping (PyYAML would keep the last silently) are refused
+before anything is built,
 then it is read by PyYAML's safe loader. The text may be at most :data:`MAX_YAML_BYTES` (a configuration
 is a few kilobytes; building Python objects from YAML runs at about 150 kB a second, so a 2 MB file of
 50,000 filter steps would hang for most of a minute). JSON (model ``config.json``,
@@ -15,6 +17,7 @@ error here.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +31,11 @@ MAX_YAML_BYTES = 1 << 20
 MAX_NODES = 20_000
 #: the deepest nesting of lists and mappings accepted in YAML and JSON
 MAX_DEPTH = 64
+#: the most digits of an integer in YAML (Python refuses to convert more than 4,300; a float holds about 308)
+MAX_INT_DIGITS = 100
+
+#: a plain YAML scalar PyYAML reads as an integer (decimal, 0x, 0o/0, 0b, base 60)
+_INT = re.compile(r"[-+]?(0b[01_]+|0x[0-9a-fA-F_]+|0o?[0-7_]+|[0-9][0-9_]*(:[0-5]?[0-9])*)")
 
 
 _FAST = getattr(yaml, "CSafeLoader", None)            # libyaml, when PyYAML was built with it
@@ -44,7 +52,21 @@ def _scan(text: str) -> None:
     and refuse aliases, nesting deeper than :data:`MAX_DEPTH` and more than :data:`MAX_NODES` nodes, before
     anything is built from them."""
     level = nodes = 0
+    keys: list[set | None] = []           # per open collection: the keys seen (None: a list)
+    expect_key: list[bool] = []           # per open mapping: whether its next scalar is a key
     for event in yaml.parse(text, Loader=_FAST or yaml.SafeLoader):
+        if isinstance(event, yaml.ScalarEvent) and event.implicit[0] and len(event.value) > MAX_INT_DIGITS \
+                and _INT.fullmatch(event.value):
+            raise _Refused(f"an integer of {len(event.value)} characters (a configuration number has a few digits)",
+                           event.start_mark)
+        if isinstance(event, (yaml.ScalarEvent, yaml.SequenceStartEvent, yaml.MappingStartEvent,
+                              yaml.AliasEvent)) and keys and keys[-1] is not None:
+            if expect_key[-1] and isinstance(event, yaml.ScalarEvent):
+                if event.value in keys[-1]:
+                    raise _Refused(f"duplicate key '{event.value}' (the first one would be dropped)",
+                                   event.start_mark)
+                keys[-1].add(event.value)
+            expect_key[-1] = not expect_key[-1]
         if isinstance(event, yaml.AliasEvent):
             raise _Refused(f"alias *{event.anchor} refused (bisent configurations use no anchors or aliases)",
                            event.start_mark)
@@ -56,8 +78,21 @@ def _scan(text: str) -> None:
             level += 1
             if level > MAX_DEPTH:
                 raise _Refused(f"nested more than {MAX_DEPTH} levels deep", event.start_mark)
+            keys.append(set() if isinstance(event, yaml.MappingStartEvent) else None)
+            expect_key.append(True)
         elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
             level -= 1
+            keys.pop()
+            expect_key.pop()
+
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]{0,63}")
+
+
+def shown_key(key) -> str:
+    """``'key'`` for an error line when ``key`` is a name (``steps``, ``model.dim``); a key that is no name (the
+    first line of a file that is no configuration, such as a password file) is not echoed."""
+    return f"'{key}'" if isinstance(key, str) and _NAME.fullmatch(key) else "(a key that is not a name, not shown)"
 
 
 def _one_line(text) -> str:
@@ -73,6 +108,8 @@ def _yaml_error(source, e: yaml.YAMLError, lines: bool = True) -> BisentError:
 
 def yaml_text(text: str, source="YAML", *, lines: bool = True) -> Any:
     """The data of one YAML document ``text`` (``source`` names it in errors, with the line when ``lines``)."""
+    if isinstance(source, str) and len(source) > 100:          # a --set value: named, not echoed in full
+        source = source[:60] + f"... ({len(source)} characters)"
     if len(text) > MAX_YAML_BYTES or len(text.encode("utf-8", "surrogatepass")) > MAX_YAML_BYTES:
         raise BisentError(f"{source}: YAML of more than {MAX_YAML_BYTES // 1024} kB refused (a configuration is "
                           f"a few kB)")
@@ -83,6 +120,8 @@ def yaml_text(text: str, source="YAML", *, lines: bool = True) -> Any:
         raise _yaml_error(source, e, lines) from None
     except RecursionError:
         raise BisentError(f"{source}: invalid YAML: nested too deep") from None
+    except ValueError as e:                       # a value PyYAML cannot build (an integer too long to convert)
+        raise BisentError(f"{source}: invalid YAML: {_one_line(e)}") from None
 
 
 def read_yaml(path) -> Any:
@@ -122,6 +161,11 @@ def json_text(text: str | bytes, source="JSON", line: int | None = None) -> Any:
     """The value of the JSON ``text``; invalid JSON or nesting deeper than :data:`MAX_DEPTH` is a one-line
     error naming ``source`` (and ``line``)."""
     at = where(source, line)
+    if isinstance(text, (bytes, bytearray)):
+        try:
+            text = bytes(text).decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise BisentError(f"{at}: not valid UTF-8 (byte 0x{text[e.start]:02x} at column {e.start + 1})") from None
     try:
         value = json.loads(text)
     except RecursionError:

@@ -10,7 +10,7 @@ import click
 from ..align.costs import COPIES, LENGTH_WEIGHT, MAX_SIZE, MERGE_PENALTY, SKIP_FLOOR, SKIP_QUANTILE
 from ..errors import BisentError
 from ..paths import guarded
-from .options import FiniteFloat, renamed
+from .options import LANG, FiniteFloat
 
 
 def _align_paths(kw: dict) -> dict:
@@ -25,8 +25,8 @@ def _align_paths(kw: dict) -> dict:
 @click.command("align")
 @click.argument("src_doc", required=False, type=click.Path(dir_okay=False))
 @click.argument("tgt_doc", required=False, type=click.Path(dir_okay=False))
-@click.option("-l", "--src-lang", required=True, help="Source language code.")
-@click.option("-L", "--tgt-lang", required=True, help="Target language code.")
+@click.option("-l", "--src-lang", type=LANG, required=True, help="Source language code.")
+@click.option("-L", "--tgt-lang", type=LANG, required=True, help="Target language code.")
 @click.option("-e", "--encoder", default="use-m3", show_default=True,
               help="Encoder name or model directory, or 'gale-church' (length model, no encoder).")
 @click.option("--split", is_flag=True,
@@ -58,8 +58,8 @@ def _align_paths(kw: dict) -> dict:
 @click.option("--precision", type=FiniteFloat(min=0, max=1), default=None,
               help="Keep only the aligned blocks above the lowest score whose precision, estimated without gold "
                    "(as --report calibrates), is this; the blocks below become unaligned 1-0 / 0-1 rows.")
-@renamed("-o", "--output", "out", old=("--out",), required=True, type=click.Path(),
-          help="Aligned TSV: src_lines, tgt_lines, score, src, tgt (a folder with --pairs).")
+@click.option("-o", "--output", "out", required=True, type=click.Path(),
+              help="Aligned TSV: src_lines, tgt_lines, score, src, tgt (a folder with --pairs).")
 @click.option("--report", type=click.Path(dir_okay=False), default=None,
               help="Also write this HTML report (and OUT.report.json, or OUT/pairs.report.json with --pairs).")
 @guarded(reads=("src_doc", "tgt_doc", "pairs"), writes=("blocks", "report"), derived=_align_paths,

@@ -31,8 +31,8 @@ from ..paths import guarded
               help="Calibration: run only these settings (repeatable; default all).")
 @click.option("--estimator", type=click.Choice(["split", "storey", "em"]), default=None,
               help="Calibration: how the false share is estimated (default: split in mining, storey elsewhere; "
-                   "split: mutual and non-mutual mined pairs apart; storey in mining: the version before it; "
-                   "em: the first version, for comparison).")
+                   "split: mutual and non-mutual mined pairs apart; storey: Storey's share over all pairs; "
+                   "em: the share fitted by EM with the true pairs' curve).")
 @click.option("--gold", "gold_dir", type=click.Path(file_okay=False), default=None,
               help="align: score on this folder of human-aligned documents instead of help pages (NAME.SRC, "
                    "NAME.TGT and gold NAME.SRCTGT, vecalign / Bleualign format; e.g. dev.de, dev.fr, dev.defr).")

@@ -15,7 +15,7 @@ import click
 from ..datasets.docsets import SOURCES as DOC_SOURCES
 from ..errors import BisentError
 from ..paths import guarded
-from .options import FINITE, FiniteFloat, lang_codes, renamed
+from .options import FINITE, LANG, FiniteFloat, lang_codes
 
 
 def _docs_mine_paths(kw: dict) -> dict:
@@ -38,8 +38,8 @@ def docs_group():
 def _collections(fn):
     """The options every command over two document collections shares."""
     for opt in reversed([
-        click.option("-l", "--src-lang", required=True, help="Language of SRC_DOCS."),
-        click.option("-L", "--tgt-lang", required=True, help="Language of TGT_DOCS."),
+        click.option("-l", "--src-lang", type=LANG, required=True, help="Language of SRC_DOCS."),
+        click.option("-L", "--tgt-lang", type=LANG, required=True, help="Language of TGT_DOCS."),
         click.option("-e", "--encoder", default="use-m3", show_default=True,
                      help="A document model directory (HiDE, Document BoW) or a sentence encoder for Sentence-Avg."),
         click.option("--segmentation", type=click.Choice(["sentencex", "given"]), default="sentencex",
@@ -225,12 +225,10 @@ def eval_docs(src_docs, tgt_docs, gold, src_lang, tgt_lang, encoder, segmentatio
 @click.option("--source", type=click.Choice(DOC_SOURCES), required=True,
               help="Which documentation (see bisent.datasets.docsets: LibreOffice help, the GIMP manual, GNOME help, "
                    "manual pages, HTML manuals cut into sections, ...).")
-@renamed("-l", "--src-lang", "src", old=("--src",),
-         default="en", show_default=True, callback=lang_codes, help="Source language.")
-@renamed("-L", "--tgt-lang", "tgt", old=("--tgt",),
-         default="de", show_default=True, callback=lang_codes, help="Target language.")
-@renamed("-o", "--output", "out_dir", old=("--out",), required=True, type=click.Path(file_okay=False),
-          help="Output folder: src.jsonl, tgt.jsonl ({id, text, split}), gold.tsv, stats.json.")
+@click.option("-l", "--src-lang", "src", default="en", show_default=True, callback=lang_codes, help="Source language.")
+@click.option("-L", "--tgt-lang", "tgt", default="de", show_default=True, callback=lang_codes, help="Target language.")
+@click.option("-o", "--output", "out_dir", required=True, type=click.Path(file_okay=False),
+              help="Output folder: src.jsonl, tgt.jsonl ({id, text, split}), gold.tsv, stats.json.")
 @guarded(folders=("out_dir",))
 def data_docs(source, src, tgt, out_dir):
     """Parallel documents (pages in two languages; unpaired pages kept as distractors) with gold page pairs.

@@ -14,12 +14,12 @@ from ..mining.vectors import SHARD_ROWS, embed_file
 from ..paths import guarded
 from ..scale.ray_embed import EncoderPool
 from ..scale.ray_session import ray_session
-from .options import ray_options
+from .options import LANG, ray_options
 
 
 @click.command()
 @click.argument("input_path", metavar="INPUT", type=click.Path(dir_okay=False, path_type=str))
-@click.option("-l", "--lang", required=True, help="Language code of INPUT (e.g. en).")
+@click.option("-l", "--lang", type=LANG, required=True, help="Language code of INPUT (e.g. en).")
 @click.option("-e", "--encoder", default=DEFAULT_ENCODER, show_default=True,
               help="Registered encoder name or a model directory.")
 @click.option("-o", "--output", "out_dir", required=True, type=click.Path(file_okay=False),

@@ -11,7 +11,7 @@ from ..errors import BisentError
 from ..evaluate import best_threshold, bucc_prf
 from ..io import read_tsv
 from ..paths import guarded
-from .options import FINITE, bitext_options
+from .options import FINITE, LANG, bitext_options
 
 
 @click.group("eval")
@@ -165,8 +165,9 @@ eval_group.add_command(eval_docs)
 @click.argument("rejected", type=click.Path(dir_okay=False))
 @click.argument("labels", type=click.Path(dir_okay=False))
 @bitext_options
-@click.option("-l", "--src-lang", default=None, help="Source language (TMX/XLIFF kept output: the side to read).")
-@click.option("-L", "--tgt-lang", default=None, help="Target language (TMX/XLIFF kept output).")
+@click.option("-l", "--src-lang", type=LANG, default=None,
+              help="Source language (TMX/XLIFF kept output: the side to read).")
+@click.option("-L", "--tgt-lang", type=LANG, default=None, help="Target language (TMX/XLIFF kept output).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @guarded(reads=("kept", "rejected", "labels"))
 def filter_eval(kept, rejected, labels, fmt, columns, src_lang, tgt_lang, as_json):

@@ -8,7 +8,7 @@ import click
 
 from ..encoders import DEFAULT_ENCODER
 from ..paths import guarded
-from .options import bitext_options, recipe_name
+from .options import LANG, bitext_options, recipe_name
 
 
 def _explain_paths(kw: dict) -> dict:
@@ -25,8 +25,8 @@ def _explain_paths(kw: dict) -> dict:
               help="SRC is a bitext file (TGT: the target file of a Moses pair): explain its line N (1-based; "
                    "the unit N of TMX/XLIFF, the row N of Parquet), as the rejected file numbers them.")
 @bitext_options
-@click.option("-l", "--src-lang", required=True, help="Language of the source side.")
-@click.option("-L", "--tgt-lang", required=True, help="Language of the target side.")
+@click.option("-l", "--src-lang", type=LANG, required=True, help="Language of the source side.")
+@click.option("-L", "--tgt-lang", type=LANG, required=True, help="Language of the target side.")
 @click.option("-e", "--encoder", default=DEFAULT_ENCODER, show_default=True, help="Encoder name or model directory.")
 @click.option("-k", "k", default=4, show_default=True, type=click.IntRange(1), help="Neighbourhood size.")
 @click.option("--background", type=click.Path(dir_okay=False), default=None,

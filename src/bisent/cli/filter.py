@@ -7,7 +7,7 @@ import json
 import click
 
 from ..paths import guarded
-from .options import FiniteFloat, bitext_options, recipe_name
+from .options import LANG, FiniteFloat, bitext_options, recipe_name
 
 
 def _filter_paths(kw: dict) -> dict:
@@ -15,10 +15,11 @@ def _filter_paths(kw: dict) -> dict:
     from pathlib import Path
 
     from ..formats import format_of, output_paths
+    from ..training.fastdiv import model_dir_paths
 
     kept = kw["kept"]
     if kept == "-":
-        return {}
+        return model_dir_paths(kw["train_divergence"])
     precision = kw["precision"]
     if precision is None:
         try:
@@ -30,7 +31,8 @@ def _filter_paths(kw: dict) -> dict:
     state = Path(kept).parent / f".{Path(kept).name}.filter-state"
     outs = output_paths(kept, kw["pairs"], format_of(kw["pairs"], kw["fmt"]))
     writes = {"--output record": record, **({f"--output ({o})": o for o in outs} if len(outs) > 1 else {})}
-    return {"states": {"checkpoint folder of --output": state}, "writes": writes}
+    paths = model_dir_paths(kw["train_divergence"])
+    return {**paths, "states": {"checkpoint folder of --output": state, **paths.get("states", {})}, "writes": writes}
 
 
 def _recipe_precision(config, src_lang: str, tgt_lang: str) -> float | None:
@@ -47,8 +49,8 @@ def _recipe_precision(config, src_lang: str, tgt_lang: str) -> float | None:
 
 @click.command("filter")
 @click.argument("pairs", nargs=-1, required=True, type=click.Path(dir_okay=False))
-@click.option("-l", "--src-lang", required=True, help="Language of the first column.")
-@click.option("-L", "--tgt-lang", required=True, help="Language of the second column.")
+@click.option("-l", "--src-lang", type=LANG, required=True, help="Language of the first column.")
+@click.option("-L", "--tgt-lang", type=LANG, required=True, help="Language of the second column.")
 @click.option("-c", "--config", "config", default="filter-default", show_default=True,
               callback=recipe_name,
               type=click.Path(dir_okay=False),
@@ -84,8 +86,8 @@ def _recipe_precision(config, src_lang: str, tgt_lang: str) -> float | None:
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
               help="Override a pipeline key, a step by its name, type or index: --set cosine.accept.min=0.4, "
                    "--set length.max_length=100, --set select.n=1000 (repeatable; the value is read as YAML).")
-@guarded(reads=("pairs", "config"), writes=("kept", "rejected", "summary", "report"), folders=("train_divergence",),
-         derived=_filter_paths)
+@guarded(reads=("pairs", "config"), writes=("kept", "rejected", "summary", "report"), derived=_filter_paths,
+         derived_params=("train_divergence",))
 def filter_cmd(pairs, src_lang, tgt_lang, config, kept, rejected, summary, encoder, chunk_size, no_resume,
                progress, report, precision, train_divergence, fmt, columns, score_column, overrides):
     """Filter PAIRS into kept and rejected lines (`-o -`: kept lines to standard output); print the summary
@@ -169,8 +171,9 @@ def _add_divergence(pairs, in_fmt, columns, pipe, data, config, src_lang, tgt_la
     from ..errors import BisentError
     from ..filtering import FilterPipeline, as_pipeline, filter_file, parse_row
     from ..io import is_stdio
-    from ..training.fastdiv import ensure_model, has_model, with_divergence
+    from ..training.fastdiv import check_model_dir, ensure_model, has_model, with_divergence
 
+    check_model_dir(model_dir)
     if not has_model(model_dir):
         if in_fmt != "tsv" or columns is not None or len(pairs) != 1 or is_stdio(pairs[0]):
             raise BisentError(f"--train-divergence {model_dir}: training reads a src<TAB>tgt file (the folder holds "

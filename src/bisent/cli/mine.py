@@ -22,7 +22,7 @@ from ..mining.scoring import KINDS, MARGINS, Scorer
 from ..paths import guarded
 from ..scale.ray_mine import RayExecutor
 from ..scale.ray_session import ray_session
-from .options import THRESHOLD_OR_NONE, FiniteFloat, ray_options
+from .options import LANG, THRESHOLD_OR_NONE, FiniteFloat, ray_options
 
 #: Without --threshold or --precision, mined pairs are kept from the threshold of this estimated precision.
 DEFAULT_PRECISION = 0.9
@@ -43,8 +43,8 @@ def _mine_paths(kw: dict) -> dict:
 @click.command()
 @click.argument("src", type=click.Path(dir_okay=False))
 @click.argument("tgt", type=click.Path(dir_okay=False))
-@click.option("-l", "--src-lang", required=True, help="Language of SRC.")
-@click.option("-L", "--tgt-lang", required=True, help="Language of TGT.")
+@click.option("-l", "--src-lang", type=LANG, required=True, help="Language of SRC.")
+@click.option("-L", "--tgt-lang", type=LANG, required=True, help="Language of TGT.")
 @click.option("-e", "--encoder", default=DEFAULT_ENCODER, show_default=True,
               help="Registered encoder name or a model directory.")
 @click.option("--margin", type=click.Choice(MARGINS), default="ratio", show_default=True,

@@ -7,7 +7,7 @@ import json
 import click
 
 from ..paths import guarded
-from .options import FiniteFloat, bitext_options, renamed
+from .options import FiniteFloat, bitext_options
 
 
 def _span(s) -> str:
@@ -20,8 +20,8 @@ def _num(v) -> str:
 
 @click.command("repair")
 @click.argument("pairs", nargs=-1, required=True, type=click.Path(dir_okay=False))
-@renamed("-m", "--model", "model_dir", old=("-e", "--encoder"), required=True,
-         help="Divergence model directory (bisent train -c divergence).")
+@click.option("-m", "--model", "model_dir", required=True,
+              help="Divergence model directory (bisent train -c divergence).")
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="Repaired pairs (TSV, see below).")
 @click.option("--n-best", type=click.IntRange(1), default=20, show_default=True, help="N-best cuts re-ranked.")
 @click.option("--tau", type=click.IntRange(0), default=None,

@@ -14,7 +14,17 @@ def _review_paths(kw: dict) -> dict:
     """-o: a file, or a folder when RUN is a folder (an `align --pairs` folder is re-cut into another)."""
     from pathlib import Path
 
-    return {"folders" if Path(kw["run"]).is_dir() else "writes": {"-o": kw["output"]}}
+    from ..review.scored_run import run_reads
+
+    reads = run_reads(kw["run"])
+    labels = reads.pop("RUN's labels")
+    out = {"folders" if Path(kw["run"]).is_dir() else "writes": {"-o": kw["output"]}, "reads": reads}
+    if kw["labels"] is None and (kw["summary_only"] or kw["report"] or kw["apply"] is not None):
+        reads["--labels (default)"] = labels             # only read
+    elif kw["labels"] is None:                           # the server appends to it
+        out.setdefault("writes", {})["--labels (default)"] = labels
+        out["resumes"] = {str(labels): labels}
+    return out
 
 
 @click.command("review")
@@ -39,7 +49,8 @@ def _review_paths(kw: dict) -> dict:
 @click.option("--report", type=click.Path(dir_okay=False), default=None,
               help="Write the run's HTML report with the labels' measured precision beside the estimate, and stop.")
 @click.option("--port", type=click.IntRange(0, 65535), default=0, show_default=True, help="Port (0: a free one).")
-@guarded(reads=("run",), writes=("labels", "report"), derived=_review_paths, derived_params=("output",))
+@guarded(reads=("run",), writes=("labels", "report"), derived=_review_paths, derived_params=("output",),
+         resumes=("labels",))
 def review(run, labels, seed, bands, per_band, margin, precision, summary_only, apply, output, report, port):
     """Review RUN (the output of mine, filter, align, docs mine, or a `bisent run` folder).
 

@@ -10,6 +10,7 @@ import click
 from ..encoders import DEFAULT_ENCODER
 from ..errors import BisentError
 from ..paths import guarded
+from .options import LANG
 
 
 def _hidden(text: str) -> list[int]:
@@ -32,8 +33,8 @@ def _hidden(text: str) -> list[int]:
                    "the pairs just above the top-X % cut of the noisy corpus by cosine), synthetic (noise kinds).")
 @click.option("--third", type=click.Path(dir_okay=False), default=None,
               help="synthetic: one line per clean pair, its source in a third language (empty line: none).")
-@click.option("-l", "--src-lang", required=True, help="Language of the first column.")
-@click.option("-L", "--tgt-lang", required=True, help="Language of the second column.")
+@click.option("-l", "--src-lang", type=LANG, required=True, help="Language of the first column.")
+@click.option("-L", "--tgt-lang", type=LANG, required=True, help="Language of the second column.")
 @click.option("-e", "--encoder", default=DEFAULT_ENCODER, show_default=True,
               help="Registered encoder name or a model directory (recorded in the scorer).")
 @click.option("-o", "--output", "out_dir", required=True, type=click.Path(file_okay=False),

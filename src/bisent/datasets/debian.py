@@ -54,7 +54,10 @@ def fetch_package(name: str) -> Path:
         return dest
     _require_tools(name)
     _remove_stale_temp(dest.parent)
-    with tempfile.TemporaryDirectory(prefix=f".{name}.", suffix=".dl", dir=dest.parent) as dl:
+    from ..progress import heartbeat
+
+    with heartbeat(f"fetching Debian package {name}"), \
+            tempfile.TemporaryDirectory(prefix=f".{name}.", suffix=".dl", dir=dest.parent) as dl:
         deb = _download(name, Path(dl))
         return extract_deb(deb, name)
 

@@ -20,6 +20,7 @@ from typing import Any, Iterable, Iterator, Sequence
 import numpy as np
 
 from ..errors import BisentError
+from ..safeload import shown_key
 from . import vectors
 from .config import MAX_STEPS, build_step, load_config
 from .params import check_bool, check_choice, check_number
@@ -68,7 +69,7 @@ class FilterPipeline:
         if isinstance(config, dict):
             extra = sorted(set(config) - {"steps", "select"})
             if extra:
-                raise BisentError(f"{source}: unknown top-level key '{extra[0]}' (expected: steps, select)")
+                raise BisentError(f"{source}: unknown top-level key {shown_key(extra[0])} (expected: steps, select)")
             select_cfg = config.get("select")
             config = config.get("steps")
         if not isinstance(config, list):

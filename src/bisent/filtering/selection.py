@@ -35,6 +35,7 @@ import numpy as np
 from ..errors import BisentError
 from ..io import open_binary
 from ..progress import progress_bar
+from ..safeload import shown_key
 from .params import check_choice, check_number
 from .records import RECORD, Pair, Value, rejected_line
 
@@ -82,7 +83,8 @@ class Selection:
         allowed = {"mode", "min", "n", "words", "side", "step", "precision"}
         unknown = sorted(set(cfg) - allowed)
         if unknown:
-            raise BisentError(f"{source}: select: unknown key '{unknown[0]}' (expected: {', '.join(sorted(allowed))})")
+            raise BisentError(f"{source}: select: unknown key {shown_key(unknown[0])} (expected: "
+                              f"{', '.join(sorted(allowed))})")
         mode = cfg.pop("mode", "precision" if "precision" in cfg else None)
         try:
             return cls(mode, **cfg)

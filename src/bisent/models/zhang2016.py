@@ -1,6 +1,6 @@
 """Zhang et al. (2016) bilingual autoencoder over global descriptors, and the BBoWAE baseline (Chandar et al. 2014).
 
-Paper: ../shared/papers/zhang2016-bilingual-autoencoder-global-descriptors.txt.
+Reference: ``zhang2016`` in references.bib.
 
 **Zhang 2016** (architecture ``zhang2016``). A sentence is its word vectors
 ``M = (e(x_1) ... e(x_n))`` (d, n) looked up in its language's table ``L``;
@@ -163,10 +163,9 @@ def _torch_cat(xs, dim):
 
 def parse_vocab(data: bytes, path: Path, languages: list[str]) -> dict[str, list[str]]:
     """``vocab.json`` bytes -> ``{lang: [word, ...]}`` (index = id; 0 is ``<unk>``); one-line errors name ``path``."""
-    try:
-        vocab = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise BisentError(f"{path}: corrupt JSON ({e})") from None
+    from ..safeload import json_text
+
+    vocab = json_text(data, path)
     if not isinstance(vocab, dict) or any(not isinstance(vocab.get(lang), list) or not vocab[lang]
                                           or vocab[lang][0] != UNK
                                           for lang in languages):

@@ -66,6 +66,8 @@ class LabelLog:
     path: Path
     header: dict
     history: list[tuple[int, str]] = field(default_factory=list)   # labels in effect, in the order given
+    given: dict[int, dict] = field(default_factory=dict)            # item -> the last label event of it
+    valid_bytes: int | None = None    # the log's length without a last line cut short (None: nothing to cut)
 
     @property
     def labels(self) -> dict[int, str]:
@@ -77,11 +79,13 @@ class LabelLog:
         return next((i for i in range(n_items) if i not in done), None)
 
     def add(self, item, i: int, label: str) -> None:
-        if label not in LABELS:
+        if not isinstance(label, str) or label not in LABELS:
             raise BisentError(f"unknown label {label!r} (one of {', '.join(LABELS)})")
-        self._append({"i": i, "label": label, "key": item.key, "score": item.score, "band": item.band,
-                      "src": item.src, "tgt": item.tgt, "time": round(time.time(), 3)})
+        event = {"i": i, "label": label, "key": item.key, "score": item.score, "band": item.band,
+                 "src": item.src, "tgt": item.tgt, "time": round(time.time(), 3)}
+        self._append(event)
         self.history = [(j, lb) for j, lb in self.history if j != i] + [(i, label)]
+        self.given[i] = event
 
     def undo(self) -> int | None:
         """Take back the last label in effect; returns its item (None: nothing to undo)."""
@@ -96,22 +100,33 @@ class LabelLog:
         line = (json.dumps(event, ensure_ascii=False) + "\n").encode("utf-8")
         if not self.path.exists():        # the first label: the header goes first, in the same write
             line = (json.dumps({"bisent_review": FORMAT, **self.header}, ensure_ascii=False) + "\n").encode() + line
+        elif self.valid_bytes is not None:
+            # a last line cut short (a label never answered) goes only now, when the log is written anyway:
+            # reading a log never changes it
+            with open(self.path, "r+b") as f:
+                if os.fstat(f.fileno()).st_size > self.valid_bytes:
+                    f.truncate(self.valid_bytes)
+            print(f"bisent: {self.path}: removed a last line cut short (a label never answered)", file=sys.stderr)
+            self.valid_bytes = None
         with open_append(self.path) as f:
             f.write(line)
             f.flush()
             os.fsync(f.fileno())
 
 
-def open_log(path, header: dict) -> LabelLog:
-    """The log at ``path``: new with ``header``, or replayed when it exists (its header must match).
+def open_log(path, header: dict, log: LabelLog | None = None) -> LabelLog:
+    """The log at ``path``: new with ``header``, or replayed when it exists (its header must match); ``log``: the
+    log already read from ``path``.
 
     A last line cut short (the process killed while writing it, before the page
-    was answered) is removed, and said so on standard error.
+    was answered) is left out, said so on standard error, and removed from the
+    file only when the next label is appended.
     """
     path = Path(path)
-    if not path.exists():
-        return LabelLog(path, header)         # written at the first label: looking creates no file
-    log = read_log(path, repair=True)
+    if log is None:
+        if not path.exists():
+            return LabelLog(path, header)         # written at the first label: looking creates no file
+        log = read_log(path)
     if log.header.get("sample_sha256") != header.get("sample_sha256") and all(
             log.header.get(k) == v for k, v in header.items() if k != "sample_sha256"):
         raise BisentError(f"{path}:1: these labels were given on other pairs than the run's output holds now "
@@ -123,47 +138,78 @@ def open_log(path, header: dict) -> LabelLog:
     return log
 
 
-def read_log(path, *, repair: bool = False) -> LabelLog:
-    """Replay the log at ``path`` (header, labels, undos); a bad line is a one-line error naming it."""
+def _item(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+#: the options a header may hold, each with the check its value passes (those the command line allows)
+_HEADER = {
+    "seed": _item,
+    "bands": lambda v: _item(v) and 1 <= v <= 50,
+    "per_band": lambda v: v is None or _item(v) and v >= 1,
+    "margin": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and 0.005 <= v <= 0.5,
+    "sample": lambda v: _item(v) and v >= 0,
+}
+
+
+def _check_header(header: dict, path) -> None:
+    """The sample options of a header, as the command line would take them (a damaged or hand-edited header is a
+    one-line error, not a traceback when the sample is drawn again)."""
+    for key, ok in _HEADER.items():
+        if key in header and not ok(header[key]):
+            raise BisentError(f"{path}:1: the header's {key} {str(header[key])[:40]!r} is not one bisent review "
+                              "writes")
+
+
+def read_log(path) -> LabelLog:
+    """Replay the log at ``path`` (header, labels, undos) without changing it; a bad line is a one-line error
+    naming it. A last line cut short is left out with a warning (:attr:`LabelLog.valid_bytes` says where it
+    starts)."""
+    from ..safeload import json_text
+
     path = Path(path)
     try:
+        if not path.is_file():
+            raise BisentError(f"{path}: not a regular file" if path.exists() else f"{path}: no such file")
         data = path.read_bytes()
     except OSError as e:
-        raise BisentError(f"{path}: {e.strerror}") from None
-    if data and not data.endswith(b"\n"):
-        cut = data.rfind(b"\n") + 1
-        if not repair:
-            raise BisentError(f"{path}:{data.count(NL) + 1}: a line cut short (the review was killed while "
-                              "writing it); run `bisent review` on it once to remove it")
-        with open(path, "r+b") as f:
-            f.truncate(cut)
-        print(f"bisent: {path}: removed a last line cut short (a label never answered)", file=sys.stderr)
-        data = data[:cut]
-    lines = data.decode("utf-8", errors="strict").splitlines() if data else []
+        raise BisentError(f"{path}: cannot read ({e.strerror or e})") from None
+    cut = len(data)
+    if data and not data.endswith(NL):
+        cut = data.rfind(NL) + 1
+    lines = data[:cut].split(NL)[:-1] if cut else []
     if not lines:
-        raise BisentError(f"{path}:1: empty; not a labels file of bisent review")
+        raise BisentError(f"{path}:1: " + ("a line cut short, and nothing before it; not a labels file of bisent "
+                                           "review" if data else "empty; not a labels file of bisent review"))
     events = []
     for n, line in enumerate(lines, 1):
-        try:
-            ev = json.loads(line)
-        except ValueError:
-            raise BisentError(f"{path}:{n}: not a JSON line") from None
+        ev = json_text(line, path, n)
         if not isinstance(ev, dict):
             raise BisentError(f"{path}:{n}: expected a JSON object")
         events.append((n, ev))
     n, header = events[0]
     if header.get("bisent_review") != FORMAT:
         raise BisentError(f"{path}:1: not a labels file of bisent review (no header line)")
+    _check_header(header, path)
+    sample = header.get("sample")
     log = LabelLog(path, {k: v for k, v in header.items() if k != "bisent_review"})
     for n, ev in events[1:]:
+        i = ev.get("undo", ev.get("i"))
+        if _item(i) and _item(sample) and not 0 <= i < sample:
+            raise BisentError(f"{path}:{n}: item {i} is not in the sample (items 0..{sample - 1})")
         if "undo" in ev:
-            if not log.history or log.history[-1][0] != ev["undo"]:
-                raise BisentError(f"{path}:{n}: undo of item {ev['undo']}, which is not the last label")
+            if not log.history or log.history[-1][0] != ev["undo"] or not _item(ev["undo"]):
+                raise BisentError(f"{path}:{n}: undo of item {ev['undo']!r}, which is not the last label")
             log.history.pop()
-        elif isinstance(ev.get("i"), int) and ev.get("label") in LABELS:
+        elif _item(ev.get("i")) and isinstance(ev.get("label"), str) and ev["label"] in LABELS:
             log.history = [(j, lb) for j, lb in log.history if j != ev["i"]] + [(ev["i"], ev["label"])]
+            log.given[ev["i"]] = ev
         else:
             raise BisentError(f"{path}:{n}: expected a label {{\"i\": N, \"label\": y|n|p|s}} or {{\"undo\": N}}")
+    if cut < len(data):
+        log.valid_bytes = cut
+        print(f"bisent: warning: {path}:{len(lines) + 1}: a last line cut short (a label never answered) is left "
+              "out", file=sys.stderr)
     return log
 
 
@@ -171,12 +217,10 @@ def labelled_pairs(path) -> list[dict]:
     """The labels in effect in a log, each with its key, score, band, texts and ``parallel`` (True for ``y``;
     ``p`` partial is not parallel); skips are left out. For ``bisent eval ... --labels``."""
     log = read_log(path)
-    last = {}
-    for line in Path(path).read_text(encoding="utf-8").splitlines()[1:]:
-        ev = json.loads(line)
-        if "label" in ev:
-            last[ev["i"]] = ev
-    return [{**last[i], "parallel": lb == "y"} for i, lb in log.history if lb != "s"]
+    for i, lb in log.history:
+        if lb != "s" and not (isinstance(log.given[i].get("src"), str) and isinstance(log.given[i].get("tgt"), str)):
+            raise BisentError(f"{path}: the label of item {i} holds no src and tgt texts")
+    return [{**log.given[i], "parallel": lb == "y"} for i, lb in log.history if lb != "s"]
 
 
 # ---------------------------------------------------------------------------

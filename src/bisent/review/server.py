@@ -1,5 +1,7 @@
 """The review page: an HTTP server on 127.0.0.1 (at most 8 connections at once, one label at a time), a random
-port and a random token.
+port and a random token. When all 8 are taken, the connection idle longest (open, but with no request under
+way: a browser's pre-connection, or one that never sends a byte) is closed to make room, so idle connections
+never keep a labelling page out.
 
 Only three paths answer: ``GET /`` (the page), ``GET /api/state`` (the
 sample, the labels, the summary) and ``POST /api/label`` / ``POST /api/undo``.
@@ -15,12 +17,15 @@ from __future__ import annotations
 import hmac
 import json
 import secrets
+import socket
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from socketserver import ThreadingMixIn
 from urllib.parse import parse_qs, urlsplit
 
 from ..errors import BisentError
+from ..safeload import json_text
 from .labels import LABELS
 from .session import Review
 
@@ -46,24 +51,55 @@ class ReviewServer(ThreadingMixIn, HTTPServer):
         self.precision = precision
         self.lock = threading.Lock()
         self._slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
-        super().__init__(("127.0.0.1", port), Handler)
+        self._conns: dict = {}                  # open connection -> since when it is idle (None: a request)
+        self._conns_lock = threading.Lock()
+        try:
+            super().__init__(("127.0.0.1", port), Handler)
+        except OSError as e:
+            raise BisentError(f"--port {port}: cannot listen on 127.0.0.1:{port} ({e.strerror or e}); give another "
+                              "port, or 0 for a free one") from None
         self.host = f"127.0.0.1:{self.server_address[1]}"
 
     def process_request(self, request, client_address):
         if not self._slots.acquire(blocking=False):
-            self.shutdown_request(request)
-            return
+            self._close_idlest()
+            if not self._slots.acquire(timeout=2.0):   # every slot busy with a request: refuse this one
+                self.shutdown_request(request)
+                return
+        with self._conns_lock:
+            self._conns[request] = time.monotonic()
         try:
             super().process_request(request, client_address)
         except BaseException:
-            self._slots.release()
+            self._forget(request)
             raise
 
     def process_request_thread(self, request, client_address):
         try:
             super().process_request_thread(request, client_address)
         finally:
-            self._slots.release()
+            self._forget(request)
+
+    def _forget(self, request) -> None:
+        with self._conns_lock:
+            self._conns.pop(request, None)
+        self._slots.release()
+
+    def mark(self, request, idle: bool) -> None:
+        """Say whether the connection ``request`` waits for a request (``idle``) or is serving one."""
+        with self._conns_lock:
+            if request in self._conns:
+                self._conns[request] = time.monotonic() if idle else None
+
+    def _close_idlest(self) -> None:
+        """Close the connection idle longest (its thread ends and gives its slot back)."""
+        with self._conns_lock:
+            idle = [(since, conn) for conn, since in self._conns.items() if since is not None]
+        if idle:
+            try:
+                min(idle, key=lambda x: x[0])[1].shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
 
     @property
     def url(self) -> str:
@@ -90,6 +126,14 @@ class Handler(BaseHTTPRequestHandler):
 
     def log_message(self, format, *args):
         return
+
+    def handle_one_request(self):
+        self.server.mark(self.request, idle=True)       # no request under way: may be closed to make room
+        super().handle_one_request()
+
+    def parse_request(self):
+        self.server.mark(self.request, idle=False)      # a request line came: served to its end
+        return super().parse_request()
 
     # -- checks ---------------------------------------------------------------------------------------------------
 
@@ -161,9 +205,9 @@ class Handler(BaseHTTPRequestHandler):
         if not 0 <= size <= MAX_BODY:
             return self._refuse(413, "body too large")
         try:
-            body = json.loads(self.rfile.read(size) or b"{}")
-        except ValueError:
-            return self._refuse(400, "not JSON")
+            body = json_text(self.rfile.read(size) or b"{}", "request body")
+        except BisentError as e:
+            return self._refuse(400, str(e))
         review = self.server.review
         with self.server.lock:
             try:
@@ -173,7 +217,8 @@ class Handler(BaseHTTPRequestHandler):
                 else:
                     i = body.get("i") if isinstance(body, dict) else None
                     label = body.get("label") if isinstance(body, dict) else None
-                    if not isinstance(i, int) or isinstance(i, bool) or label not in LABELS:
+                    if not isinstance(i, int) or isinstance(i, bool) or not isinstance(label, str) \
+                            or label not in LABELS:
                         return self._refuse(400, "expected {\"i\": N, \"label\": y|n|p|s}")
                     review.label(i, label)
                     state = self.server.state()

@@ -15,8 +15,8 @@ from .labels import (
     threshold_for,
     wilson,
 )
-from .runs import ReviewRun, load_run
 from .sample import BANDS, MARGIN, draw, estimated_band_precision
+from .scored_run import ReviewRun, load_run
 
 #: precisions the summary gives a threshold for (besides the one asked for)
 TARGETS = (0.9, 0.95, 0.98)
@@ -30,10 +30,11 @@ class Review:
         self.run = run
         self.labels_path = Path(labels_path) if labels_path is not None else run.labels_path
         given = {"seed": seed, "bands": bands, "per_band": per_band, "margin": margin}
-        old = {}
+        old, existing = {}, None
         if self.labels_path.exists():        # resume with the options the labels were drawn with
             from .labels import read_log
-            old = read_log(self.labels_path, repair=True).header
+            existing = read_log(self.labels_path)
+            old = existing.header
         opts = {"seed": 0, "bands": BANDS, "per_band": None, "margin": MARGIN}
         for k in opts:
             if given[k] is not None:
@@ -48,7 +49,7 @@ class Review:
                                                         seed=opts["seed"])
         header = {"run": run.name, "kind": run.kind, **opts, "sample": len(self.items),
                   "sample_sha256": sample_digest(self.items)}
-        self.log: LabelLog = open_log(self.labels_path, header)
+        self.log: LabelLog = open_log(self.labels_path, header, existing)
         self.estimate = estimated_band_precision(run.calibration, run.scores)
 
     def label(self, i: int, label: str) -> None:

@@ -32,6 +32,26 @@ def has_model(model_dir) -> bool:
     return (d / "config.json").is_file() and (d / "model.safetensors").is_file()
 
 
+def model_dir_paths(model_dir) -> dict:
+    """``--train-divergence DIR`` for the path guard (:mod:`bisent.paths`): a model it reads, or, when DIR holds
+    none, the folder training writes (checked as bisent's own: a user's folder of other files is refused before
+    any work)."""
+    if not model_dir:
+        return {}
+    if has_model(model_dir):
+        return {"reads": {"--train-divergence model": model_dir}}
+    return {"states": {"--train-divergence folder (it holds no model, so one would be trained there)": model_dir}}
+
+
+def check_model_dir(model_dir) -> None:
+    """Before any work: ``model_dir`` holds a model, or training may write one there (a new or empty folder, or
+    one bisent made); a user's folder of other files is a one-line error now, not after the first pass."""
+    if not has_model(model_dir):
+        from ..io import check_state_dir
+
+        check_state_dir(model_dir, "--train-divergence folder (it holds no model, so one would be trained there)")
+
+
 def ensure_model(model_dir, pairs: Sequence[Pair], src_lang: str, tgt_lang: str, *, recipe: str = RECIPE,
                  max_minutes: float | None = None, progress: bool | None = None) -> bool:
     """Train the model on ``pairs`` into ``model_dir`` unless it holds one; True when it trained."""

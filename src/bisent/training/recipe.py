@@ -25,7 +25,7 @@ from typing import Any, Iterable
 from ..errors import BisentError
 from ..models.keys import NUM, Field, ModelConfig
 from ..recipes import resolve
-from ..safeload import read_yaml, yaml_text
+from ..safeload import read_yaml, shown_key, yaml_text
 from .objectives import get_objective
 
 #: Keys shared by every architecture (the loop's): section -> key -> Field.
@@ -158,7 +158,7 @@ def validate_recipe(raw: Any, src: str = "recipe") -> dict:
     cfg = model_configs()[arch]
     for key in raw:
         if key not in TOP_LEVEL:
-            raise BisentError(f"{src}: unknown key '{key}' (known: {', '.join(sorted(TOP_LEVEL))})")
+            raise BisentError(f"{src}: unknown key {shown_key(key)} (known: {', '.join(sorted(TOP_LEVEL))})")
     objective = raw.get("objective")
     if not cfg.choices:
         if objective not in (None, arch):
