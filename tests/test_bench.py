@@ -146,7 +146,7 @@ def test_calibration_takes_a_split_and_settings(capsys):
     diag = out[0]["diagnosis"]                                  # gold used for diagnosis only
     assert sum(diag[k]["n"] for k in ("true_mutual", "true_non_mutual", "false_mutual", "false_non_mutual")) \
         == out[0]["pairs"]
-    assert out[0].get("estimator", "split-0.5") == "split-0.5"   # absent where too few negatives to calibrate
+    assert out[0].get("estimator", "em") == "em"   # absent where too few negatives to calibrate
     assert all(r["split"] == "dev" for r in out) and out[1]["pool"].endswith("dev pages")
     test = task_module("calibration").run("en", "de", run_encoders(["char-ngram"], anchors=False), rec, limit=60,
                                           settings=["mining"])

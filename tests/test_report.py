@@ -177,7 +177,7 @@ def test_orphan_negatives_tell_mutual_pairs():
 
 
 def test_mining_calibration_split_and_its_fallback():
-    """``bisent mine --report``'s calibration: split by mutuality; all-mutual pairs (intersect) fall back to
+    """The estimator before ``joint`` (``pi0="split"``): split by mutuality; all-mutual pairs (intersect) fall back to
     the mixture over all pairs. On isotropic toy vectors it stays within 10 points (benchmarks/README,
     "Calibration against gold": the split is fitted to the LibreOffice dev tasks, and the toy's false
     mutual pairs sit higher than its orphans')."""
@@ -193,14 +193,14 @@ def test_mining_calibration_split_and_its_fallback():
     sc = np.array([p.score for p in pairs])
     ps, pt = np.array([p.src for p in pairs]), np.array([p.tgt for p in pairs])
     ok = (ps == pt) & (ps < n_pairs)
-    cal = mining_calibration(rec.cands_, "ratio", ps, pt, sc)
+    cal = mining_calibration(rec.cands_, "ratio", ps, pt, sc, pi0="split")
     old = mining_calibration(rec.cands_, "ratio", ps, pt, sc, pi0="storey")
     assert cal.shift != old.shift and len(cal.thresholds) > 100
     for q in (0.5, 0.7, 0.8):
         t = np.quantile(sc, q)
         assert abs(cal.precision_at(t) - ok[sc >= t].mean()) < 0.1
     mutual = mutual_pairs(rec.cands_, ps, pt)
-    both = mining_calibration(rec.cands_, "ratio", ps[mutual], pt[mutual], sc[mutual])
+    both = mining_calibration(rec.cands_, "ratio", ps[mutual], pt[mutual], sc[mutual], pi0="split")
     ref = calibrate(sc[mutual], mining_negatives(rec.cands_, "ratio", ps[mutual], pt[mutual], sc[mutual]))
     assert both.precision == ref.precision and both.shift == ref.shift
 

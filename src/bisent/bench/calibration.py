@@ -61,9 +61,9 @@ ALIGN_VIEW = ("drop10-merge10", 0.1, 0.1)
 #: How the false share is estimated, as records name it: :func:`calibrate`'s ``pi0`` (``storey``, ``em``) or, in
 #: mining, :func:`bisent.calibration.calibrate_split` (``split``, the default there);
 #: a record without the field was made with "em".
-ESTIMATORS = {"split": "split-0.5", "storey": "storey-0.75", "em": "em"}
+ESTIMATORS = {"joint": "joint", "split": "split-0.5", "storey": "storey-0.75", "em": "em"}
 #: The estimator of each setting when none is given (``--estimator``).
-DEFAULT_ESTIMATOR = {"mining": "split", "docs": "storey", "filter": "storey", "align": "storey"}
+DEFAULT_ESTIMATOR = {"mining": "em", "docs": "storey", "filter": "storey", "align": "storey"}
 #: Score quantiles of the mining record's ``diagnosis``.
 DIAGNOSIS_QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
 
@@ -225,6 +225,8 @@ def run(src_lang: str, tgt_lang: str, encoders: list, record: Recorder, *, limit
         raise BisentError("--split all: only the docs setting runs on every split (add --setting docs)")
     if estimator == "split" and set(settings) != {"mining"}:
         raise BisentError("--estimator split: only the mining setting splits its pairs (add --setting mining)")
+    if estimator == "joint" and set(settings) != {"mining"}:
+        raise BisentError("--estimator joint: only the mining setting has mutual pairs (add --setting mining)")
     est = {k: estimator or v for k, v in DEFAULT_ESTIMATOR.items()}
     out = []
     for enc in encoders:

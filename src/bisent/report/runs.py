@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import itertools
 import json
+import sys
 from pathlib import Path
 
 import numpy as np
 
-from ..calibration import calibrate, filter_negatives, mining_calibration, mining_negatives
+from ..calibration import calibrate, filter_negatives, low_overlap_warning, mining_calibration, mining_negatives
 from ..errors import BisentError
 from ..io import atomic_write, format_block
 from . import record as rec_mod
@@ -120,6 +121,8 @@ def mining_report(recorder: RecordingScorer, scores, texts, src_texts, tgt_texts
         raise RuntimeError("the mined pairs do not match the recorded candidates")
     cal = mining_calibration(cands, recorder.kind, ps, pt, sc)
     threshold = choose_threshold(cal, threshold, precision)
+    if precision is not None and (warning := low_overlap_warning(cal)):
+        print(warning, file=sys.stderr)
     dirs = directions(cands, ps, pt) if len(ps) else None
     explanations = [_explain_mined(cands, int(ps[i]), int(pt[i]), src_texts, tgt_texts)
                     for i in _near(sc, threshold, explain)]
