@@ -94,9 +94,9 @@ def calibrate(scores: Sequence[float], negatives: Sequence[float], *, grid: Sequ
     ``f1``: a Gaussian fitted by EM. ``pi0="storey"``: at each shift the
     false share is Storey's, the observed scores below the moved ``lam``
     quantile of ``f0`` over ``lam`` (true pairs rarely score that low), and
-    only ``f1`` is fitted; ``"em"``: the share is fitted by EM too (the first
-    version: where false pairs are few, as in document mining, the Gaussian
-    widened over the low tail and the share came out 0). The observed scores
+    only ``f1`` is fitted; ``"em"``: the share is fitted by EM too (where
+    false pairs are few, as in document mining, the Gaussian can widen over
+    the low tail and the share come out 0). The observed scores
     are binned (``bins``), so a million scores cost what a thousand do. The
     true pairs' mean is kept at least one spread above the negatives' median:
     otherwise the Gaussian can take over a share of the false pairs (a run
