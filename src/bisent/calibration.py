@@ -400,7 +400,7 @@ def _free_candidate(kind: str, idx: np.ndarray, sim: np.ndarray, taken: np.ndarr
     ``idx``/``sim`` (c, k): the orphans' candidates, rank 1 their lost partner;
     ``side`` 0: orphans are sources (margin args ``cos, r_x, r_y``), 1: targets.
     """
-    from ..mining.scoring import combine
+    from .mining.scoring import combine
 
     free = ~taken[idx[:, 1:]]                                            # (c, k-1)
     has = free.any(axis=1)

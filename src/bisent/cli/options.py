@@ -143,3 +143,10 @@ class Renamed(click.Option):
 def renamed(*decls, old: tuple[str, ...], **kwargs):
     """``click.option`` whose ``old`` spellings keep working for one release with a deprecation notice."""
     return click.option(*decls, cls=Renamed, old=old, **kwargs)
+
+
+def echo_summary(summary: dict, err: bool = False) -> None:
+    """A job's summary as the one JSON line the command prints (on stderr with ``err``: stdout holds the output)."""
+    import json
+
+    click.echo(json.dumps(summary), err=err)

@@ -1,0 +1,168 @@
+"""The job layer: each job through the command line and through :mod:`bisent.jobs` writes the same bytes, from
+the same defaults; the commands stay thin."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import json
+from pathlib import Path
+
+import click
+import numpy as np
+import pytest
+
+import bisent
+from bisent import jobs
+from bisent.cli import main
+
+LETTERS = list("abcdefghijklmnopqrstuvwxyz")
+CLI = Path(bisent.__file__).parent / "cli"
+
+
+def _sentences(rng, n, words=8):
+    """Sentences of random 5-letter words (a large vocabulary: unrelated sentences share little)."""
+    return [" ".join("".join(rng.choice(LETTERS, 5)) for _ in range(words)) for _ in range(n)]
+
+
+def _same_files(a: Path, b: Path, names) -> None:
+    """Byte for byte; a JSON summary but for its ``seconds``."""
+    for name in names:
+        x, y = (a / name).read_bytes(), (b / name).read_bytes()
+        if name.endswith(".json"):
+            x, y = ({k: v for k, v in json.loads(t).items() if k != "seconds"} for t in (x, y))
+        assert x == y, name
+
+
+def _sides(tmp_path) -> tuple[Path, Path]:
+    """``cli/`` and ``api/``: one output folder for each way of running a job."""
+    for side in ("cli", "api"):
+        (tmp_path / side).mkdir()
+    return tmp_path / "cli", tmp_path / "api"
+
+
+def test_mine_cli_and_api_write_the_same_bytes(tmp_path):
+    rng = np.random.default_rng(4)
+    shared = _sentences(rng, 150)
+    (tmp_path / "a.txt").write_text("\n".join(shared + [f"only source {s}" for s in _sentences(rng, 150)]) + "\n")
+    (tmp_path / "b.txt").write_text("\n".join([s + " ." for s in shared] +
+                                              [f"nur Ziel {s}" for s in _sentences(rng, 150)]) + "\n")
+    cli, api = _sides(tmp_path)
+    a, b = tmp_path / "a.txt", tmp_path / "b.txt"
+    # the default threshold (estimated precision 0.9), and every pair with line numbers
+    assert main(["mine", a, b, "-l", "en", "-L", "de", "-e", "char-ngram", "-o", cli / "m.tsv"]) == 0
+    assert main(["mine", a, b, "-l", "en", "-L", "de", "-e", "char-ngram", "-o", cli / "all.tsv",
+                 "--threshold", "none", "--line-numbers"]) == 0
+    summary = jobs.mine(a, b, src_lang="en", tgt_lang="de", encoder="char-ngram", output=api / "m.tsv")
+    jobs.mine(a, b, src_lang="en", tgt_lang="de", encoder="char-ngram", output=api / "all.tsv", threshold="none",
+              with_ids=True)
+    _same_files(cli, api, ["m.tsv", "all.tsv"])
+    n = len((api / "m.tsv").read_text().splitlines())
+    assert 0 < n == summary["pairs"] < len((api / "all.tsv").read_text().splitlines())
+    assert summary["estimated_precision"] >= jobs.DEFAULT_PRECISION
+    assert sorted(p.name for p in api.iterdir()) == ["all.tsv", "m.tsv"]    # state folders removed, no record
+
+
+def test_filter_cli_and_api_write_the_same_bytes(tmp_path, monkeypatch):
+    rng = np.random.default_rng(5)
+    clean = [(s, s[:-3] + " !") for s in _sentences(rng, 120)]
+    noise = [(s, t) for (s, _), (_, t) in zip(clean[:60], reversed(clean[60:]))]
+    lines = [f"{a}\t{b}" for a, b in clean + noise] + ["bad row without tab", ""]
+    (tmp_path / "in.tsv").write_text("\n".join(lines) + "\n")
+    (tmp_path / "f.yaml").write_text("steps:\n  - type: empty\n"
+                                     "  - {name: cos, type: cosine, encoder: word-ngram, accept: {min: 0.05}}\n")
+    cli, api = _sides(tmp_path)
+    common = ["-l", "en", "-L", "de", "-c", tmp_path / "f.yaml", "-e", "char-ngram", "--set", "cos.accept.min=0.1"]
+    monkeypatch.chdir(cli)       # the summary names the output files: the same names on both sides
+    for stem, extra in (("all", []), ("p", ["--precision", "0.85"])):
+        assert main(["filter", tmp_path / "in.tsv", *common, "-o", f"{stem}.kept.tsv", "--rejected",
+                     f"{stem}.rej.tsv", "--summary", f"{stem}.json", *extra]) == 0
+    monkeypatch.chdir(api)
+    for stem, extra in (("all", {}), ("p", {"precision": 0.85})):
+        jobs.filter(tmp_path / "in.tsv", src_lang="en", tgt_lang="de", config=tmp_path / "f.yaml",
+                    encoder="char-ngram", overrides=["cos.accept.min=0.1"], output=Path(f"{stem}.kept.tsv"),
+                    rejected=f"{stem}.rej.tsv", summary=f"{stem}.json", **extra)
+    _same_files(cli, api, [f"{stem}.{x}" for stem in ("all", "p") for x in ("kept.tsv", "rej.tsv", "json")])
+    kept, rejected = ((api / f"all.{x}").read_text().splitlines() for x in ("kept.tsv", "rej.tsv"))
+    assert len(kept) == 120 and len(kept) + len(rejected) == len(lines)   # the noise rejected, nothing dropped
+
+
+def test_filter_other_format_cli_and_api(tmp_path):
+    """The bitext engine (JSONL here)."""
+    rng = np.random.default_rng(6)
+    rows = [{"src": s, "tgt": s[:-3] + " !"} for s in _sentences(rng, 40)] + [{"src": "", "tgt": "leer"}]
+    (tmp_path / "in.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (tmp_path / "f.yaml").write_text("steps:\n  - type: empty\n  - {type: cosine, encoder: char-ngram}\n")
+    cli, api = _sides(tmp_path)
+    assert main(["filter", tmp_path / "in.jsonl", "-l", "en", "-L", "de", "-c", tmp_path / "f.yaml", "--score-column",
+                 "-o", cli / "kept.jsonl", "--rejected", cli / "rej.tsv"]) == 0
+    jobs.filter(tmp_path / "in.jsonl", src_lang="en", tgt_lang="de", config=tmp_path / "f.yaml", score_column=True,
+                output=api / "kept.jsonl", rejected=api / "rej.tsv")
+    _same_files(cli, api, ["kept.jsonl", "rej.tsv"])
+    assert len((api / "kept.jsonl").read_text().splitlines()) == 40
+
+
+def test_job_path_check_guards_python_callers_too(tmp_path):
+    (tmp_path / "a.txt").write_text("the red house\n")
+    with pytest.raises(bisent.BisentError, match="same file"):
+        jobs.mine(tmp_path / "a.txt", tmp_path / "a.txt", src_lang="en", tgt_lang="de", encoder="char-ngram",
+                  output=tmp_path / "a.txt", threshold="none")
+    assert (tmp_path / "a.txt").read_text() == "the red house\n"
+
+
+# ---------------------------------------------------------------------------
+# The commands: thin layers over the jobs
+# ---------------------------------------------------------------------------
+
+#: command -> its job (a group's subcommand as "group sub")
+JOBS = {"mine": jobs.mine, "filter": jobs.filter}
+
+
+def _command(name: str) -> click.Command:
+    from bisent.cli import cli
+
+    ctx = click.Context(cli)
+    cmd = cli
+    for part in name.split():
+        cmd = cmd.get_command(ctx, part)
+    return cmd
+
+
+@pytest.mark.parametrize("name", sorted(JOBS))
+def test_job_defaults_are_the_commands(name):
+    """Every option of the command is a keyword of its job with the same default (a required option: none)."""
+    cmd, sig = _command(name), inspect.signature(JOBS[name])
+    ctx = click.Context(cmd)
+    for p in cmd.params:
+        assert p.name in sig.parameters, f"{name}: --{p.name} is no keyword of the job"
+        want = sig.parameters[p.name].default
+        if p.required or isinstance(p, click.Argument):
+            continue
+        default = p.get_default(ctx)
+        if p.multiple:
+            default, want = tuple(default) if isinstance(default, (list, tuple)) else (), tuple(want)
+        assert default == want, f"{name} {p.name}: the command's default {default!r}, the job's {want!r}"
+    assert {n for n, q in sig.parameters.items()} == {p.name for p in cmd.params}
+
+
+def _long_functions(root: Path, limit: int = 40):
+    """``FILE:LINE NAME: N lines`` of each function over ``limit`` lines, from ``def`` to its end (docstring
+    included; its decorators, the command's options, not)."""
+    for path in sorted(root.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                n = node.end_lineno - node.lineno + 1
+                if n > limit:
+                    yield f"{path.relative_to(root.parent)}:{node.lineno} {node.name}: {n} lines"
+
+
+def test_no_command_function_over_40_lines():
+    """The commands parse options and call a job: no function in bisent/cli/ has more than 40 lines."""
+    assert list(_long_functions(CLI)) == []
+
+
+def test_the_length_check_can_fail(tmp_path):
+    pkg = tmp_path / "cli"
+    pkg.mkdir()
+    (pkg / "x.py").write_text("def f():\n    '''doc'''\n" + "    x = 1\n" * 39 + "\ndef g():\n    return 1\n")
+    assert [line.split(" ", 1)[1] for line in _long_functions(pkg)] == ["f: 41 lines"]
