@@ -102,6 +102,31 @@ def test_filter_other_format_cli_and_api(tmp_path):
     assert len((api / "kept.jsonl").read_text().splitlines()) == 40
 
 
+def test_align_cli_and_api_write_the_same_bytes(tmp_path):
+    """One document pair (with its blocks and the precision cut), and a folder of pairs."""
+    rng = np.random.default_rng(8)
+    src = _sentences(rng, 10)
+    tgt = [s + " ." for s in src[:4]] + [src[4] + " " + src[5] + " ."] + [s + " ." for s in src[7:]]
+    (tmp_path / "a.txt").write_text("\n".join(src) + "\n")
+    (tmp_path / "b.txt").write_text("\n".join(tgt) + "\n")
+    (tmp_path / "pairs.tsv").write_text("a.txt\tb.txt\nb.txt\ta.txt\n")
+    cli, api = _sides(tmp_path)
+    lang = ["-l", "en", "-L", "de", "-e", "char-ngram"]
+    assert main(["align", tmp_path / "a.txt", tmp_path / "b.txt", *lang, "-o", cli / "al.tsv", "--blocks",
+                 cli / "al.blocks", "--precision", "0.5", "--merge-penalty", "0.2"]) == 0
+    assert main(["align", "--pairs", tmp_path / "pairs.tsv", *lang, "-o", cli / "many"]) == 0
+    jobs.align(tmp_path / "a.txt", tmp_path / "b.txt", src_lang="en", tgt_lang="de", encoder="char-ngram",
+               output=api / "al.tsv", blocks=api / "al.blocks", precision=0.5, merge_penalty=0.2)
+    summary = jobs.align(pairs=tmp_path / "pairs.tsv", src_lang="en", tgt_lang="de", encoder="char-ngram",
+                         output=api / "many")
+    names = sorted(p.name for p in (cli / "many").iterdir() if p.is_file())
+    assert names == sorted(p.name for p in (api / "many").iterdir() if p.is_file()) and len(names) >= 2
+    _same_files(cli, api, ["al.tsv", "al.blocks", *(f"many/{n}" for n in names if n.endswith((".tsv", ".blocks")))])
+    assert summary["pairs"] == summary["aligned"] == 2
+    rows = (api / "al.tsv").read_text().splitlines()
+    assert sum(int(r.split("\t")[0].count(",")) + 1 for r in rows if r.split("\t")[0]) == 10   # every line once
+
+
 def test_job_path_check_guards_python_callers_too(tmp_path):
     (tmp_path / "a.txt").write_text("the red house\n")
     with pytest.raises(bisent.BisentError, match="same file"):
@@ -115,7 +140,7 @@ def test_job_path_check_guards_python_callers_too(tmp_path):
 # ---------------------------------------------------------------------------
 
 #: command -> its job (a group's subcommand as "group sub")
-JOBS = {"mine": jobs.mine, "filter": jobs.filter}
+JOBS = {"mine": jobs.mine, "filter": jobs.filter, "align": jobs.align}
 
 
 def _command(name: str) -> click.Command:
@@ -141,6 +166,8 @@ def test_job_defaults_are_the_commands(name):
         default = p.get_default(ctx)
         if p.multiple:
             default, want = tuple(default) if isinstance(default, (list, tuple)) else (), tuple(want)
+        elif type(default).__name__ == "Sentinel":     # no default given: click passes None
+            default = None
         assert default == want, f"{name} {p.name}: the command's default {default!r}, the job's {want!r}"
     assert {n for n, q in sig.parameters.items()} == {p.name for p in cmd.params}
 

@@ -10,7 +10,8 @@ Each job's module (``bisent.jobs.mine``, ...) also holds its ``PATHS``: what it 
 before any work (:mod:`bisent.paths`), by the command and by the job alike.
 """
 
+from .align import align
 from .filter import filter
 from .mine import DEFAULT_PRECISION, mine
 
-__all__ = ["DEFAULT_PRECISION", "filter", "mine"]
+__all__ = ["DEFAULT_PRECISION", "align", "filter", "mine"]
