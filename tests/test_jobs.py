@@ -127,6 +127,43 @@ def test_align_cli_and_api_write_the_same_bytes(tmp_path):
     assert sum(int(r.split("\t")[0].count(",")) + 1 for r in rows if r.split("\t")[0]) == 10   # every line once
 
 
+def _collections(tmp_path, rng) -> tuple[Path, Path]:
+    """12 shared documents, 4 only in the source, and an empty one (JSONL)."""
+    shared = [_sentences(rng, 3) for _ in range(12)]
+    src = [{"id": f"s{i}", "text": d} for i, d in enumerate(shared + [_sentences(rng, 3) for _ in range(4)])]
+    tgt = [{"id": f"t{i}", "text": [x + " ." for x in d]} for i, d in enumerate(shared)]
+    src.append({"id": "empty", "text": []})
+    for name, docs in (("a.jsonl", src), ("b.jsonl", tgt)):
+        (tmp_path / name).write_text("".join(json.dumps(d) + "\n" for d in docs))
+    return tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+
+
+def test_documents_cli_and_api_write_the_same_bytes(tmp_path, capsys):
+    a, b = _collections(tmp_path, np.random.default_rng(7))
+    cli, api = _sides(tmp_path)
+    args = [a, b, "-l", "en", "-L", "de", "-e", "char-ngram", "--segmentation", "given", "--threshold", "1.05"]
+    assert main(["documents", "mine", *args, "-o", cli / "m.tsv"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    summary = jobs.documents(a, b, src_lang="en", tgt_lang="de", encoder="char-ngram", segmentation="given",
+                             threshold=1.05, output=api / "m.tsv")
+    _same_files(cli, api, ["m.tsv"])
+    assert {k: v for k, v in printed.items() if k != "output"} == {k: v for k, v in summary.items() if k != "output"}
+    rows = [r.split("\t") for r in (api / "m.tsv").read_text().splitlines()[1:]]
+    assert len(rows) == 17 and sum(r[4] == "matched" for r in rows) >= 10
+
+
+def test_docs_is_the_former_name_of_documents(tmp_path, capsys):
+    a, b = _collections(tmp_path, np.random.default_rng(7))
+    args = [a, b, "-l", "en", "-L", "de", "-e", "char-ngram", "--segmentation", "given"]
+    assert main(["documents", "mine", *args, "-o", tmp_path / "new.tsv"]) == 0
+    assert "renamed" not in capsys.readouterr().err
+    assert main(["docs", "mine", *args, "-o", tmp_path / "old.tsv"]) == 0
+    err = capsys.readouterr().err
+    assert "`bisent docs` is renamed `bisent documents`" in err
+    assert (tmp_path / "old.tsv").read_bytes() == (tmp_path / "new.tsv").read_bytes()
+    assert main(["--help"]) == 0 and "  docs " not in capsys.readouterr().out     # not listed any more
+
+
 def test_job_path_check_guards_python_callers_too(tmp_path):
     (tmp_path / "a.txt").write_text("the red house\n")
     with pytest.raises(bisent.BisentError, match="same file"):
@@ -140,7 +177,7 @@ def test_job_path_check_guards_python_callers_too(tmp_path):
 # ---------------------------------------------------------------------------
 
 #: command -> its job (a group's subcommand as "group sub")
-JOBS = {"mine": jobs.mine, "filter": jobs.filter, "align": jobs.align}
+JOBS = {"mine": jobs.mine, "filter": jobs.filter, "align": jobs.align, "documents mine": jobs.documents}
 
 
 def _command(name: str) -> click.Command:

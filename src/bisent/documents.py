@@ -271,7 +271,7 @@ def _mine_reranked(a, b, src_ok, tgt_ok, scorer, src_table, tgt_table, depth: in
     return [MinedPair(p.score, int(rs[p.src]), int(rt[p.tgt])) for p in pairs]
 
 
-#: columns of ``bisent docs mine`` output
+#: columns of ``bisent documents mine`` output
 MINE_COLUMNS = ("src_id", "tgt_id", "score", "cosine", "status", "src_origin", "tgt_origin")
 
 

@@ -38,9 +38,14 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "repair": ("repair", "repair", "Cut pairs back to their parallel core (leading/trailing divergent words)."),
     "align": ("align", "align", "Align the sentences of document pairs (many-to-many, vecalign-style)."),
     "run": ("run", "run_cmd", "Run the road from document pairs to clean bitext as resumable stages (YAML)."),
-    "docs": ("docs", "docs_group", "Match parallel documents of two collections (HiDE, BoW, Sentence-Avg)."),
+    "documents": ("documents", "documents_group",
+                  "Match parallel documents of two collections (HiDE, BoW, Sentence-Avg)."),
     "review": ("review", "review", "Check a run's pairs by eye in the browser; the labels set the threshold."),
 }
+
+
+#: former command name -> its name now: still runs for one release, with a note on stderr; not listed in --help
+ALIASES: dict[str, str] = {"docs": "documents"}
 
 
 #: top-level module -> the pyproject extra that installs it (a command needing it says so in one line)
@@ -52,10 +57,17 @@ class LazyGroup(click.Group):
         return sorted(COMMANDS)
 
     def get_command(self, ctx, name):
+        name = ALIASES.get(name, name)
         if name not in COMMANDS:
             return None
         module, attr, _ = COMMANDS[name]
         return getattr(importlib.import_module(f"bisent.cli.{module}"), attr)
+
+    def resolve_command(self, ctx, args):
+        if args and args[0] in ALIASES:
+            click.echo(f"bisent: note: `bisent {args[0]}` is renamed `bisent {ALIASES[args[0]]}`; the old name "
+                       "goes in the next release", err=True)
+        return super().resolve_command(ctx, args)
 
     def format_commands(self, ctx, formatter):
         rows = [(name, COMMANDS[name][2]) for name in sorted(COMMANDS)]

@@ -41,7 +41,7 @@ def _review_paths(kw: dict) -> dict:
 @click.option("--port", type=click.IntRange(0, 65535), default=0, show_default=True, help="Port (0: a free one).")
 @guarded(reads=("run",), writes=("labels", "report"), derived=_review_paths, derived_params=("output",))
 def review(run, labels, seed, bands, per_band, margin, precision, summary_only, apply, output, report, port):
-    """Review RUN (the output of mine, filter, align, docs mine, or a `bisent run` folder).
+    """Review RUN (the output of mine, filter, align, documents mine, or a `bisent run` folder).
 
     Draws a sample stratified by score band and serves a page on 127.0.0.1
     (its address, with a one-time token, is printed once): one pair at a time,

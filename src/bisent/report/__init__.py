@@ -7,7 +7,7 @@
 
 - :mod:`.calibration`: precision at every threshold from synthetic negatives (no gold);
 - :mod:`.record`: what a run leaves for its report (``OUTPUT.report.json``: binned scores, samples), for
-  ``mine``, ``filter``, ``docs mine`` (:func:`.record.docs_record`) and ``align`` (:func:`.record.align_record`);
+  ``mine``, ``filter``, ``documents mine`` (:func:`.record.docs_record`) and ``align`` (:func:`.record.align_record`);
 - :mod:`.runs`: ``--report`` / ``--precision`` of ``mine`` and ``filter``;
 - :mod:`.explain`: one pair's cosine, margins, competitors, filter decision;
 - :mod:`.plots` (matplotlib to inline SVG) and :mod:`.html` (one self-contained file).
