@@ -164,6 +164,21 @@ def test_docs_is_the_former_name_of_documents(tmp_path, capsys):
     assert main(["--help"]) == 0 and "  docs " not in capsys.readouterr().out     # not listed any more
 
 
+def test_embed_cli_and_api_write_the_same_bytes(tmp_path, capsys):
+    rng = np.random.default_rng(3)
+    (tmp_path / "en.txt").write_text("\n".join(_sentences(rng, 30)[:14] + [""] + _sentences(rng, 9)) + "\n")
+    cli, api = _sides(tmp_path)
+    assert main(["embed", tmp_path / "en.txt", "-l", "en", "-e", "char-ngram", "--shard-rows", "10",
+                 "-o", cli / "v"]) == 0
+    line = capsys.readouterr().err.strip().splitlines()[-1]
+    summary = jobs.embed(tmp_path / "en.txt", lang="en", encoder="char-ngram", shard_rows=10, output=api / "v")
+    names = sorted(p.name for p in (cli / "v").iterdir())
+    assert names == sorted(p.name for p in (api / "v").iterdir()) and len([n for n in names if "manifest" not in n]) > 2
+    _same_files(cli, api, [f"v/{n}" for n in names])
+    assert summary["rows"] == 24 and summary["rejected"] == 1
+    assert line.startswith(f"24 rows (1 rejected lines with zero rows) x {summary['dims']} dims from ")
+
+
 def test_job_path_check_guards_python_callers_too(tmp_path):
     (tmp_path / "a.txt").write_text("the red house\n")
     with pytest.raises(bisent.BisentError, match="same file"):
@@ -177,7 +192,8 @@ def test_job_path_check_guards_python_callers_too(tmp_path):
 # ---------------------------------------------------------------------------
 
 #: command -> its job (a group's subcommand as "group sub")
-JOBS = {"mine": jobs.mine, "filter": jobs.filter, "align": jobs.align, "documents mine": jobs.documents}
+JOBS = {"mine": jobs.mine, "filter": jobs.filter, "align": jobs.align, "documents mine": jobs.documents,
+        "embed": jobs.embed}
 
 
 def _command(name: str) -> click.Command:

@@ -12,7 +12,8 @@ before any work (:mod:`bisent.paths`), by the command and by the job alike.
 
 from .align import align
 from .documents import documents
+from .embed import embed
 from .filter import filter
 from .mine import DEFAULT_PRECISION, mine
 
-__all__ = ["DEFAULT_PRECISION", "align", "documents", "filter", "mine"]
+__all__ = ["DEFAULT_PRECISION", "align", "documents", "embed", "filter", "mine"]

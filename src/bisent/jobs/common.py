@@ -46,3 +46,12 @@ def fspaths(*values) -> list:
     """Paths as the command line gives them: ``str`` (``None`` stays ``None``), so that a Python caller's
     :class:`pathlib.Path` ends up in summaries and records as the same text."""
     return [None if v is None else os.fspath(v) for v in values]
+
+
+def ray_session(ray_address: str | None, threads: int, workers: int | None):
+    """The Ray session of a job run with ``ray_address`` (``local``, ``auto`` or a cluster's), else nothing."""
+    if not ray_address:
+        return contextlib.nullcontext()
+    from ..scale.ray_session import ray_session as session
+
+    return session(ray_address, threads=threads, workers=workers)

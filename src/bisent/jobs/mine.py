@@ -7,13 +7,12 @@ search and its state folder (so a killed run resumes), Ray, standard input and o
 
 from __future__ import annotations
 
-import contextlib
 import time
 
 from ..encoders import DEFAULT_ENCODER
 from ..errors import BisentError
 from ..io import is_stdio
-from .common import check_paths, fspaths, note, stdout_via_temp
+from .common import check_paths, fspaths, note, ray_session, stdout_via_temp
 
 #: Without ``threshold`` or ``precision``, mined pairs are kept from the threshold of this estimated precision.
 DEFAULT_PRECISION = 0.9
@@ -120,7 +119,7 @@ def mine(src, tgt, *, src_lang: str, tgt_lang: str, output, encoder: str = DEFAU
     rec, state, blocks = _scorer(score, margin, k, knn_method, state_dir, block_rows, ray_address, threads, output)
     recorder = _recorder(rec, output, threshold, precision, report, default)
     to_stdout = recorder is not None and is_stdio(output)
-    with readable_file(src) as src_file, readable_file(tgt) as tgt_file, _session(ray_address, threads, workers), \
+    with readable_file(src) as src_file, readable_file(tgt) as tgt_file, ray_session(ray_address, threads, workers), \
             stdout_via_temp(output, to_stdout, "bisent-mine-", "mined.tsv") as out:
         # `-` and pipes: copied once; `-o -` with the default threshold: mined into a temp file, then copied
         summary = mine_files(src_file, tgt_file, src_lang, tgt_lang, enc, out, scorer=recorder or rec,
@@ -152,15 +151,6 @@ def _recorder(rec, output, threshold, precision, report, default):
     if threshold is not None:
         choose_threshold(None, threshold, precision)   # both given: a one-line error before any work
     return RecordingScorer(rec)
-
-
-def _session(ray_address, threads: int, workers):
-    """The Ray session of a run with ``ray_address`` (else nothing)."""
-    if not ray_address:
-        return contextlib.nullcontext()
-    from ..scale.ray_session import ray_session
-
-    return ray_session(ray_address, threads=threads, workers=workers)
 
 
 __all__ = ["DEFAULT_PRECISION", "PATHS", "mine"]
