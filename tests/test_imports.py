@@ -25,10 +25,11 @@ LAYERS: list[set[str]] = [
      "recipes"},                                                   # bitext files, recipes
     {"encoders", "models", "divergence"},                         # sentence -> vector; word divergence (no torch)
     {"mining", "datasets"},                                       # vectors -> neighbours -> pairs; data builders
-    {"filtering", "documents", "evaluate", "align", "scale"},     # what a user does with them
+    {"filtering", "documents", "evaluate", "align", "scale",      # what a user does with them;
+     "calibration"},                                              # precision estimated without gold
     {"training"},                                                 # learning encoders
     {"bench", "demo", "report", "review", "run"},                 # measuring, showing, checking, whole jobs
-    {"cli", "paths", "__main__", "__init__"},                     # the command line; the package root
+    {"jobs", "cli", "paths", "__main__", "__init__"},             # the jobs, the command line; the package root
 ]
 
 

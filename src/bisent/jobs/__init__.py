@@ -15,5 +15,7 @@ from .documents import documents
 from .embed import embed
 from .filter import filter
 from .mine import DEFAULT_PRECISION, mine
+from .repair import repair
+from .run import run
 
-__all__ = ["DEFAULT_PRECISION", "align", "documents", "embed", "filter", "mine"]
+__all__ = ["DEFAULT_PRECISION", "align", "documents", "embed", "filter", "mine", "repair", "run"]
