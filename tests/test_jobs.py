@@ -274,3 +274,13 @@ def test_the_length_check_can_fail(tmp_path):
     pkg.mkdir()
     (pkg / "x.py").write_text("def f():\n    '''doc'''\n" + "    x = 1\n" * 39 + "\ndef g():\n    return 1\n")
     assert [line.split(" ", 1)[1] for line in _long_functions(pkg)] == ["f: 41 lines"]
+
+
+def test_the_package_root_keeps_the_vector_level_mine():
+    """``bisent.mine`` is still the search over vectors; the jobs are under ``bisent.jobs``."""
+    from bisent.mining.retrieval import mine as vector_mine
+
+    assert bisent.mine is vector_mine and bisent.jobs.mine is jobs.mine is not vector_mine
+    namespace: dict = {}
+    exec("from bisent import *", namespace)      # noqa: S102
+    assert "filter" not in namespace and namespace["jobs"] is jobs
