@@ -2,7 +2,10 @@
 
 Each job's command lives in its own module (``cli/embed.py``, ``cli/mine.py``,
 ...) and is listed in ``COMMANDS`` below; modules are imported only when their
-command runs, so ``bisent --help`` is fast. A :class:`BisentError` (a user
+command runs, so ``bisent --help`` is fast. A job's command parses its options and
+passes them, by name, to its function in :mod:`bisent.jobs` (``jobs.mine(**options)``),
+which owns the work: a new option is a click decorator (shared ones in
+``cli/options.py``) and a keyword argument of the job, with the same default. A :class:`BisentError` (a user
 mistake) is printed as one line ``bisent: error: ...`` with exit status 2, and so
 is a command that needs an optional extra the install lacks (``EXTRAS``).
 """
