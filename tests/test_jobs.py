@@ -204,6 +204,24 @@ def test_run_cli_and_api_write_the_same_bytes(tmp_path, capsys):
     assert printed["bitext"] == summary["bitext"] and summary["bitext"]["pairs"] > 0
 
 
+def test_filter_takes_a_pipeline_object(tmp_path):
+    """Python callers may hand over a built :class:`FilterPipeline`: the same output as its YAML file."""
+    from bisent.filtering import FilterPipeline
+
+    rng = np.random.default_rng(2)
+    pairs = [(s, s[:-3] + " !") for s in _sentences(rng, 30)] + [("", "leer"), ("eins", "one two three four five")]
+    (tmp_path / "in.tsv").write_text("".join(f"{a}\t{b}\n" for a, b in pairs))
+    (tmp_path / "f.yaml").write_text("steps:\n  - type: empty\n  - {type: length_ratio, max_ratio: 2.0}\n"
+                                     "  - {type: cosine, encoder: char-ngram}\n")
+    pipe = FilterPipeline.from_yaml(tmp_path / "f.yaml", src_lang="en", tgt_lang="de")
+    for name, config in (("yaml", tmp_path / "f.yaml"), ("object", pipe)):
+        jobs.filter(tmp_path / "in.tsv", src_lang="en", tgt_lang="de", config=config, output=tmp_path / f"{name}.tsv",
+                    rejected=tmp_path / f"{name}.rej")
+    assert (tmp_path / "yaml.tsv").read_bytes() == (tmp_path / "object.tsv").read_bytes()
+    assert (tmp_path / "yaml.rej").read_bytes() == (tmp_path / "object.rej").read_bytes()
+    assert len((tmp_path / "object.rej").read_text().splitlines()) == 2
+
+
 def test_job_path_check_guards_python_callers_too(tmp_path):
     (tmp_path / "a.txt").write_text("the red house\n")
     with pytest.raises(bisent.BisentError, match="same file"):

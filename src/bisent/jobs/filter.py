@@ -95,7 +95,7 @@ def filter(pairs, *, src_lang: str, tgt_lang: str, output, rejected, config=DEFA
     if isinstance(config, (str, Path)):
         from ..recipes import resolve
         config = str(resolve(config))
-    check_paths(PATHS, locals())
+    check_paths(PATHS, {**locals(), "config": config if isinstance(config, str) else None})
     in_fmt = format_of(pairs, fmt)
     for name, path in (("--rejected", rejected), ("--summary", summary)):
         if is_stdio(path):
