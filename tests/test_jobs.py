@@ -63,6 +63,21 @@ def test_mine_cli_and_api_write_the_same_bytes(tmp_path):
     assert sorted(p.name for p in api.iterdir()) == ["all.tsv", "m.tsv"]    # state folders removed, no record
 
 
+def test_mine_to_standard_output_cli_and_api(tmp_path, capsysbinary):
+    """``-o -`` with the default threshold: mined into a temporary file, thresholded, then copied to stdout."""
+    rng = np.random.default_rng(4)
+    shared = _sentences(rng, 100)
+    (tmp_path / "a.txt").write_text("\n".join(shared + _sentences(rng, 100)) + "\n")
+    (tmp_path / "b.txt").write_text("\n".join([s + " ." for s in shared] + _sentences(rng, 100)) + "\n")
+    a, b = tmp_path / "a.txt", tmp_path / "b.txt"
+    assert main(["mine", a, b, "-l", "en", "-L", "de", "-e", "char-ngram", "-o", "-"]) == 0
+    cli = capsysbinary.readouterr().out
+    summary = jobs.mine(a, b, src_lang="en", tgt_lang="de", encoder="char-ngram", output="-")
+    api = capsysbinary.readouterr().out
+    assert cli == api and len(api.splitlines()) == summary["pairs"] > 50 and summary["output"] == "-"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt", "b.txt"]
+
+
 def test_filter_cli_and_api_write_the_same_bytes(tmp_path, monkeypatch):
     rng = np.random.default_rng(5)
     clean = [(s, s[:-3] + " !") for s in _sentences(rng, 120)]
