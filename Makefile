@@ -44,7 +44,7 @@ test-slow: $(STAMP)
 	$(BIN)/python -m pytest -q -m slow
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests benchmarks research
+	$(BIN)/ruff check src tests benchmarks tools
 
 clean-venv:
 	rm -rf $(VENV)

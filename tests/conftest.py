@@ -9,8 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-# The research scripts (research/*.py, not installed with the package) import as top-level modules in tests.
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "research"))
+# The benchmark and analysis scripts (benchmarks/*.py, not installed with the package) import as top-level modules
+# in tests, as they import each other when run from their folder.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -143,7 +143,7 @@ CASES = [
                                                d / "v"], "config.json: corrupt JSON"),
     ("embed-nan-model", lambda d, p: E + [p["txt"], "-l", "en", "-e", dan_dir(d / "m", nan=True), "-o", d / "v"],
      "en.txt:1: the encoder gave a non-finite"),
-    ("embed-other-vectors", lambda d, p: _embedded(d, p) + ["-o", d / "v"], "already holds vectors of another input"),
+    ("embed-other-vectors", lambda d, p: _embedded(d, p) + ["-o", d / "v"], "already holds vectors of other inputs"),
     # --- mine ------------------------------------------------------------------------------------
     ("mine-threshold-nan", lambda d, p: M(p) + ["-o", d / "m.tsv", "--threshold", "nan"],
      "'nan' is not a finite number"),
@@ -339,7 +339,7 @@ def test_bad_input_one_line_error(tmp_path, capsys, name, make, expected):
 
 
 # ---------------------------------------------------------------------------
-# Item 1: no write or delete through a link; the umask is never touched
+# no write or delete through a link; the umask is never touched
 # ---------------------------------------------------------------------------
 
 def test_filter_never_follows_a_planted_partial_link(tmp_path, capsys):
@@ -395,7 +395,7 @@ def test_remove_tree_unlinks_links_but_never_their_targets(tmp_path):
 
 
 # ---------------------------------------------------------------------------
-# Item 3: a lone CR is a bad line everywhere, never a silent merge
+# a lone CR is a bad line everywhere, never a silent merge
 # ---------------------------------------------------------------------------
 
 def test_lone_cr_rejected_with_a_reason_by_filter_and_skip_bad(tmp_path, capsys):
@@ -418,7 +418,7 @@ def test_lone_cr_rejected_with_a_reason_by_filter_and_skip_bad(tmp_path, capsys)
 
 
 # ---------------------------------------------------------------------------
-# Item 5: non-finite numbers
+# non-finite numbers
 # ---------------------------------------------------------------------------
 
 def test_embed_skip_bad_turns_a_nan_vector_into_a_listed_zero_row(tmp_path, capsys):
@@ -443,7 +443,7 @@ def test_eval_partial_gold_overlap_is_a_warning_with_a_count(tmp_path, capsys):
 
 
 # ---------------------------------------------------------------------------
-# Item 8: standard input and output
+# standard input and output
 # ---------------------------------------------------------------------------
 
 def _bisent(*args, stdin: bytes | None = None, env: dict | None = None):
@@ -480,7 +480,7 @@ def test_dev_stdin_pipe_and_dash(tmp_path):
 
 
 # ---------------------------------------------------------------------------
-# Item 9: threads from the usual variables; the caller's environment untouched
+# threads from the usual variables; the caller's environment untouched
 # ---------------------------------------------------------------------------
 
 def test_threads_from_environment(monkeypatch):
@@ -515,7 +515,7 @@ def test_loading_me5_small_leaves_the_environment_alone(monkeypatch):
 
 
 # ---------------------------------------------------------------------------
-# Item 10: the embedding cache stores fp16, has a cap, and `bisent cache`
+# the embedding cache stores fp16, has a cap, and `bisent cache`
 # ---------------------------------------------------------------------------
 
 def test_cache_rows_are_fp16_and_equal_fresh_rows(tmp_path, monkeypatch, capsys):
@@ -574,7 +574,7 @@ def test_unusable_cache_warns_once_and_goes_on(tmp_path, monkeypatch, capsys):
 
 
 # ---------------------------------------------------------------------------
-# Item 11: a silent phase prints lines when not on a terminal
+# a silent phase prints lines when not on a terminal
 # ---------------------------------------------------------------------------
 
 def test_progress_lines_off_terminal(monkeypatch, capsys):

@@ -121,11 +121,11 @@ def test_centred_document_pooling_removes_each_languages_offset():
 
 
 def test_benchmark_scripts_record_through_the_one_recorder(tmp_path, monkeypatch):
-    """`python benchmarks/embed.py` is bisent.bench.embed: its lines go to results/embed.jsonl with context."""
+    """`python benchmarks/embed.py`: its lines go to results/embed.jsonl with context, through the one recorder."""
     import json
     import sys
 
-    from bisent.bench import embed
+    import embed
 
     monkeypatch.setattr(sys, "argv", ["benchmarks/embed.py", "--n", "8", "--encoders", "random"])
     embed.main(["--n", "8", "--encoders", "random", "--results", str(tmp_path)])
@@ -216,7 +216,7 @@ def test_curve_data_nested_sets_and_errors(tmp_path):
 def test_train_memory_refuses_missing_train_args_or_an_output_folder(tmp_path):
     """benchmarks/train_memory.py: no `bisent train` arguments after --, or an -o of the user's (the run goes to a
     temporary folder), is a one-line usage error before anything runs or is recorded."""
-    from bisent.bench.train_memory import main
+    from train_memory import main
 
     res = ["--results", str(tmp_path / "results")]
     for argv in (res, [*res, "--steps", "1"], [*res, "--"],

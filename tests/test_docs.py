@@ -142,11 +142,89 @@ def test_python_tour_runs(page, code, tmp_path, monkeypatch):
         assert np.isfinite(env["scores"]).all()
 
 
+#: a guide is a manual: how a default was chosen (a rule, its candidates, a dev or test run) is in docs/design/
+GUIDES = [*sorted((DOCS / "guides").glob("*.md")), *sorted((DOCS / "models").glob("*.md")), DOCS / "quickstart.md"]
+TUNING = re.compile(r"written (?:down )?before|\b[Nn]o candidate|^\|\s*candidate\s*\||^\|.*\|\s*rule\s*\|$"
+                    r"|--split dev\b|\bby the rule\b|\bdev split\b", re.M)
+
+
+def test_guides_are_manuals():
+    found = []
+    for page in GUIDES:
+        text = page.read_text(encoding="utf-8")
+        name = page.relative_to(ROOT)
+        if len(text.splitlines()) > 150:
+            found.append(f"{name}: {len(text.splitlines())} lines (150 at most)")
+        found += [f"{name}:{text[:m.start()].count(chr(10)) + 1}: tuning record {m.group(0)!r}"
+                  for m in TUNING.finditer(text)]
+    assert not found, "\n".join(found)
+
+
+def test_the_guide_rules_catch_a_lab_notebook(tmp_path):
+    assert TUNING.search("The rule, written down before the test books were run: ...")
+    assert TUNING.search("| candidate | training text | steps | dev error |")
+    assert TUNING.search("bisent bench recover --domain bible --pair en-es --split dev -e DIR")
+    assert TUNING.search("| setting | Bleualign de-fr | paragraphs en-de | rule |")
+    assert not TUNING.search("| option | default | what it does, and why the default |")
+    assert not TUNING.search("| setting | effect |")
+
+
 def test_no_history_in_the_docs():
     pages = [ROOT / "README.md", *sorted(DOCS.rglob("*.md"))]
     for page in pages:
         for n, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1):
             assert not HISTORY.search(line), f"{page.relative_to(ROOT)}:{n}: development history: {line.strip()}"
+
+
+ROLE = re.compile(r":(?:py:)?(?:class|func|meth|mod|attr|data|obj|exc):`")
+
+
+def reference_problems(cli: str, api: str) -> list[str]:
+    """What the built CLI and API pages show of click or Sphinx instead of the text: click's placeholder of a missing
+    default, a ``<TAB>`` taken for an HTML tag (the page then reads ``srctgt``), an Examples block run into a
+    paragraph, a raw Sphinx role."""
+    out = [f"the CLI reference shows click's Sentinel {n} times" for n in [cli.count("Sentinel")] if n]
+    out += [f"a placeholder taken for an HTML tag: {m.group(0)!r}" for m in re.finditer(r"<(?:TAB|[A-Z]{2,})>", cli)]
+    if "&lt;TAB&gt;" not in cli:
+        out.append("no <TAB> placeholder is shown on the CLI reference")
+    examples = cli.count("Examples:")
+    as_code = len(re.findall(r'<p>Examples:</p>\s*<div class="highlight"><pre>', cli))
+    if not examples or as_code != examples:
+        out.append(f"{examples - as_code} of {examples} Examples blocks are not code blocks")
+    out += [f"a raw Sphinx role on the API page: {api[m.start() - 30:m.end() + 30]!r}" for m in ROLE.finditer(api)]
+    return out
+
+
+def test_reference_checks_catch_what_they_look_for():
+    good = '<p>Examples:</p>\n<div class="highlight"><pre>bisent x</pre></div> src&lt;TAB&gt;tgt'
+    assert reference_problems(good, "<p>see <code>mine</code></p>") == []
+    assert len(reference_problems(good + "<td><code>Sentinel.UNSET</code></td>", "")) == 1
+    assert len(reference_problems(good + "lines of src<TAB>tgt", "")) == 1
+    assert len(reference_problems(good + "<p>Examples:\n  bisent x -o y</p>", "")) == 1
+    assert len(reference_problems(good.replace("<p>Examples:</p>", "<p>Examples:</p><p>"), "")) == 1
+    assert len(reference_problems(good, "the mean of :class:`SentenceAvg` rows")) == 1
+
+
+def test_the_renderers_fix_click_and_sphinx_text():
+    import importlib.util as iu
+
+    def load(name):
+        spec = iu.spec_from_file_location(name, ROOT / "tools" / f"{name}.py")
+        mod = iu.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        return mod
+
+    cli = load("mkdocs_cli")
+    rows = ["| `--pairs` | file | TSV of src<TAB>tgt. | `Sentinel.UNSET` |",
+            "| `--split` | boolean | Raw `<TAB>` text. | `Sentinel.UNSET` |", "| `-j` | integer | Jobs. | `1` |"]
+    assert cli.fix_lines(["Examples:", "  bisent a -o x", "  bisent b", "", *rows]) == [
+        "Examples:", "", "```sh", "bisent a -o x", "bisent b", "```", "",
+        "| `--pairs` | file | TSV of src&lt;TAB>tgt. | – |",
+        "| `--split` | boolean | Raw `<TAB>` text. | `False` |", "| `-j` | integer | Jobs. | `1` |"]
+    if importlib.util.find_spec("griffe") is not None:
+        roles = load("griffe_roles")
+        assert roles.markdown("See :class:`SentenceAvg` and :func:`~bisent.mining.retrieval.mine`::") == \
+            "See `SentenceAvg` and `mine`:"
 
 
 @needs_mkdocs
@@ -165,5 +243,7 @@ def test_site_builds_strictly_with_every_command(tmp_path):
     for name in ("bisent.mining.retrieval.mine", "bisent.mining.scoring.MarginScorer",
                  "bisent.filtering.FilterPipeline", "bisent.align.SentenceAligner"):
         assert f'id="{name}"' in api, f"the Python API page lacks {name}"
+    rendering_problems = reference_problems(cli, api)
+    assert not rendering_problems, "\n".join(rendering_problems)
     assert "## Unreleased" not in (site / "changelog" / "index.html").read_text(encoding="utf-8")
     assert "Unreleased" in (site / "changelog" / "index.html").read_text(encoding="utf-8")

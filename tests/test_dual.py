@@ -606,7 +606,7 @@ def test_word_lists_are_their_own_stream_and_init_continues_a_model_on_new_data(
     recipe = _recipe(architecture="dan", objective="distill", model=TINY_DAN, data={"batch_size": 32},
                      objectives={"teacher": "char-ngram", "ranking": 0.1})
     first = train(recipe, [bt], [mono], [], tmp_path / "a", max_steps=6, progress=False)
-    with pytest.raises(BisentError, match="training data differ"):
+    with pytest.raises(BisentError, match="different input training data"):
         train(recipe, [bt], [mono, words], [], tmp_path / "a", resume=True, max_steps=8, progress=False)
     result = train(recipe, [bt], [mono, words], [], tmp_path / "b", max_steps=0, progress=False, init=tmp_path / "a")
     start = [r for r in result.log if r.get("event") == "start"][0]
@@ -980,7 +980,7 @@ def test_teacher_workers_fill_the_cache_in_parallel_with_the_same_rows(tmp_path,
 def test_encoder_memory_benchmark_measures_a_fresh_process_per_encoder(tmp_path):
     """benchmarks/encoder_memory.py: one record per encoder, peak >= held > 0, the weights' size on disk; an
     int8-stored DAN holds less than a float32 copy of its table would (a float32 table of 2^18 x 256 is 256 MB)."""
-    from bisent.bench.encoder_memory import main
+    from encoder_memory import main
 
     torch.manual_seed(0)
     save_dual(DAN(dim=16, buckets=2 ** 18, embed_dim=256, hidden=[32]).eval(), tmp_path / "q8", int8=True)

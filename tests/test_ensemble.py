@@ -117,7 +117,7 @@ def test_ensemble_mistakes_are_one_line_errors(tmp_path, capsys):
 
 
 def test_ensembles_from_cached_member_rows_score_as_the_built_ensemble(tmp_path, monkeypatch, capsys):
-    """research/ensembles.py: an ensemble's records from its members' (cached) rows give the errors the ensemble
+    """benchmarks/ensembles.py: an ensemble's records from its members' (cached) rows give the errors the ensemble
     directory gives on the same set, beside the reference, with the item-by-item comparison; malformed arguments are
     one-line errors."""
     import ensembles

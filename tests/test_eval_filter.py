@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from bisent.cli import main
-from bisent.review.filter_eval import filter_prf
+from bisent.evaluate import filter_prf
 
 NOISY = [("the red house", "das rote Haus"), ("green tea", "grüner Tee"),
          ("a short one", "ein sehr sehr langer Satz mit viel zu vielen Wörtern darin"),

@@ -556,7 +556,7 @@ def test_changed_configuration_does_not_resume_silently(tmp_path):
     finally:
         CRASH["at"] = None
     other = RESUME_RULES[:1] + [{"type": "length", "min_length": 3}] + RESUME_RULES[2:]
-    with pytest.raises(BisentError, match="different input, configuration or outputs"):
+    with pytest.raises(BisentError, match="'pipeline' differs"):
         filter_file(src, tmp_path / "k.tsv", tmp_path / "r.tsv", "en", "de", other, chunk_size=25, progress=False)
     summary = filter_file(src, tmp_path / "k.tsv", tmp_path / "r.tsv", "en", "de", other, chunk_size=25,
                           resume=False, progress=False)

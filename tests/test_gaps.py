@@ -1,4 +1,4 @@
-"""research/gaps.py: encoders' gaps to use-m3 over recover records."""
+"""benchmarks/gaps.py: encoders' gaps to use-m3 over recover records."""
 
 import json
 

@@ -24,9 +24,8 @@ LAYERS: list[set[str]] = [
     {"errors", "io", "cache", "langcodes", "progress", "threads", "formats", "safeload", "values",  # plumbing,
      "recipes"},                                                   # bitext files, recipes
     {"encoders", "models", "divergence"},                         # sentence -> vector; word divergence (no torch)
-    {"mining", "datasets"},                                       # vectors -> neighbours -> pairs; data builders
-    {"filtering", "documents", "evaluate", "align", "scale",      # what a user does with them;
-     "calibration"},                                              # precision estimated without gold
+    {"mining", "datasets", "calibration"},         # vectors -> neighbours -> pairs; data builders
+    {"filtering", "documents", "evaluate", "align", "scale"},     # what a user does with them
     {"training"},                                                 # learning encoders
     {"bench", "demo", "report", "review", "run"},                 # measuring, showing, checking, whole jobs
     {"jobs", "cli", "paths", "__main__", "__init__"},             # the jobs, the command line; the package root
@@ -164,10 +163,10 @@ def test_every_name_imported_from_a_bisent_module_exists():
     assert not missing, "\n".join(missing)
 
 
-# --- the scripts outside the package: benchmarks/ and research/ --------------------------------------------
+# --- the scripts outside the package: benchmarks/ --------------------------------------------------------------
 
 ROOT = SRC.parent
-SCRIPT_DIRS = ("benchmarks", "research")
+SCRIPT_DIRS = ("benchmarks",)
 
 
 def scripts() -> dict[str, Path]:
@@ -191,7 +190,7 @@ def script_imports(path: Path) -> list[tuple[int, str, list[str]]]:
 
 
 def test_scripts_import_only_public_bisent_modules_and_names_that_exist():
-    """A script in benchmarks/ or research/ is run by hand, not by the tests: a module moved or a name renamed
+    """A script in benchmarks/ is run by hand, not by the tests: a module moved or a name renamed
     in the package would break it silently. It may use the public package only (no ``_private`` module or name)."""
     import importlib
 
@@ -234,3 +233,22 @@ def test_no_import_cycle_with_the_scripts():
     assert not any(d in found for m in known for d in edges[m]), "the package imports a script"
     cycles = find_cycles(edges)
     assert not cycles, "\n".join(" -> ".join(c) for c in cycles)
+
+
+def test_nothing_in_the_package_only_a_benchmark_imports():
+    """The installed package keeps what a user runs: every module is reached from ``bisent`` itself or the CLI
+    (``bisent bench TASK`` loads ``bisent.bench.TASK`` by name), so a module that only a script of benchmarks/ would
+    import belongs there."""
+    from bisent.bench import TASKS, task_module
+
+    edges = graph()
+    roots = {"bisent", "bisent.cli", "bisent.__main__"} | {task_module(t).__name__ for t in TASKS}
+    roots |= {m for m in edges if m.startswith("bisent.cli.")}
+    seen, todo = set(), [r for r in roots if r in edges]
+    while todo:
+        m = todo.pop()
+        if m not in seen:
+            seen.add(m)
+            todo += [d for d in edges.get(m, ()) if d not in seen]
+    unused = sorted(m for m in modules() if m not in seen and m.startswith("bisent.bench"))
+    assert not unused, f"modules of bisent.bench no command reaches (they belong in benchmarks/): {unused}"

@@ -252,7 +252,7 @@ def test_job_path_check_guards_python_callers_too(tmp_path):
 #: command -> its job (a group's subcommand as "group sub")
 JOBS = {"mine": jobs.mine, "filter": jobs.filter, "align": jobs.align, "documents mine": jobs.documents,
         "embed": jobs.embed, "repair": jobs.repair, "run": jobs.run}
-#: options of a command that its job has not: a deprecated spelling the command turns into the job's keyword
+#: options of a command that its job has not: a second way to give one of its keywords (the positional CONFIG)
 CLI_ONLY = {"run": {"config_arg"}}
 
 

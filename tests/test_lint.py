@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-TREES = ("src", "tests", "benchmarks", "research")
+TREES = ("src", "tests", "benchmarks", "tools")
 
 
 def _ruff() -> str | None:

@@ -9,7 +9,13 @@ Two rules, over every file ``git ls-files`` lists:
   them (docstrings, help texts, messages; a bare default path without a space is code), and the ``note`` of a
   benchmark record.
   Make's variables (``$(OUT)/general``) are not folders and are not matched;
-- anywhere, no absolute path of a developer's machine (``/work/``, ``/tmp/``, ``/root/``, ``/home/`` then a name).
+- anywhere, no absolute path of a developer's machine (``/work/``, ``/tmp/``, ``/root/``, ``/home/`` then a name),
+  and no file outside the repository: a sibling shared folder of papers, or a design note that is not tracked
+  (``OUTSIDE``);
+- anywhere, no work list's numbering as a heading (an item and its number), and no version history of the software
+  itself (its first, earlier or previous version; ``VERSIONS``): a text says what is, not what was;
+- outside the tests, before the first release (no ``v*`` tag), no option or form is marked as on its way out
+  (``DEPRECATED``: the word, ``old=`` spellings, a promise to keep working for one release).
 """
 
 from __future__ import annotations
@@ -29,6 +35,10 @@ EXCLUDED = {"CHANGELOG.md"}
 HISTORY = re.compile(r"\b(?:[Ss]ession|[Ii]ssue|[Ss]top) [0-9]")
 FOLDER = re.compile(r"(?<![\w$(-])(?:cmp/|out/[a-z])")
 MACHINE = re.compile(r"(?<![\w.~-])/(?:work|tmp|root|home)/[\w.-]")
+OUTSIDE = re.compile(r"\.\./shared/|\bDESIGN\.md\b")
+WORKLIST = re.compile(r"\bItem [0-9]+\b")
+VERSIONS = re.compile(r"\b(?:the (?:first|earlier|previous|older|old) version|the version[ ]before)\b", re.IGNORECASE)
+DEPRECATED = re.compile(r"\b[Dd]eprecat[ei]\w*|\bold=\(|\bfor one[ ]release\b")
 
 
 def tracked() -> list[str]:
@@ -86,10 +96,20 @@ def prose(path: str, text: str) -> list[tuple[int, str]]:
     return []
 
 
-def problems(path: str, text: str) -> list[str]:
-    """``path:line: ...`` for every line that breaks a rule."""
-    out = [f"{path}:{i}: history: {m.group(0)!r} in {line.strip()[:100]!r}"
-           for i, line in enumerate(text.splitlines(), 1) for m in [HISTORY.search(line)] if m]
+def released() -> bool:
+    """Whether a version of the software was released (a ``v*`` tag): only then may an option be on its way out."""
+    out = subprocess.run(["git", "-C", str(ROOT), "tag", "--list", "v*"], capture_output=True, check=True).stdout
+    return bool(out.strip())
+
+
+def problems(path: str, text: str, *, released: bool = False) -> list[str]:
+    """``path:line: ...`` for every line that breaks a rule (``released``: a version is out, options may retire)."""
+    rules = [("history", HISTORY), ("outside the repository", OUTSIDE), ("work list", WORKLIST),
+             ("version history", VERSIONS)]
+    if not released and not path.startswith("tests/"):
+        rules.append(("retired before a release", DEPRECATED))
+    out = [f"{path}:{i}: {what}: {m.group(0)!r} in {line.strip()[:100]!r}"
+           for i, line in enumerate(text.splitlines(), 1) for what, rule in rules for m in [rule.search(line)] if m]
     out += [f"{path}:{i}: private folder: {m.group(0)!r} in {s.strip()[:100]!r}"
             for i, s in prose(path, text) for m in [FOLDER.search(s)] if m]
     out += [f"{path}:{i}: machine path: {m.group(0)!r} in {line.strip()[:100]!r}"
@@ -99,13 +119,13 @@ def problems(path: str, text: str) -> list[str]:
 
 @pytest.mark.skipif(shutil.which("git") is None or not (ROOT / ".git").exists(), reason="not a git checkout")
 def test_no_tracked_file_speaks_of_development_history():
-    found = []
+    found, out = [], released()
     for path in tracked():
         try:
             text = (ROOT / path).read_text(encoding="utf-8")
         except (UnicodeDecodeError, FileNotFoundError, IsADirectoryError):
             continue                                         # binary (a PNG), or deleted in the working tree
-        found += problems(path, text)
+        found += problems(path, text, released=out)
     assert not found, f"{len(found)} line(s) of development history:\n" + "\n".join(found[:40])
 
 
@@ -122,9 +142,19 @@ def test_the_rules_catch_history_and_leave_code_alone():
     assert problems("README.md", f"Then {'ou' + 't'}/general holds it.\n")
     assert problems("r.jsonl", json.dumps({"command": "bisent x --gold " + "/wo" + "rk/shared/data"}) + "\n")
     assert problems("a.py", "P = '" + "/tm" + "p/x/res'\n")
+    assert problems("a.py", '"""Paper: ' + "../sha" + 'red/papers/x.txt."""\n')
+    assert problems("t.py", '    """The formulas in ' + "DESI" + 'GN.md."""\n')
+    assert problems("t.py", "# " + "It" + "em 3: a lone CR is a bad line\n")
+    assert problems("a.py", 'H = "storey: the version ' + 'before it; em: the first ' + 'version"\n')
+    assert problems("a.py", '"""Over all pairs (the earlier ' + 'version)."""\n')
+    assert problems("a.py", '@renamed("-o", "--output", ' + "ol" + 'd=("--out",))\n')
+    assert problems("a.py", '"""Old spellings keep working for one ' + 'release."""\n')
+    assert problems("a.py", 'echo("--out is ' + 'depre' + 'cated")\n')
+    assert not problems("a.py", 'echo("--out is ' + 'depre' + 'cated")\n', released=True)
     # code and records' own fields are not prose; make's variables are not folders; words ending in out are words
     o = "ou" + "t"
     assert not problems("a.py", f'def f(out_dir="{o}/demo"):\n    return out_dir\n')
     assert not problems("Makefile", "OUT := out\n# writes $(OUT)/general\n\t$(BIN)/bisent x -o $(OUT)/general\n")
     assert not problems("r.jsonl", json.dumps({"encoder": f"{o}/student", "command": f"bisent x -o {o}/y"}) + "\n")
     assert not problems("a.md", "Read it throughout/below; a layout/style, the session's result, issue tracker.\n")
+    assert not problems("a.md", "Each item 3 times; the version of the model; shared/ folders; DESIGN.mdx.\n")

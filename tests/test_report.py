@@ -1,5 +1,6 @@
 """Reports, calibration without gold, explanations: behaviour on toy runs, size bounds, a real browser."""
 
+import html as html_lib
 import json
 import re
 import shutil
@@ -153,8 +154,8 @@ def test_orphan_negatives_tell_mutual_pairs():
     every orphan that found a free candidate."""
     from types import SimpleNamespace
 
-    from bisent.mining.scoring import margin
     from bisent.calibration import mining_calibration, mutual_pairs
+    from bisent.mining.scoring import margin
 
     fwd_idx = np.array([[0, 1, 2], [1, 0, 2], [2, 0, 1]])
     fwd_sim = np.array([[0.9, 0.8, 0.5], [0.9, 0.7, 0.4], [0.3, 0.2, 0.1]], dtype=np.float32)
@@ -501,7 +502,9 @@ def test_explain_cli(tmp_path, capsys):
                  "--background", bg, "--json", "-o", tmp_path / "e.html"]) == 0
     ex = json.loads(capsys.readouterr().out)
     assert ex["background"] == {"src": 2, "tgt": 2}
-    assert len(svgs((tmp_path / "e.html").read_text())) == 0 or True
+    page = html_lib.unescape((tmp_path / "e.html").read_text())
+    assert "2 source and 2 target sentences of the background" in page and no_fetch(page)
+    assert f"{ex['cosine']:.4f}" in page and "a blue car?" in page and "green tea!" in page   # the competitors
 
 
 # ---------------------------------------------------------------------------

@@ -7,8 +7,8 @@ import re
 
 import numpy as np
 
-from bisent.report import calibrate, render, report_folder
 from bisent.calibration import Calibration
+from bisent.report import calibrate, render, report_folder
 from bisent.report.html import summary_box, threshold_table, threshold_text
 from bisent.report.plots import precision_floor
 from bisent.report.record import filter_record, folder_runs

@@ -7,6 +7,8 @@ import pytest
 
 from bisent.cli import main
 from bisent.encoders import get_encoder
+from bisent.errors import BisentError
+from bisent.io import remove_state_dir
 from bisent.mining.blocks import BlockScorer, LocalExecutor, knn_block, knn_blocks, merge_topk
 from bisent.mining.index import EXACT_MAX_PAIRS, TWOSTAGE_MAX_PAIRS, choose_index, knn_approx, knn_both
 from bisent.mining.retrieval import mine
@@ -95,12 +97,17 @@ def test_state_folder_resumes_only_the_missing_blocks(tmp_path):
     got, counts = knn_blocks(x, y, 4, block=128, state=state, progress=False)
     assert counts == {"blocks": 20, "resumed": 5, "computed": 15}
     assert same_knn(got, want)
-    # other inputs (or settings) with the same folder: the old blocks are not reused
+    # other inputs (or settings) with the same folder: refused, naming what differs; the old blocks are not reused
     y2 = y.copy()
     y2[0] = -y2[0]
+    with pytest.raises(BisentError, match=r"state: already holds kNN blocks of other inputs .*different input "
+                                          r"target vectors"):
+        knn_blocks(x, y2, 4, block=128, state=state, progress=False)
+    with pytest.raises(BisentError, match=r"\('k' differs\)"):
+        knn_blocks(x, y, 3, block=128, state=state, progress=False)
+    remove_state_dir(state)
     got2, counts2 = knn_blocks(x, y2, 4, block=128, state=state, progress=False)
     assert counts2["resumed"] == 0 and same_knn(got2, one_pass(x, y2, 4, 128))
-    assert knn_blocks(x, y2, 3, block=128, state=state, progress=False)[1]["resumed"] == 0
 
 
 def test_state_folder_folds_blocks_into_merged_lists(tmp_path):

@@ -8,7 +8,7 @@ from conftest import unit_rows
 
 
 def direct(x, y, k, kind):
-    """Dense transcription of the formulas in DESIGN.md (no blocking, no FAISS)."""
+    """Dense transcription of the formulas in bisent.mining.scoring's docstring (no blocking, no FAISS)."""
     s = x @ y.T
     kx, ky = min(k, len(y)), min(k, len(x))
     r_x = np.sort(s, axis=1)[:, ::-1][:, :kx].mean(axis=1)          # mean cos of NN_k(x) among targets

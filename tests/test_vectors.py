@@ -85,6 +85,7 @@ def test_other_input_in_same_folder_needs_force(tmp_path):
     b = write(tmp_path / "b.txt", LINES[5:9])
     enc = get_encoder("char-ngram")
     embed_file(a, "en", enc, tmp_path / "v")
-    with pytest.raises(BisentError, match="already holds vectors of another input"):
+    with pytest.raises(BisentError, match=r"v: already holds vectors of other inputs or settings \(different input "
+                                          r"b.txt\); use --force"):
         embed_file(b, "en", enc, tmp_path / "v")
     assert len(embed_file(b, "en", enc, tmp_path / "v", force=True)) == 4

@@ -1,4 +1,4 @@
-"""research/word_coverage.py: recovery error by how often training text shows an item."""
+"""benchmarks/word_coverage.py: recovery error by how often training text shows an item."""
 
 from collections import namedtuple
 

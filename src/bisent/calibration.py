@@ -276,7 +276,7 @@ def mining_calibration(cands, kind: str, pair_src: np.ndarray, pair_tgt: np.ndar
     false, the mutual ones' false count from Storey's and the orphans' mutual
     rate); where it lacks pairs or negatives of a kind (e.g. ``intersect``
     retrieval, whose pairs are all mutual) or with ``"storey"``/``"em"``:
-    :func:`calibrate` over all pairs (the earlier version). None: fewer than
+    :func:`calibrate` over all pairs. None: fewer than
     2 pairs or 10 negatives.
     """
     sc = np.asarray(pair_score, dtype=np.float64)

@@ -1,4 +1,4 @@
-"""Document embeddings and parallel document mining (Guo et al. 2019, ../shared/papers/guo2019-*).
+"""Document embeddings and parallel document mining (Guo et al. 2019, ``guo2019`` in references.bib).
 
 A document is an id and its sentences. Every document encoder maps a list of
 documents to unit rows ``(n_docs, d)`` (an empty document gets a zero row,
@@ -7,7 +7,7 @@ which is never matched):
 - :class:`SentenceAvg`: the mean of a sentence encoder's embeddings (§3.1.1),
   by default after centring: each side's mean sentence embedding is
   subtracted first, which removes the per-language offset that otherwise
-  drowns the topic (me5-small en-de page P@1 71 -> 95);
+  drowns the topic (benchmarks/README.md, "Centring");
 - :class:`bisent.models.hide.HiDEEncoder`: a feed-forward network on the frozen
   sentence embeddings, applied before (DNN→pooling) or after (pooling→DNN) the mean (§3.2);
 - :class:`bisent.models.hide.DocBoWEncoder`: a DAN over the document's hashed unigrams (§3.1.2).

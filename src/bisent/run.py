@@ -11,7 +11,10 @@ Stages, in order (a small registry: :data:`STAGES`, :func:`register_stage`)::
 Each stage reads only the run's config and earlier stages' outputs, and
 writes only under its own name in the run folder. ``manifest.json`` records,
 per finished stage, the hash of its inputs (its config section and the
-SHA-256 of every file it reads) and of its outputs. A rerun skips a stage
+SHA-256 of every file it reads) and of its outputs: the stages' completion marks,
+each with its own fingerprint (the run folder is a :class:`bisent.state.StateDir`
+adopted without one). Unlike a single job's state folder, which refuses other
+inputs, the run is make-like by design: a rerun skips a stage
 whose inputs hash the same and whose outputs are intact, and redoes it and
 every later stage otherwise; so after a kill (even ``kill -9``) at any point
 the rerun continues with the first unfinished stage. A stage is marked
@@ -46,9 +49,10 @@ from typing import Callable
 import click
 
 from .errors import BisentError
-from .io import atomic_write, file_sha256, make_state_dir, remove_state_dir
+from .io import atomic_write, file_sha256, remove_state_dir
 from .recipes import is_installed, resolve, set_keys
 from .safeload import read_json, read_yaml
+from .state import StateDir, write_json
 
 MANIFEST = "manifest.json"
 #: the documents stage's default threshold on the ratio margin of a mined document pair, chosen on dev
@@ -217,8 +221,7 @@ def _align_precision(ctx: RunContext, encoder: str, precision: float) -> dict:
         t, cal = precision_threshold(tsvs, encoder, ctx.src_lang, ctx.tgt_lang, precision)
         saved = {"key": key, "precision": precision, "threshold": round(t, 6),
                  "estimated_precision": round(cal.precision_at(t), 4)}
-        with atomic_write(state) as f:
-            f.write(json.dumps(saved) + "\n")
+        write_json(state, saved, indent=None)
     done = unalign_all_below(tsvs, [tsv.with_suffix(".blocks") for tsv in tsvs], saved["threshold"])
     return {"precision": precision, "threshold": saved["threshold"],
             "estimated_precision": saved["estimated_precision"],
@@ -326,9 +329,7 @@ def read_manifest(run_dir: Path) -> dict:
 
 
 def _write_manifest(run_dir: Path, manifest: dict) -> None:
-    with atomic_write(run_dir / MANIFEST) as f:
-        json.dump(manifest, f, indent=2, sort_keys=True)
-        f.write("\n")
+    write_json(run_dir / MANIFEST, manifest)
 
 
 def _hash_files(paths, run_dir: Path) -> dict:
@@ -427,7 +428,7 @@ def run_pipeline(config_path, run_dir=None, *, echo=click.echo, progress: bool |
         if not config.get("run_dir"):
             raise BisentError(f"{config_path}: give the run folder (-o RUN_DIR, or run_dir in the YAML)")
         run_dir = base / config["run_dir"]
-    run_dir = make_state_dir(run_dir, "run")   # a user's folder is refused: stages remove files inside it
+    run_dir = StateDir(run_dir, "run").adopt()   # a user's folder is refused: stages remove files inside it
     ctx = RunContext(config, run_dir, base, echo, progress)
     manifest = read_manifest(run_dir)
     earlier_outputs: list[Path] = []
@@ -446,7 +447,7 @@ def run_pipeline(config_path, run_dir=None, *, echo=click.echo, progress: bool |
             if not done or done.get("input_hash") != key:
                 _clear(stage, run_dir)   # inputs changed (or never started): no partial work to continue
             for sub in sorted({Path(o).parts[0] for o in stage.outputs if len(Path(o).parts) > 1}):
-                make_state_dir(run_dir / sub, f"run {stage.name}")   # kept when resumed, refused if not bisent's
+                StateDir(run_dir / sub, f"run {stage.name}").adopt()   # kept when resumed, refused if not bisent's
             # marked as started with this input hash: a killed run continues inside the stage
             manifest["stages"][stage.name] = {"input_hash": key, "status": "running"}
             _write_manifest(run_dir, manifest)

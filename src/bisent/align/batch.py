@@ -17,8 +17,9 @@ from pathlib import Path
 from typing import NamedTuple
 
 from ..errors import BisentError, where
-from ..io import atomic_write, check_readable, file_sha256, format_block, make_state_dir
+from ..io import atomic_write, check_readable, file_sha256, format_block
 from ..progress import progress_bar
+from ..state import StateDir
 from .aligner import SentenceAligner
 from .files import check_accounted, line_blocks, read_document
 
@@ -193,17 +194,21 @@ def align_many(pairs_tsv, out_dir, src_lang: str, tgt_lang: str, *, encoder: str
                split: bool = False, progress: bool | None = None, keyed: dict | None = None, **options) -> dict:
     """Align every pair listed in ``pairs_tsv`` into ``out_dir`` (``NNNNN.tsv``, ``NNNNN.blocks``, ``summary.jsonl``).
 
-    Pairs already done (in ``summary.jsonl`` with the same key: the SHA-256 of both documents' bytes, the
-    encoder, languages and options) are skipped, so a killed run continues; a pair whose document changed
-    since is aligned again. ``out_dir`` is bisent's own folder (:func:`bisent.io.make_state_dir`).
+    ``out_dir`` is bisent's own folder and its resume state (:class:`bisent.state.StateDir`, fingerprinted by
+    the encoder, languages and options: a folder aligned with other settings is refused). Pairs already done
+    (their completion marks in ``summary.jsonl`` with the same key: the SHA-256 of both documents' bytes and
+    the settings) are skipped, so a killed run continues; a pair whose document changed since is aligned
+    again, the others kept.
     ``jobs`` processes each hold an encoder. ``keyed``: more settings the outputs depend on (the key
     only; e.g. ``bisent run``'s ``precision``, which rewrites them afterwards).
     """
     pairs = read_pairs(pairs_tsv)
-    out = make_state_dir(out_dir, "align")
-    done_path = out / "summary.jsonl"
     setting = {"encoder": encoder, "src_lang": src_lang, "tgt_lang": tgt_lang, "split": split, **options,
                **(keyed or {})}
+    store = StateDir(out_dir, "align", what="alignments", remedy="give another output folder or remove this one")
+    store.open(inputs={}, settings=setting)       # the documents' identities are in each pair's completion mark
+    out = store.path
+    done_path = out / "summary.jsonl"
     keys = {n: _pair_key(k, s, t, setting) for k, (n, s, t) in enumerate(pairs)}
     done = {}
     if done_path.exists():

@@ -57,16 +57,9 @@ import numpy as np
 from ..encoders.base import l2_normalise
 from .store import DiskVectors, LazyGroups
 
-#: defaults of the aligner. Groups up to 5 and skip quantile 0.02: the rule of ``benchmarks/align_tune.py`` (the
-#: best strict F1 on the human-aligned Bleualign de-fr dev document, where 40 % of the gold blocks are not 1-1,
-#: that keeps LibreOffice help en-de dev pages at >= 99.0 strict F1 clean). Skip floor 0.3 and merge penalty 0.1:
-#: the rule of ``benchmarks/align_rule.py`` (with the length term, a floor of half the median left too few
-#: sentences of a dropped paragraph unaligned: help en-de dev pages ``drop10`` 95.67 -> 97.55 strict F1,
-#: Bleualign 85.86 kept)
+#: defaults of the aligner, chosen on dev data: docs/design/alignment-defaults.md, benchmarks/README.md
 SKIP_QUANTILE, MERGE_PENALTY, SKIP_FLOOR, MAX_SIZE = 0.02, 0.1, 0.3, 5
-#: weight of the length term (0: none), and whether copies are left unaligned: chosen by the rule of
-#: ``benchmarks/align_rule.py`` on dev sets (Bleualign de-fr 78.50 -> 85.86 strict F1; paragraph gold en-es
-#: 69.40 -> 98.50)
+#: weight of the length term (0: none) and whether copies are left unaligned: docs/design/alignment-defaults.md
 LENGTH_WEIGHT, COPIES = 0.1, True
 #: the cost of an aligned block holding a prose sentence or its unchanged copy (any skip is cheaper)
 COPY_COST = 1e6

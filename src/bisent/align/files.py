@@ -19,6 +19,7 @@ import re
 from typing import NamedTuple
 
 from ..errors import BisentError, where
+from ..evaluate import AlignScores, score_alignments  # noqa: F401  (the metric lives in evaluate)
 from ..io import read_lines
 from .aligner import Block
 
@@ -131,82 +132,6 @@ def check_accounted(blocks: list[Block], n_src: int, n_tgt: int) -> None:
     t = sorted(k for b in blocks for k in b.tgt)
     if s != list(range(n_src)) or t != list(range(n_tgt)):
         raise AssertionError("alignment does not account for every line exactly once")
-
-
-# --------------------------------------------------------------------------- evaluation
-
-class AlignScores(NamedTuple):
-    strict_p: float
-    strict_r: float
-    strict_f1: float
-    lax_p: float
-    lax_r: float
-    lax_f1: float
-    n_hyp: int
-    n_gold: int
-
-    def as_dict(self) -> dict:
-        return {k: (round(100 * v, 2) if isinstance(v, float) else v) for k, v in self._asdict().items()}
-
-
-def _f1(p: float, r: float) -> float:
-    return 2 * p * r / (p + r) if p + r else 0.0
-
-
-def _block_set(blocks, *, skips: bool) -> set:
-    """Blocks as a set of ``(src, tgt)`` tuples; without ``skips``, only blocks with both sides."""
-    return {(tuple(s), tuple(t)) for s, t, *_ in blocks if (s or t) if skips or (s and t)}
-
-
-def _precision_counts(gold: set, test: set) -> tuple[int, int, int, int]:
-    """``(strict true, strict false, lax true, lax false)`` of the ``test`` blocks against ``gold``.
-
-    Strict: the very block is in gold. Lax: otherwise, some source sentence of
-    the block is linked in gold to some target sentence of it (a block with an
-    empty side never is, unless gold holds that very skip).
-    """
-    links: dict[int, set[int]] = {}
-    for s, t in gold:
-        for i in s:
-            links.setdefault(i, set()).update(t)
-    tp_s = tp_l = 0
-    for s, t in test:
-        if (s, t) in gold:
-            tp_s, tp_l = tp_s + 1, tp_l + 1
-        elif any(j in links.get(i, ()) for i in s for j in t):
-            tp_l += 1
-    return tp_s, len(test) - tp_s, tp_l, len(test) - tp_l
-
-
-def score_alignments(hyp, gold) -> AlignScores:
-    """Strict and lax precision / recall / F1 of ``hyp`` blocks against ``gold`` (lists of documents' blocks),
-    exactly as vecalign's ``score.py`` (after Sennrich & Volk 2010) counts them.
-
-    Counts are summed over documents, then divided (a ratio with nothing to
-    count is 0). **Precision** is over every hypothesis block, skips (1-0 /
-    0-1) included: a skip is right (strict and lax) only when gold has the
-    same skip, otherwise it is wrong both ways. **Recall** is over gold blocks
-    with both sides, against hypothesis blocks with both sides (skips are left
-    out of both). **Strict**: the same block is on the other side. **Lax**: a
-    source sentence of the block is linked to a target sentence of it by a block of
-    the other side. Blocks are sets per document (a repeated block counts once).
-    ``hyp`` and ``gold``: one list of ``(src, tgt, ...)`` blocks per document, the
-    documents in the same order. ``n_hyp`` / ``n_gold``: the blocks precision / recall were counted over.
-    """
-    if len(hyp) != len(gold):
-        raise BisentError(f"{len(hyp)} aligned documents against {len(gold)} gold documents")
-    p = [0, 0, 0, 0]
-    r = [0, 0, 0, 0]
-    for h_doc, g_doc in zip(hyp, gold, strict=True):
-        p = [x + y for x, y in zip(p, _precision_counts(_block_set(g_doc, skips=True), _block_set(h_doc, skips=True)))]
-        r = [x + y for x, y in zip(r, _precision_counts(_block_set(h_doc, skips=False),
-                                                        _block_set(g_doc, skips=False)))]
-
-    def ratio(a: int, b: int) -> float:
-        return a / (a + b) if a + b else 0.0
-
-    sp, lp, sr, lr = ratio(p[0], p[1]), ratio(p[2], p[3]), ratio(r[0], r[1]), ratio(r[2], r[3])
-    return AlignScores(sp, sr, _f1(sp, sr), lp, lr, _f1(lp, lr), p[0] + p[1], r[0] + r[1])
 
 
 def read_alignment_list(path) -> list[list[tuple[tuple[int, ...], tuple[int, ...]]]]:

@@ -2,10 +2,8 @@
 
 Each task module has ``run(src_lang, tgt_lang, encoders, record, ...)`` and
 returns its records; :class:`bisent.bench.common.Recorder` prints each as a
-JSON line and, given a results folder (``bisent bench --results DIR``), appends it to ``DIR/TASK.jsonl``. The benchmark
-scripts (``knn``, ``embed``, ``filter_speed``, ``mine_memory``: ``python
-benchmarks/NAME.py`` runs ``bisent.bench.NAME.main``) record through the same
-recorder. Splits are the
+JSON line and, given a results folder (``bisent bench --results DIR``), appends it to ``DIR/TASK.jsonl``. The scripts
+of a checkout's ``benchmarks/`` folder (not installed) record through the same recorder. Splits are the
 contract: models train on train documents, thresholds are tuned on dev
 documents, figures are reported on test documents.
 """

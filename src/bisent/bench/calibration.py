@@ -36,11 +36,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..datasets.comparable import make_mining_task
-from ..datasets.libreoffice import load_pairs
-from ..errors import BisentError
-from ..mining.retrieval import retrieve
-from ..mining.scoring import Scorer
 from ..calibration import (
     ALIGN_NEGATIVES_DEFAULT,
     alignment_negatives,
@@ -50,6 +45,11 @@ from ..calibration import (
     mining_negatives,
     mutual_pairs,
 )
+from ..datasets.comparable import make_mining_task
+from ..datasets.libreoffice import load_pairs
+from ..errors import BisentError
+from ..mining.retrieval import retrieve
+from ..mining.scoring import Scorer
 from .common import Recorder
 
 MINING_QUANTILES = (0.5, 0.6, 0.7, 0.75, 0.8)
@@ -60,7 +60,7 @@ ALIGN_QUANTILES = DOCS_QUANTILES                # most aligned blocks are right 
 ALIGN_VIEW = ("drop10-merge10", 0.1, 0.1)
 #: How the false share is estimated, as records name it: :func:`calibrate`'s ``pi0`` (``storey``, ``em``) or, in
 #: mining, :func:`bisent.calibration.calibrate_split` (``split``, the default there);
-#: records without the field were made with "em", the first version.
+#: a record without the field was made with "em".
 ESTIMATORS = {"split": "split-0.5", "storey": "storey-0.75", "em": "em"}
 #: The estimator of each setting when none is given (``--estimator``).
 DEFAULT_ESTIMATOR = {"mining": "split", "docs": "storey", "filter": "storey", "align": "storey"}
@@ -219,7 +219,7 @@ def run(src_lang: str, tgt_lang: str, encoders: list, record: Recorder, *, limit
     items; ``split``: the documents every setting is built from (``dev`` to choose a method, ``test`` to report);
     ``settings``: which of mining, docs, filter, align to run (``limit`` caps align's pages too); ``split="all"`` (every
     page of every split) is for the docs setting alone, the pool of ``bench docmine``; ``estimator``: the false share's,
-    as :func:`calibrate`'s ``pi0`` (``em`` to compare with the first version), or ``split`` (mining only); None:
+    as :func:`calibrate`'s ``pi0`` (``storey`` or ``em``), or ``split`` (mining only); None:
     :data:`DEFAULT_ESTIMATOR`."""
     if split == "all" and set(settings) != {"docs"}:
         raise BisentError("--split all: only the docs setting runs on every split (add --setting docs)")

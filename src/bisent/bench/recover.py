@@ -3,7 +3,7 @@
 Error rate in both directions: the share of sources whose best-scoring target
 is not their translation (src→tgt), and of targets likewise (tgt→src), with
 cosine, Euclidean, CSLS and the ratio margin. Beside use-m3 in the same run, every other encoder's record
-also compares the two item by item (``paired_*``; ``research/gaps.py`` sums them up over the sets).
+also compares the two item by item (``paired_*``; ``benchmarks/gaps.py`` sums them up over the sets).
 """
 
 from __future__ import annotations

@@ -47,7 +47,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
 }
 
 
-#: former command name -> its name now: still runs for one release, with a note on stderr; not listed in --help
+#: former command name -> its name now: still runs, with a note on stderr; not listed in --help
 ALIASES: dict[str, str] = {"docs": "documents"}
 
 
@@ -68,8 +68,7 @@ class LazyGroup(click.Group):
 
     def resolve_command(self, ctx, args):
         if args and args[0] in ALIASES:
-            click.echo(f"bisent: note: `bisent {args[0]}` is renamed `bisent {ALIASES[args[0]]}`; the old name "
-                       "goes in the next release", err=True)
+            click.echo(f"bisent: note: `bisent {args[0]}` is renamed `bisent {ALIASES[args[0]]}`", err=True)
         return super().resolve_command(ctx, args)
 
     def format_commands(self, ctx, formatter):

@@ -8,7 +8,7 @@ import click
 from ..align.costs import COPIES, LENGTH_WEIGHT, MAX_SIZE, MERGE_PENALTY, SKIP_FLOOR, SKIP_QUANTILE
 from ..jobs.align import DEFAULT_ENCODER, PATHS
 from ..paths import guarded
-from .options import FiniteFloat, echo_summary, renamed
+from .options import FiniteFloat, echo_summary
 
 
 @click.command("align")
@@ -47,8 +47,8 @@ from .options import FiniteFloat, echo_summary, renamed
 @click.option("--precision", type=FiniteFloat(min=0, max=1), default=None,
               help="Keep only the aligned blocks above the lowest score whose precision, estimated without gold "
                    "(as --report calibrates), is this; the blocks below become unaligned 1-0 / 0-1 rows.")
-@renamed("-o", "--output", "output", old=("--out",), required=True, type=click.Path(),
-          help="Aligned TSV: src_lines, tgt_lines, score, src, tgt (a folder with --pairs).")
+@click.option("-o", "--output", "output", required=True, type=click.Path(),
+              help="Aligned TSV: src_lines, tgt_lines, score, src, tgt (a folder with --pairs).")
 @click.option("--report", type=click.Path(dir_okay=False), default=None,
               help="Also write this HTML report (and OUT.report.json, or OUT/pairs.report.json with --pairs).")
 @guarded(**PATHS)

@@ -64,8 +64,8 @@ TASK_OPTIONS: dict[str, list] = {
                      help="Run only these settings (repeatable; default all)."),
         click.option("--estimator", type=click.Choice(["split", "storey", "em"]), default=None,
                      help="How the false share is estimated (default: split in mining, storey elsewhere; split: "
-                          "mutual and non-mutual mined pairs apart; storey in mining: the version before it; "
-                          "em: the first version, for comparison).")],
+                          "mutual and non-mutual mined pairs apart; storey: Storey's share over all pairs; "
+                          "em: the share fitted by EM with the true pairs' curve).")],
     "align": [
         _split("test", "dev", what=DEV),
         click.option("--gold", "gold", type=click.Path(file_okay=False), default=None,

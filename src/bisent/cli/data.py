@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from ..paths import guarded
-from .options import FINITE, FiniteFloat, lang_codes, renamed
+from .options import FINITE, FiniteFloat, lang_codes
 
 
 @click.group("data")
@@ -20,12 +20,11 @@ def data_group():
 
 
 @data_group.command("libreoffice")
-@renamed("-l", "--src-lang", "src", old=("--src",),
-         default="en", show_default=True, callback=lang_codes, help="Source language (en = en-us).")
-@renamed("-L", "--tgt-lang", "tgt", old=("--tgt",),
-         default="de", show_default=True, callback=lang_codes, help="Target language.")
-@renamed("-o", "--output", "out_dir", old=("--out",), required=True, type=click.Path(file_okay=False),
-          help="Output folder (train/dev/test.tsv, documents.jsonl, stats.json).")
+@click.option("-l", "--src-lang", "src",
+              default="en", show_default=True, callback=lang_codes, help="Source language (en = en-us).")
+@click.option("-L", "--tgt-lang", "tgt", default="de", show_default=True, callback=lang_codes, help="Target language.")
+@click.option("-o", "--output", "out_dir", required=True, type=click.Path(file_okay=False),
+              help="Output folder (train/dev/test.tsv, documents.jsonl, stats.json).")
 @guarded(folders=("out_dir",))
 def libreoffice(src: str, tgt: str, out_dir: str):
     """Aligned paragraphs of LibreOffice help, split by document into train/dev/test.
@@ -40,18 +39,17 @@ def libreoffice(src: str, tgt: str, out_dir: str):
 
 
 @data_group.command("bucc")
-@renamed("-l", "--src-lang", "src", old=("--src",),
-         default="en", show_default=True, callback=lang_codes, help="Source language (en = en-us).")
-@renamed("-L", "--tgt-lang", "tgt", old=("--tgt",),
-         default="de", show_default=True, callback=lang_codes, help="Target language.")
+@click.option("-l", "--src-lang", "src",
+              default="en", show_default=True, callback=lang_codes, help="Source language (en = en-us).")
+@click.option("-L", "--tgt-lang", "tgt", default="de", show_default=True, callback=lang_codes, help="Target language.")
 @click.option("--split", default="test", show_default=True, type=click.Choice(["train", "dev", "test"]),
               help="Documents to draw from.")
 @click.option("--gold-share", default=0.25, show_default=True, type=FiniteFloat(min=0, max=1),
               help="Wanted fraction of each side that has a translation.")
 @click.option("--max-gold", type=click.IntRange(min=1), default=None, help="Cap on gold pairs (small demos).")
 @click.option("--seed", default=0, show_default=True, type=int, help="Document order and shuffling.")
-@renamed("-o", "--output", "out_dir", old=("--out",), required=True, type=click.Path(file_okay=False),
-          help="Output folder ({src}.txt, {tgt}.txt, gold.txt, *.plain.txt).")
+@click.option("-o", "--output", "out_dir", required=True, type=click.Path(file_okay=False),
+              help="Output folder ({src}.txt, {tgt}.txt, gold.txt, *.plain.txt).")
 @guarded(folders=("out_dir",))
 def bucc(src: str, tgt: str, split: str, gold_share: float, max_gold: int | None, seed: int, out_dir: str):
     """A BUCC-like mining task (most sentences unpaired) from LibreOffice help.
@@ -75,10 +73,9 @@ def bucc(src: str, tgt: str, split: str, gold_share: float, max_gold: int | None
 
 
 @data_group.command("align")
-@renamed("-l", "--src-lang", "src", old=("--src",),
-         default="en", show_default=True, callback=lang_codes, help="Source language (en = en-us).")
-@renamed("-L", "--tgt-lang", "tgt", old=("--tgt",),
-         default="de", show_default=True, callback=lang_codes, help="Target language.")
+@click.option("-l", "--src-lang", "src",
+              default="en", show_default=True, callback=lang_codes, help="Source language (en = en-us).")
+@click.option("-L", "--tgt-lang", "tgt", default="de", show_default=True, callback=lang_codes, help="Target language.")
 @click.option("--split", default="test", show_default=True, type=click.Choice(["train", "dev", "test"]),
               help="Pages to draw from.")
 @click.option("--drop", default=0.0, show_default=True, type=FiniteFloat(min=0, max=0.9),
@@ -86,8 +83,8 @@ def bucc(src: str, tgt: str, split: str, gold_share: float, max_gold: int | None
 @click.option("--merge", default=0.0, show_default=True, type=FiniteFloat(min=0, max=0.9),
               help="Share of neighbouring paragraph pairs merged into one line on one side (n-1 / 1-n gold).")
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="Cap on pages.")
-@renamed("-o", "--output", "out_dir", old=("--out",), required=True, type=click.Path(file_okay=False),
-          help="Output folder (NNNN.src, NNNN.tgt, NNNN.gold, pairs.tsv).")
+@click.option("-o", "--output", "out_dir", required=True, type=click.Path(file_okay=False),
+              help="Output folder (NNNN.src, NNNN.tgt, NNNN.gold, pairs.tsv).")
 @guarded(folders=("out_dir",))
 def align_task(src: str, tgt: str, split: str, drop: float, merge: float, limit: int | None, out_dir: str):
     """A sentence-alignment task with exact gold: help pages re-split into sentences by sentencex.
@@ -121,8 +118,8 @@ def align_task(src: str, tgt: str, split: str, drop: float, merge: float, limit:
 @click.option("--libreoffice-langs", default=None, callback=lang_codes,
               help="Comma-separated LibreOffice help languages paired with English (default: the 31 Debian has, "
                    "bisent.datasets.scale.LIBREOFFICE_LANGS; each fetched and built once).")
-@renamed("-o", "--output", "out_dir", old=("--out",), required=True, type=click.Path(file_okay=False),
-          help="Output folder (src.txt, tgt.txt, tgt.lang, gold.tsv, stats.json).")
+@click.option("-o", "--output", "out_dir", required=True, type=click.Path(file_okay=False),
+              help="Output folder (src.txt, tgt.txt, tgt.lang, gold.tsv, stats.json).")
 @guarded(folders=("out_dir",))
 def scale(size: int, gold: int | None, sources: str | None, libreoffice_langs: str | None, out_dir: str):
     """English against a mix of languages from Debian's documentation, with gold pairs hidden inside.
@@ -172,10 +169,9 @@ def _pair_set_command(name: str, module: str, tgt_help: str, columns: str, doc: 
                 f"  bisent data {name} -L fr -o data/{name}-en-fr")
 
     @data_group.command(name, help=doc + examples)
-    @renamed("-L", "--tgt-lang", "tgt", old=("--tgt",),
-             default="de", show_default=True, callback=lang_codes, help=tgt_help)
-    @renamed("-o", "--output", "out_dir", old=("--out",), required=True, type=click.Path(file_okay=False),
-             help=f"Output folder (train/dev/test.tsv: {columns}; stats.json).")
+    @click.option("-L", "--tgt-lang", "tgt", default="de", show_default=True, callback=lang_codes, help=tgt_help)
+    @click.option("-o", "--output", "out_dir", required=True, type=click.Path(file_okay=False),
+                  help=f"Output folder (train/dev/test.tsv: {columns}; stats.json).")
     @guarded(folders=("out_dir",))
     def command(tgt: str, out_dir: str):
         import importlib
@@ -211,8 +207,8 @@ _pair_set_command("dict", "freedict", "Target language (ISO 639-1, e.g. de, fr, 
               help="strict: word-list words equal to a benchmark dev/test text are left out (the benchmarks stay "
                    "unseen); as-listed: kept, as wordfreq lists them (the student a user ships knows them; "
                    "benchmark figures then say so).")
-@renamed("-o", "--output", "out_dir", old=("--out",), required=True, type=click.Path(file_okay=False),
-          help="Output folder (train.en-XX.tsv: domain:source, id, en, XX; mono.XX.txt; words.XX.txt; stats.json).")
+@click.option("-o", "--output", "out_dir", required=True, type=click.Path(file_okay=False),
+              help="Output folder (train.en-XX.tsv: domain:source, id, en, XX; mono.XX.txt; words.XX.txt; stats.json).")
 @guarded(folders=("out_dir",))
 def general(langs: str, caps: tuple[str, ...], word_lists: str, out_dir: str):
     """A multi-domain, multilingual training collection for students (benchmark dev/test text held out).
@@ -249,8 +245,8 @@ def general(langs: str, caps: tuple[str, ...], word_lists: str, out_dir: str):
 @data_group.command("fortunes")
 @click.option("--langs", default="en,de,es,it,pl,ru,pt,zh-cn", show_default=True, callback=lang_codes,
               help="Comma-separated languages (each one fortunes package: fortunes-min for en, fortunes-br for pt).")
-@renamed("-o", "--output", "out_dir", old=("--out",), required=True, type=click.Path(file_okay=False),
-         help="Output folder (mono.XX.txt: one cookie a line; stats.json).")
+@click.option("-o", "--output", "out_dir", required=True, type=click.Path(file_okay=False),
+              help="Output folder (mono.XX.txt: one cookie a line; stats.json).")
 @guarded(folders=("out_dir",))
 def fortunes(langs: str, out_dir: str):
     """Everyday monolingual text for distillation: the fortune cookies of Debian's fortunes-XX packages.
@@ -312,8 +308,8 @@ def lexicon(encoder_name: str, threshold: float | None, collection: str):
 @click.option("--min-count", default=1, show_default=True, type=click.IntRange(min=1),
               help="Leave out words seen fewer times.")
 @click.option("--max-words", default=None, type=click.IntRange(min=1), help="Most words kept per language.")
-@renamed("-o", "--output", "out_dir", old=("--out",), required=True, type=click.Path(file_okay=False),
-          help="Output folder (vocab.XX.txt: one word a line, most frequent first; stats.json).")
+@click.option("-o", "--output", "out_dir", required=True, type=click.Path(file_okay=False),
+              help="Output folder (vocab.XX.txt: one word a line, most frequent first; stats.json).")
 @guarded(specs=("train_specs", "mono_specs"), folders=("out_dir",))
 def vocab(train_specs: tuple[str, ...], mono_specs: tuple[str, ...], min_count: int, max_words: int | None,
           out_dir: str):

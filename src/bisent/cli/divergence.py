@@ -11,13 +11,13 @@ import json
 import click
 
 from ..paths import guarded
-from .options import bitext_options, renamed
+from .options import bitext_options
 
 
 @click.command("divergence")
 @click.argument("pairs", nargs=-1, required=True, type=click.Path(dir_okay=False))
-@renamed("-m", "--model", "model_dir", old=("-e", "--encoder"), required=True,
-         help="Divergence model directory (bisent train -c divergence).")
+@click.option("-m", "--model", "model_dir", required=True,
+              help="Divergence model directory (bisent train -c divergence).")
 @click.option("-o", "--output", default="-", show_default=True, type=click.Path(dir_okay=False),
               help="JSON lines, one per input line.")
 @bitext_options

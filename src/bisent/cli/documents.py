@@ -3,7 +3,7 @@
 
 Document models train through ``bisent train -c hide-dnn-pool`` (``hide-pool-dnn``, ``doc-bow``; the training
 loop, objective :mod:`bisent.training.objectives.hide`). ``bisent docs`` is the former name of
-``bisent documents`` (it still works for one release, with a note on stderr).
+``bisent documents`` (it still runs, with a note on stderr).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from ..datasets.docsets import SOURCES as DOC_SOURCES
 from ..errors import BisentError
 from ..jobs.documents import DEFAULT_ENCODER, PATHS, embed_collections, load_rerank_encoder, rerank_tables
 from ..paths import guarded
-from .options import FINITE, FiniteFloat, echo_summary, lang_codes, renamed
+from .options import FINITE, FiniteFloat, echo_summary, lang_codes
 
 _SEG_HELP = "Units of a document: 'sentencex' splits each paragraph into sentences; 'given' keeps the paragraphs/lines."
 
@@ -163,12 +163,10 @@ def _gold_check(gold, pairs):
 @click.option("--source", type=click.Choice(DOC_SOURCES), required=True,
               help="Which documentation (see bisent.datasets.docsets: LibreOffice help, the GIMP manual, GNOME help, "
                    "manual pages, HTML manuals cut into sections, ...).")
-@renamed("-l", "--src-lang", "src", old=("--src",),
-         default="en", show_default=True, callback=lang_codes, help="Source language.")
-@renamed("-L", "--tgt-lang", "tgt", old=("--tgt",),
-         default="de", show_default=True, callback=lang_codes, help="Target language.")
-@renamed("-o", "--output", "out_dir", old=("--out",), required=True, type=click.Path(file_okay=False),
-          help="Output folder: src.jsonl, tgt.jsonl ({id, text, split}), gold.tsv, stats.json.")
+@click.option("-l", "--src-lang", "src", default="en", show_default=True, callback=lang_codes, help="Source language.")
+@click.option("-L", "--tgt-lang", "tgt", default="de", show_default=True, callback=lang_codes, help="Target language.")
+@click.option("-o", "--output", "out_dir", required=True, type=click.Path(file_okay=False),
+              help="Output folder: src.jsonl, tgt.jsonl ({id, text, split}), gold.tsv, stats.json.")
 @guarded(folders=("out_dir",))
 def data_docs(source, src, tgt, out_dir):
     """Parallel documents (pages in two languages; unpaired pages kept as distractors) with gold page pairs.

@@ -5,13 +5,12 @@ from __future__ import annotations
 import click
 
 from ..paths import guarded
-from .options import renamed
 
 
 @click.command("ensemble")
 @click.argument("members", nargs=-1, required=True, type=click.Path())
-@renamed("-o", "--output", "out_dir", old=("--out",), required=True, type=click.Path(file_okay=False),
-          help="New model directory (member-1/, member-2/, ... and config.json); use it as -e OUT.")
+@click.option("-o", "--output", "out_dir", required=True, type=click.Path(file_okay=False),
+              help="New model directory (member-1/, member-2/, ... and config.json); use it as -e OUT.")
 @guarded(reads=("members",), folders=("out_dir",))
 def ensemble(members: tuple[str, ...], out_dir: str):
     """Join MEMBERS (model directories of students distilled from the same teacher, two or more) into one

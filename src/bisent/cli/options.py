@@ -104,47 +104,6 @@ def ray_options(what: str):
     return decorate
 
 
-class Renamed(click.Option):
-    """An option with older spellings (``old``) that still work for one release: hidden from ``--help``, and each use
-    prints one line ``bisent: note: --out is deprecated; use --output`` on stderr. The value is the same."""
-
-    def __init__(self, *args, old: tuple[str, ...] = (), **kwargs):
-        super().__init__(*args, **kwargs)
-        self.old = tuple(old)
-
-    def _old_dest(self, i: int) -> str:
-        return f"{self.name}\0old{i}"
-
-    def add_to_parser(self, parser, ctx) -> None:
-        super().add_to_parser(parser, ctx)
-        saved = self.opts, self.secondary_opts, self.name
-        dests = [self._old_dest(i) for i in range(len(self.old))]
-        try:
-            for spelling, dest in zip(self.old, dests):  # one parser entry per spelling, so the notice can name it
-                self.opts, self.secondary_opts, self.name = [spelling], [], dest
-                super().add_to_parser(parser, ctx)
-        finally:
-            self.opts, self.secondary_opts, self.name = saved
-
-    def handle_parse_result(self, ctx, opts, args):
-        for i, spelling in enumerate(self.old):
-            dest = self._old_dest(i)
-            if dest not in opts:
-                continue
-            value = opts.pop(dest)
-            click.echo(f"bisent: note: {spelling} is deprecated; use {max(self.opts, key=len)}", err=True)
-            if self.multiple:
-                opts[self.name] = [*opts.get(self.name, []), *value]
-            else:
-                opts.setdefault(self.name, value)
-        return super().handle_parse_result(ctx, opts, args)
-
-
-def renamed(*decls, old: tuple[str, ...], **kwargs):
-    """``click.option`` whose ``old`` spellings keep working for one release with a deprecation notice."""
-    return click.option(*decls, cls=Renamed, old=old, **kwargs)
-
-
 def echo_summary(summary: dict, err: bool = False) -> None:
     """A job's summary as the one JSON line the command prints (on stderr with ``err``: stdout holds the output)."""
     import json

@@ -7,13 +7,13 @@ import click
 
 from ..jobs.repair import PATHS
 from ..paths import guarded
-from .options import FiniteFloat, bitext_options, echo_summary, renamed
+from .options import FiniteFloat, bitext_options, echo_summary
 
 
 @click.command("repair")
 @click.argument("pairs", nargs=-1, required=True, type=click.Path(dir_okay=False))
-@renamed("-m", "--model", "model_dir", old=("-e", "--encoder"), required=True,
-         help="Divergence model directory (bisent train -c divergence).")
+@click.option("-m", "--model", "model_dir", required=True,
+              help="Divergence model directory (bisent train -c divergence).")
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="Repaired pairs (TSV, see below).")
 @click.option("--n-best", type=click.IntRange(1), default=20, show_default=True, help="N-best cuts re-ranked.")
 @click.option("--tau", type=click.IntRange(0), default=None,

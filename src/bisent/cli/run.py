@@ -7,11 +7,11 @@ import click
 
 from ..jobs.run import PATHS
 from ..paths import guarded
-from .options import echo_summary, recipe_name, renamed
+from .options import echo_summary, recipe_name
 
 
 def _run_paths(kw: dict) -> dict:
-    """The job's paths, the deprecated positional CONFIG standing for -c."""
+    """The job's paths, the positional CONFIG standing for -c."""
     return PATHS["derived"]({**kw, "config": kw["config"] or kw["config_arg"]})
 
 
@@ -20,9 +20,9 @@ def _run_paths(kw: dict) -> dict:
                 callback=recipe_name)
 @click.option("-c", "--config", type=click.Path(dir_okay=False), callback=recipe_name,
               help="The run's YAML: an installed recipe's name (bisent recipes: run-default) or a path. "
-                   "(A positional CONFIG still works for one release.)")
-@renamed("-o", "--output", "output", old=("--out",), type=click.Path(file_okay=False),
-          help="Run folder (default: run_dir in the YAML, relative to it). Rerun the same to continue.")
+                   "(Or give it as the positional CONFIG.)")
+@click.option("-o", "--output", "output", type=click.Path(file_okay=False),
+              help="Run folder (default: run_dir in the YAML, relative to it). Rerun the same to continue.")
 @click.option("--force", is_flag=True, help="Redo every stage even when its inputs are unchanged.")
 @click.option("--quiet", is_flag=True, help="No progress bars nor periodic progress lines.")
 @click.option("--report", type=click.Path(dir_okay=False), default=None,
@@ -45,7 +45,6 @@ def run_cmd(config_arg, config, **options):
 
     if config_arg is not None:
         if config is not None:
-            raise BisentError("give the configuration once: -c/--config (a positional CONFIG is deprecated)")
-        click.echo("bisent: note: a positional CONFIG is deprecated; use -c/--config", err=True)
+            raise BisentError("give the configuration once: CONFIG or -c/--config, not both")
         config = config_arg
     echo_summary(jobs.run(config, **options))

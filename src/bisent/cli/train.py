@@ -8,7 +8,7 @@ import click
 
 from ..errors import BisentError
 from ..paths import guarded
-from .options import FiniteFloat, recipe_name, renamed
+from .options import FiniteFloat, recipe_name
 
 
 def _word_vectors(specs: tuple[str, ...]):
@@ -26,10 +26,9 @@ def _word_vectors(specs: tuple[str, ...]):
 
 
 @click.command("train")
-@renamed("-c", "--config", "recipe_path", old=("--recipe",), required=True, type=click.Path(dir_okay=False),
-          callback=recipe_name,
-          help="YAML recipe: an installed one's name (bisent recipes: kim2019, distill-dan, adapt-use-m3, ...) "
-                   "or a path.")
+@click.option("-c", "--config", "recipe_path", required=True, type=click.Path(dir_okay=False), callback=recipe_name,
+              help="YAML recipe: an installed one's name (bisent recipes: kim2019, distill-dan, adapt-use-m3, ...) "
+              "or a path.")
 @click.option("--train", "train_specs", multiple=True, metavar="[SRC-TGT=]TSV",
               help="Parallel training data (optional only for distill-* with --mono), src<TAB>tgt per line, or the "
                    "doc<TAB>id<TAB>src<TAB>tgt files of "

@@ -26,36 +26,12 @@ class Repair(NamedTuple):
     after: float | None = None
 
 
-#: defaults of ``boundary_cost``, ``min_word_gain`` and ``tau``. ``boundary_cost`` (logits) is what a cut pays per
-#: edge that does not fall on a sentence boundary (:func:`edge_costs`). With the 'align' ranking a removed word
-#: adds about its negated Eq. 2 score to the gain, and Eq. 3 trains that score as a logit (divergent < 0), so
-#: ``min_word_gain`` g asks the cut words to be divergent with odds of about e^g : 1 on average (0: the arg max
-#: alone decides; its cut still has to beat the whole pair and keep a parallel core). ``tau``: both kept spans
-#: must have more than ``tau`` words; the paper's 3 leaves every glued pair whose original side has 2-3 words
-#: whole (a heading with its paragraph glued on: 28 of 605 glued DEV pairs), 1 lets them be restored and cut no
-#: more clean DEV pairs (0 gave the same figures). Chosen on a word-labelled set of LibreOffice DEV documents
-#: (en-de, 605 glued and 1,175 clean pairs) with the model of the divergence recipe (use-m3 word vectors, 128
-#: cells, step 19,000): for each cost 0, 1, 2, 3, 4, 6, 8, 12 the smallest ``min_word_gain`` (steps of 0.25)
-#: cutting at most 0.7 % of clean pairs (a margin below the 1 % target for the DEV-to-TEST drift), then the cost
-#: that restored most. tau 1: 6 / 0 restored 81.8 % cutting 0.60 % (3 / 0.5: 81.7 %, 4 / 0.5: 81.0 %, 8 / 0:
-#: 79.2 %, no cost: 73.1 %); tau 3: 6 / 0 79.7 % (`python research/divergence_dev_sweep.py --tau 1|3`,
-#: benchmarks/README.md "Divergence"). 4 / 1.5 / 3 suits the weaker 64-cell model.
+#: defaults of ``boundary_cost``, ``min_word_gain``, ``tau``, chosen on dev: benchmarks/README.md, "The repair defaults"
 BOUNDARY_COST = 6.0
 MIN_WORD_GAIN = 0.0
 TAU = 1
 
-#: the shape of cut the ``repair`` step of a filter pipeline allows by default (:func:`repair_pair`'s
-#: ``sentences_only``, ``one_side``, ``match_ends``; `bisent repair` allows every shape): only a whole glued
-#: sentence. Allowing every shape, the step also cuts truncated translations back to the part that was
-#: translated (56 % of the filter benchmark's truncated DEV pairs, 22 % of the neighbour pairs), which then pass
-#: the length-ratio rule and rank high on use-m3's cosine: fewer words of correct pairs at precision 0.95 than
-#: with no step. Chosen on the filter benchmark's noisy set built from DEV pages (en-de, 2,000 items,
-#: `python research/divergence_pipeline_dev.py`), rule fixed before looking: at least the no-step pipeline's
-#: correct words at precision 0.9, 0.95 and 0.98, at least half the any-shape step's glued pairs restored on
-#: the DEV word set, then the most correct words at 0.95. No step: 41,480 / 38,756 / 18,913 words; any shape:
-#: 42,243 / 11,200 / 1,125; all three: 44,781 / 42,971 / 30,540 (truncated pairs cut: 2.6 %, word set restored
-#: 67.4 %: a heading with its paragraph glued on has no sentence end to cut at); sentences_only + match_ends:
-#: 44,781 / 42,432 / 19,723; one_side + match_ends: 44,000 / 30,335 / 1,125.
+#: the cut shapes the filter's ``repair`` step allows (a whole glued sentence only): benchmarks/README.md, as above
 STEP_DEFAULTS = {"sentences_only": True, "one_side": True, "match_ends": True}
 
 

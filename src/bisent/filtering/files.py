@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import os
 import time
 from pathlib import Path
@@ -20,23 +19,20 @@ from typing import IO, Callable, Iterator, Sequence
 import numpy as np
 
 from ..errors import BisentError
-from ..io import (  # noqa: F401
+from ..io import (
     MAX_SIDE_BYTES,
     READ_ERRORS,
-    STATE_MARKER,
-    atomic_write,
     check_readable,
-    file_sha256,
-    make_state_dir,
     open_binary,
     open_exclusive,
     open_existing,
     parse_row,
-    remove_state_dir,
     remove_tree,
 )
 from ..io import compress_like as _compress
 from ..progress import progress_bar
+from ..state import StateDir, file_identity
+from ..state import write_json as _write_json
 from . import selection
 from .params import check_number
 from .pipeline import FilterPipeline, as_pipeline
@@ -125,18 +121,10 @@ class _Partial:
         remove_tree(self.path)
 
 
-def _fingerprint(in_path: Path, pipeline: FilterPipeline, src_lang, tgt_lang, max_side_bytes,
-                 outputs: Sequence[Path]) -> str:
-    desc = {"input": str(in_path.resolve()), "sha256": file_sha256(in_path),  # the bytes, not size and mtime
-            "pipeline": pipeline.describe(), "src_lang": src_lang, "tgt_lang": tgt_lang,
-            "max_side_bytes": max_side_bytes, "outputs": [str(p.resolve()) for p in outputs]}
-    return hashlib.sha256(json.dumps(desc, sort_keys=True, default=str).encode()).hexdigest()
-
-
-def _write_json(path: Path, data: dict) -> None:
-    with atomic_write(path) as f:
-        json.dump(data, f, indent=2, sort_keys=True)
-        f.write("\n")
+def _settings(pipeline: FilterPipeline, src_lang, tgt_lang, max_side_bytes, outputs: Sequence[Path]) -> dict:
+    """The settings a filter checkpoint belongs to (the input's identity is the other half of its fingerprint)."""
+    return {"state_version": STATE_VERSION, "pipeline": pipeline.describe(), "src_lang": src_lang,
+            "tgt_lang": tgt_lang, "max_side_bytes": max_side_bytes, "outputs": [str(p.resolve()) for p in outputs]}
 
 
 def filter_file(in_tsv, out_kept, out_rejected, src_lang: str, tgt_lang: str, config,
@@ -177,27 +165,19 @@ def filter_file(in_tsv, out_kept, out_rejected, src_lang: str, tgt_lang: str, co
 
     kept_p, rej_p = _Partial(out_kept), _Partial(out_rejected)
     rec_p = _Partial(out_kept, "records")  # (lineno, score, words) per kept line, for two-pass selection
-    state_dir = out_kept.parent / f".{out_kept.name}.filter-state"
-    state_path = state_dir / "state.json"
-    fp = _fingerprint(in_path, pipeline, src_lang, tgt_lang, max_side_bytes, [out_kept, out_rejected])
-
-    make_state_dir(state_dir, "filter")  # refuses a link or a user's folder before anything is read or removed there
-    state = None
-    if resume and state_path.exists():
-        try:
-            state = json.loads(state_path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            state = None
-        if state is not None and (state.get("version") != STATE_VERSION or state.get("fingerprint") != fp):
-            raise BisentError(f"{state_path}: an unfinished run with a different input, configuration or "
-                              f"outputs is in progress there; remove that folder or pass resume=False")
+    store = StateDir(out_kept.parent / f".{out_kept.name}.filter-state", "filter", what="an unfinished filter run",
+                     remedy="pass --no-resume (resume=False) to start over")
+    state_dir, state_path = store.path, store.part("state.json")
+    # the input's bytes, not size and mtime; refuses a link or a user's folder before anything is read or removed
+    resumed = store.open(inputs={"input": file_identity(in_path)},
+                         settings=_settings(pipeline, src_lang, tgt_lang, max_side_bytes, [out_kept, out_rejected]),
+                         restart=not resume)
+    state = store.read_json("state.json") if resumed else None
     if state is None:
         for p in (kept_p, rej_p, rec_p):
             p.remove()
-        for f in state_dir.iterdir():
-            if f.name != STATE_MARKER:
-                remove_tree(f)
-        state = {"version": STATE_VERSION, "fingerprint": fp, "phase": "scoring", "lines": 0, "offset": 0,
+        store.clear()
+        state = {"version": STATE_VERSION, "phase": "scoring", "lines": 0, "offset": 0,
                  "kept": 0, "rejected_by": {}, "sizes": {"kept": 0, "rejected": 0, "records": 0},
                  "steps": {}, "seconds": 0.0}
     for step in pipeline.steps:
@@ -256,8 +236,7 @@ def filter_file(in_tsv, out_kept, out_rejected, src_lang: str, tgt_lang: str, co
     rej_p.finish()
     if summary_path is not None:
         _write_json(Path(summary_path), summary)
-    state_path.unlink()  # first: without it a rerun starts afresh rather than resuming a half-removed state
-    remove_state_dir(state_dir)
+    store.finish(first=["state.json"])  # without it a rerun starts afresh rather than resuming a half-removed state
     return summary
 
 

@@ -17,9 +17,10 @@ computed by the same sgemm of the same shapes as in the one pass: the same bits.
 ``knn_both`` run with tiles of that size; BLAS may round tiny shapes differently.)
 
 Resuming: each finished block's lists are written atomically to a state folder
-(``block-IIIII-JJJJJ.npz`` beside ``plan.json``, which fingerprints the inputs
-and settings), and folded now and then into ``merged.npz``; a rerun with the
-same inputs loads them and runs only the missing blocks. Jobs run through an executor: :class:`LocalExecutor` (this
+(``block-IIIII-JJJJJ.npz``), folded now and then into ``merged.npz``; the
+folder's fingerprint (:class:`bisent.state.StateDir`) is both sides' rows and
+the settings. A rerun with the same inputs loads them and runs only the missing
+blocks; a folder of other inputs or settings is refused. Jobs run through an executor: :class:`LocalExecutor` (this
 process, in order) or :class:`bisent.scale.ray_mine.RayExecutor` (Ray tasks).
 """
 
@@ -34,15 +35,14 @@ from typing import Callable, Iterable, Iterator
 
 import numpy as np
 
-from ..io import atomic_write, make_state_dir
 from ..progress import progress_bar
+from ..state import StateDir
 from .index import BLOCK_COLS, BLOCK_ROWS, KNN, knn_both
 from .scoring import Candidates, Scorer
 from .vectors import RowView, Shards
 
 #: rows a side of one job (8 kernel tiles): about 10 s of work at d = 512 on one core
 BLOCK = 8 * BLOCK_ROWS
-PLAN = "plan.json"
 MERGED = "merged.npz"
 FIELDS = ("fwd_sim", "fwd_idx", "bwd_sim", "bwd_idx")
 _BLOCK_FILE = re.compile(r"block-(\d{5})-(\d{5})\.npz")
@@ -186,30 +186,20 @@ class Merged:
 class BlockState:
     """Finished blocks of one run in ``folder``: written atomically, reloaded by a rerun of the same run.
 
-    Block files are folded into ``merged.npz`` (the merged lists and which
-    blocks they hold) once they outweigh it and number at least
-    ``compact_blocks``, then removed: the folder stays near the size of the
-    lists (2 × rows × k × 12 bytes), however many blocks the grid has.
+    The folder is a :class:`bisent.state.StateDir` whose fingerprint is both sides' rows and the settings
+    (``inputs``, ``settings``): a folder holding blocks of other vectors or settings is refused, the one rule
+    of every resumable job (an earlier version silently started such a folder over; the two-stage search,
+    sharing ``mine --state``, refused it). Block files are folded into ``merged.npz`` (the merged lists and
+    which blocks they hold) once they outweigh it and number at least ``compact_blocks``, then removed: the
+    folder stays near the size of the lists (2 × rows × k × 12 bytes), however many blocks the grid has.
     """
 
-    def __init__(self, folder, fingerprint: str, compact_blocks: int = 64):
-        self.folder = Path(folder)
-        make_state_dir(self.folder, "knn-blocks")     # a user's folder is refused, never emptied
+    def __init__(self, folder, inputs: dict, settings: dict, compact_blocks: int = 64):
+        self.store = StateDir(folder, "knn-blocks", what="kNN blocks")   # a user's folder is refused, never emptied
+        self.store.open(inputs=inputs, settings=settings)
+        self.folder = self.store.path
         self.compact_blocks = compact_blocks
         self.pending: list[Path] = []                                # block files not yet in merged.npz
-        plan = self.folder / PLAN
-        old = None
-        if plan.is_file():
-            try:
-                old = json.loads(plan.read_text(encoding="utf-8")).get("fingerprint")
-            except (UnicodeDecodeError, json.JSONDecodeError):
-                old = None
-        if old != fingerprint:                                       # another run's blocks: not ours to reuse
-            for f in [*self.folder.glob("block-*.npz"), self.folder / MERGED]:
-                f.unlink(missing_ok=True)
-            with atomic_write(plan) as f:
-                json.dump({"format": _VERSION, "fingerprint": fingerprint}, f)
-                f.write("\n")
 
     def _path(self, i: int, j: int) -> Path:
         return self.folder / f"block-{i:05d}-{j:05d}.npz"
@@ -244,8 +234,7 @@ class BlockState:
         return done
 
     def save(self, i: int, j: int, result) -> None:
-        with atomic_write(self._path(i, j), "wb") as f:
-            np.savez(f, **dict(zip(FIELDS, result)))
+        self.store.save_arrays(self._path(i, j).name, **dict(zip(FIELDS, result)))
         self.pending.append(self._path(i, j))
 
     def compact(self, merged: "Merged", done: set, *, force: bool = False) -> bool:
@@ -253,8 +242,8 @@ class BlockState:
         size = sum(f.stat().st_size for f in self.pending)
         if not force and (len(self.pending) < self.compact_blocks or size < merged.nbytes):
             return False
-        with atomic_write(self.folder / MERGED, "wb") as f:
-            np.savez(f, **dict(zip(FIELDS, merged.arrays())), done=np.array(sorted(done), dtype=np.int64))
+        self.store.save_arrays(MERGED, **dict(zip(FIELDS, merged.arrays())),
+                               done=np.array(sorted(done), dtype=np.int64))
         for f in self.pending:
             f.unlink(missing_ok=True)
         self.pending = []
@@ -285,7 +274,8 @@ def knn_blocks(x, y, k: int = 4, *, block: int = BLOCK, executor=None, state=Non
     ``x``, ``y``: arrays, Shards or RowViews. ``block``: rows a side of a job, a
     multiple of the kernel's tile (or smaller than one tile). ``executor``:
     :class:`LocalExecutor` (default) or a Ray one. ``state``: a folder for
-    finished blocks (resumable; ``compact_blocks``: see :class:`BlockState`), or None. Returns the lists and counts
+    finished blocks (resumable; refused when it holds blocks of other inputs or settings;
+    ``compact_blocks``: see :class:`BlockState`), or None. Returns the lists and counts
     ``{"blocks", "resumed", "computed"}``.
     """
     if block < 1 or (block > BLOCK_ROWS and block % BLOCK_ROWS) or (block > BLOCK_COLS and block % BLOCK_COLS):
@@ -299,9 +289,9 @@ def knn_blocks(x, y, k: int = 4, *, block: int = BLOCK, executor=None, state=Non
     done: set[tuple[int, int]] = set()
     store = None
     if state is not None and grid:
-        fp = hashlib.sha256(json.dumps([_VERSION, k, block, tile, sx.n, sy.n, sx.dim,
-                                        sx.fingerprint(), sy.fingerprint()]).encode()).hexdigest()
-        store = BlockState(state, fp, compact_blocks)
+        store = BlockState(state, {"source vectors": sx.fingerprint(), "target vectors": sy.fingerprint()},
+                           {"format": _VERSION, "k": k, "block": block, "tile": tile, "rows": [sx.n, sy.n],
+                            "dim": sx.dim}, compact_blocks)
         done = store.load(merged, set(grid))
     todo = [key for key in grid if key not in done]
     jobs = ((key, (sx.spec(key[0]), sy.spec(key[1]), sx.start(key[0]), sy.start(key[1]), k, tile)) for key in todo)

@@ -198,12 +198,9 @@ def _merged_columns(cols):
 
 def _save_state(path: Path, meta: dict, **arrays: np.ndarray) -> None:
     """Write ``arrays`` and ``meta`` (the inputs and settings they belong to) to the .npz ``path`` atomically."""
-    import json
+    from ..state import save_arrays
 
-    from ..io import atomic_write
-
-    with atomic_write(path, "wb") as f:
-        np.savez(f, meta=np.array(json.dumps(meta, sort_keys=True)), **arrays)
+    save_arrays(path, meta, **arrays)
 
 
 def _load_state(path: Path, meta: dict, what: str) -> dict | None:
@@ -212,20 +209,9 @@ def _load_state(path: Path, meta: dict, what: str) -> dict | None:
     A save of another search (other inputs or settings) is an error, not silently replaced: the folder is
     the user's (``--state``), and mixing two runs' lists would give wrong neighbours.
     """
-    import json
+    from ..state import load_arrays
 
-    from ..errors import BisentError
-
-    if not path.is_file():
-        return None
-    try:
-        with np.load(path, allow_pickle=False) as z:
-            if json.loads(str(z["meta"])) != json.loads(json.dumps(meta, sort_keys=True)):
-                raise BisentError(f"{path}: saved by a {what} of other inputs or settings; "
-                                  f"remove {path.parent} to start again")
-            return {k: z[k] for k in z.files if k != "meta"}
-    except (OSError, ValueError, KeyError) as e:
-        raise BisentError(f"{path}: unreadable {what} state ({e}); remove {path.parent} to start again") from None
+    return load_arrays(path, meta, what=f"a {what}") if path is not None else None
 
 
 def knn_twostage(x, y, k: int = 4, *, dim: int = TWOSTAGE_DIM, extra: int = TWOSTAGE_EXTRA, seed: int = 0,
@@ -239,9 +225,10 @@ def knn_twostage(x, y, k: int = 4, *, dim: int = TWOSTAGE_DIM, extra: int = TWOS
     ``threads``: of the scan (default: :func:`bisent.threads.default_threads`). ``stats``, when given, receives the
     wall and CPU seconds of each stage (fit, project, scan, rescore). ``state``: a folder (created) where the
     scan saves its progress and then the candidates, so a killed run given the same folder resumes (same result);
-    the caller removes it when done.
+    a folder of other vectors or settings is refused (:class:`bisent.state.StateDir`); the caller removes it
+    when done.
     """
-    from ..io import make_state_dir
+    from ..state import StateDir
     from ..threads import default_threads
     from .index import BLOCK_COLS, BLOCK_ROWS, KNN, knn_both
 
@@ -257,24 +244,25 @@ def knn_twostage(x, y, k: int = 4, *, dim: int = TWOSTAGE_DIM, extra: int = TWOS
         p = fit_projection(x, y, dim, seed=seed)
     with stage("project"):
         xr, yr = project(x, p, SCAN_DTYPE), project(y, p, SCAN_DTYPE)                       # (n, dim), (m, dim) float16
-    folder = None if state is None else Path(state)
+    store = None if state is None else StateDir(state, "twostage", what="a two-stage search")
     key = {"d": int(x.shape[1]), "k": k, "extra": extra, "dim": dim, "seed": seed,
            "projection_sha256": _sha256(p), "x_sha256": _sha256(xr), "y_sha256": _sha256(yr)}  # every row: a
     # sentence changed after a kill changes its reduced row, so saved heaps of other inputs are never resumed
-    cands_path = None if folder is None else folder / "candidates.npz"
     with stage("scan"):
-        if folder is not None:
-            make_state_dir(folder, "twostage")
-        saved = _load_state(cands_path, key, "two-stage search") if cands_path is not None else None
+        if store is not None:
+            store.open(inputs={"source vectors": key["x_sha256"], "target vectors": key["y_sha256"]},
+                       settings={k: v for k, v in key.items() if k not in ("x_sha256", "y_sha256")})
+        cands_path = None if store is None else store.part("candidates.npz")
+        saved = _load_state(cands_path, key, "two-stage search")
         if saved is None:
             cands = scan_both(xr, yr, k + extra, threads=threads or default_threads(),
                               block_rows=block_rows or BLOCK_ROWS, block_cols=block_cols or BLOCK_COLS,
-                              progress=progress, state=folder, key=key)
+                              progress=progress, state=None if store is None else store.path, key=key)
             fwd_c, bwd_c = cands.fwd_idx, cands.bwd_idx
             del cands
-            if cands_path is not None:
+            if store is not None:
                 _save_state(cands_path, key, fwd=fwd_c, bwd=bwd_c)
-                (folder / "scan.npz").unlink(missing_ok=True)                  # the heaps are in the candidates now
+                store.part("scan.npz").unlink(missing_ok=True)                # the heaps are in the candidates now
         else:
             fwd_c, bwd_c = saved["fwd"], saved["bwd"]
     del xr, yr
@@ -315,6 +303,6 @@ def knn_twostage_queries(x, y, qs: np.ndarray, qt: np.ndarray, k: int = 4, *, di
 
 
 def _sha256(a: np.ndarray) -> str:
-    import hashlib
+    from ..state import array_sha256
 
-    return hashlib.sha256(np.ascontiguousarray(a).tobytes()).hexdigest()
+    return array_sha256(a)

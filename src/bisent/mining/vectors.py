@@ -13,9 +13,11 @@ manifest's ``rejected`` list with its line number and reason; mining never
 pairs a zero row. With ``on_bad="error"`` (the default) such a line other than
 an empty one stops the run with ``FILE:LINE: problem``.
 
-Resuming: each finished shard is recorded in ``.progress.json``; a rerun of
-the same command with the same input, encoder and shard size keeps the shards
-whose checksums still match and embeds the rest. Shard files are deterministic,
+Resuming: the folder is a :class:`bisent.state.StateDir` whose fingerprint is
+the input's checksum, the encoder and the settings; each finished shard is
+recorded in ``.progress.json``. A rerun of the same command keeps the shards
+whose checksums still match and embeds the rest; a folder of another input or
+settings (finished or not) is refused unless ``force`` (``--force``). Shard files are deterministic,
 so a resumed run ends with the same bytes as an uninterrupted one.
 """
 
@@ -33,9 +35,10 @@ import numpy as np
 
 from ..encoders.base import Encoder
 from ..errors import BisentError, where
-from ..io import MAX_LINE_BYTES, atomic_write, check_readable, file_sha256, make_state_dir, read_lines
+from ..io import MAX_LINE_BYTES, atomic_write, check_readable, file_sha256, read_lines
 from ..progress import progress_bar
 from ..safeload import read_json
+from ..state import StateDir
 
 FORMAT = "bisent-vectors/1"
 MANIFEST = "manifest.json"
@@ -186,15 +189,6 @@ class Shards:
         return np.concatenate([np.asarray(a) for a in self._arrays])
 
 
-def _same_run(path: Path, header: dict) -> dict | None:
-    """The JSON at ``path`` if it records a run with these settings (input, encoder, shard size), else None."""
-    try:
-        old = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        return None
-    return old if all(old.get(k) == v for k, v in header.items()) else None
-
-
 def encode_in_order(encoder: Encoder, lang: str, items: Iterator[tuple[object, list[str]]]):
     """``(item, vectors (len(texts), dim) float32)`` for each ``(item, texts)``, here, one after another.
 
@@ -227,32 +221,34 @@ def embed_file(input_path, lang: str, encoder: Encoder, out_dir, *, shard_rows: 
     lang = encoder.check_lang(lang)
     out = Path(out_dir)
     sha = file_sha256(input_path)    # first: an input that cannot be read leaves no folder behind
-    make_state_dir(out, "vectors")   # a link, a file or a user's folder is refused: stale shards are deleted here
     header = {
         "format": FORMAT, "encoder": encoder.id, "encoder_name": encoder.name, "dim": int(encoder.dim),
         "lang": lang, "dtype": "float16", "shard_rows": int(shard_rows), "on_bad": on_bad,
         "input": {"name": input_path.name, "sha256": sha},
     }
+    # the folder is the output and its own resume state: a link, a file or a user's folder is refused; vectors or
+    # unfinished shards of another input or settings too, unless ``force`` (stale shards are then deleted here)
+    store = StateDir(out, "vectors", what="vectors", remedy="use --force to replace them",
+                     ignore=[input_path.name] if input_path.parent.resolve() == out.resolve() else [])
+    resumed = store.open(inputs={"input": header["input"]},
+                         settings={k: v for k, v in header.items() if k != "input"}, restart=force)
     final = out / MANIFEST
-    if final.is_file() and not force:
-        if _same_run(final, header):
-            return Shards(out)  # already done: same input, encoder, settings
-        raise BisentError(f"{out}: already holds vectors of another input or encoder (use --force to replace them)")
+    if resumed and final.is_file():
+        return Shards(out)  # already done: same input, encoder, settings
 
     done: list[dict] = []
     rejected: list[dict] = []
     prog_path = out / PROGRESS
-    if prog_path.is_file() and not force:
-        prog = _same_run(prog_path, header)
-        if prog:
-            for s in prog.get("shards", []):
-                f = out / s["file"]
-                if f.is_file() and _sha256_file(f) == s["sha256"]:
-                    done.append(s)
-                else:
-                    break
-            limit = len(done) * shard_rows
-            rejected = [r for r in prog.get("rejected", []) if r["line"] <= limit]
+    prog = store.read_json(PROGRESS) if resumed else None
+    if prog and all(prog.get(k) == v for k, v in header.items()):
+        for s in prog.get("shards", []):
+            f = out / s["file"]
+            if f.is_file() and _sha256_file(f) == s["sha256"]:
+                done.append(s)
+            else:
+                break
+        limit = len(done) * shard_rows
+        rejected = [r for r in prog.get("rejected", []) if r["line"] <= limit]
     skip = len(done) * shard_rows
 
     lines = read_lines(input_path, on_bad=on_bad, max_bytes=max_bytes)
@@ -282,7 +278,7 @@ def embed_file(input_path, lang: str, encoder: Encoder, out_dir, *, shard_rows: 
             digest = _save_npy_atomic(out / name, block)
             done.append({"file": name, "rows": len(chunk), "sha256": digest})
             rows_done += len(chunk)
-            _write_json_atomic(prog_path, {**header, "shards": done, "rejected": rejected})
+            store.write_json(PROGRESS, {**header, "shards": done, "rejected": rejected}, indent=1)
             bar.update(len(chunk))
     if rows_done == 0:
         raise BisentError(f"{input_path}: file is empty")

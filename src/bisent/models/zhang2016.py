@@ -1,6 +1,6 @@
 """Zhang et al. (2016) bilingual autoencoder over global descriptors, and the BBoWAE baseline (Chandar et al. 2014).
 
-Paper: ../shared/papers/zhang2016-bilingual-autoencoder-global-descriptors.txt.
+Reference: ``zhang2016`` in references.bib.
 
 **Zhang 2016** (architecture ``zhang2016``). A sentence is its word vectors
 ``M = (e(x_1) ... e(x_n))`` (d, n) looked up in its language's table ``L``;

@@ -8,6 +8,8 @@
 - :mod:`.calibration`: precision at every threshold from synthetic negatives (no gold);
 - :mod:`.record`: what a run leaves for its report (``OUTPUT.report.json``: binned scores, samples), for
   ``mine``, ``filter``, ``documents mine`` (:func:`.record.docs_record`) and ``align`` (:func:`.record.align_record`);
+- :mod:`.finished`: a finished run read back (its record, where its outputs are): the one reader, for the
+  report and for ``bisent review``;
 - :mod:`.runs`: ``--report`` / ``--precision`` of ``mine`` and ``filter``;
 - :mod:`.explain`: one pair's cosine, margins, competitors, filter decision;
 - :mod:`.plots` (matplotlib to inline SVG) and :mod:`.html` (one self-contained file).
@@ -15,7 +17,6 @@
 
 from pathlib import Path
 
-from ..errors import BisentError
 from ..calibration import (
     Calibration,
     calibrate,
@@ -25,6 +26,7 @@ from ..calibration import (
     mining_negatives,
     synthetic_pairs,
 )
+from ..errors import BisentError
 from .explain import explain_pair
 from .html import render
 from .record import folder_runs, records_from_folder

@@ -22,13 +22,12 @@ import numpy as np
 
 from ..errors import BisentError
 from ..io import atomic_write
-from ..safeload import read_json
+from .finished import SUFFIX, check_record, read_json_object, read_record, sniff_kind  # noqa: F401
 
 BINS = 60
 BANDS = 6
 PER_BAND = 5
 MAX_CHARS = 240
-SUFFIX = ".report.json"
 #: The reason of the pairs ``--precision`` moved from kept to rejected (bisent.report.runs.finish_filter)
 PRECISION_CUT = "select:precision"
 
@@ -340,9 +339,7 @@ def folder_runs(run_dir) -> tuple[list[tuple[str, dict]], list[tuple[str, str]]]
 
     for name, f in files:
         if name.endswith(SUFFIX):
-            rec = check_record(_load_json(f), f)
-            if rec.get("kind") not in ("mining", "filter", "docs", "align"):
-                raise BisentError(f"{f}: not a bisent run record (no kind mining/filter/docs/align)")
+            rec = read_record(f)
             run = name[:-len(SUFFIX)]
             out.append((run, rec))
             cover(run, f"the output of run {run}")
@@ -356,7 +353,7 @@ def folder_runs(run_dir) -> tuple[list[tuple[str, dict]], list[tuple[str, str]]]
                         cover(f"{folder}/{Path(g).name}" if folder else Path(g).name, f"read with run {run}")
     for name, f in files:   # filter summaries first: their kept and rejected files are not mined TSVs
         if f.suffix == ".json" and not name.endswith(SUFFIX):
-            summ = _load_json(f)
+            summ = read_json_object(f)
             if "rejected_by" in summ and "rejected_file" in summ:
                 folder = name.rpartition("/")[0]
                 rel = {k: (f"{folder}/" if folder else "") + Path(summ.get(k) or "").name
@@ -395,46 +392,6 @@ def folder_runs(run_dir) -> tuple[list[tuple[str, dict]], list[tuple[str, str]]]
     return out, skipped
 
 
-def _load_json(f: Path) -> dict:
-    data = read_json(f)
-    if not isinstance(data, dict):
-        raise BisentError(f"{f}: expected a JSON object")
-    return data
-
-
-_NUMBER = (int, float)
-#: a record's top-level fields -> the JSON types each may have (None: null)
-RECORD_FIELDS = {"kind": (str,), "params": (dict,), "summary": (dict,), "threshold": (*_NUMBER, type(None)),
-                 "precision_target": (*_NUMBER, type(None)), "counts": (dict,), "histogram": (dict,),
-                 "samples": (list,), "yield": (dict, type(None)), "calibration": (dict, type(None)),
-                 "explanations": (list,), "score_step": (str, type(None)), "other_scores": (dict,),
-                 "rejected_samples": (dict,), "files": (list,)}
-
-
-def check_record(rec: dict, source) -> dict:
-    """``rec`` if its fields have the types a record's fields have (and its counts are numbers, its samples
-    mappings), else a one-line error naming ``source`` and the field."""
-    for key, types in RECORD_FIELDS.items():
-        if key in rec and (not isinstance(rec[key], types) or isinstance(rec[key], bool)):
-            want = " or ".join("null" if t is type(None) else {dict: "an object", list: "a list", str: "a string",
-                                                               int: "a number", float: "a number"}[t]
-                               for t in dict.fromkeys(types))
-            raise BisentError(f"{source}: '{key}' must be {want}, got {json.dumps(rec[key])[:60]}")
-    bad = [k for k, v in (rec.get("counts") or {}).items() if not isinstance(v, _NUMBER) or isinstance(v, bool)]
-    if bad:
-        raise BisentError(f"{source}: counts.{bad[0]} must be a number")
-    for name in ("samples", "explanations"):
-        if not all(isinstance(x, dict) for x in rec.get(name) or []):
-            raise BisentError(f"{source}: every item of '{name}' must be an object")
-    return rec
-
-
 def _looks_mined(f: Path) -> bool:
-    """A TSV whose first line starts with a number and has at least three columns (or an empty file)."""
-    for _, cols in tsv_rows(f):
-        try:
-            float(cols[0])
-        except ValueError:
-            return False
-        return len(cols) >= 3
-    return f.stat().st_size == 0 and f.suffix == ".tsv"
+    """Mined rows (:func:`bisent.report.finished.sniff_kind`), or an empty ``.tsv`` (a run that mined nothing)."""
+    return sniff_kind(f) == "mining" or (f.stat().st_size == 0 and f.suffix == ".tsv")

@@ -21,10 +21,10 @@ from pathlib import Path
 
 import numpy as np
 
+from ..calibration import calibrate, filter_negatives, mining_calibration, mining_negatives
 from ..errors import BisentError
 from ..io import atomic_write, format_block
 from . import record as rec_mod
-from ..calibration import calibrate, filter_negatives, mining_calibration, mining_negatives
 from .html import render
 
 #: Synthetic negatives of a filter run are made from its first this many well-formed lines (in file order,
@@ -190,8 +190,8 @@ def alignment_calibration(tsvs, encoder, src_lang: str, tgt_lang: str, *, pi0: s
     (its scores are no cosines), fewer than 2 blocks or 10 negatives.
     """
     from ..align.aligner import GALE_CHURCH
-    from ..encoders import get_encoder
     from ..calibration import alignment_negatives
+    from ..encoders import get_encoder
 
     if encoder == GALE_CHURCH:
         return None

@@ -4,7 +4,7 @@
     bisent review mined.tsv --summary            # measured precision per band beside the no-gold estimate
     bisent review mined.tsv --apply 0.95 -o cut.tsv
 
-- :mod:`.runs`: the scored pairs of a ``mine``, ``filter``, ``documents mine``, ``align`` or ``run`` output,
+- :mod:`.scored_run`: the scored pairs of a ``mine``, ``filter``, ``documents mine``, ``align`` or ``run`` output,
   and the output re-cut at a threshold;
 - :mod:`.sample`: the sample, stratified by score band, seeded;
 - :mod:`.labels`: the append-only label log, Wilson intervals, the threshold the labels give;
@@ -12,8 +12,8 @@
 """
 
 from .labels import labelled_pairs, read_log, wilson
-from .runs import ReviewRun, load_run
 from .sample import band_size, draw
+from .scored_run import ReviewRun, load_run
 from .session import Review, open_review
 
 __all__ = ["Review", "ReviewRun", "band_size", "draw", "labelled_pairs", "load_run", "open_review", "read_log",

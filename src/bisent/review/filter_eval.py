@@ -8,14 +8,10 @@ counts as kept; labelled pairs found in neither are counted and left out.
 
 from __future__ import annotations
 
-from collections import Counter
 from pathlib import Path
 
 from ..errors import BisentError
-
-
-def _key(src: str, tgt: str) -> tuple[str, str]:
-    return " ".join(src.split()), " ".join(tgt.split())
+from ..evaluate import filter_prf, pair_key
 
 
 def read_labels(path) -> list[tuple[str, str, bool]]:
@@ -48,29 +44,8 @@ def rejected_pairs(path, columns: tuple[int, int] = (1, 2)) -> set[tuple[str, st
             raise BisentError(f"{path}:{n}: expected lineno<TAB>reason<TAB>score<TAB>line (a --rejected file)")
         line = cols[3:]
         if max(columns) <= len(line):
-            out.add(_key(line[columns[0] - 1], line[columns[1] - 1]))
+            out.add(pair_key(line[columns[0] - 1], line[columns[1] - 1]))
     return out
-
-
-def filter_prf(kept: set[tuple[str, str]], rejected: set[tuple[str, str]],
-               labels: list[tuple[str, str, bool]]) -> dict:
-    """Confusion counts, precision / recall / F1 of keeping (positive: parallel) and the share of the rejected
-    labelled pairs that were indeed not parallel."""
-    c: Counter = Counter()
-    for src, tgt, parallel in labels:
-        k = _key(src, tgt)
-        where = "kept" if k in kept else "rejected" if k in rejected else None
-        if where is None:
-            c["not_found"] += 1
-            continue
-        c[("tp" if parallel else "fp") if where == "kept" else ("fn" if parallel else "tn")] += 1
-    tp, fp, fn, tn = c["tp"], c["fp"], c["fn"], c["tn"]
-    p = tp / (tp + fp) if tp + fp else None
-    r = tp / (tp + fn) if tp + fn else None
-    f1 = 2 * p * r / (p + r) if p and r else (0.0 if p is not None and r is not None else None)
-    return {"labelled": len(labels), "found": tp + fp + fn + tn, "not_found": c["not_found"],
-            "tp": tp, "fp": fp, "fn": fn, "tn": tn, "precision": p, "recall": r, "f1": f1,
-            "rejected_correct": tn / (tn + fn) if tn + fn else None}
 
 
 def evaluate_filter(kept_paths, rejected_path, labels_path, *, fmt=None, columns=None, src_lang=None,
@@ -79,7 +54,7 @@ def evaluate_filter(kept_paths, rejected_path, labels_path, *, fmt=None, columns
     from ..formats import parse_columns, read_bitext
 
     bt = read_bitext(kept_paths, fmt=fmt, columns=columns, src_lang=src_lang, tgt_lang=tgt_lang)
-    kept = {_key(u.src, u.tgt) for u in bt.good()}
+    kept = {pair_key(u.src, u.tgt) for u in bt.good()}
     cols = parse_columns(columns, "tsv") if bt.fmt == "tsv" and columns else (1, 2)
     labels = read_labels(labels_path)
     out = filter_prf(kept, rejected_pairs(rejected_path, cols), labels)

@@ -15,8 +15,8 @@ from .labels import (
     threshold_for,
     wilson,
 )
-from .runs import ReviewRun, load_run
 from .sample import BANDS, MARGIN, draw, estimated_band_precision
+from .scored_run import ReviewRun, load_run
 
 #: precisions the summary gives a threshold for (besides the one asked for)
 TARGETS = (0.9, 0.95, 0.98)

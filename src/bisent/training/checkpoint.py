@@ -20,8 +20,9 @@ from pathlib import Path
 import torch
 
 from ..errors import BisentError
-from ..io import atomic_write, make_state_dir
+from ..io import atomic_write
 from ..models.modeldir import write_safetensors
+from ..state import StateDir, check_same, fingerprint
 
 FILE = "checkpoint.safetensors"
 LEGACY_STATE = "checkpoint.json"          # first-wave checkpoints kept the state in a second file
@@ -45,7 +46,7 @@ def open_run(out_dir: Path, resume: bool) -> dict | None:
     if resume:
         out_dir.mkdir(parents=True, exist_ok=True)
     else:
-        make_state_dir(out_dir, "train")
+        StateDir(out_dir, "train").adopt()    # the run's fingerprint rides in its checkpoint (check_same_run)
     return state
 
 
@@ -112,16 +113,14 @@ def _legacy_state(path: Path) -> dict:
 
 
 def check_same_run(state: dict, recipe: dict, data_hash: str, fingerprints: dict[str, str], out_dir: Path) -> None:
-    """Refuse to resume with another recipe, other data or another tokenizer."""
-    path = Path(out_dir) / FILE
-    for key in MATH_KEYS:
-        if state["recipe"].get(key) != recipe.get(key):
-            raise BisentError(f"{path}: cannot resume: the recipe's '{key}' differs from the checkpoint's")
-    if state["data_fingerprint"] != data_hash:
-        raise BisentError(f"{path}: cannot resume: the training data differ from the checkpoint's")
-    for key, value in fingerprints.items():
-        if state.get(key) != value:
-            raise BisentError(f"{path}: cannot resume: {key} differs from the checkpoint's")
+    """Refuse to resume with another recipe, other data or another tokenizer: the checkpoint's fingerprint (kept
+    in its header, atomically with the tensors) against this run's, the one rule of :mod:`bisent.state`."""
+    def fp(data, rec, extra):
+        return fingerprint("train", {"training data": data}, {**{k: rec.get(k) for k in MATH_KEYS}, **extra})
+
+    check_same(Path(out_dir), "a training run", fp(state.get("data_fingerprint"), state["recipe"],
+                                                   {k: state.get(k) for k in fingerprints}),
+               fp(data_hash, recipe, fingerprints), "use the recipe and data of that run, or start a new one elsewhere")
 
 
 def load(out_dir: Path, state: dict, *, model, opts: list, batches) -> dict[str, torch.Tensor]:

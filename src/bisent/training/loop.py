@@ -13,7 +13,9 @@
    if the run had never stopped;
 3. every step: one mixed batch, loss (a non-finite loss stops the run with
    an error naming the step; the last checkpoint stays), backward, clip,
-   step; every ``log_every`` steps a JSON line in ``train_log.jsonl``; every
+   step; or, for an objective with a step hook (``Setup.step``: Zhang 2016's
+   L-BFGS iteration on the whole corpus), that step, with no optimiser here;
+   every ``log_every`` steps a JSON line in ``train_log.jsonl``; every
    ``eval_every`` steps the dev figures (:func:`bisent.evaluate.evaluate_dev`);
    every ``checkpoint_every`` steps (and at the end) a checkpoint and the model directory.
    On a CPU the loop runs inside :func:`~bisent.training.heap.keep_freed_memory`
@@ -66,15 +68,12 @@ def train(recipe: dict, bitexts: list[Bitext], monos: list[Monotext] | None = No
     from ``out_dir``'s checkpoint and must use the same recipe and data. ``init``: a model directory whose
     weights a new run starts from (:func:`.checkpoint.init_weights`; any data, the same model).
     """
-    objective = get_objective(recipe.get("objective") or recipe["architecture"])
     if init is not None and resume:
         raise BisentError("--init starts a new run from a model's weights; --resume continues one: choose one")
-    if hasattr(objective, "train"):                                   # a paper with its own loop (zhang2016: L-BFGS)
-        if init is not None:
-            raise BisentError(f"--init: the {recipe.get('objective') or recipe['architecture']} objective "
-                              "has its own training loop and cannot start from a model directory")
-        return objective.train(recipe, bitexts, monos, dev, out_dir, resume=resume, max_steps=max_steps,
-                               max_minutes=max_minutes, progress=progress)
+    if init is not None and getattr(get_objective(recipe.get("objective") or recipe["architecture"]), "OWN_STEP",
+                                    False):
+        raise BisentError(f"--init: the {recipe.get('objective') or recipe['architecture']} objective "
+                          "cannot start from a model directory (its word vectors are its corpus's own)")
     t_start = time.monotonic()
     out_dir = Path(out_dir)
     arch, tr, oc = recipe["architecture"], recipe["train"], recipe["optim"]
@@ -90,8 +89,8 @@ def train(recipe: dict, bitexts: list[Bitext], monos: list[Monotext] | None = No
     model, batches = run.model, run.batches
     init_info = checkpoint.init_weights(model, init, recipe) if init is not None else {}
 
-    # 2. optimisers; a resumed run continues from its checkpoint
-    opts = make_optimizers(model, oc)
+    # 2. optimisers (none when the objective steps itself: Setup.step); a resumed run continues from its checkpoint
+    opts = make_optimizers(model, oc) if run.step is None else []
     step, elapsed_before = checkpoint.resume(state, recipe, run, opts, out_dir) if state is not None else (0, 0.0)
     log = RunLog(out_dir / LOG_FILE, step)
 
@@ -105,7 +104,7 @@ def train(recipe: dict, bitexts: list[Bitext], monos: list[Monotext] | None = No
                    "streams": batches.describe()})
 
     # 3. the loop
-    clip = oc["clip"] if oc["clip"] is not None else math.inf
+    clip = oc["clip"] if oc.get("clip") is not None else math.inf
     window: list[dict] = []                                           # the steps since the last log line
     t_log, last_saved = time.monotonic(), step
     bar = progress_bar(progress, total=max_steps, initial=step, desc=f"train {arch}", unit="step")
@@ -115,21 +114,24 @@ def train(recipe: dict, bitexts: list[Bitext], monos: list[Monotext] | None = No
                 if max_minutes is not None and time.monotonic() - t_start > max_minutes * 60:
                     log.write({"step": step, "event": "time limit", "max_minutes": max_minutes})
                     break
-                set_lr(opts, lr_at(oc, step))
-                batch = [sb.to(device) for sb in next(batches)]            # list of sub-batches, one per stream
-                parts = _optimise(run, batch, opts, clip, step + 1, last_saved)
+                if run.step is None:
+                    set_lr(opts, lr_at(oc, step))
+                    batch = [sb.to(device) for sb in next(batches)]        # list of sub-batches, one per stream
+                    parts = _optimise(run, batch, opts, clip, step + 1, last_saved)
+                else:                                                      # the objective's own step (zhang2016)
+                    parts = _own_step(run, step, last_saved)
                 step += 1
                 rec: dict = dict((run.on_step(step) if run.on_step is not None else None) or {})
                 window.append(parts)
                 bar.update(1)
                 if step % tr["log_every"] == 0 or step == max_steps:
-                    rec = {"step": step, **_mean(window), "lr": lr_at(oc, step - 1),
+                    rec = {"step": step, **_mean(window), **({"lr": lr_at(oc, step - 1)} if opts else {}),
                            "steps_per_s": len(window) / max(time.monotonic() - t_log, 1e-9),
                            "elapsed_s": round(elapsed_before + time.monotonic() - t_start, 2), **rec}
                     bar.set_postfix(loss=f"{rec['loss']:.3f}")
                     window, t_log = [], time.monotonic()
                 if run.dev and (step % tr["eval_every"] == 0 or step == max_steps):
-                    rec = {"step": step, **rec, **evaluate_dev(run.encoder, run.dev, tr["dev_max"])}
+                    rec = {"step": step, **rec, **evaluate_dev(_dev_encoder(run), run.dev, tr["dev_max"])}
                 if rec:
                     log.write({"step": step, **rec})
                 if step % tr["checkpoint_every"] == 0:
@@ -138,7 +140,7 @@ def train(recipe: dict, bitexts: list[Bitext], monos: list[Monotext] | None = No
             # stopped early (time limit): log the last partial window and evaluate where we are
             rec = {"step": step, **_mean(window)} if window else {}
             if run.dev and step > 0 and not any(r.get("step") == step and "dev_err" in r for r in log.records[-2:]):
-                rec = {"step": step, **rec, **evaluate_dev(run.encoder, run.dev, tr["dev_max"])}
+                rec = {"step": step, **rec, **evaluate_dev(_dev_encoder(run), run.dev, tr["dev_max"])}
             if rec:
                 log.write(rec)
     finally:
@@ -174,6 +176,21 @@ def _optimise(run, batch: list, opts: list, clip: float, step: int, last_saved: 
     for o in opts:
         o.step()
     return {"loss": float(loss.detach()), **parts, "grad_norm": float(gnorm)}
+
+
+def _own_step(run, step: int, last_saved: int) -> dict:
+    """The objective's own step ``step`` (0-based, :attr:`Setup.step`); a non-finite loss is an error."""
+    run.model.train()
+    loss, parts = run.step(step)
+    if not math.isfinite(loss):
+        raise BisentError(f"training: the loss is {loss} at step {step + 1}; stopped (the last checkpoint, "
+                          f"step {last_saved}, is kept; try a lower optim.lr)")
+    return {"loss": loss, **parts}
+
+
+def _dev_encoder(run):
+    """The encoder for the dev figures: ``run.encoder``, or one built at the current weights."""
+    return run.dev_encoder() if run.dev_encoder is not None else run.encoder
 
 
 def pick_device(tr: dict) -> torch.device:

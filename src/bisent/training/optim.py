@@ -22,7 +22,7 @@ class RowAdam(torch.optim.Optimizer):
     the CPU is updated by one compiled pass over its rows (:func:`_row_adam_update`);
     any other (a GPU's, or with ``fused=False``) by dense row gathers and scatters
     (``index_select`` / ``index_copy_``). Both are faster than SparseAdam on a CPU
-    (``python research/table_optimiser.py``). One difference: epsilon is added
+    (``python benchmarks/table_optimiser.py``). One difference: epsilon is added
     to the bias-corrected root, as ``torch.optim.Adam`` adds it; SparseAdam adds it
     before the correction, which matters only where a gradient is within a few
     hundred epsilons of 0. State per parameter: ``step`` (int), ``exp_avg``, ``exp_avg_sq``.

@@ -12,8 +12,9 @@ import time
 from pathlib import Path
 
 from ..errors import BisentError
-from ..io import atomic_write, make_state_dir
+from ..io import atomic_write
 from ..models.modeldir import WEIGHTS_FILE
+from ..state import StateDir
 from . import checkpoint
 from .data import Bitext, Monotext
 from .loop import pick_device
@@ -35,14 +36,14 @@ def prepare(recipe: dict, bitexts: list[Bitext], monos: list[Monotext] | None = 
     ``out_dir`` is a folder of its own (not a run's); the report is also returned.
     """
     objective = recipe.get("objective") or recipe["architecture"]
-    if hasattr(get_objective(objective), "train"):
-        raise BisentError(f"--prepare-only: the {objective} objective has its own training loop and no shared "
-                          "set-up to prepare")
+    if getattr(get_objective(objective), "OWN_STEP", False):
+        raise BisentError(f"--prepare-only: the {objective} objective prepares its own data (word vectors) and "
+                          "has no shared set-up to prepare")
     out_dir = Path(out_dir)
     if checkpoint.exists(out_dir) or (out_dir / WEIGHTS_FILE).exists():
         raise BisentError(f"{out_dir}: holds a training run; --prepare-only writes {PREPARED_FILE} into a "
                           "folder of its own")
-    make_state_dir(out_dir, "train")   # a user's folder holding files is refused, never written into
+    StateDir(out_dir, "train").adopt()   # a user's folder holding files is refused, never written into
     t0 = time.monotonic()
     run = get_objective(objective).setup(recipe, list(bitexts), list(monos or []), list(dev or []), out_dir,
                                          state=None, device=pick_device(recipe["train"]))

@@ -68,6 +68,11 @@ class Setup:
     unchanged (the tokenizer's sha256); ``on_step(step)`` runs after each optimiser step
     and may return log fields; ``state()`` / ``load_state(tensors)`` carry the
     objective's own tensors through checkpoints (mined hard negatives).
+
+    ``step(at)``, when given, is the objective's own optimisation step (0-based ``at``), returning
+    ``(loss, {name: float})``: the loop then makes no optimisers and draws no batches (zhang2016: one L-BFGS
+    iteration on the whole corpus; its optimiser's state rides in ``state``). ``dev_encoder()`` builds the
+    encoder for the dev figures at the current weights, where ``encoder`` cannot follow the module.
     """
 
     model: Any                                   # torch.nn.Module
@@ -83,3 +88,5 @@ class Setup:
     on_step: Callable[[int], dict | None] | None = None
     state: Callable[[], dict] | None = None
     load_state: Callable[[dict], None] | None = None
+    step: Callable[[int], tuple[float, dict[str, float]]] | None = None
+    dev_encoder: Callable[[], Any] | None = None

@@ -4,7 +4,7 @@ Its loss is :func:`bisent.training.objectives.zhang2016.bbowae_chunk_loss`.
 """
 
 from ...models.keys import NUM, Field
-from .zhang2016 import WORD_AE_SECTIONS, train  # noqa: F401
+from .zhang2016 import OWN_STEP, WORD_AE_SECTIONS, setup  # noqa: F401
 
 #: the sections of its recipes besides the model's (models/zhang2016.py)
 RECIPE_SECTIONS = {**WORD_AE_SECTIONS, "objectives": {

@@ -38,6 +38,7 @@ import torch
 import torch.nn.functional as F
 
 from ...errors import BisentError
+from ...evaluate import retrieval_p_at
 from ...models.keys import NUM, Field
 from ..data import Batches
 from . import Setup
@@ -230,11 +231,11 @@ def setup(recipe: dict, bitexts: list, monos: list, dev: list, out_dir: Path, *,
         with torch.no_grad():
             for k, view in enumerate(views):
                 rows, vw = np.arange(dev_pairs.n), np.full(dev_pairs.n, k)
-                a = F.normalize(model(*_to(inputs(dev_feats, "src", rows, vw), device)), dim=-1)
-                b = F.normalize(model(*_to(inputs(dev_feats, "tgt", rows, vw), device)), dim=-1)
-                s, gold = a @ b.T, torch.arange(dev_pairs.n, device=a.device)
-                out[f"dev_p1_{view}_src_tgt"] = round(100 * float((s.argmax(1) == gold).float().mean()), 2)
-                out[f"dev_p1_{view}_tgt_src"] = round(100 * float((s.argmax(0) == gold).float().mean()), 2)
+                a = F.normalize(model(*_to(inputs(dev_feats, "src", rows, vw), device)), dim=-1)    # (n, out)
+                b = F.normalize(model(*_to(inputs(dev_feats, "tgt", rows, vw), device)), dim=-1)    # (n, out)
+                p_ab, p_ba = retrieval_p_at(a.float().cpu().numpy(), b.float().cpu().numpy(), 1)
+                out[f"dev_p1_{view}_src_tgt"] = round(100 * p_ab, 2)
+                out[f"dev_p1_{view}_tgt_src"] = round(100 * p_ba, 2)
         model.train()
         return out
 

@@ -1,10 +1,10 @@
 """Training of the Zhang et al. (2016) bilingual autoencoder (Eq. 8-10) and of the BBoWAE baseline (Eq. 4).
 
-Paper: ../shared/papers/zhang2016-bilingual-autoencoder-global-descriptors.txt; models in
-:mod:`bisent.models.zhang2016`. ``bisent train -c zhang2016`` (or ``bbowae``) comes here
-through :func:`train`, its own small loop, because the paper optimises the WHOLE corpus objective with
-L-BFGS (a closure over every pair), which the step-per-batch Adam loop of :mod:`bisent.training.loop` has
-no place for.
+Paper: Zhang et al. (2016), "Bilingual Autoencoders with Global Descriptors for Modeling Parallel
+Sentences" (COLING 2016); models in :mod:`bisent.models.zhang2016`. ``bisent train -c zhang2016`` (or
+``bbowae``) runs in the common loop (:func:`bisent.training.loop.train`) through :func:`setup`, whose step
+hook (``Setup.step``) replaces the loop's batch step: the paper optimises the WHOLE corpus objective with
+L-BFGS (a closure over every pair), not one batch at a time.
 
 **Zhang 2016**, on N pairs in corpus order cut into blocks of B (Eq. 9, ``objectives.block``)::
 
@@ -36,20 +36,16 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import torch
 
 from ...errors import BisentError
-from ...evaluate import evaluate_dev
 from ...io import atomic_write
 from ...models.keys import NUM, Field
-from ...models.modeldir import WEIGHTS_FILE
 from ...models.zhang2016 import (
     UNK,
     VOCAB_FILE,
@@ -66,10 +62,7 @@ from ...models.zhang2016 import (
     tokenize,
     vocab_bytes,
 )
-from ...progress import progress_bar
-from .. import checkpoint
 from ..data import Bitext
-from ..runlog import RunLog
 from . import Setup
 
 #: the sections a word-vocabulary autoencoder (zhang2016, bbowae) reads besides its model's and objectives'
@@ -90,7 +83,9 @@ RECIPE_SECTIONS = {**WORD_AE_SECTIONS, "objectives": {
     "w2v_negative": Field(5, int, minimum=1),
     "w2v_bilingual": Field(False, bool)}}       # one skip-gram on pseudo-bilingual pairs (not the paper)
 
-LOG_FILE = "train_log.jsonl"
+#: the objective steps itself (``Setup.step``) and makes its own word vectors, vocabularies and descriptor
+#: statistics from the corpus: a run cannot start from a model directory (``--init``) or be prepared apart
+OWN_STEP = True
 
 
 # --- data ------------------------------------------------------------------------------------------
@@ -419,7 +414,7 @@ class _Position:
         return self._describe
 
 
-# --- the loop --------------------------------------------------------------------------------------
+# --- the optimisation step (the loop is bisent.training.loop's) -------------------------------------
 
 def make_optimiser(model, recipe: dict):
     oc = recipe["optim"]
@@ -442,10 +437,14 @@ def adam_rows(recipe: dict, n: int, step: int) -> np.ndarray:
 
 
 def setup(recipe: dict, bitexts: list[Bitext], monos, dev: list[Bitext], out_dir: Path, *, state: dict | None,
-          threads: int = 1) -> tuple[Setup, Prepared, Any]:
-    """Tokens, vocabularies, word vectors (Zhang: word2vec or --word-vectors), the module, its optimiser,
-    as the framework's :class:`Setup` (for checkpoints and the dev figures), the corpus and the optimiser."""
-    arch = recipe["architecture"]
+          device=None) -> Setup:
+    """Tokens, vocabularies, word vectors (Zhang: word2vec or --word-vectors), the module and its optimiser, as
+    the framework's :class:`Setup` for :func:`bisent.training.loop.train`, with a step hook (``Setup.step``):
+    one L-BFGS iteration on all of J (a closure over the whole corpus), or one Adam step on a random set of
+    whole blocks. The loop does the rest (log, dev figures, checkpoints). ``device`` is ignored: CPU only."""
+    arch, oc = recipe["architecture"], recipe["optim"]
+    threads = recipe["train"]["threads"] or 1
+    torch.set_num_threads(threads)                              # the same count when resuming, for identical sums
     if monos:
         raise BisentError(f"{arch}: trains on parallel pairs only; leave out --mono")
     prep = Prepared(recipe, bitexts, out_dir, resume=state is not None)
@@ -454,7 +453,7 @@ def setup(recipe: dict, bitexts: list[Bitext], monos, dev: list[Bitext], out_dir
         if set(d.langs) != set(langs):
             raise BisentError(f"{d.source}: dev pairs are {'-'.join(d.langs)}, the model is {'-'.join(langs)}")
     model = build(recipe, prep)
-    info: dict = {"languages": langs, "pairs": len(prep.pairs),
+    info: dict = {"device": "cpu", "optimizer": oc["optimizer"], "languages": langs, "pairs": len(prep.pairs),
                   "vocab": {lang: len(prep.vocab[lang]) for lang in langs}}
     if arch == "zhang2016" and state is None:
         t = time.monotonic()
@@ -481,52 +480,19 @@ def setup(recipe: dict, bitexts: list[Bitext], monos, dev: list[Bitext], out_dir
         with atomic_write(out_dir / VOCAB_FILE, "wb") as f:
             f.write(vocab)
     opt = make_optimiser(model, recipe)
-
-    def save_model(at_dir: Path, step: int) -> None:
-        save_model_dir(at_dir, arch, model_hp(recipe, langs), model.state_dict(), prep.vocab,
-                       extra={"training": {"step": step, "recipe": recipe}})
-
-    run = Setup(model=model, batches=_Position(f"{len(prep.pairs)} {'-'.join(langs)} pairs"),
-                loss=zhang_chunk_loss if arch == "zhang2016" else bbowae_chunk_loss,
-                encoder=None, save_model=save_model, data_hash=prep.data_hash, dev=dev, info=info,
-                fingerprints={"vocab_sha256": hashlib.sha256(vocab).hexdigest()},
-                state=lambda: optimiser_state(opt), load_state=lambda t: load_optimiser_state(opt, t))
-    return run, prep, opt
-
-
-def train(recipe: dict, bitexts: list[Bitext], monos=None, dev: list[Bitext] | None = None, out_dir=None, *,
-          resume: bool = False, max_steps: int | None = None, max_minutes: float | None = None,
-          progress: bool | None = None):
-    """Train ``zhang2016`` or ``bbowae`` on ``bitexts``; write the model directory ``out_dir``; a ``TrainResult``.
-
-    The steps are this module's (an L-BFGS step needs a closure over the whole corpus); checkpoints,
-    the log and the dev figures are the framework's (:mod:`bisent.training.checkpoint`,
-    :class:`bisent.training.runlog.RunLog`, :func:`bisent.evaluate.evaluate_dev`).
-    """
-    from ..loop import TrainResult
-
-    t_start = time.monotonic()
-    out_dir = Path(out_dir)
-    arch, tr, oc = recipe["architecture"], recipe["train"], recipe["optim"]
-    max_steps = tr["max_steps"] if max_steps is None else max_steps
-    max_minutes = tr["max_minutes"] if max_minutes is None else max_minutes
-    state = checkpoint.open_run(out_dir, resume)
-    torch.set_num_threads(tr["threads"] or 1)                      # the same count when resuming, for identical sums
-    run, prep, opt = setup(recipe, list(bitexts), monos, list(dev or []), out_dir, state=state,
-                           threads=tr["threads"] or 1)
-    model, langs, n = run.model, prep.langs, len(prep.pairs)
-    step, elapsed_before = checkpoint.resume(state, recipe, run, [], out_dir) if state is not None else (0, 0.0)
-    full = make_chunks(recipe, prep, model, np.arange(n)) if oc["optimizer"] == "lbfgs" else None
-    block = recipe["objectives"]["block"]
+    loss = zhang_chunk_loss if arch == "zhang2016" else bbowae_chunk_loss
+    n, block = len(prep.pairs), recipe["objectives"]["block"]
+    full: list[dict] = []                    # L-BFGS: the whole corpus as chunks, made at the first step (after a
+    #                                          resumed checkpoint restored the word vectors the descriptors use)
 
     def objective(chunks, n_total: int, sem_scale: float) -> tuple[float, dict]:
         """Zero the gradients, accumulate J's over ``chunks`` (+ R), return J and its parts."""
         opt.zero_grad(set_to_none=False)
         total, parts = 0.0, {}
         for ch in chunks:
-            loss, p = run.loss(model, ch, langs, recipe, n_total, sem_scale)
-            loss.backward()
-            total += float(loss.detach())
+            j, p = loss(model, ch, langs, recipe, n_total, sem_scale)
+            j.backward()
+            total += float(j.detach())
             parts = {k: parts.get(k, 0.0) + v for k, v in p.items()}
         if arch == "zhang2016":
             r = regulariser(model, recipe)
@@ -535,59 +501,32 @@ def train(recipe: dict, bitexts: list[Bitext], monos=None, dev: list[Bitext] | N
             parts["reg"] = float(r.detach())
         return total, parts
 
-    log = RunLog(out_dir / LOG_FILE, step)
-    if state is None:
-        log.write({"step": 0, "event": "start", "architecture": arch, "optimizer": oc["optimizer"],
-                   "params": sum(p.numel() for p in model.parameters()), **run.info})
+    def step(at: int) -> tuple[float, dict]:
+        """Step ``at`` (0-based): J at its start and its parts."""
+        if oc["optimizer"] == "lbfgs":
+            if not full:
+                full.extend(make_chunks(recipe, prep, model, np.arange(n)))
+            seen: dict = {}
 
-    def save(at: int) -> None:                                        # a checkpoint, then the model directory
-        checkpoint.save(out_dir, run, [], recipe, step=at,
-                        elapsed_s=round(elapsed_before + time.monotonic() - t_start, 2))
-        run.save_model(out_dir, at)
+            def closure():
+                j, parts = objective(full, n, 1.0)
+                seen.setdefault("first", (j, parts))
+                return torch.tensor(j)
 
-    # one step: one L-BFGS iteration on all of J, or one Adam step on a random set of whole blocks
-    bar = progress_bar(progress, total=max_steps, initial=step, desc=f"train {arch}", unit="step")
-    last_saved = step
-    try:
-        while step < max_steps:
-            if max_minutes is not None and time.monotonic() - t_start > max_minutes * 60:
-                log.write({"step": step, "event": "time limit", "max_minutes": max_minutes})
-                break
-            if oc["optimizer"] == "lbfgs":
-                seen: dict = {}
+            opt.step(closure)
+            return seen["first"]                                     # J at the start of the iteration
+        rows = adam_rows(recipe, n, at)
+        j, parts = objective(make_chunks(recipe, prep, model, rows), len(rows),
+                             (n // block) / max(1, len(rows) // block))
+        opt.step()
+        return j, parts
 
-                def closure():
-                    j, parts = objective(full, n, 1.0)
-                    seen.setdefault("first", (j, parts))
-                    return torch.tensor(j)
+    def save_model(at_dir: Path, at: int) -> None:
+        save_model_dir(at_dir, arch, model_hp(recipe, langs), model.state_dict(), prep.vocab,
+                       extra={"training": {"step": at, "recipe": recipe}})
 
-                opt.step(closure)
-                j, parts = seen["first"]                                 # J at the start of the iteration
-            else:
-                rows = adam_rows(recipe, n, step)
-                j, parts = objective(make_chunks(recipe, prep, model, rows), len(rows),
-                                     (n // block) / max(1, len(rows) // block))
-                opt.step()
-            if not math.isfinite(j):
-                raise BisentError(f"training: the loss is {j} at step {step + 1}; stopped (the last checkpoint, "
-                                  f"step {last_saved}, is kept; try a lower optim.lr)")
-            step += 1
-            bar.update(1)
-            bar.set_postfix(loss=f"{j:.4g}")
-            rec: dict = {}
-            if step % tr["log_every"] == 0 or step == max_steps:
-                rec = {"loss": j, **parts, "elapsed_s": round(elapsed_before + time.monotonic() - t_start, 2)}
-            if run.dev and (step % tr["eval_every"] == 0 or step == max_steps):
-                rec.update(evaluate_dev(as_encoder(model, recipe, prep, f"{out_dir} (training)"), run.dev,
-                                        tr["dev_max"]))
-            if rec:
-                log.write({"step": step, **rec})
-            if step % tr["checkpoint_every"] == 0:
-                save(step)
-                last_saved = step
-    finally:
-        bar.close()
-        log.close()
-    if last_saved != step or not (out_dir / WEIGHTS_FILE).exists():
-        save(step)
-    return TrainResult(out_dir, model, None, step, log.records)
+    return Setup(model=model, batches=_Position(f"{n} {'-'.join(langs)} pairs"), loss=loss, encoder=None,
+                 save_model=save_model, data_hash=prep.data_hash, dev=dev, info=info,
+                 fingerprints={"vocab_sha256": hashlib.sha256(vocab).hexdigest()},
+                 state=lambda: optimiser_state(opt), load_state=lambda t: load_optimiser_state(opt, t),
+                 step=step, dev_encoder=lambda: as_encoder(model, recipe, prep, f"{out_dir} (training)"))

@@ -16,20 +16,17 @@ unmatched. It is written to another file (or folder), atomically.
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
+from ..calibration import Calibration
 from ..errors import BisentError
 from ..io import atomic_dir, atomic_write, iter_raw_lines
-from ..calibration import Calibration
-from ..report.record import SUFFIX, tsv_rows
-
-_LINES = re.compile(r"(\d+(,\d+)*)?")
+from ..report.finished import SUFFIX, find_run
+from ..report.record import tsv_rows
 
 
 @dataclass
@@ -64,76 +61,19 @@ class ReviewRun:
 
 
 def load_run(path) -> ReviewRun:
-    """The run whose output (or record, or run folder) is ``path``."""
-    p = Path(path)
-    if not p.exists():
-        raise BisentError(f"{p}: no such file or folder")
-    if p.is_dir():
-        from ..run import MANIFEST
-
-        if (p / MANIFEST).is_file():
-            kept = p / "filter" / "kept.tsv"
-            if not Path(f"{kept}{SUFFIX}").is_file():
-                raise BisentError(f"{p}: no record {kept}{SUFFIX}: run `bisent run -c CONFIG --report FILE` "
-                                  "to score and record the filter stage first")
-            run = _filter_run(kept, _record(Path(f"{kept}{SUFFIX}")))
-            run.name, run.labels_path = p.name, p / "review.jsonl"
-            return run
-        if (p / f"pairs{SUFFIX}").is_file():
-            return _align_run(sorted(p.glob("[0-9]*.tsv")), p, _record(p / f"pairs{SUFFIX}"))
-        raise BisentError(f"{p}: not a run folder of `bisent run` (no {MANIFEST}) nor of `bisent align --pairs` "
-                          f"(no pairs{SUFFIX})")
-    if p.name.endswith(SUFFIX):
-        out = p.with_name(p.name[:-len(SUFFIX)])
-        if p.name == f"pairs{SUFFIX}":
-            return _align_run(sorted(p.parent.glob("[0-9]*.tsv")), p.parent, _record(p))
-        return load_run(out) if out.exists() else _missing(out, p)
-    rec_path = Path(f"{p}{SUFFIX}")
-    rec = _record(rec_path) if rec_path.is_file() else None
-    kind = rec.get("kind") if rec else _sniff(p)
-    if kind == "mining":
-        return _mined_run(p, rec)
-    if kind == "filter":
-        return _filter_run(p, rec)
-    if kind == "docs":
-        return _docs_run(p, rec)
-    if kind == "align":
-        return _align_run([p], p, rec)
-    raise BisentError(f"{rec_path}: a record of kind {kind!r}; expected mining, filter, docs or align")
-
-
-def _missing(out: Path, rec: Path):
-    raise BisentError(f"{rec}: the output it records, {out}, is not there")
-
-
-def _record(path: Path) -> dict:
-    try:
-        rec = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as e:
-        raise BisentError(f"{path}: not readable JSON ({e})") from None
-    if not isinstance(rec, dict) or rec.get("kind") not in ("mining", "filter", "docs", "align"):
-        raise BisentError(f"{path}: not a bisent run record (no kind mining/filter/docs/align)")
-    return rec
-
-
-def _sniff(p: Path) -> str:
-    """The kind of an output without a record: a docs header, aligned rows or mined rows."""
-    from ..documents import MINE_COLUMNS
-
-    for _, cols in tsv_rows(p):
-        if cols == list(MINE_COLUMNS):
-            return "docs"
-        if len(cols) >= 5 and _LINES.fullmatch(cols[0]) and _LINES.fullmatch(cols[1]):
-            return "align"
-        try:
-            float(cols[0])
-        except ValueError:
-            break
-        if len(cols) >= 3:
-            return "mining"
-        break
-    raise BisentError(f"{p}: not an output bisent review knows without a record {p}{SUFFIX} (mined pairs, "
-                      "aligned blocks, matched documents); a filter output needs the record of --report")
+    """The run whose output (or record, or run folder) is ``path``, located and its record read by the one reader
+    of finished runs (:func:`bisent.report.finished.find_run`)."""
+    found = find_run(path)
+    if found.kind == "mining":
+        return _mined_run(found.output, found.record)
+    if found.kind == "filter":
+        run = _filter_run(found.output, found.record)
+        if found.run_folder is not None:                  # bisent run's filter stage: labels beside the run
+            run.name, run.labels_path = found.run_folder.name, found.run_folder / "review.jsonl"
+        return run
+    if found.kind == "docs":
+        return _docs_run(found.output, found.record)
+    return _align_run(found.files, found.output, found.record)
 
 
 # ---------------------------------------------------------------------------

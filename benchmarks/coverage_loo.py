@@ -5,7 +5,7 @@ loses its first or last unit. Prints, per noise kind, the share of the pairs tha
 looser variants of it) keep which a bound on that gain would also keep, for a grid of bounds: the clean share is
 what the bound costs, the noise shares what it removes.
 
-    python research/coverage_loo.py --pair en-de --split dev
+    python benchmarks/coverage_loo.py --pair en-de --split dev
 """
 
 from __future__ import annotations

@@ -1,12 +1,12 @@
 """Choose the shape of cut of the filter pipeline's ``repair`` step on DEV.
 
-    python research/divergence_pipeline_dev.py --pair en-de -e models/div-en-de \
+    python benchmarks/divergence_pipeline_dev.py --pair en-de -e models/div-en-de \
         --setting '{}' --setting '{"sentences_only": true}' [--repair-only]
 
 The filter benchmark's noisy set is built from LibreOffice DEV pages exactly as `bisent bench
 divergence` builds it from TEST pages (:func:`bisent.bench.filtering.build_set` with ``split="dev"``,
 2,000 items, seed 0), and the word-labelled set from DEV pages as
-``research/divergence_dev_sweep.py`` builds it. Per ``--setting`` (extra options of the ``repair``
+``benchmarks/divergence_dev_sweep.py`` builds it. Per ``--setting`` (extra options of the ``repair``
 step and of :func:`bisent.divergence.repair.repair_pair`, JSON) it prints one JSON line: on the word set the
 glued pairs restored exactly and the clean pairs cut; on the noisy set the share of each kind the step
 cuts and the glued pairs restored exactly; without ``--repair-only`` also the default pipeline (use-m3)

@@ -7,7 +7,7 @@ rarest word occurs in the collection's text of one language (``train.en-XX.tsv``
 with the items only it or only the reference (use-m3) gets wrong. Words are lowercased ``\\w+`` runs, so the
 split means something for languages written with spaces (not Chinese or Japanese).
 
-    python research/word_coverage.py --collection general --domain dict --pair en-it \\
+    python benchmarks/word_coverage.py --collection general --domain dict --pair en-it \\
         -e use-m3 -e models/student-general [--side tgt] [--limit 300] [--examples]
 """
 

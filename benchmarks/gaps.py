@@ -15,7 +15,7 @@ reference on every set.
 (:func:`recommend`): the encoder unless it is more than ``--points`` or significantly behind the reference in either
 direction.
 
-    python research/gaps.py -e models/student-general [-e ...] [--results benchmarks/results] [--list] [--resample N]
+    python benchmarks/gaps.py -e models/student-general [-e ...] [--results benchmarks/results] [--list] [--resample N]
         [--recommend]
 """
 

@@ -7,7 +7,8 @@ The rule of ``benchmarks/align_rule.py`` reads the Bleualign document, the parag
 objects over the defaults (``{"skip_floor": 0.5}``); dev data only. Its records in ``align_dev_views.jsonl`` up to
 commit 79e6868 were made with the defaults before (floor 0.5, merge penalty 0.15) and the earlier help-page gold.
 
-    python research/align_dev_views.py --gold BLEUALIGN_DIR --pair en-de --setting '{}' --setting '{"skip_floor": 0.5}'
+    python benchmarks/align_dev_views.py --gold BLEUALIGN_DIR --pair en-de \
+        --setting '{}' --setting '{"skip_floor": 0.5}'
 """
 
 from __future__ import annotations

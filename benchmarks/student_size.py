@@ -15,7 +15,7 @@ Variants of one trained student, each a model directory measured like any encode
   shared row would be pulled towards in training). A lower bound on a student trained with that
   many buckets (which could spread its collisions better).
 
-Usage: ``python research/student_size.py --model DIR --counts FILE... --set gettext:en-de ...``
+Usage: ``python benchmarks/student_size.py --model DIR --counts FILE... --set gettext:en-de ...``
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ anchor's after the steps. RowAdam adds Adam's epsilon where
 before the correction, so the two differ in elements whose gradient is within
 a few hundred epsilons of 0 (there by up to most of a step) and nowhere else.
 
-Usage: ``python research/table_optimiser.py [--buckets N] [--dim E] [--rows U] [--steps S]``
+Usage: ``python benchmarks/table_optimiser.py [--buckets N] [--dim E] [--rows U] [--steps S]``
 """
 
 from __future__ import annotations

@@ -5,10 +5,10 @@ member again for each choice of members. Here each member embeds the recovery te
 cache (a member benchmarked before is read back), and every ensemble asked for is the normalised mean of its members'
 unit rows: what ``bisent ensemble`` computes, but from the rows as the cache stores them (float16), so a figure can
 differ from a built ensemble's by an item on a set. Records shaped like ``bisent bench recover``'s (CSLS, beside
-use-m3, with the item-by-item comparison) are appended to ``--out`` for ``research/gaps.py``. Build the ensemble
+use-m3, with the item-by-item comparison) are appended to ``--out`` for ``benchmarks/gaps.py``. Build the ensemble
 worth keeping and measure it with ``bisent bench recover``: that is the record to publish.
 
-    python research/ensembles.py --out FILE NAME=DIR[,DIR...] ... [--set DOMAIN:PAIR ...]
+    python benchmarks/ensembles.py --out FILE NAME=DIR[,DIR...] ... [--set DOMAIN:PAIR ...]
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Choose repair's defaults on DEV: glued pairs restored and clean pairs cut for a grid of
 (boundary_cost, min_word_gain), with where the glued pairs go (left whole, cut a word off, ...).
 
-    python research/divergence_dev_sweep.py --pair en-de -e models/div-en-de \
+    python benchmarks/divergence_dev_sweep.py --pair en-de -e models/div-en-de \
         --costs 0,1,2,3,4,6 [--gains 0:4:0.25] [--tau 1]
 
 The word set is built from LibreOffice DEV pages exactly as `bisent bench divergence` builds its

@@ -11,7 +11,7 @@ only, every dev/test text of the benchmark sets already removed by the builder).
 - ``stats.json``: the sizes and how many pairs of each domain each set holds.
 
 Each (en, XX) pair is kept once (its first occurrence). Deterministic: the same input gives the same
-bytes. Usage: ``python research/curve_data.py general/train.en-de.tsv --size 100000 --out curve``.
+bytes. Usage: ``python benchmarks/curve_data.py general/train.en-de.tsv --size 100000 --out curve``.
 """
 
 from __future__ import annotations
