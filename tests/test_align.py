@@ -488,7 +488,7 @@ def test_merged_paragraphs_give_n_1_gold_and_keep_every_sentence():
 
 
 def test_pairs_from_docs_mine_output(tmp_path, capsys):
-    """`bisent docs mine` over two folders, then `bisent align --pairs` on its TSV: matched rows aligned, the rest
+    """`bisent documents mine` over two folders, then `bisent align --pairs` on its TSV: matched rows aligned, the rest
     not."""
     for side, lines in (("en", EN), ("de", DE)):
         (tmp_path / side).mkdir()
@@ -496,7 +496,7 @@ def test_pairs_from_docs_mine_output(tmp_path, capsys):
             write(tmp_path / side / f"doc{k}.txt", lines[2 * k:2 * k + 2])
     write(tmp_path / "en" / "lonely.txt", ["Nothing to see here at all, really nothing."])
     mined = tmp_path / "mined.tsv"
-    assert main(["docs", "mine", str(tmp_path / "en"), str(tmp_path / "de"), "-l", "en", "-L", "de",
+    assert main(["documents", "mine", str(tmp_path / "en"), str(tmp_path / "de"), "-l", "en", "-L", "de",
                  "-e", "char-ngram", "--segmentation", "given", "-o", str(mined)]) == 0
     rows = [r.split("\t") for r in mined.read_text(encoding="utf-8").splitlines()]
     assert rows[0][-2:] == ["src_origin", "tgt_origin"] and sum(r[4] == "matched" for r in rows[1:]) == 3

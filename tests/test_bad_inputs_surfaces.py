@@ -280,7 +280,7 @@ def test_a_jsonl_byte_order_mark_is_read_as_in_tsv(tmp_path, capsys):
     docs = tmp_path / "s.jsonl"
     docs.write_bytes(b"\xef\xbb\xbf" + json.dumps({"id": "a", "text": PAIR["src"]}).encode() + b"\n")
     (tmp_path / "t.jsonl").write_text(json.dumps({"id": "b", "text": PAIR["tgt"]}) + "\n")
-    rc, _, err = run_main(["docs", "mine", docs, tmp_path / "t.jsonl", "-l", "en", "-L", "de", "-e", "char-ngram",
+    rc, _, err = run_main(["documents", "mine", docs, tmp_path / "t.jsonl", "-l", "en", "-L", "de", "-e", "char-ngram",
                            "--segmentation", "given", "-o", tmp_path / "m.tsv"], capsys)
     assert rc == 0, err
     assert "a\tb\t" in (tmp_path / "m.tsv").read_text()

@@ -155,15 +155,15 @@ def test_calibration_takes_a_split_and_settings(capsys):
                                          split="dev", settings=["align"])
     assert al["setting"] == "align" and al["pages"] == 20 and al["blocks"] > 100 and len(al["points"]) == 5
     assert al["negatives"] >= 100 and all(0 <= p["measured"] <= 100 for p in al["points"])
+    # each task has its own options: another task's is no option of it
     assert main(["bench", "mining", "--split", "dev", "--no-anchors", "-e", "random", "--results", ""]) == 2
-    assert "--split dev: only the calibration task (test, dev, all) and the docmine, align, filter and recover tasks" \
-        in capsys.readouterr().err
+    assert "No such option '--split'" in capsys.readouterr().err
     assert main(["bench", "filter", "--setting", "docs", "--no-anchors", "-e", "random", "--results", ""]) == 2
-    assert "--setting: only the calibration task has settings" in capsys.readouterr().err
+    assert "No such option '--setting'" in capsys.readouterr().err
     assert main(["bench", "calibration", "--split", "all", "--no-anchors", "-e", "random", "--results", ""]) == 2
     assert "--split all: only the docs setting" in capsys.readouterr().err
     assert main(["bench", "mining", "--estimator", "em", "--no-anchors", "-e", "random", "--results", ""]) == 2
-    assert "--estimator: only the calibration task estimates" in capsys.readouterr().err
+    assert "No such option '--estimator'" in capsys.readouterr().err
     assert main(["bench", "calibration", "--estimator", "split", "--no-anchors", "-e", "random", "--results", ""]) == 2
     assert "--estimator split: only the mining setting splits its pairs" in capsys.readouterr().err
 

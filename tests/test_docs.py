@@ -29,7 +29,7 @@ DE = ["Die Katze sitzt auf der Matte.", "Öffnen Sie das Menü Datei.", "Speiche
       "Schließen Sie das Fenster.", "Drucken Sie die Seite.", "Fügen Sie eine Tabelle ein.",
       "Löschen Sie die Zeile.", "Kopieren Sie den Text."]
 #: commands (first words after ``bisent``) that embed and so get ``-e char-ngram`` when a tour gives no encoder
-EMBEDDING = {("mine",), ("embed",), ("align",), ("filter",), ("docs", "mine"), ("explain",)}
+EMBEDDING = {("mine",), ("embed",), ("align",), ("filter",), ("documents", "mine"), ("explain",)}
 #: history that belongs in CHANGELOG.md and git, not in the product's text
 HISTORY = re.compile(r"\b(session|issue|round)s? \d+|\b(out|cmp)/[\w-]+/|\bstop \d+\b", re.I)
 

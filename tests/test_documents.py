@@ -172,7 +172,7 @@ def test_cli_docs_mine_and_eval(tmp_path, capsys):
                                    for i, t in enumerate(topics)])
     (tmp_path / "gold.tsv").write_text("".join(f"e{i}\td{i}\ttest\n" for i in range(4)), encoding="utf-8")
     out = tmp_path / "pairs.tsv"
-    assert main(["docs", "mine", tmp_path / "en.jsonl", tmp_path / "de.jsonl", "-l", "en", "-L", "de",
+    assert main(["documents", "mine", tmp_path / "en.jsonl", tmp_path / "de.jsonl", "-l", "en", "-L", "de",
                  "-e", "char-ngram", "-o", out]) == 0
     assert json.loads(capsys.readouterr().out)["matched"] == 4
     assert main(["eval", "docs", tmp_path / "en.jsonl", tmp_path / "de.jsonl", tmp_path / "gold.tsv", "-l", "en",

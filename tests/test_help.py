@@ -32,7 +32,8 @@ def _help(name: str) -> str:
 
 
 def test_the_walk_finds_groups_and_their_commands():
-    assert {"", "data", "docs", "eval", "cache", "mine", "explain", "eval filter", "data libreoffice"} <= set(ALL)
+    assert {"", "data", "documents", "eval", "cache", "mine", "explain", "eval filter", "data libreoffice",
+            "bench", "bench mining", "bench align"} <= set(ALL)
 
 
 @pytest.mark.parametrize("name", sorted(ALL))

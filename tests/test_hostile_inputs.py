@@ -140,7 +140,7 @@ A = lambda d: ["align", lines(d / "a.txt", EN), lines(d / "b.txt", DE[:10]), "-l
                "-e", "char-ngram", "-o", d / "out.tsv"]
 MINE = lambda d: ["mine", lines(d / "en.txt", EN), lines(d / "de.txt", DE), "-l", "en", "-L", "de",  # noqa: E731
                   "-e", "char-ngram", "--threshold", "none", "-o", d / "out.tsv"]
-DOCS = lambda d, src=None: ["docs", "mine", *docs(d, src), "-l", "en", "-L", "de", "-e", "char-ngram",  # noqa: E731
+DOCS = lambda d, src=None: ["documents", "mine", *docs(d, src), "-l", "en", "-L", "de", "-e", "char-ngram",  # noqa: E731
                             "--segmentation", "given", "-o", d / "out.tsv"]
 RUN = lambda d, **kw: ["run", "-c", run_yaml(d, **kw), "-o", d / "out", "--quiet"]  # noqa: E731
 REPAIR = lambda d: ["repair", lines(d / "in.tsv", PAIRS), "-m", d / "no-model", "-o", d / "out.tsv"]  # noqa: E731

@@ -27,8 +27,8 @@ LAYERS: list[set[str]] = [
     {"mining", "datasets", "calibration"},         # vectors -> neighbours -> pairs; data builders
     {"filtering", "documents", "evaluate", "align", "scale", "distill"},  # what a user does with them
     {"training"},                                                 # learning encoders
-    {"bench", "demo", "report", "review", "run", "jobs"},         # measuring, showing, checking, whole jobs
-    {"cli", "paths", "__main__", "__init__"},                     # the command line; the package root
+    {"bench", "demo", "report", "review", "run"},                 # measuring, showing, checking, whole jobs
+    {"jobs", "cli", "paths", "__main__", "__init__"},             # the jobs, the command line; the package root
 ]
 
 

@@ -31,7 +31,7 @@ COMMANDS = command_specs()
 
 
 def test_every_command_is_found_and_declared():
-    assert {"mine", "embed", "filter", "align", "run", "report", "docs mine", "eval docs", "data vocab",
+    assert {"mine", "embed", "filter", "align", "run", "report", "documents mine", "eval docs", "data vocab",
             "train", "train-scorer", "ensemble"} <= set(COMMANDS)
     undeclared = sorted(name for name, (_, spec) in COMMANDS.items() if spec is None)
     assert not undeclared, f"commands without a path declaration (bisent.paths.guarded): {undeclared}"

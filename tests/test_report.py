@@ -206,7 +206,7 @@ def test_mining_calibration_split_and_its_fallback():
 
 
 def test_documents_calibration_estimates_planted_document_pairs():
-    """``docs mine`` calibration: the same orphan negatives on document embeddings, empty documents left out."""
+    """``documents mine`` calibration: the same orphan negatives on document embeddings, empty documents left out."""
     from bisent.report.runs import documents_calibration
 
     rng = np.random.default_rng(3)
@@ -600,11 +600,11 @@ def test_report_renders_in_a_browser(tmp_path):
 
 
 # ---------------------------------------------------------------------------
-# --report on docs mine and align
+# --report on documents mine and align
 # ---------------------------------------------------------------------------
 
 def _docs_run(tmp_path) -> Path:
-    """``bisent docs mine --report`` on 12 shared and 4 lone documents (char-ngram encoder)."""
+    """``bisent documents mine --report`` on 12 shared and 4 lone documents (char-ngram encoder)."""
     rng = np.random.default_rng(7)
     shared = [_sentences(rng, 3) for _ in range(12)]
     src = [{"id": f"s{i}", "text": d} for i, d in enumerate(shared + [_sentences(rng, 3) for _ in range(4)])]
@@ -612,8 +612,8 @@ def _docs_run(tmp_path) -> Path:
     src.append({"id": "empty", "text": []})
     for name, docs in (("a.jsonl", src), ("b.jsonl", tgt)):
         (tmp_path / name).write_text("".join(json.dumps(d) + "\n" for d in docs))
-    assert main(["docs", "mine", tmp_path / "a.jsonl", tmp_path / "b.jsonl", "-l", "en", "-L", "de", "-e", "char-ngram",
-                 "--segmentation", "given", "--threshold", "1.05", "-o", tmp_path / "m.tsv",
+    assert main(["documents", "mine", tmp_path / "a.jsonl", tmp_path / "b.jsonl", "-l", "en", "-L", "de",
+                 "-e", "char-ngram", "--segmentation", "given", "--threshold", "1.05", "-o", tmp_path / "m.tsv",
                  "--report", tmp_path / "docs.html"]) == 0
     return tmp_path / "docs.html"
 

@@ -96,7 +96,7 @@ def test_cli_rerank(tmp_path, capsys):
                                    for i, t in enumerate(topics)])
     (tmp_path / "gold.tsv").write_text("".join(f"e{i}\td{i}\ttest\n" for i in range(4)), encoding="utf-8")
     out = tmp_path / "pairs.tsv"
-    assert main(["docs", "mine", tmp_path / "en.jsonl", tmp_path / "de.jsonl", "-l", "en", "-L", "de",
+    assert main(["documents", "mine", tmp_path / "en.jsonl", tmp_path / "de.jsonl", "-l", "en", "-L", "de",
                  "-e", "char-ngram", "--rerank", "3", "-o", out]) == 0
     r = json.loads(capsys.readouterr().out)
     assert r["matched"] == 4 and r["rerank"] == {"depth": 3, "weight": 1.0}
@@ -104,7 +104,7 @@ def test_cli_rerank(tmp_path, capsys):
                  "-L", "de", "-e", "char-ngram", "--rerank", "3", "--mined", out]) == 0
     r = json.loads(capsys.readouterr().out)
     assert r["p@1_src_tgt"] == 100.0 and r["mined_precision"] == 100.0
-    assert main(["docs", "mine", tmp_path / "en.jsonl", tmp_path / "de.jsonl", "-l", "en", "-L", "de",
+    assert main(["documents", "mine", tmp_path / "en.jsonl", tmp_path / "de.jsonl", "-l", "en", "-L", "de",
                  "-e", "char-ngram", "--rerank", "3", "--rerank-encoder", "no-such-encoder", "-o", out]) == 2
     assert "no-such-encoder" in capsys.readouterr().err
 

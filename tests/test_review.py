@@ -215,7 +215,7 @@ def test_threshold_from_labels_and_apply(tmp_path, capsys):
 
 
 # ---------------------------------------------------------------------------
-# The other runs: filter, docs mine, align, bisent run
+# The other runs: filter, documents mine, align, bisent run
 # ---------------------------------------------------------------------------
 
 def test_review_a_filter_run(tmp_path, capsys):

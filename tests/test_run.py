@@ -100,7 +100,7 @@ def test_collections_every_document_accounted_for_and_bad_config(tmp_path, capsy
     assert docs["pairs"] + docs["unmatched_src"] == 4 and docs["pairs"] + docs["unmatched_tgt"] == 3
     assert 2 * docs["pairs"] + len(unmatched) == 7 and docs["pairs"] >= 1
     assert any(u.startswith("src\tempty.en\t") and u.endswith("empty document") for u in unmatched)
-    matches = (tmp_path / "r" / "documents" / "matches.tsv").read_text().splitlines()   # bisent docs mine's format
+    matches = (tmp_path / "r" / "documents" / "matches.tsv").read_text().splitlines()   # bisent documents mine's format
     assert matches[0].startswith("src_id\ttgt_id") and len(matches) == 5
     pairs = (tmp_path / "r" / "documents" / "pairs.tsv").read_text().splitlines()
     assert len(pairs) == docs["pairs"] and summary_aligned(tmp_path / "r") == docs["pairs"]

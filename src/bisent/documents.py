@@ -47,7 +47,7 @@ from .values import config_number
 
 SEGMENTATIONS = ("sentencex", "given")
 
-#: default of ``bisent docs mine --threshold`` and of ``bisent run``'s documents stage: the ratio margin a
+#: default of ``bisent documents mine --threshold`` and of ``bisent run``'s documents stage: the ratio margin a
 #: document pair must reach (chosen on dev pages with the cosine floor below, benchmarks/README.md, "Documents: the
 #: default threshold")
 DEFAULT_THRESHOLD = 1.3
@@ -313,7 +313,7 @@ def match_settings(threshold, min_cosine) -> tuple[float | None, float | None, d
     return t, c, {"threshold": t, "min_cosine": c}
 
 
-#: columns of ``bisent docs mine`` output
+#: columns of ``bisent documents mine`` output
 MINE_COLUMNS = ("src_id", "tgt_id", "score", "cosine", "status", "src_origin", "tgt_origin")
 
 

@@ -188,7 +188,7 @@ def check_command_paths(paths: Paths) -> None:
 
 
 def command_specs() -> dict[str, tuple[click.Command, PathSpec | None]]:
-    """Every command of ``bisent`` (``"docs mine"`` for a group's) with its declaration (None: undeclared)."""
+    """Every command of ``bisent`` (``"documents mine"`` for a group's) with its declaration (None: undeclared)."""
     from .cli import cli
 
     found: dict[str, tuple[click.Command, PathSpec | None]] = {}

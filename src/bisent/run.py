@@ -24,7 +24,7 @@ checkpoints are kept); with other inputs the stage's old outputs are removed fir
 files and renamed, the manifest last.
 
 The ``documents`` stage takes the pairs as given (``documents.pairs``: a TSV
-of source and target paths, or the output of ``bisent docs mine``), or mines
+of source and target paths, or the output of ``bisent documents mine``), or mines
 them across two collections (``documents.collections``: JSONL files or
 folders) with :mod:`bisent.documents` (Sentence-Avg, HiDE or Document BoW;
 kNN + margin, one-to-one): one row per source document in
@@ -109,7 +109,7 @@ def _collections(ctx: RunContext) -> list[Path]:
 @register_stage("documents", outputs=("documents/pairs.tsv", "documents/matches.tsv", "documents/unmatched.tsv"),
                 inputs=_collections)
 def stage_documents(ctx: RunContext) -> dict:
-    """Document pairs: given as a TSV (``documents.pairs``: path pairs, or a ``bisent docs mine`` output), or
+    """Document pairs: given as a TSV (``documents.pairs``: path pairs, or a ``bisent documents mine`` output), or
     mined across two collections (``documents.collections``) by :mod:`bisent.documents`."""
     from .align.batch import read_pairs
 
@@ -131,7 +131,7 @@ def stage_documents(ctx: RunContext) -> dict:
 
 
 def _mine_collections(ctx: RunContext, sec: dict, coll) -> dict:
-    """``bisent docs mine`` inside the run: read both collections (JSONL or folders), embed, kNN + margin,
+    """``bisent documents mine`` inside the run: read both collections (JSONL or folders), embed, kNN + margin,
     one-to-one. ``matches.tsv`` is its output (one row per source document); each matched document is
     written one sentence per line under ``documents/text/`` for the align stage; ``unmatched.tsv`` lists
     every document of either side without a pair, with the reason."""
@@ -173,7 +173,7 @@ def _mine_collections(ctx: RunContext, sec: dict, coll) -> dict:
 
 
 def doc_settings(sec) -> tuple[float | None, float | None]:
-    """The documents section's threshold and cosine floor: ``bisent docs mine``'s defaults where unset
+    """The documents section's threshold and cosine floor: ``bisent documents mine``'s defaults where unset
     (:data:`bisent.documents.DEFAULT_THRESHOLD`, :data:`~bisent.documents.DEFAULT_MIN_COSINE`), null: none."""
     from .documents import DEFAULT_MIN_COSINE, DEFAULT_THRESHOLD
 
@@ -487,7 +487,7 @@ def report_run(config_path, run_dir, out_path, overrides=None) -> str:
     (its record ``filter/kept.tsv.report.json`` is written), the align stage
     is calibrated as ``bisent align --report`` does; the documents
     stage shows scores and counts only (its document embeddings are not kept,
-    so it has no calibration here: ``bisent docs mine --report`` has one).
+    so it has no calibration here: ``bisent documents mine --report`` has one).
     """
     from .report import record as rec_mod
     from .report.html import render

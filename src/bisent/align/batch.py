@@ -118,7 +118,7 @@ def align_files(src_path, tgt_path, src_lang: str, tgt_lang: str, aligner: Sente
 
 def read_pairs(path) -> list[tuple[int, Path, Path]]:
     """``(line, src path, tgt path)`` of a pairs TSV (the first two columns; more columns are ignored),
-    or of the matched rows of a ``bisent docs mine`` output (its header line first; the paths are the
+    or of the matched rows of a ``bisent documents mine`` output (its header line first; the paths are the
     ``src_origin`` and ``tgt_origin`` columns, so the collections must have been folders of files).
 
     Relative paths are taken from the pairs file's folder. A missing file or a
@@ -139,7 +139,7 @@ def read_pairs(path) -> list[tuple[int, Path, Path]]:
             continue
         if mined:
             if len(cols) != len(MINE_COLUMNS):
-                raise BisentError(f"{where(path, n)}: expected {len(MINE_COLUMNS)} columns of 'bisent docs mine', "
+                raise BisentError(f"{where(path, n)}: expected {len(MINE_COLUMNS)} columns of 'bisent documents mine', "
                                   f"found {len(cols)}")
             if cols[4] != "matched":
                 continue   # an unmatched source document: nothing to align

@@ -9,7 +9,7 @@ Two settings per encoder, both on TEST documents of LibreOffice help:
   mutual ones against the mutual orphan negatives); the record's
   ``diagnosis`` holds, with gold, the score quantiles of the true and false
   pairs and of the negatives, mutual and not (for diagnosis only);
-- documents: ``bisent docs mine`` (Sentence-Avg, ratio margin, k = 4,
+- documents: ``bisent documents mine`` (Sentence-Avg, ratio margin, k = 4,
   max-score retrieval) over the candidate pool of ``bench docmine`` (every
   page of its four sources; me5-small on the LibreOffice test pages alone, as
   there); a matched pair is right when it is a gold page pair of any split;
@@ -127,7 +127,7 @@ def mining_diagnosis(scores: np.ndarray, correct: np.ndarray, mutual: np.ndarray
 
 def documents(src_lang: str, tgt_lang: str, enc_name: str, *, limit: int | None = None, progress=None,
               split: str | None = "test", estimator: str = "storey") -> dict:
-    """The documents setting: ``docs mine`` over the ``bench docmine`` pool, checked against every gold page pair.
+    """The documents setting: ``documents mine`` over the ``bench docmine`` pool, checked against every gold page pair.
 
     ``split``: only the pages of that split, every source (their pages' own
     split: unpaired pages have one too); None: every page of every split (the

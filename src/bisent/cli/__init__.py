@@ -2,7 +2,10 @@
 
 Each job's command lives in its own module (``cli/embed.py``, ``cli/mine.py``,
 ...) and is listed in ``COMMANDS`` below; modules are imported only when their
-command runs, so ``bisent --help`` is fast. A :class:`BisentError` (a user
+command runs, so ``bisent --help`` is fast. A job's command parses its options and
+passes them, by name, to its function in :mod:`bisent.jobs` (``jobs.mine(**options)``),
+which owns the work: a new option is a click decorator (shared ones in
+``cli/options.py``) and a keyword argument of the job, with the same default. A :class:`BisentError` (a user
 mistake) is printed as one line ``bisent: error: ...`` with exit status 2, and so
 is a command that needs an optional extra the install lacks (``EXTRAS``).
 """
@@ -39,9 +42,14 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "repair": ("repair", "repair", "Cut pairs back to their parallel core (leading/trailing divergent words)."),
     "align": ("align", "align", "Align the sentences of document pairs (many-to-many, vecalign-style)."),
     "run": ("run", "run_cmd", "Run the road from document pairs to clean bitext as resumable stages (YAML)."),
-    "docs": ("docs", "docs_group", "Match parallel documents of two collections (HiDE, BoW, Sentence-Avg)."),
+    "documents": ("documents", "documents_group",
+                  "Match parallel documents of two collections (HiDE, BoW, Sentence-Avg)."),
     "review": ("review", "review", "Check a run's pairs by eye in the browser; the labels set the threshold."),
 }
+
+
+#: former command name -> its name now: still runs, with a note on stderr; not listed in --help
+ALIASES: dict[str, str] = {"docs": "documents"}
 
 
 #: top-level module -> the pyproject extra that installs it (a command needing it says so in one line)
@@ -53,12 +61,18 @@ class LazyGroup(click.Group):
         return sorted(COMMANDS)
 
     def get_command(self, ctx, name):
+        name = ALIASES.get(name, name)
         if name not in COMMANDS:
             return None
         from .options import with_encoder_options
 
         module, attr, _ = COMMANDS[name]
         return with_encoder_options(getattr(importlib.import_module(f"bisent.cli.{module}"), attr))
+
+    def resolve_command(self, ctx, args):
+        if args and args[0] in ALIASES:
+            click.echo(f"bisent: note: `bisent {args[0]}` is renamed `bisent {ALIASES[args[0]]}`", err=True)
+        return super().resolve_command(ctx, args)
 
     def format_commands(self, ctx, formatter):
         rows = [(name, COMMANDS[name][2]) for name in sorted(COMMANDS)]

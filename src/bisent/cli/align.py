@@ -1,25 +1,14 @@
-"""``bisent align``: sentence alignment inside document pairs (one pair, or many from a TSV of path pairs)."""
+"""``bisent align``: sentence alignment inside document pairs (one pair, or many from a TSV of path pairs); a thin
+layer over :func:`bisent.jobs.align`."""
 
 from __future__ import annotations
-
-import json
-from pathlib import Path
 
 import click
 
 from ..align.costs import COPIES, LENGTH_WEIGHT, MAX_SIZE, MERGE_PENALTY, SKIP_FLOOR, SKIP_QUANTILE
-from ..errors import BisentError
+from ..jobs.align import DEFAULT_ENCODER, PATHS
 from ..paths import guarded
-from .options import LANG, FiniteFloat
-
-
-def _align_paths(kw: dict) -> dict:
-    """OUT: a file, or with --pairs bisent's folder of alignments; and its OUT.report.json record."""
-    out = kw["out"]
-    if kw["pairs"]:
-        return {"states": {"--output folder": out}, "writes": {"--output record": Path(out) / "pairs.report.json"
-                                                        if kw["report"] else None}}
-    return {"writes": {"--output": out, "--output record": f"{out}.report.json" if kw["report"] else None}}
+from .options import LANG, FiniteFloat, echo_summary
 
 
 @click.command("align")
@@ -27,7 +16,7 @@ def _align_paths(kw: dict) -> dict:
 @click.argument("tgt_doc", required=False, type=click.Path(dir_okay=False))
 @click.option("-l", "--src-lang", type=LANG, required=True, help="Source language code.")
 @click.option("-L", "--tgt-lang", type=LANG, required=True, help="Target language code.")
-@click.option("-e", "--encoder", default="use-m3", show_default=True,
+@click.option("-e", "--encoder", default=DEFAULT_ENCODER, show_default=True,
               help="Encoder name or model directory, or 'gale-church' (length model, no encoder).")
 @click.option("--split", is_flag=True,
               help="Input is raw text: split each line into sentences with sentencex; the TSV has a row per "
@@ -58,14 +47,12 @@ def _align_paths(kw: dict) -> dict:
 @click.option("--precision", type=FiniteFloat(min=0, max=1), default=None,
               help="Keep only the aligned blocks above the lowest score whose precision, estimated without gold "
                    "(as --report calibrates), is this; the blocks below become unaligned 1-0 / 0-1 rows.")
-@click.option("-o", "--output", "out", required=True, type=click.Path(),
+@click.option("-o", "--output", "output", required=True, type=click.Path(),
               help="Aligned TSV: src_lines, tgt_lines, score, src, tgt (a folder with --pairs).")
 @click.option("--report", type=click.Path(dir_okay=False), default=None,
               help="Also write this HTML report (and OUT.report.json, or OUT/pairs.report.json with --pairs).")
-@guarded(reads=("src_doc", "tgt_doc", "pairs"), writes=("blocks", "report"), derived=_align_paths,
-         derived_params=("out",))
-def align(src_doc, tgt_doc, src_lang, tgt_lang, encoder, split, pairs, jobs, blocks, max_size, skip_quantile,
-          skip_floor, merge_penalty, length_weight, copies, width, precision, out, report):
+@guarded(**PATHS)
+def align(**options):
     """Align the sentences of SRC_DOC and TGT_DOC (one sentence per line, or raw text with --split).
 
     Every input line is in exactly one output row: aligned groups (1-1, 1-2,
@@ -77,50 +64,6 @@ def align(src_doc, tgt_doc, src_lang, tgt_lang, encoder, split, pairs, jobs, blo
       bisent align doc.en doc.de -l en -L de -o aligned.tsv
       bisent align --pairs pairs.tsv -l en -L de -o aligned/ --report align.html
     """
-    options = {"max_size": max_size, "skip_quantile": skip_quantile, "skip_floor": skip_floor,
-               "merge_penalty": merge_penalty,
-               "length_weight": length_weight, "copies": copies, "width": width}
-    if pairs:
-        if src_doc or tgt_doc:
-            raise BisentError("give either SRC_DOC TGT_DOC or --pairs, not both")
-        from ..align.batch import align_many
-        summary = align_many(pairs, out, src_lang, tgt_lang, encoder=encoder, jobs=jobs, split=split, **options)
-        tsvs = sorted(Path(out).glob("[0-9]*.tsv"))
-        cal = _keep_precision(summary, tsvs, [t.with_suffix(".blocks") for t in tsvs], encoder, src_lang, tgt_lang,
-                              precision)
-        if report:
-            summary.update(_report(tsvs, Path(out) / "pairs", report, encoder, options, src_lang, tgt_lang, cal))
-        click.echo(json.dumps(summary))
-        return
-    if not (src_doc and tgt_doc):
-        raise BisentError("give SRC_DOC and TGT_DOC, or --pairs PAIRS.tsv")
-    from ..align import SentenceAligner
-    from ..align.batch import align_files
-    summary = align_files(src_doc, tgt_doc, src_lang, tgt_lang, SentenceAligner(encoder, **options),
-                          out_tsv=out, out_blocks=blocks, split=split)
-    cal = _keep_precision(summary, [out], [blocks], encoder, src_lang, tgt_lang, precision)
-    if report:
-        summary.update(_report([out], out, report, encoder, options, src_lang, tgt_lang, cal))
-    click.echo(json.dumps(summary))
+    from .. import jobs
 
-
-def _keep_precision(summary: dict, tsvs, blocks, encoder, src_lang, tgt_lang, precision):
-    """``--precision``: unalign the blocks below the calibrated threshold; the calibration (None without it)."""
-    if precision is None:
-        return None
-    from ..report.runs import keep_precision
-
-    fields, cal = keep_precision(tsvs, blocks, encoder, src_lang, tgt_lang, precision)
-    summary.update(fields)
-    return cal
-
-
-def _report(tsvs, out, report, encoder, options, src_lang, tgt_lang, cal=None) -> dict:
-    """The run record ``OUT.report.json`` of the aligned TSVs (with the blocks' calibration: ``cal``, the one
-    ``--precision`` chose its threshold by, when given) and the HTML report."""
-    from ..report.record import SUFFIX
-    from ..report.runs import align_run_record, write_report
-
-    rec = align_run_record(tsvs, encoder, src_lang, tgt_lang, params={"encoder": encoder, **options},
-                           summary={"documents": len(tsvs)}, calibration=cal)
-    return write_report(rec, f"{out}{SUFFIX}", report, title=f"bisent align: {Path(out).name}")
+    echo_summary(jobs.align(**options))

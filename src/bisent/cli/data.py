@@ -146,7 +146,7 @@ def scale(size: int, gold: int | None, sources: str | None, libreoffice_langs: s
     click.echo(f"wrote {out_dir}")
 
 
-from .docs import data_docs  # noqa: E402  GIMP, GNOME, manual pages, LibreOffice as document pairs
+from .documents import data_docs  # noqa: E402  GIMP, GNOME, manual pages, LibreOffice as document pairs
 
 data_group.add_command(data_docs)
 

@@ -155,7 +155,7 @@ def align_cmd(hyp, gold, labels, as_json):
                f"gold={r['n_gold']}")
 
 
-from .docs import eval_docs  # noqa: E402  document retrieval P@N (Guo et al. 2019)
+from .documents import eval_docs  # noqa: E402  document retrieval P@N (Guo et al. 2019)
 
 eval_group.add_command(eval_docs)
 

@@ -1,43 +1,18 @@
-"""``bisent mine``: parallel sentences from two monolingual collections."""
+"""``bisent mine``: parallel sentences from two monolingual collections; a thin layer over
+:func:`bisent.jobs.mine`."""
 
 from __future__ import annotations
 
-import contextlib
-import json
-import shutil
-import sys
-import tempfile
-import time
-from pathlib import Path
-
 import click
 
-from ..encoders import DEFAULT_ENCODER, get_encoder
-from ..errors import BisentError
-from ..io import is_stdio, readable_file, remove_state_dir
-from ..mining.blocks import BLOCK, BlockScorer
+from ..encoders import DEFAULT_ENCODER
+from ..jobs.mine import DEFAULT_PRECISION, PATHS
+from ..mining.blocks import BLOCK
 from ..mining.index import BLOCK_ROWS
-from ..mining.retrieval import RETRIEVALS, mine_files
-from ..mining.scoring import KINDS, MARGINS, Scorer
+from ..mining.retrieval import RETRIEVALS
+from ..mining.scoring import KINDS, MARGINS
 from ..paths import guarded
-from ..scale.ray_mine import RayExecutor
-from ..scale.ray_session import ray_session
-from .options import LANG, THRESHOLD_OR_NONE, FiniteFloat, fast_option, ray_options
-
-#: Without --threshold or --precision, mined pairs are kept from the threshold of this estimated precision.
-DEFAULT_PRECISION = 0.9
-
-
-def _mine_paths(kw: dict) -> dict:
-    """The state folder the search will use (default OUTPUT.knn or OUTPUT.blocks) and OUTPUT.report.json."""
-    out, state = kw["output"], kw["state_dir"]
-    plain = kw["ray_address"] is None and kw["block_rows"] is None
-    twostage = plain and (kw["knn_method"] == "twostage" or (kw["knn_method"] == "auto" and state is None))
-    if state is None and not is_stdio(out):
-        state = f"{out}.knn" if twostage else f"{out}.blocks" if not plain else None
-    record = f"{out}.report.json" if (kw["report"] or kw["precision"] is not None) and not is_stdio(out) else None
-    label = "--state folder" if kw["state_dir"] is not None else "state folder (default OUTPUT.knn / OUTPUT.blocks)"
-    return {"states": {label: state}, "writes": {"--output record": record}}
+from .options import LANG, THRESHOLD_OR_NONE, FiniteFloat, echo_summary, fast_option, ray_options
 
 
 @click.command()
@@ -90,11 +65,8 @@ def _mine_paths(kw: dict) -> dict:
 @click.option("--precision", type=FiniteFloat(min=0, max=1), default=None,
               help="Instead of --threshold: the lowest threshold whose precision, estimated without gold, is this.")
 @fast_option
-@guarded(reads=("src", "tgt", "src_vectors", "tgt_vectors"), writes=("output", "report"),
-         derived=_mine_paths, derived_params=("state_dir",))
-def mine(src, tgt, src_lang, tgt_lang, encoder, margin, score, retrieval, k, threshold, output, fmt,
-         with_ids, src_vectors, tgt_vectors, knn_method, ray_address, threads, workers, state_dir, block_rows,
-         report, precision, fast):
+@guarded(**PATHS)
+def mine(**options):
     """Mine SRC against TGT (either may be `-`, standard input); write `score<TAB>src<TAB>tgt` best first,
     duplicates removed. Without --threshold, pairs are kept at an estimated precision of 90 % (said on stderr).
 
@@ -103,87 +75,6 @@ def mine(src, tgt, src_lang, tgt_lang, encoder, margin, score, retrieval, k, thr
       bisent mine en.txt de.txt -l en -L de -o mined.tsv
       bisent mine en.txt de.txt -l en -L de -e me5-small --threshold 1.05 -o mined.tsv --report mine.html
     """
-    t0 = time.perf_counter()
-    default = threshold is None and precision is None
-    if threshold == "none" and precision is not None:
-        raise BisentError("give --threshold or --precision, not both")
-    threshold = None if threshold == "none" else threshold
-    if default:
-        precision = DEFAULT_PRECISION
-    if is_stdio(src) and is_stdio(tgt):
-        raise BisentError("SRC and TGT cannot both be `-` (standard input)")
-    if fast:                                   # a student distilled on SRC and TGT (said on stderr), then mined with
-        from ..jobs.distill import fast_student
-        encoder = fast_student(src, tgt, src_lang, tgt_lang, output, teacher=encoder,
-                               vectors=src_vectors or tgt_vectors)
-    enc = None if src_vectors else get_encoder(encoder)
-    twostage_state = None
-    if ray_address is None and block_rows is None and (knn_method == "twostage" or
-                                                       (knn_method == "auto" and state_dir is None)):
-        # resumable by default: a two-stage scan (asked for, or chosen by auto from 200k a side) saves its heaps,
-        # then its candidates, to this folder; the exact and approximate searches ignore it
-        twostage_state = state_dir or (None if is_stdio(output) else f"{output}.knn")
-        state_dir = None
-    blocks = ray_address is not None or state_dir is not None or block_rows is not None
-    if blocks:
-        if knn_method not in ("auto", "exact"):
-            raise BisentError("--ray / --state / --block-rows run the exact search in blocks; drop --index "
-                              f"{knn_method}")
-        if block_rows is not None and block_rows % BLOCK_ROWS:   # whole tiles: the one pass's sgemm shapes
-            raise BisentError(f"--block-rows {block_rows}: must be a multiple of {BLOCK_ROWS} (the kNN tile)")
-        if state_dir is None and not is_stdio(output):
-            state_dir = f"{output}.blocks"
-        rec = BlockScorer(score or margin, k, block=block_rows or BLOCK, state=state_dir,
-                          executor=RayExecutor(threads=threads) if ray_address else None)
-    else:
-        rec = Scorer(score or margin, k, knn_method=knn_method,
-                     **({"state": twostage_state} if twostage_state is not None else {}))
-    scorer = rec
-    to_stdout = False
-    if report or precision is not None:
-        from ..report import RecordingScorer, choose_threshold
-        if is_stdio(output) and not default:
-            raise BisentError("--report / --precision need an output file, not -o -")
-        to_stdout = is_stdio(output)
-        if threshold is not None:
-            choose_threshold(None, threshold, precision)   # both given: a one-line error before any work
-        scorer = RecordingScorer(rec)
-    session = ray_session(ray_address, threads=threads, workers=workers) if ray_address else contextlib.nullcontext()
-    tmp_dir = tempfile.TemporaryDirectory(prefix="bisent-mine-") if to_stdout else contextlib.nullcontext()
-    with readable_file(src) as src_file, readable_file(tgt) as tgt_file, session, tmp_dir as tmp:
-        # `-` and pipes: copied once; `-o -` with the default threshold: mined into a temp file, then copied
-        output = str(Path(tmp) / "mined.tsv") if to_stdout else output
-        summary = mine_files(src_file, tgt_file, src_lang, tgt_lang, enc, output, scorer=scorer,
-                             retrieval=retrieval, threshold=threshold if scorer is rec else None, fmt=fmt,
-                             with_ids=with_ids, src_vectors=src_vectors, tgt_vectors=tgt_vectors, progress=None)
-        if scorer is not rec:
-            from ..report import finish_mining
-            try:
-                summary.update(finish_mining(scorer, src_file, tgt_file, output, fmt=fmt, retrieval=retrieval,
-                                             threshold=threshold, precision=precision, report=report, params={
-                                                 "encoder": encoder, "score": score or margin, "k": k,
-                                                 "retrieval": retrieval}, write_record=not default or bool(report)))
-            except BisentError as e:
-                if not default:
-                    raise
-                raise BisentError(f"the default threshold (estimated precision {DEFAULT_PRECISION:g}): "
-                                  f"{str(e).removeprefix('--precision: ')}; give --threshold T, --precision P "
-                                  f"or --threshold none (keep every pair)") from None
-            if default:
-                click.echo(f"bisent: kept {summary['pairs']} pairs scoring >= {summary['threshold']:.4g}, "
-                           f"estimated precision {summary['estimated_precision']:.0%} (the default; "
-                           f"--threshold none keeps every pair)", err=True)
-        if to_stdout:
-            with open(output, "rb") as f:
-                shutil.copyfileobj(f, sys.stdout.buffer)
-            sys.stdout.buffer.flush()
-            summary["output"] = output = "-"
-    if blocks:
-        summary["blocks"] = rec.counts_
-        if state_dir is not None:
-            remove_state_dir(state_dir)   # OUTPUT is written: nothing left to resume
-    if twostage_state is not None:
-        remove_state_dir(twostage_state)   # OUTPUT is written: nothing left to resume
-    summary["src_file"], summary["tgt_file"] = src, tgt
-    summary["seconds"] = round(time.perf_counter() - t0, 2)
-    click.echo(json.dumps(summary), err=True)
+    from .. import jobs
+
+    echo_summary(jobs.mine(**options), err=True)

@@ -138,7 +138,7 @@ def fast_option(f):
 
 
 def doc_match_options(f):
-    """``--threshold`` and ``--min-cosine`` of document matching (``bisent docs mine``): a pair must reach both;
+    """``--threshold`` and ``--min-cosine`` of document matching (``bisent documents mine``): a pair must reach both;
     each defaults to the value chosen on dev pages (:data:`bisent.documents.DEFAULT_THRESHOLD`,
     :data:`bisent.documents.DEFAULT_MIN_COSINE`), ``none`` turns it off."""
     from ..documents import DEFAULT_MIN_COSINE, DEFAULT_THRESHOLD
@@ -211,3 +211,8 @@ def with_encoder_options(command: click.Command) -> click.Command:
     if takes_encoder and "device" not in names:
         command.params.extend(encoder_options())
     return command
+def echo_summary(summary: dict, err: bool = False) -> None:
+    """A job's summary as the one JSON line the command prints (on stderr with ``err``: stdout holds the output)."""
+    import json
+
+    click.echo(json.dumps(summary), err=err)

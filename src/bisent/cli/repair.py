@@ -1,21 +1,13 @@
-"""``bisent repair``: cut pairs back to their parallel core (section 3.2), one line out per line in."""
+"""``bisent repair``: cut pairs back to their parallel core (section 3.2), one line out per line in; a thin layer
+over :func:`bisent.jobs.repair`."""
 
 from __future__ import annotations
 
-import json
-
 import click
 
+from ..jobs.repair import PATHS
 from ..paths import guarded
-from .options import FiniteFloat, bitext_options
-
-
-def _span(s) -> str:
-    return f"{s[0]}-{s[1]}" if s else "-"
-
-
-def _num(v) -> str:
-    return "-" if v is None else f"{v:.4f}"
+from .options import FiniteFloat, bitext_options, echo_summary
 
 
 @click.command("repair")
@@ -44,9 +36,8 @@ def _num(v) -> str:
               help="Refuse a cut at an end after which one kept side ends with sentence-final punctuation and "
                    "the other does not (the repair step's default).")
 @bitext_options
-@guarded(reads=("pairs", "model_dir"), writes=("output",))
-def repair(pairs, model_dir, output, n_best, tau, rerank, min_gain, min_word_gain, boundary_cost, sentences_only,
-           one_side, match_ends, fmt, columns):
+@guarded(**PATHS)
+def repair(**options):
     """Cut leading/trailing words of both sides of each pair of PAIRS where the model finds them divergent.
     PAIRS: src<TAB>tgt (or doc<TAB>id<TAB>src<TAB>tgt), two Moses files, TMX, XLIFF, JSONL, Parquet (--format).
 
@@ -61,29 +52,6 @@ def repair(pairs, model_dir, output, n_best, tau, rerank, min_gain, min_word_gai
       bisent repair pairs.tsv -m models/divergence -o repaired.tsv
       bisent repair corpus.en corpus.de -m models/divergence --sentences-only -o repaired.tsv
     """
-    from collections import Counter
+    from .. import jobs
 
-    from ..divergence.files import read_pairs
-    from ..divergence.repair import BOUNDARY_COST, MIN_WORD_GAIN, TAU, repair_pair
-    from ..io import atomic_write
-    from ..models.divergence import load_model
-
-    model = load_model(model_dir)
-    min_word_gain = MIN_WORD_GAIN if min_word_gain is None else min_word_gain
-    boundary_cost = BOUNDARY_COST if boundary_cost is None else boundary_cost
-    tau = TAU if tau is None else tau
-    counts: Counter = Counter()
-    with atomic_write(output) as f:
-        for n, pair, reason in read_pairs(pairs, fmt=fmt, columns=columns):
-            if pair is None:
-                counts["skipped"] += 1
-                f.write(f"{n}\tskipped: {reason}\t-\t-\t-\t-\t\t\n")
-                continue
-            r = repair_pair(model, *pair, n_best=n_best, tau=tau, rerank=rerank, min_gain=min_gain,
-                            min_word_gain=min_word_gain, boundary_cost=boundary_cost, sentences_only=sentences_only,
-                            one_side=one_side, match_ends=match_ends)
-            counts[r.status.split(":")[0]] += 1
-            src, tgt = (r.src, r.tgt) if not r.status.startswith("skipped") else ("", "")
-            f.write(f"{n}\t{r.status}\t{_span(r.src_span)}\t{_span(r.tgt_span)}\t{_num(r.before)}\t{_num(r.after)}"
-                    f"\t{src}\t{tgt}\n")
-    click.echo(json.dumps(dict(counts)), err=True)
+    echo_summary(jobs.repair(**options), err=True)

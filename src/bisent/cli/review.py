@@ -52,7 +52,7 @@ def _review_paths(kw: dict) -> dict:
 @guarded(reads=("run",), writes=("labels", "report"), derived=_review_paths, derived_params=("output",),
          resumes=("labels",))
 def review(run, labels, seed, bands, per_band, margin, precision, summary_only, apply, output, report, port):
-    """Review RUN (the output of mine, filter, align, docs mine, or a `bisent run` folder).
+    """Review RUN (the output of mine, filter, align, documents mine, or a `bisent run` folder).
 
     Draws a sample stratified by score band and serves a page on 127.0.0.1
     (its address, with a one-time token, is printed once): one pair at a time,
@@ -74,39 +74,56 @@ def review(run, labels, seed, bands, per_band, margin, precision, summary_only, 
         raise BisentError("-o is the output of --apply P; give --apply too")
     r = open_review(run, labels, seed=seed, bands=bands, per_band=per_band, margin=margin)
     if apply is not None:
-        if r.run.output.is_dir():                 # aligned TSVs of --pairs: -o is a folder of the same files
-            from pathlib import Path
+        click.echo(json.dumps(_apply(r, apply, output)))
+    elif summary_only or report:
+        click.echo(json.dumps(_summary(r, precision, report), indent=1))
+    else:
+        _serve(r, port, precision)
 
-            from ..io import same_file
-            if same_file(output, r.run.output) or Path(output).resolve().is_relative_to(r.run.output.resolve()):
-                raise BisentError(f"{output}: -o is the reviewed folder or inside it; give another folder")
-        else:
-            check_command_paths({"reads": {"RUN": r.run.output, "--labels": r.labels_path}, "writes": {"-o": output}})
-        t = r.threshold(apply)
-        if t is None:
-            raise BisentError(f"--apply {apply}: the labels reach that precision at no threshold "
-                              f"({r.summary()['labelled']} labels); label more or ask for less")
-        counts = r.run.write_cut(t["threshold"], output)
-        click.echo(json.dumps({"output": str(output), **counts, **t}))
-        return
-    if summary_only or report:
-        s = r.summary(precision)
-        if report:
-            from ..report.html import render
 
-            record = dict(r.run.record or {"kind": r.run.kind})
-            record["review"] = s
-            s["report"] = str(render([(r.run.name, record)], report, title=f"bisent review: {r.run.name}"))
-        click.echo(json.dumps(s, indent=1))
-        return
+def _apply(r, apply: float, output) -> dict:
+    """``--apply P -o OUT``: the run re-cut at the threshold the labels give for precision P."""
+    from ..errors import BisentError
+
+    if r.run.output.is_dir():                 # aligned TSVs of --pairs: -o is a folder of the same files
+        from pathlib import Path
+
+        from ..io import same_file
+        if same_file(output, r.run.output) or Path(output).resolve().is_relative_to(r.run.output.resolve()):
+            raise BisentError(f"{output}: -o is the reviewed folder or inside it; give another folder")
+    else:
+        check_command_paths({"reads": {"RUN": r.run.output, "--labels": r.labels_path}, "writes": {"-o": output}})
+    t = r.threshold(apply)
+    if t is None:
+        raise BisentError(f"--apply {apply}: the labels reach that precision at no threshold "
+                          f"({r.summary()['labelled']} labels); label more or ask for less")
+    counts = r.run.write_cut(t["threshold"], output)
+    return {"output": str(output), **counts, **t}
+
+
+def _summary(r, precision, report) -> dict:
+    """``--summary`` / ``--report``: what the labels say (and the report with it)."""
+    s = r.summary(precision)
+    if report:
+        from ..report.html import render
+
+        record = dict(r.run.record or {"kind": r.run.kind})
+        record["review"] = s
+        s["report"] = str(render([(r.run.name, record)], report, title=f"bisent review: {r.run.name}"))
+    return s
+
+
+def _serve(r, port: int, precision) -> None:
+    """The review page until Ctrl-C or SIGTERM; then the summary on stderr."""
+    import signal
+    import sys
+
     from ..review.server import ReviewServer
 
     server = ReviewServer(r, port=port, precision=precision)
     click.echo(f"bisent review: {len(r.items)} pairs in {len(r.bands)} bands, {len(r.log.labels)} labelled; "
                f"labels in {r.labels_path}")
     click.echo(server.url, nl=True)
-    import signal
-    import sys
 
     def stop(signum, frame):
         raise KeyboardInterrupt

@@ -84,10 +84,37 @@ def train(recipe_path, train_specs, mono_specs, dev_specs, out_dir, resume, init
     from ..training.data import resolve_bitext, resolve_monotext
     from ..training.loop import train as run_training
     from ..training.prepare import prepare
-    from ..training.recipe import load_recipe, parse_override
+    from ..training.recipe import load_recipe
+
+    wv = _word_vectors(word_vectors)
+    extra = _recipe_overrides(overrides, wv, word_vectors_from, threads, max_steps)
+    recipe = load_recipe(recipe_path, extra)
+    if not train_specs and not (mono_specs and recipe.get("objective") == "distill"):
+        raise BisentError("--train: give parallel training data (only a distill-* recipe learns from --mono "
+                          "alone)")
+    if wv is not None and word_vectors_from is None and recipe["model"].get("word_vectors_from"):
+        recipe["model"]["word_vectors_from"] = None                 # your files replace the recipe's encoder
+    doc_sets = recipe["architecture"] in DOC_ARCHITECTURES                 # HiDE / Document BoW: document-set folders
+    bitexts = list(train_specs) if doc_sets else [resolve_bitext(s, recipe["languages"]) for s in train_specs]
+    monos = [resolve_monotext(s) for s in mono_specs]
+    dev = [resolve_bitext(s, recipe["languages"]) for s in dev_specs]
+    if prepare_only:
+        if resume or init_dir is not None:
+            raise BisentError("--prepare-only starts no run: drop --resume / --init")
+        report, hard = prepare(recipe, bitexts, monos, dev, out_dir), {}
+        if isinstance(report.get("hard_negatives"), dict):
+            hard = {"hard_negatives_from_cache": report["hard_negatives"].get("from_cache")}
+        return click.echo(json.dumps({"prepared": str(out_dir), "seconds": report["seconds"], **hard}))
+    result = run_training(recipe, bitexts, monos, dev, out_dir, resume=resume, max_steps=max_steps,
+                          max_minutes=max_minutes, progress=progress, init=init_dir)
+    click.echo(json.dumps(_summary(result)))
+
+
+def _recipe_overrides(overrides, wv, word_vectors_from, threads, max_steps) -> dict:
+    """The recipe keys set by ``--set`` and by the options that stand for a key."""
+    from ..training.recipe import parse_override
 
     extra = dict(parse_override(o) for o in overrides)
-    wv = _word_vectors(word_vectors)
     if wv is not None:
         extra["model.word_vectors"] = wv
     if word_vectors_from is not None:
@@ -96,30 +123,12 @@ def train(recipe_path, train_specs, mono_specs, dev_specs, out_dir, resume, init
         extra["train.threads"] = threads
     if max_steps is not None:                                         # the objective sees the last step too
         extra["train.max_steps"] = max_steps
-    recipe = load_recipe(recipe_path, extra)
-    if not train_specs and not (mono_specs and recipe.get("objective") == "distill"):
-        raise BisentError("--train: give parallel training data (only a distill-* recipe learns from --mono "
-                          "alone)")
-    if wv is not None and word_vectors_from is None and recipe["model"].get("word_vectors_from"):
-        recipe["model"]["word_vectors_from"] = None                 # your files replace the recipe's encoder
-    if recipe["architecture"] in DOC_ARCHITECTURES:                        # HiDE / Document BoW: document-set folders
-        bitexts = list(train_specs)
-    else:
-        bitexts = [resolve_bitext(s, recipe["languages"]) for s in train_specs]
-    monos = [resolve_monotext(s) for s in mono_specs]
-    dev = [resolve_bitext(s, recipe["languages"]) for s in dev_specs]
-    if prepare_only:
-        if resume or init_dir is not None:
-            raise BisentError("--prepare-only starts no run: drop --resume / --init")
-        report = prepare(recipe, bitexts, monos, dev, out_dir)
-        click.echo(json.dumps({"prepared": str(out_dir), "seconds": report["seconds"],
-                               **({"hard_negatives_from_cache": report["hard_negatives"].get("from_cache")}
-                                  if isinstance(report.get("hard_negatives"), dict) else {})}))
-        return
-    result = run_training(recipe, bitexts, monos, dev, out_dir, resume=resume, max_steps=max_steps,
-                          max_minutes=max_minutes, progress=progress, init=init_dir)
+    return extra
+
+
+def _summary(result) -> dict:
+    """The line printed after training: the model folder, the last step and loss, the last dev figures."""
     last = next((r for r in reversed(result.log) if "loss" in r), {})
     dev_last = next((r for r in reversed(result.log) if "dev_err" in r or "dev_p1" in str(list(r))), {})
-    summary = {"model_dir": str(result.model_dir), "step": result.step, "loss": last.get("loss"),
-               **{k: v for k, v in dev_last.items() if k.startswith(("dev_err", "dev_mine", "dev_p1"))}}
-    click.echo(json.dumps(summary))
+    return {"model_dir": str(result.model_dir), "step": result.step, "loss": last.get("loss"),
+            **{k: v for k, v in dev_last.items() if k.startswith(("dev_err", "dev_mine", "dev_p1"))}}

@@ -7,7 +7,7 @@
 
 - :mod:`.calibration`: precision at every threshold from synthetic negatives (no gold);
 - :mod:`.record`: what a run leaves for its report (``OUTPUT.report.json``: binned scores, samples), for
-  ``mine``, ``filter``, ``docs mine`` (:func:`.record.docs_record`) and ``align`` (:func:`.record.align_record`);
+  ``mine``, ``filter``, ``documents mine`` (:func:`.record.docs_record`) and ``align`` (:func:`.record.align_record`);
 - :mod:`.finished`: a finished run read back (its record, where its outputs are): the one reader, for the
   report and for ``bisent review``;
 - :mod:`.runs`: ``--report`` / ``--precision`` of ``mine`` and ``filter``;

@@ -1,4 +1,4 @@
-"""A finished run read back: ONE reader of what ``bisent mine``, ``filter``, ``docs mine``, ``align`` and ``run``
+"""A finished run read back: ONE reader of what ``bisent mine``, ``filter``, ``documents mine``, ``align`` and ``run``
 leave behind.
 
 - :func:`read_record` reads and checks a run's record (``OUTPUT.report.json``: JSON object, field types, kind);
@@ -111,7 +111,7 @@ def tsv_rows(path) -> Iterable[tuple[int, list[str]]]:
 
 
 def sniff_kind(path) -> str | None:
-    """The kind of an output without a record, from its first row: a ``bisent docs mine`` header (docs), aligned
+    """The kind of an output without a record, from its first row: a ``bisent documents mine`` header (docs), aligned
     rows (align: line lists in the first two columns), mined rows (mining: a score and two texts); None else."""
     from ..documents import MINE_COLUMNS
 

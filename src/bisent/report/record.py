@@ -218,14 +218,14 @@ def labelled_record(kind: str, scores: np.ndarray, labels: Sequence[str], row, *
 
 def docs_record(path, *, src_text: dict | None = None, tgt_text: dict | None = None, threshold: float | None = None,
                 params: dict | None = None, summary: dict | None = None, calibration=None) -> dict:
-    """The record of a ``bisent docs mine`` output: scores of matched and unmatched documents, counts per
+    """The record of a ``bisent documents mine`` output: scores of matched and unmatched documents, counts per
     status, matched pairs sampled per score band (``src_text`` / ``tgt_text``: id -> a text to show),
     and the run's calibration when given (:func:`bisent.report.runs.documents_calibration`)."""
     from ..documents import MINE_COLUMNS
 
     rows = [cols for _, cols in tsv_rows(path)]
     if not rows or rows[0] != list(MINE_COLUMNS):
-        raise BisentError(f"{path}:1: expected the header {' '.join(MINE_COLUMNS)} of 'bisent docs mine'")
+        raise BisentError(f"{path}:1: expected the header {' '.join(MINE_COLUMNS)} of 'bisent documents mine'")
     rows = rows[1:]
     scores = np.asarray([float(r[2]) if r[2] else np.nan for r in rows], dtype=np.float64)
     labels = ["matched" if r[4] == "matched" else "unmatched" for r in rows]

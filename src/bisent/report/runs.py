@@ -160,7 +160,7 @@ def _explain_mined(cands, i: int, j: int, src_texts, tgt_texts) -> dict:
 
 def documents_calibration(a: np.ndarray, b: np.ndarray, *, src_ok: np.ndarray | None = None,
                           tgt_ok: np.ndarray | None = None, score: str = "ratio", k: int = 4, pi0: str = "storey"):
-    """Calibration of a ``docs mine`` run, as for sentence mining: its own candidates, orphan negatives.
+    """Calibration of a ``documents mine`` run, as for sentence mining: its own candidates, orphan negatives.
 
     ``a`` (n, d), ``b`` (m, d): the unit document embeddings; ``*_ok`` (n,)/(m,):
     documents taking part (the empty ones do not). Repeats the run's kNN on

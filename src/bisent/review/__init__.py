@@ -4,7 +4,7 @@
     bisent review mined.tsv --summary            # measured precision per band beside the no-gold estimate
     bisent review mined.tsv --apply 0.95 -o cut.tsv
 
-- :mod:`.scored_run`: the scored pairs of a ``mine``, ``filter``, ``docs mine``, ``align`` or ``run`` output,
+- :mod:`.scored_run`: the scored pairs of a ``mine``, ``filter``, ``documents mine``, ``align`` or ``run`` output,
   and the output re-cut at a threshold;
 - :mod:`.sample`: the sample, stratified by score band, seeded;
 - :mod:`.labels`: the append-only label log, Wilson intervals, the threshold the labels give;

@@ -4,7 +4,7 @@ output re-cut at another threshold.
 - ``bisent mine`` (``score<TAB>src<TAB>tgt``, best first): the rows are the pairs, with their scores;
 - ``bisent filter`` (kept lines, no scores): the kept pairs are scored again at the pipeline's score step,
   as ``--report`` scored them (the embeddings come from the cache); the record names the recipe and languages;
-- ``bisent docs mine``: the matched documents, their texts read from the collections the record names
+- ``bisent documents mine``: the matched documents, their texts read from the collections the record names
   (their ids where it names none);
 - ``bisent align`` (one aligned TSV, or a ``--pairs`` folder): the aligned blocks with a score;
 - ``bisent run`` (its folder): the filter stage's kept pairs (``filter/kept.tsv``, recorded by ``--report``).
@@ -183,7 +183,7 @@ def _filter_run(kept_path: Path, rec: dict | None) -> ReviewRun:
 
 
 # ---------------------------------------------------------------------------
-# docs mine
+# documents mine
 # ---------------------------------------------------------------------------
 
 def _docs_run(p: Path, rec: dict | None) -> ReviewRun:
@@ -191,7 +191,7 @@ def _docs_run(p: Path, rec: dict | None) -> ReviewRun:
 
     rows = [(n, cols) for n, cols in tsv_rows(p)]
     if not rows or rows[0][1] != list(MINE_COLUMNS):
-        raise BisentError(f"{p}:1: expected the header {' '.join(MINE_COLUMNS)} of 'bisent docs mine'")
+        raise BisentError(f"{p}:1: expected the header {' '.join(MINE_COLUMNS)} of 'bisent documents mine'")
     params = (rec or {}).get("params") or {}
     texts: list[dict] = [{}, {}]
     for side, key, lang in ((0, "src_docs", "src_lang"), (1, "tgt_docs", "tgt_lang")):

@@ -1,37 +1,31 @@
-"""``bisent docs mine``: match the documents of two collections; ``bisent eval docs``, ``bisent data docs`` helpers.
+"""``bisent documents mine``: match the documents of two collections (a thin layer over
+:func:`bisent.jobs.documents`); ``bisent eval docs``, ``bisent data docs``.
 
-A thin layer over :mod:`bisent.documents`; document models train through
-``bisent train -c hide-dnn-pool`` (``hide-pool-dnn``, ``doc-bow``; the training loop, objective
-:mod:`bisent.training.objectives.hide`).
+Document models train through ``bisent train -c hide-dnn-pool`` (``hide-pool-dnn``, ``doc-bow``; the training
+loop, objective :mod:`bisent.training.objectives.hide`). ``bisent docs`` is the former name of
+``bisent documents`` (it still runs, with a note on stderr).
 """
 
 from __future__ import annotations
-
-import json
-from pathlib import Path
 
 import click
 
 from ..datasets.docsets import SOURCES as DOC_SOURCES
 from ..errors import BisentError
+from ..jobs.documents import DEFAULT_ENCODER, PATHS, embed_collections, load_rerank_encoder, rerank_tables
 from ..paths import guarded
-from .options import LANG, FiniteFloat, doc_match_options, lang_codes
-
-
-def _docs_mine_paths(kw: dict) -> dict:
-    """OUTPUT.report.json beside the matches when --report is given."""
-    return {"writes": {"--output record": f"{kw['out_path']}.report.json" if kw["report"] else None}}
+from .options import LANG, FiniteFloat, doc_match_options, echo_summary, lang_codes
 
 _SEG_HELP = "Units of a document: 'sentencex' splits each paragraph into sentences; 'given' keeps the paragraphs/lines."
 
 
-@click.group("docs")
-def docs_group():
+@click.group("documents")
+def documents_group():
     """Parallel document mining (Guo et al. 2019): Sentence-Avg, HiDE or Document BoW embeddings, kNN + margin.
 
     \b
     Examples:
-      bisent docs mine en.jsonl de.jsonl -l en -L de -o docs.tsv
+      bisent documents mine en.jsonl de.jsonl -l en -L de -o docs.tsv
     """
 
 
@@ -40,7 +34,7 @@ def _collections(fn):
     for opt in reversed([
         click.option("-l", "--src-lang", type=LANG, required=True, help="Language of SRC_DOCS."),
         click.option("-L", "--tgt-lang", type=LANG, required=True, help="Language of TGT_DOCS."),
-        click.option("-e", "--encoder", default="use-m3", show_default=True,
+        click.option("-e", "--encoder", default=DEFAULT_ENCODER, show_default=True,
                      help="A document model directory (HiDE, Document BoW) or a sentence encoder for Sentence-Avg."),
         click.option("--segmentation", type=click.Choice(["sentencex", "given"]), default="sentencex",
                      show_default=True, help=_SEG_HELP)]):
@@ -65,46 +59,7 @@ def _rerank_options(fn):
     return fn
 
 
-def _rerank_encoder(depth, name):
-    """The ``--rerank-encoder``, loaded before any document is embedded (a bad name fails at once), or None."""
-    from ..encoders import get_encoder
-
-    return get_encoder(name) if depth and name else None
-
-
-def _rerank_tables(src, tgt, enc, src_lang, tgt_lang, depth, weight, sent, progress=None):
-    """``(src_table, tgt_table, depth, weight)`` for :func:`bisent.documents.mine_documents`, or None (off);
-    ``sent``: the re-ranking's sentence encoder (None: the document encoder's own)."""
-    if not depth:
-        return None
-    from ..mining.rerank import sentence_tables
-
-    tables = sentence_tables([d.sentences for d in src], [d.sentences for d in tgt], enc, src_lang, tgt_lang,
-                             encoder=sent, progress=progress)
-    if tables is None:
-        raise BisentError(f"--rerank: the document model {enc.name} has no sentence encoder of its own; "
-                          "give one with --rerank-encoder (e.g. use-m3)")
-    return (*tables, depth, weight)
-
-
-def _embed(src_docs, tgt_docs, src_lang, tgt_lang, encoder, segmentation, *, centred=True, progress=None, check=None):
-    """Read both collections and embed them: ``(src docs, tgt docs, encoder, a (n, d), b (m, d))``.
-
-    ``check(src, tgt)``, when given, runs after reading and before the (slow) embedding, so a bad gold
-    file or mined file fails in seconds, not after an hour of encoding."""
-    from ..documents import get_document_encoder, read_documents
-
-    src = read_documents(src_docs, src_lang, segmentation=segmentation)
-    tgt = read_documents(tgt_docs, tgt_lang, segmentation=segmentation)
-    if check is not None:
-        check(src, tgt)
-    enc = get_document_encoder(encoder, centred=centred)
-    a = enc.encode_documents([d.sentences for d in src], src_lang, progress=progress)
-    b = enc.encode_documents([d.sentences for d in tgt], tgt_lang, progress=progress)
-    return src, tgt, enc, a, b
-
-
-@docs_group.command("mine")
+@documents_group.command("mine")
 @click.argument("src_docs", type=click.Path())
 @click.argument("tgt_docs", type=click.Path())
 @_collections
@@ -113,60 +68,34 @@ def _embed(src_docs, tgt_docs, src_lang, tgt_lang, encoder, segmentation, *, cen
               show_default=True, help="Score of a document pair (margin of Artetxe & Schwenk by default).")
 @click.option("-k", type=click.IntRange(1), default=4, show_default=True, help="Neighbourhood size of the margin.")
 @doc_match_options
-@click.option("-o", "--output", "out_path", required=True, type=click.Path(dir_okay=False),
+@click.option("-o", "--output", "output", required=True, type=click.Path(dir_okay=False),
               help="TSV: src_id, tgt_id, score, cosine, status, src_origin, tgt_origin (one row per source document).")
 @click.option("--progress/--no-progress", default=None, help="Show progress bars (default: on a terminal).")
 @click.option("--report", type=click.Path(dir_okay=False), default=None,
               help="Also write this HTML report (and OUTPUT.report.json): scores, counts per status, samples.")
 @_rerank_options
-@guarded(reads=("src_docs", "tgt_docs"), writes=("out_path", "report"), derived=_docs_mine_paths)
-def mine(src_docs, tgt_docs, src_lang, tgt_lang, encoder, segmentation, plain_mean, score, k, threshold, min_cosine,
-         out_path, progress, report, rerank_depth, rerank_weight, rerank_encoder):
+@guarded(**PATHS)
+def mine(**options):
     """Match each document of SRC_DOCS to one of TGT_DOCS (JSONL of {"id", "text"} or folders of text files).
 
     \b
     Examples:
-      bisent docs mine en.jsonl de.jsonl -l en -L de -o docs.tsv
-      bisent docs mine en/ de/ -l en -L de -e models/hide -o docs.tsv --rerank 8
+      bisent documents mine en.jsonl de.jsonl -l en -L de -o docs.tsv
+      bisent documents mine en/ de/ -l en -L de -e models/hide -o docs.tsv --rerank 8
     """
-    from ..documents import match_settings, mine_documents, plain_means, write_matches
+    from .. import jobs
 
-    sent = _rerank_encoder(rerank_depth, rerank_encoder)
-    src, tgt, enc, a, b = _embed(src_docs, tgt_docs, src_lang, tgt_lang, encoder, segmentation,
-                                 centred=not plain_mean, progress=progress)
-    rr = _rerank_tables(src, tgt, enc, src_lang, tgt_lang, rerank_depth, rerank_weight, sent, progress)
-    threshold, min_cosine, settings = match_settings(threshold, min_cosine)
-    counts = write_matches(mine_documents(src, tgt, a, b, k=k, score=score, threshold=threshold, rerank=rr,
-                                          min_cosine=min_cosine,
-                                          plain=plain_means(enc, src, tgt, src_lang, tgt_lang)), out_path)
-    summary = {"src_documents": len(src), "tgt_documents": len(tgt), **counts, "encoder": enc.name, **settings,
-               "output": str(out_path)}
-    if rr:
-        summary["rerank"] = {"depth": rerank_depth, "weight": rerank_weight}
-    if report:
-        from ..report.record import SUFFIX, docs_record
-        from ..report.runs import documents_calibration, write_report
-        # the calibration models the plain document score; re-ranked scores are another scale: none then
-        cal = None if rr else documents_calibration(a, b, src_ok=[d.reason is None for d in src],
-                                                    tgt_ok=[d.reason is None for d in tgt], score=score, k=k)
-        rec = docs_record(out_path, src_text={d.id: " ".join(d.sentences) for d in src},
-                          tgt_text={d.id: " ".join(d.sentences) for d in tgt}, threshold=threshold,
-                          params={"encoder": enc.name, "score": score, "k": k, "src_lang": src_lang,
-                                  "tgt_lang": tgt_lang, "segmentation": segmentation,
-                                  "src_docs": str(Path(src_docs).resolve()), "tgt_docs": str(Path(tgt_docs).resolve())},
-                          summary=summary, calibration=cal)
-        summary.update(write_report(rec, f"{out_path}{SUFFIX}", report, title=f"bisent docs mine: {out_path}"))
-    click.echo(json.dumps(summary))
+    echo_summary(jobs.documents(**options))
 
 
 def read_doc_matches(path) -> list[tuple[str, str]]:
-    """``(src_id, tgt_id)`` of the matched rows of a ``bisent docs mine`` output (header checked)."""
+    """``(src_id, tgt_id)`` of the matched rows of a ``bisent documents mine`` output (header checked)."""
     from ..documents import MINE_COLUMNS
     from ..io import read_tsv
 
     rows = list(read_tsv(path, len(MINE_COLUMNS)))
     if not rows or rows[0][1] != list(MINE_COLUMNS):
-        raise BisentError(f"{path}:1: expected the header {' '.join(MINE_COLUMNS)} of 'bisent docs mine'")
+        raise BisentError(f"{path}:1: expected the header {' '.join(MINE_COLUMNS)} of 'bisent documents mine'")
     return [(c[0], c[1]) for _, c in rows[1:] if c[4] == "matched"]
 
 
@@ -177,7 +106,7 @@ def read_doc_matches(path) -> list[tuple[str, str]]:
 @_collections
 @click.option("--split", default=None, help="Only gold rows whose third column is this split (e.g. test).")
 @click.option("--mined", type=click.Path(dir_okay=False), default=None,
-              help="Also score this 'bisent docs mine' output: precision and recall of its matched pairs.")
+              help="Also score this 'bisent documents mine' output: precision and recall of its matched pairs.")
 @_rerank_options
 @guarded(reads=("src_docs", "tgt_docs", "gold", "mined"))
 def eval_docs(src_docs, tgt_docs, gold, src_lang, tgt_lang, encoder, segmentation, split, mined, rerank_depth,
@@ -198,20 +127,12 @@ def eval_docs(src_docs, tgt_docs, gold, src_lang, tgt_lang, encoder, segmentatio
     if not pairs:
         raise BisentError(f"{gold}: no gold pairs{' in split ' + split if split else ''}")
     got = set(read_doc_matches(mined)) if mined else None
-
-    def check(src, tgt):
-        s_ids, t_ids = {d.id for d in src}, {d.id for d in tgt}
-        missing = [(s, t) for s, t in pairs if s not in s_ids or t not in t_ids]
-        if missing:
-            s, t = missing[0]
-            raise BisentError(f"{gold}: {len(missing)} gold pair(s) name documents not in the collections, "
-                              f"e.g. {s} -> {t}")
-
-    sent = _rerank_encoder(rerank_depth, rerank_encoder)
-    src, tgt, enc, a, b = _embed(src_docs, tgt_docs, src_lang, tgt_lang, encoder, segmentation, check=check)
+    sent = load_rerank_encoder(rerank_depth, rerank_encoder)
+    src, tgt, enc, a, b = embed_collections(src_docs, tgt_docs, src_lang, tgt_lang, encoder, segmentation,
+                                            check=_gold_check(gold, pairs))
     s_row = {d.id: i for i, d in enumerate(src)}
     t_row = {d.id: i for i, d in enumerate(tgt)}
-    rr = _rerank_tables(src, tgt, enc, src_lang, tgt_lang, rerank_depth, rerank_weight, sent)
+    rr = rerank_tables(src, tgt, enc, src_lang, tgt_lang, rerank_depth, rerank_weight, sent)
     out = {"encoder": enc.name, "gold": len(pairs), "src_documents": len(src), "tgt_documents": len(tgt),
            **({"rerank": {"depth": rerank_depth, "weight": rerank_weight}} if rr else {}),
            **retrieval_p_at_n(a, b, np.array([s_row[s] for s, _ in pairs]), np.array([t_row[t] for _, t in pairs]),
@@ -221,7 +142,21 @@ def eval_docs(src_docs, tgt_docs, gold, src_lang, tgt_lang, encoder, segmentatio
         out.update(mined_matched=len(got), mined_correct=len(got & want),
                    mined_precision=round(100 * len(got & want) / max(len(got), 1), 2),
                    mined_recall=round(100 * len(got & want) / len(want), 2))
-    click.echo(json.dumps(out))
+    echo_summary(out)
+
+
+def _gold_check(gold, pairs):
+    """The check of :func:`bisent.jobs.documents.embed_collections`: every gold pair names documents of the
+    collections (before the slow embedding)."""
+    def check(src, tgt):
+        s_ids, t_ids = {d.id for d in src}, {d.id for d in tgt}
+        missing = [(s, t) for s, t in pairs if s not in s_ids or t not in t_ids]
+        if missing:
+            s, t = missing[0]
+            raise BisentError(f"{gold}: {len(missing)} gold pair(s) name documents not in the collections, "
+                              f"e.g. {s} -> {t}")
+
+    return check
 
 
 @click.command("docs")
