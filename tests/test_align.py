@@ -497,7 +497,7 @@ def test_pairs_from_docs_mine_output(tmp_path, capsys):
     write(tmp_path / "en" / "lonely.txt", ["Nothing to see here at all, really nothing."])
     mined = tmp_path / "mined.tsv"
     assert main(["documents", "mine", str(tmp_path / "en"), str(tmp_path / "de"), "-l", "en", "-L", "de",
-                 "-e", "char-ngram", "--segmentation", "given", "-o", str(mined)]) == 0
+                 "-e", "char-ngram", "--segmentation", "given", "--min-cosine", "none", "-o", str(mined)]) == 0
     rows = [r.split("\t") for r in mined.read_text(encoding="utf-8").splitlines()]
     assert rows[0][-2:] == ["src_origin", "tgt_origin"] and sum(r[4] == "matched" for r in rows[1:]) == 3
     capsys.readouterr()

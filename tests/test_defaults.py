@@ -220,7 +220,8 @@ def test_docs_mine_default_settings_and_cosine_floor(tmp_path, capsys):
     for name, docs in (("en.jsonl", src), ("de.jsonl", tgt)):
         (tmp_path / name).write_text("".join(json.dumps(d, ensure_ascii=False) + "\n" for d in docs),
                                      encoding="utf-8")
-    base = ["documents", "mine", tmp_path / "en.jsonl", tmp_path / "de.jsonl", "-l", "en", "-L", "de", "-e", "char-ngram",
+    base = ["documents", "mine", tmp_path / "en.jsonl", tmp_path / "de.jsonl", "-l", "en", "-L", "de",
+            "-e", "char-ngram",
             "--segmentation", "given"]
     capsys.readouterr()
     assert main(base + ["-o", tmp_path / "d.tsv"]) == 0
