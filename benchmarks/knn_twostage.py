@@ -31,35 +31,11 @@ import numpy as np
 
 from bisent.bench.common import Recorder, add_results_option, exact_anchor, first_rows, peak_rss_mb
 from bisent.encoders.shards import Shards
-from bisent.mining.index import KNN
+from bisent.mining.index import KNN, sample_rows
 from bisent.mining.retrieval import retrieve
 from bisent.mining.scoring import Scorer
 from bisent.mining.twostage import knn_twostage, knn_twostage_queries
 from bisent.threads import default_threads
-
-
-def as_float32(v) -> np.ndarray:
-    """All rows of an array, Shards or RowView as one float32 array (streamed in blocks)."""
-    from bisent.encoders.shards import iter_blocks
-
-    if isinstance(v, np.ndarray):
-        return np.ascontiguousarray(v, dtype=np.float32)
-    out = np.empty(v.shape, dtype=np.float32)
-    for s, b in iter_blocks(v, 65536):
-        out[s:s + len(b)] = b
-    return out
-
-
-def sample_rows(v, rows: np.ndarray) -> np.ndarray:
-    """Rows ``rows`` (distinct, any order) of an array, Shards or RowView as float32, in that order."""
-    from bisent.encoders.shards import RowView
-
-    if isinstance(v, np.ndarray):
-        return as_float32(v[rows])
-    order = np.argsort(rows, kind="stable")
-    back = np.empty_like(order)
-    back[order] = np.arange(len(order))
-    return as_float32(RowView(v, rows[order]))[back]
 
 
 def _rows16(sh: Shards, n: int):

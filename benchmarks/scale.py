@@ -34,8 +34,7 @@ import numpy as np
 
 from bisent.bench.common import Recorder, add_results_option
 from bisent.encoders.shards import Shards, select_rows
-from bisent.mining.index import build_index, calibrate_probes, ivf_lists, knn_both
-from knn_twostage import as_float32
+from bisent.mining.index import build_index, calibrate_probes, ivf_lists, knn_both, to_float32
 from mine_memory import run_measured
 
 TARGET = 1_000_000
@@ -139,9 +138,9 @@ def run(args, work: Path, record) -> None:
     exact = knn_both(q, ys, args.k, progress=False).fwd_idx            # (s, k) computed exactly
     t_exact = time.perf_counter() - t
     t = time.perf_counter()
-    index = build_index(as_float32(ys), "ivf", nlist=ivf_lists(m))   # the index `mine --index ivf` builds
+    index = build_index(to_float32(ys), "ivf", nlist=ivf_lists(m))   # the index `mine --index ivf` builds
     index.nprobe = calibrate_probes(index, xs, ys)                     # and its probes, calibrated as there
-    approx = index.search(as_float32(q), args.k)[1]                   # (s, k)
+    approx = index.search(to_float32(q), args.k)[1]                   # (s, k)
     t_ivf = time.perf_counter() - t
     recall = np.mean([len(set(a) & set(b)) / args.k for a, b in zip(exact, approx)])
     row = {"bench": "scale_agreement", **base, "sample": len(sample), "k": args.k,

@@ -169,19 +169,20 @@ def test_bad_settings_are_errors(tmp_path, capsys):
 
 
 def test_cli_mines_with_twostage(tmp_path, capsys):
-    """`bisent mine --index twostage` runs end to end; with every row a candidate it mines as exact does."""
+    """`bisent mine --index twostage` runs end to end; with every row a candidate it mines as exact does (random
+    vectors hold no translation, so no threshold reaches the default's estimated precision: every pair is kept)."""
     src, tgt = tmp_path / "a.txt", tmp_path / "b.txt"
     src.write_text("".join(f"source line {i}\n" for i in range(60)), encoding="utf-8")
     tgt.write_text("".join(f"target line {i}\n" for i in range(50)), encoding="utf-8")
     outs = {}
     for method in ("exact", "twostage"):
         assert main(["mine", src, tgt, "-l", "en", "-L", "en", "-e", "random", "-o", tmp_path / f"{method}.tsv",
-                     "--index", method]) == 0
+                     "--index", method, "--threshold", "none"]) == 0
         outs[method] = (tmp_path / f"{method}.tsv").read_text(encoding="utf-8").splitlines()
     # the random encoder's 512-d vectors: 192 dims and 20 candidates out of 50-60 rows find every neighbour here
     assert [r.split("\t")[1:] for r in outs["twostage"]] == [r.split("\t")[1:] for r in outs["exact"]]
     assert not (tmp_path / "twostage.tsv.knn").exists()          # its default state folder, removed once written
     state = tmp_path / "s"
     assert main(["mine", src, tgt, "-l", "en", "-L", "en", "-e", "random", "-o", tmp_path / "s.tsv",
-                 "--index", "twostage", "--state", state]) == 0
+                 "--index", "twostage", "--state", state, "--threshold", "none"]) == 0
     assert (tmp_path / "s.tsv").read_text(encoding="utf-8").splitlines() == outs["twostage"] and not state.exists()

@@ -91,7 +91,7 @@ def knn_both(x, y, k: int = 4, *, method: str = "exact", block_rows: int = BLOCK
     return KNN(fsim, fidx, bsim, bidx)
 
 
-def _to_float32(v) -> np.ndarray:
+def to_float32(v) -> np.ndarray:
     """All rows as one float32 array (the approximate indexes need them whole)."""
     if isinstance(v, np.ndarray):
         return np.ascontiguousarray(v, dtype=np.float32)
@@ -101,8 +101,8 @@ def _to_float32(v) -> np.ndarray:
     return out
 
 
-#: share of sampled queries whose IVF top-1 must be the exact top-1 (``calibrate_probes``): the issue's
-#: 98 % plus a margin for the sample's error (±0.3 points at 2,000 queries)
+#: share of sampled queries whose IVF top-1 must be the exact top-1 (``calibrate_probes``): a 98 % target
+#: plus a margin for the sample's error (±0.3 points at 2,000 queries)
 TARGET_AGREEMENT = 0.985
 CALIBRATION_QUERIES = 2000
 #: fewest probes tried
@@ -113,16 +113,16 @@ APPROX_BLOCK = 65536
 QUANTIZERS = {"fp16": faiss.ScalarQuantizer.QT_fp16, "sq8": faiss.ScalarQuantizer.QT_8bit}
 
 
-def _sample_rows(v, rows: np.ndarray) -> np.ndarray:
+def sample_rows(v, rows: np.ndarray) -> np.ndarray:
     """Rows ``rows`` (distinct, any order) of an array, Shards or RowView as float32, in that order."""
     from ..encoders.shards import RowView
 
     if isinstance(v, np.ndarray):
-        return _to_float32(v[rows])
+        return to_float32(v[rows])
     order = np.argsort(rows, kind="stable")
     back = np.empty_like(order)
     back[order] = np.arange(len(order))
-    return _to_float32(RowView(v, rows[order]))[back]                 # streamed in row order, then reordered
+    return to_float32(RowView(v, rows[order]))[back]                 # streamed in row order, then reordered
 
 
 def build_index(vectors, method: str, *, nlist: int | None = None, hnsw_m: int = 32,
@@ -141,11 +141,11 @@ def build_index(vectors, method: str, *, nlist: int | None = None, hnsw_m: int =
         sample = rng.choice(m, size=64 * nlist, replace=False) if m > 64 * nlist else np.arange(m)
         index.cp.seed = seed
         index.cp.min_points_per_centroid = 1       # few points a list on small inputs is fine: no warning
-        index.train(_sample_rows(vectors, sample))
+        index.train(sample_rows(vectors, sample))
     elif method == "hnsw":
         index = faiss.IndexHNSWSQ(d, qt, hnsw_m, faiss.METRIC_INNER_PRODUCT)
         index.hnsw.efConstruction = ef_construction
-        index.train(_sample_rows(vectors, np.arange(min(m, 10000))))
+        index.train(sample_rows(vectors, np.arange(min(m, 10000))))
     else:
         raise ValueError(f"unknown kNN method '{method}' (exact, ivf, hnsw)")
     for _, b in iter_blocks(vectors, APPROX_BLOCK):
@@ -195,7 +195,7 @@ def calibrate_probes(index, queries, db, target: float = TARGET_AGREEMENT, *, sa
     n = queries.shape[0]
     rng = np.random.default_rng([seed, 1])                 # not the stream of a seed-0 evaluation sample
     rows = np.sort(rng.choice(n, size=min(sample, n), replace=False))
-    qs = _sample_rows(queries, rows)                                          # (s, d) float32
+    qs = sample_rows(queries, rows)                                          # (s, d) float32
     truth = knn_both(qs, db, 1, progress=False).fwd_idx[:, 0]                # (s,) exact nearest rows
     probes = min(IVF_MIN_PROBES, index.nlist)
     while probes < index.nlist:

@@ -52,7 +52,7 @@ def fit_projection(x, y, dim: int, *, sample: int = FIT_SAMPLE, seed: int = 0) -
 
     ``x``, ``y``: arrays, Shards or RowViews (n, d) and (m, d). ``dim`` ≥ d gives the identity (no reduction).
     """
-    from .index import _sample_rows
+    from .index import sample_rows
 
     d = int(x.shape[1])
     if dim >= d:
@@ -61,7 +61,7 @@ def fit_projection(x, y, dim: int, *, sample: int = FIT_SAMPLE, seed: int = 0) -
     c = np.zeros((d, d), dtype=np.float64)
     for v in (x, y):
         rows = np.sort(rng.choice(len(v), size=min(sample, len(v)), replace=False))
-        s = _sample_rows(v, rows).astype(np.float64)                          # (s, d)
+        s = sample_rows(v, rows).astype(np.float64)                          # (s, d)
         c += s.T @ s
     _, vecs = np.linalg.eigh(c)                                               # ascending eigenvalues
     return np.ascontiguousarray(vecs[:, ::-1][:, :dim], dtype=np.float32)     # (d, dim)
@@ -286,7 +286,7 @@ def knn_twostage_queries(x, y, qs: np.ndarray, qt: np.ndarray, k: int = 4, *, di
     Returns a :class:`~bisent.mining.index.KNN` whose forward rows are ``qs``'s and backward rows ``qt``'s.
     """
     from ..threads import default_threads
-    from .index import KNN, _sample_rows
+    from .index import KNN, sample_rows
 
     kk, threads = k + extra, threads or default_threads()
     p = fit_projection(x, y, dim, seed=seed)
@@ -295,10 +295,10 @@ def knn_twostage_queries(x, y, qs: np.ndarray, qt: np.ndarray, k: int = 4, *, di
     bwd_c = scan_both(xr, np.ascontiguousarray(yr[qt]), kk, threads=threads, progress=False).bwd_idx
     del xr, yr
     yw = _whole(y)
-    fsim, fidx = rescore(_sample_rows(x, qs), yw, fwd_c, k)
+    fsim, fidx = rescore(sample_rows(x, qs), yw, fwd_c, k)
     del yw
     xw = _whole(x)
-    bsim, bidx = rescore(_sample_rows(y, qt), xw, bwd_c, k)
+    bsim, bidx = rescore(sample_rows(y, qt), xw, bwd_c, k)
     return KNN(fsim, fidx, bsim, bidx)
 
 
