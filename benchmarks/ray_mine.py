@@ -44,7 +44,7 @@ class TimedRay:
     """A RayExecutor whose jobs also report their CPU time (summed in ``cpu_seconds``)."""
 
     def __init__(self):
-        from bisent.scale.ray_mine import RayExecutor
+        from bisent.cluster.ray_mine import RayExecutor
 
         self.inner, self.cpu_seconds = RayExecutor(threads=1, block_fn=timed_knn_block), 0.0
 
@@ -68,7 +68,7 @@ def child(kind: str, n: int, d: int, block: int, workers: int) -> None:
         pairs = mine(x, y, Scorer("ratio", 4), progress=False)
         out["seconds"], out["cpu_seconds"] = time.perf_counter() - t, time.process_time() - c
     else:
-        from bisent.scale.ray_session import ray_session
+        from bisent.cluster.ray_session import ray_session
 
         t0 = time.perf_counter()
         with ray_session("local", threads=1, workers=workers) as ray:

@@ -25,7 +25,7 @@ LAYERS: list[set[str]] = [
      "recipes"},                                                   # bitext files, recipes
     {"encoders", "models", "divergence"},                         # sentence -> vector; word divergence (no torch)
     {"mining", "datasets", "calibration"},         # vectors -> neighbours -> pairs; data builders
-    {"filtering", "documents", "evaluate", "align", "scale", "distill"},  # what a user does with them
+    {"filtering", "documents", "evaluate", "align", "cluster", "distill"},  # what a user does with them
     {"training"},                                                 # learning encoders
     {"bench", "demo", "report", "review", "run"},                 # measuring, showing, checking, whole jobs
     {"jobs", "cli", "paths", "__main__", "__init__"},             # the jobs, the command line; the package root

@@ -25,10 +25,10 @@ from bisent.encoders.shards import embed_file
 ray = pytest.importorskip("ray")
 pytestmark = pytest.mark.ray
 
+from bisent.cluster.ray_mine import RayExecutor  # noqa: E402
+from bisent.cluster.ray_session import thread_env  # noqa: E402
 from bisent.mining.blocks import BlockScorer, knn_block  # noqa: E402
 from bisent.mining.retrieval import mine_files  # noqa: E402
-from bisent.scale.ray_mine import RayExecutor  # noqa: E402
-from bisent.scale.ray_session import thread_env  # noqa: E402
 
 BLOCK = 4096
 

@@ -193,7 +193,7 @@ def encode_in_order(encoder: Encoder, lang: str, items: Iterator[tuple[object, l
     """``(item, vectors (len(texts), dim) float32)`` for each ``(item, texts)``, here, one after another.
 
     :func:`embed_file` encodes its shards through this or an equivalent (``encode_map``), e.g.
-    :meth:`bisent.scale.ray_embed.EncoderPool.encode_in_order` on Ray workers.
+    :meth:`bisent.cluster.ray_embed.EncoderPool.encode_in_order` on Ray workers.
     """
     for item, texts in items:
         yield item, encode_texts(encoder, texts, lang)

@@ -52,6 +52,6 @@ def ray_session(ray_address: str | None, threads: int, workers: int | None):
     """The Ray session of a job run with ``ray_address`` (``local``, ``auto`` or a cluster's), else nothing."""
     if not ray_address:
         return contextlib.nullcontext()
-    from ..scale.ray_session import ray_session as session
+    from ..cluster.ray_session import ray_session as session
 
     return session(ray_address, threads=threads, workers=workers)

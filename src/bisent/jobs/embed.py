@@ -39,7 +39,7 @@ def embed(input_path, *, lang: str, output, encoder: str = DEFAULT_ENCODER, shar
     with readable_file(input_path, folder=output) as path, ray_session(ray_address, threads, workers):
         encode_map = None
         if ray_address:
-            from ..scale.ray_embed import EncoderPool
+            from ..cluster.ray_embed import EncoderPool
             encode_map = EncoderPool(encoder, workers=workers, threads=threads).encode_in_order
         shards = embed_file(path, lang, enc, output, shard_rows=shard_rows, on_bad="keep" if skip_bad else "error",
                             max_bytes=max_bytes, force=force, progress=None, encode_map=encode_map)

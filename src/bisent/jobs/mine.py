@@ -62,7 +62,7 @@ def _scorer(score, margin, k, knn_method, state_dir, block_rows, ray_address, th
         state_dir = f"{output}.blocks"
     executor = None
     if ray_address:
-        from ..scale.ray_mine import RayExecutor
+        from ..cluster.ray_mine import RayExecutor
         executor = RayExecutor(threads=threads)
     return BlockScorer(score or margin, k, block=block_rows or BLOCK, state=state_dir, executor=executor), \
         state_dir, True

@@ -21,7 +21,7 @@ Resuming: each finished block's lists are written atomically to a state folder
 folder's fingerprint (:class:`bisent.state.StateDir`) is both sides' rows and
 the settings. A rerun with the same inputs loads them and runs only the missing
 blocks; a folder of other inputs or settings is refused. Jobs run through an executor: :class:`LocalExecutor` (this
-process, in order) or :class:`bisent.scale.ray_mine.RayExecutor` (Ray tasks).
+process, in order) or :class:`bisent.cluster.ray_mine.RayExecutor` (Ray tasks).
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ as they finish; a task whose worker dies is rerun by Ray (``max_retries``), and
 the driver writes each finished block to the state folder, so a killed driver
 resumes too. Merging, margins and retrieval run in the driver on the merged
 lists, as in ``bisent mine`` without Ray, hence the same output bytes. The
-session: :func:`bisent.scale.ray_session.ray_session`.
+session: :func:`bisent.cluster.ray_session.ray_session`.
 
 Vectors: in-memory arrays are put in Ray's object store once per block; rows of
 a vectors folder are read by the workers themselves (on a cluster the folder
