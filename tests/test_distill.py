@@ -26,14 +26,8 @@ SMALL = {"model.buckets": 16384, "model.embed_dim": 64, "model.hidden": [128]}
 SMALL_ARGS = ["--set", "model.buckets=16384", "--set", "model.embed_dim=64", "--set", "model.hidden=[128]"]
 
 
-def _gettext_built(tgt: str) -> bool:
-    from bisent.cache import cache_dir
-
-    return (cache_dir("datasets") / "gettext" / f"en-{tgt}" / "pairs.tsv").is_file()
-
-
-needs_gettext = pytest.mark.skipif(not _gettext_built("zh_cn"), reason="gettext en-zh_CN is not built in the cache "
-                                   "(bisent data gettext -L zh_CN -o DIR)")
+#: use-m3 on real UI messages (gettext en-zh_CN, fetched and built into the cache on first use): minutes
+needs_gettext = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")

@@ -318,8 +318,8 @@ MINE_COLUMNS = ("src_id", "tgt_id", "score", "cosine", "status", "src_origin", "
 
 
 def write_matches(matches: list[DocMatch], out_path) -> dict[str, int]:
-    """Write one TSV row per source document (header first); returns counts per status."""
-    counts: dict[str, int] = {}
+    """Write one TSV row per source document (header first); returns counts per status (both, zeros included)."""
+    counts: dict[str, int] = {"matched": 0, "unmatched": 0}
     with atomic_write(out_path) as f:
         f.write("\t".join(MINE_COLUMNS) + "\n")
         for m in matches:
