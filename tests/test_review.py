@@ -604,3 +604,44 @@ def test_partial_labels_without_a_repair_step(tmp_path):
     pt = r.summary()["partial"]
     assert pt["labelled"] == 1 and pt["repair_step"] is None and "would_cut" not in pt
     assert "repair" not in pt["pairs"][0]
+
+
+def test_review_samples_below_a_mining_cut_and_apply_lowers_it(tmp_path, capsys):
+    """A mining run cut too high keeps the pairs it dropped aside (OUTPUT.below); the review samples them in bands of
+    their own, and --apply, where their labels say so, writes a lower cut that takes them back."""
+    from bisent.review.sample import BELOW_BANDS
+
+    rng = np.random.default_rng(0)
+    words = [f"{a}{b}" for a in ("ka", "lo", "mi", "nu", "pe", "ri", "su", "to") for b in ("ba", "de", "fi", "go")]
+    same = [" ".join(rng.choice(words, 6)) for _ in range(120)]
+    src = same + [" ".join(rng.choice(words, 6)) + " x" for _ in range(30)]
+    tgt = same + [" ".join(rng.choice(words, 6)) + " y" for _ in range(30)]
+    (tmp_path / "a.txt").write_text("\n".join(src) + "\n")
+    (tmp_path / "b.txt").write_text("\n".join(rng.permutation(tgt)) + "\n")
+    out = tmp_path / "m.tsv"
+    assert main(["mine", tmp_path / "a.txt", tmp_path / "b.txt", "-l", "en", "-L", "en", "-e", "char-ngram",
+                 "--threshold", "none", "-o", tmp_path / "all.tsv"]) == 0
+    every = [line.split("\t") for line in (tmp_path / "all.tsv").read_text().splitlines()]
+    high = float(every[39][0])                                  # a cut that keeps 40 of the 120 right pairs
+    assert main(["mine", tmp_path / "a.txt", tmp_path / "b.txt", "-l", "en", "-L", "en", "-e", "char-ngram",
+                 "--threshold", str(high), "--report", tmp_path / "r.html", "-o", out]) == 0
+    kept = out.read_text().splitlines()
+    below = (tmp_path / "m.tsv.below").read_text().splitlines()
+    assert len(kept) == 40 and kept + below == (tmp_path / "all.tsv").read_text().splitlines()
+    r = open_review(out, per_band=10)
+    assert r.run.below == len(below) and sum(b.get("below", False) for b in r.bands) == BELOW_BANDS
+    assert {it.band for it in r.items if it.key.startswith("below:")} == {len(r.bands) - 2, len(r.bands) - 1}
+    for i, it in enumerate(r.items):
+        r.label(i, "y" if it.src == it.tgt else "n")
+    capsys.readouterr()
+    cut = tmp_path / "cut.tsv"
+    assert main(["review", out, "--apply", "0.9", "-o", cut]) == 0
+    got = json.loads(capsys.readouterr().out)
+    rows = [line.split("\t") for line in cut.read_text().splitlines()]
+    assert got["threshold"] < high and got["lowered_from"] == pytest.approx(high)
+    assert got["kept"] == len(rows) > 40 and all(float(x[0]) >= got["threshold"] for x in rows)
+    assert np.mean([x[1] == x[2] for x in rows]) >= 0.9
+    # a run that keeps every pair leaves no pairs aside, and no stale file of an earlier run
+    assert main(["mine", tmp_path / "a.txt", tmp_path / "b.txt", "-l", "en", "-L", "en", "-e", "char-ngram",
+                 "--threshold", "-100", "--report", tmp_path / "r.html", "-o", out]) == 0
+    assert not (tmp_path / "m.tsv.below").exists() and open_review(out, tmp_path / "l.jsonl").run.below == 0

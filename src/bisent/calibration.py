@@ -106,17 +106,10 @@ def calibrate(scores: Sequence[float], negatives: Sequence[float], *, grid: Sequ
         raise ValueError(f"pi0 must be 'storey' or 'em', got {pi0!r}")
     if not 0 < lam < 1:
         raise ValueError(f"lam must be between 0 and 1 (exclusive), got {lam}")
-    s = np.asarray(scores, dtype=np.float64)
-    s = np.sort(s[np.isfinite(s)])
-    neg = np.asarray(negatives, dtype=np.float64)
-    neg = neg[np.isfinite(neg)]
-    if len(neg) < 10:
-        raise BisentError(f"calibration needs at least 10 synthetic negatives, got {len(neg)}")
+    s, neg, _, _ = _prepare(scores, negatives)
+    s = np.sort(s)
     if len(s) < 2:
         return Calibration([], [], [], float("nan"), 0.0, len(s), len(neg))
-    rng = np.random.default_rng(0)
-    if len(neg) > 5000:
-        neg = rng.choice(neg, 5000, replace=False)
     spread = float(neg.std()) or 1e-3
     bw = 1.06 * spread * len(neg) ** -0.2
     floor1 = float(np.median(neg)) + spread      # true pairs score above most false ones (see below)
@@ -161,6 +154,32 @@ def calibrate(scores: Sequence[float], negatives: Sequence[float], *, grid: Sequ
     prec = np.maximum.accumulate(prec)                                  # non-decreasing in t
     return Calibration([round(float(t), 6) for t in grid], [round(float(p), 5) for p in prec],
                        [int(k) for k in kept], round(share, 5), round(shift, 6), int(len(s)), int(len(neg)))
+
+
+#: most synthetic negatives a fit uses (a random sample of them, the same in every estimator)
+MAX_NEGATIVES = 5000
+
+
+def _prepare(scores, negatives, mutual=None, neg_mutual=None):
+    """The inputs of every estimator made alike: finite scores (n,) and negatives (m,) with their flags (or
+    None), and at most :data:`MAX_NEGATIVES` negatives, drawn with one seed, so that estimators compared on a run
+    see the same sample. Fewer than 10 negatives: an error."""
+    s = np.asarray(scores, dtype=np.float64)
+    neg = np.asarray(negatives, dtype=np.float64)
+    mut = None if mutual is None else np.asarray(mutual, dtype=bool)
+    nmut = None if neg_mutual is None else np.asarray(neg_mutual, dtype=bool)
+    if (mut is not None and mut.shape != s.shape) or (nmut is not None and nmut.shape != neg.shape):
+        raise ValueError("scores/mutual and negatives/neg_mutual must have the same lengths")
+    ok = np.isfinite(s)
+    s, mut = s[ok], None if mut is None else mut[ok]
+    ok = np.isfinite(neg)
+    neg, nmut = neg[ok], None if nmut is None else nmut[ok]
+    if len(neg) < 10:
+        raise BisentError(f"calibration needs at least 10 synthetic negatives, got {len(neg)}")
+    if len(neg) > MAX_NEGATIVES:
+        keep = np.sort(np.random.default_rng(0).choice(len(neg), MAX_NEGATIVES, replace=False))
+        neg, nmut = neg[keep], None if nmut is None else nmut[keep]
+    return s, neg, mut, nmut
 
 
 def _normal_pdf(x: np.ndarray, mean: float, sd: float) -> np.ndarray:
@@ -304,24 +323,9 @@ def calibrate_joint(scores: Sequence[float], mutual: Sequence[bool], negatives: 
     Precision at ``t`` is the mean posterior probability of being right of the
     pairs scoring >= ``t``, made non-decreasing; ``pi0`` the fitted false share.
     """
-    s = np.asarray(scores, dtype=np.float64)
-    mut = np.asarray(mutual, dtype=bool)
-    neg = np.asarray(negatives, dtype=np.float64)
-    nmut = np.asarray(neg_mutual, dtype=bool)
-    if s.shape != mut.shape or neg.shape != nmut.shape:
-        raise ValueError("scores/mutual and negatives/neg_mutual must have the same lengths")
-    ok = np.isfinite(s)
-    s, mut = s[ok], mut[ok]
-    ok = np.isfinite(neg)
-    neg, nmut = neg[ok], nmut[ok]
-    if len(neg) < 10:
-        raise BisentError(f"calibration needs at least 10 synthetic negatives, got {len(neg)}")
+    s, neg, mut, nmut = _prepare(scores, negatives, mutual, neg_mutual)
     if len(s) < 2:
         return Calibration([], [], [], float("nan"), 0.0, len(s), len(neg))
-    rng = np.random.default_rng(0)
-    if len(neg) > 5000:
-        keep = rng.choice(len(neg), 5000, replace=False)
-        neg, nmut = neg[keep], nmut[keep]
     spread = float(neg.std()) or 1e-3
     med = float(np.median(neg))
     # each group's negatives (a group with fewer than 10: all of them stand for it)
@@ -388,6 +392,10 @@ def _kde(points: np.ndarray, x: np.ndarray, bw: float) -> np.ndarray:
     return out / (len(points) * bw * np.sqrt(2 * np.pi))
 
 
+#: Storey's quantile of the orphan negatives in mining (``pi0="storey"``; they are not moved: the shift fitted with
+#: a Gaussian for the true pairs took the false share to 0 where most sentences have a translation, whose true
+#: margins have a long low tail), chosen on the dev mining tasks (benchmarks/README "Mining threshold calibration")
+MINING_LAM = 0.5
 #: fewest retrieved pairs and orphan negatives a mining estimate is fitted with without a warning
 MINING_MIN_PAIRS = 30
 MINING_MIN_NEGATIVES = 20
@@ -454,6 +462,8 @@ def calibrate_mined(scores: np.ndarray, mutual: np.ndarray, neg: OrphanNegatives
         if min(mutual.sum(), (~mutual).sum(), neg.mutual.sum(), (~neg.mutual).sum()) >= SPLIT_MIN:
             return calibrate_split(scores, mutual, neg.scores, neg.mutual, mutual_rate=neg.mutual_rate)
         pi0 = "storey"
+    if pi0 == "storey":
+        return calibrate(scores, neg.scores, pi0="storey", lam=MINING_LAM, shifts=(0.0,))
     return calibrate(scores, neg.scores, pi0=pi0)
 
 
@@ -467,7 +477,7 @@ def _check_pi0(pi0: str) -> None:
 # ---------------------------------------------------------------------------
 
 def mining_negatives(cands, kind: str, pair_src: np.ndarray, pair_tgt: np.ndarray, pair_score: np.ndarray, *,
-                     confident_quantile: float = 0.0, with_mutual: bool = False):
+                     confident_quantile: float = 0.0, with_mutual: bool = False, fill_neighbourhood: bool = True):
     """Scores of false pairs a mining run would make, simulated from its own candidates.
 
     ``cands``: :class:`bisent.mining.scoring.Candidates` (k >= 2); ``pair_*`` (p,): the
@@ -496,6 +506,10 @@ def mining_negatives(cands, kind: str, pair_src: np.ndarray, pair_tgt: np.ndarra
     "Calibration against gold"). Split by mutuality (:func:`calibrate_split`) the
     negatives match the real false pairs of each group far better; the
     bias was mostly in the mix of the two groups.
+
+    ``fill_neighbourhood``: the orphan's margin is taken over k false
+    neighbours, the k-th (not in the lists) as near as the (k-1)-th; False:
+    over the k - 1 it has (the documents' calibration, measured so).
 
     ``with_mutual``: return :class:`OrphanNegatives` instead: the scores,
     ``mutual`` (m,) telling the simulated false pairs whose sides would be each
@@ -529,13 +543,13 @@ def mining_negatives(cands, kind: str, pair_src: np.ndarray, pair_tgt: np.ndarra
     taken_t[tgt_conf] = True
     # source orphans: x without its partner takes its best target no confident pair holds
     s, j, rows, rank = _free_candidate(kind, knn.fwd_idx[src_conf], knn.fwd_sim[src_conf], taken_t, side=0,
-                                       r_other=cands.r_y)
+                                       r_other=cands.r_y, fill=fill_neighbourhood)
     keep = s > held_t[j]
     every = [(rank == 1) & (knn.bwd_idx[j, 0] == src_conf[rows])]
     out, mut = [s[keep]], [every[0][keep]]
     # target orphans: y without its partner takes its best source no confident pair holds
     s, i, rows, rank = _free_candidate(kind, knn.bwd_idx[tgt_conf], knn.bwd_sim[tgt_conf], taken_s, side=1,
-                                       r_other=cands.r_x)
+                                       r_other=cands.r_x, fill=fill_neighbourhood)
     keep = s > held_s[i]
     out.append(s[keep])
     every.append((rank == 1) & (knn.fwd_idx[i, 0] == tgt_conf[rows]))
@@ -548,7 +562,7 @@ def mining_negatives(cands, kind: str, pair_src: np.ndarray, pair_tgt: np.ndarra
 
 
 def _free_candidate(kind: str, idx: np.ndarray, sim: np.ndarray, taken: np.ndarray, *, side: int,
-                    r_other: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+                    r_other: np.ndarray, fill: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Score and index of each orphan's first candidate among ranks 2..k not ``taken`` (orphans without one
     dropped), with the orphans' rows in ``idx`` and the candidate's rank (1: the nearest after the partner).
 
@@ -562,7 +576,11 @@ def _free_candidate(kind: str, idx: np.ndarray, sim: np.ndarray, taken: np.ndarr
     rank = 1 + free.argmax(axis=1)[has]
     rows = np.flatnonzero(has)
     cos, other = sim[rows, rank], idx[rows, rank]
-    r_own = sim[rows, 1:].mean(axis=1)                                   # neighbourhood without the partner
+    # the neighbourhood without the partner: k false neighbours, as a sentence without translation has; the lists
+    # hold k - 1 of them, so the k-th is taken to be as near as the (k-1)-th (an upper bound; the mean over k - 1
+    # alone made the orphans' margins too low: benchmarks/README, "Mining threshold calibration")
+    rest = sim[rows, 1:]                                                 # (c', k-1)
+    r_own = (rest.sum(axis=1) + rest[:, -1]) / (rest.shape[1] + 1) if fill else rest.mean(axis=1)
     s = combine(kind, cos, r_own, r_other[other]) if side == 0 else combine(kind, cos, r_other[other], r_own)
     return s, other, rows, rank
 

@@ -98,7 +98,8 @@ def _apply(r, apply: float, output) -> dict:
         raise BisentError(f"--apply {apply}: the labels reach that precision at no threshold "
                           f"({r.summary()['labelled']} labels); label more or ask for less")
     counts = r.run.write_cut(t["threshold"], output)
-    return {"output": str(output), **counts, **t}
+    lowered = {} if r.run.threshold is None or t["threshold"] >= r.run.threshold else {"lowered_from": r.run.threshold}
+    return {"output": str(output), **counts, **t, **lowered}
 
 
 def _summary(r, precision, report) -> dict:

@@ -97,7 +97,10 @@ def finish_mining(recorder: RecordingScorer, src_path, tgt_path, output, *, fmt:
                                 precision=precision, params=params)
     threshold, kept = record["threshold"], record["counts"]["kept"]
     if kept < len(scores):
-        _keep_prefix(output, kept)
+        below = _keep_prefix(output, kept, below=below_path(output), below_max=max(BELOW_PAIRS, kept))
+        record["below"] = {"file": below_path(output).name, "pairs": below}
+    else:
+        below_path(output).unlink(missing_ok=True)          # a previous run's, at this output
     record["summary"] = {"pairs": kept, "output": str(output)}
     out = {"pairs": kept, "threshold": threshold,
            "estimated_precision": None if cal is None or threshold is None else round(cal.precision_at(threshold), 4)}
@@ -179,7 +182,7 @@ def documents_calibration(a: np.ndarray, b: np.ndarray, *, src_ok: np.ndarray | 
     ps, pt, sc = _mined_pairs(cands, "max")
     if len(sc) < 2:
         return None
-    neg = mining_negatives(cands, score, ps, pt, sc)
+    neg = mining_negatives(cands, score, ps, pt, sc, fill_neighbourhood=False)   # as measured for documents
     return calibrate(sc, neg, pi0=pi0) if len(neg) >= 10 else None
 
 
@@ -224,15 +227,34 @@ def align_run_record(tsvs, encoder, src_lang: str, tgt_lang: str, *, params: dic
     return rec
 
 
-def _keep_prefix(path, n: int) -> None:
-    """Keep the first ``n`` lines of ``path`` (atomically)."""
+#: fewest pairs below the threshold a mining run keeps aside (``OUTPUT.below``; as many as it kept when that is
+#: more), so that ``bisent review`` can sample under the cut and lower it where the labels say so
+BELOW_PAIRS = 1000
+
+
+def below_path(output) -> Path:
+    """Where a mining run keeps the best pairs its threshold dropped (same format, best first)."""
+    return Path(f"{output}.below")
+
+
+def _keep_prefix(path, n: int, *, below=None, below_max: int = 0) -> int:
+    """Keep the first ``n`` lines of ``path`` (atomically); with ``below``, the next ``below_max`` lines go there
+    (atomically too). Returns how many went below."""
     from ..io import iter_raw_lines
 
+    rest = []
     with atomic_write(path, "wb") as f:
         for k, raw in iter_raw_lines(path):
-            if k > n:
+            if k <= n:
+                f.write(raw + b"\n")
+            elif below is not None and len(rest) < below_max:
+                rest.append(raw)
+            else:
                 break
-            f.write(raw + b"\n")
+    if below is not None:
+        with atomic_write(below, "wb") as f:
+            f.writelines(raw + b"\n" for raw in rest)
+    return len(rest)
 
 
 # ---------------------------------------------------------------------------

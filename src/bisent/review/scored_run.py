@@ -45,6 +45,7 @@ class ReviewRun:
     labels_path: Path | None = None
     cut: Callable[[float, Path], dict] | None = field(default=None, repr=False)
     pipeline: object | None = field(default=None, repr=False)   # a filter run's pipeline, as the run built it
+    below: int = 0               # the last ``below`` pairs are under the run's threshold (not in its output)
 
     @property
     def calibration(self) -> Calibration | None:
@@ -109,22 +110,37 @@ def run_reads(path) -> dict[str, Path]:
 # ---------------------------------------------------------------------------
 
 def _mined_run(p: Path, rec: dict | None) -> ReviewRun:
+    """A mining output, with the pairs its threshold dropped (``OUTPUT.below``, which the run writes beside it)
+    when that file is there: they are sampled too, and a re-cut below the threshold takes them back."""
     from ..report.record import read_mined
+    from ..report.runs import below_path
 
     scores, texts = read_mined(p)
+    keys = [str(i + 1) for i in range(len(scores))]
+    files = [(p, scores)]
+    below = below_path(p)
+    if below.is_file():
+        b_scores, b_texts = read_mined(below)
+        if len(scores) and len(b_scores) and b_scores.max() > scores.min():
+            raise BisentError(f"{below}: its pairs score above the output's lowest ({b_scores.max():.4g} > "
+                              f"{scores.min():.4g}); it is not the pairs {p.name}'s threshold dropped")
+        files.append((below, b_scores))
+        keys += [f"below:{i + 1}" for i in range(len(b_scores))]
+        scores, texts = np.concatenate([scores, b_scores]), texts + b_texts
 
     def cut(t: float, out: Path) -> dict:
         kept = 0
         with atomic_write(out, "wb") as f:
-            for (_, raw), s in zip(iter_raw_lines(p), scores):
-                if s >= t:
-                    f.write(raw + b"\n")
-                    kept += 1
+            for path, sc in files:
+                for (_, raw), s in zip(iter_raw_lines(path), sc):
+                    if s >= t:
+                        f.write(raw + b"\n")
+                        kept += 1
         return {"kept": kept, "dropped": len(scores) - kept}
 
-    return ReviewRun("mining", p.name, p, [str(i + 1) for i in range(len(scores))], scores,
-                     [a for a, _ in texts], [b for _, b in texts], rec, Path(f"{p}{SUFFIX}") if rec else None,
-                     Path(f"{p}.review.jsonl"), cut)
+    return ReviewRun("mining", p.name, p, keys, scores, [a for a, _ in texts], [b for _, b in texts], rec,
+                     Path(f"{p}{SUFFIX}") if rec else None, Path(f"{p}.review.jsonl"), cut,
+                     below=len(scores) - len(files[0][1]))
 
 
 # ---------------------------------------------------------------------------

@@ -46,7 +46,7 @@ class Review:
             raise BisentError(f"{run.output}: no scored pairs to review")
         self.items, self.bands, self.band_scores = draw(run.keys, run.scores, run.src, run.tgt, bands=opts["bands"],
                                                         per_band=opts["per_band"], margin=opts["margin"],
-                                                        seed=opts["seed"])
+                                                        seed=opts["seed"], below=run.below)
         header = {"run": run.name, "kind": run.kind, **opts, "sample": len(self.items),
                   "sample_sha256": sample_digest(self.items)}
         self.log: LabelLog = open_log(self.labels_path, header, existing)
