@@ -146,7 +146,7 @@ def test_calibration_takes_a_split_and_settings(capsys):
     diag = out[0]["diagnosis"]                                  # gold used for diagnosis only
     assert sum(diag[k]["n"] for k in ("true_mutual", "true_non_mutual", "false_mutual", "false_non_mutual")) \
         == out[0]["pairs"]
-    assert out[0].get("estimator", "em") == "em"   # absent where too few negatives to calibrate
+    assert out[0]["estimator"] == "storey-0.5-unmoved"
     assert all(r["split"] == "dev" for r in out) and out[1]["pool"].endswith("dev pages")
     test = task_module("calibration").run("en", "de", run_encoders(["char-ngram"], anchors=False), rec, limit=60,
                                           settings=["mining"])
@@ -166,6 +166,8 @@ def test_calibration_takes_a_split_and_settings(capsys):
     assert "No such option '--estimator'" in capsys.readouterr().err
     assert main(["bench", "calibration", "--estimator", "split", "--no-anchors", "-e", "random", "--results", ""]) == 2
     assert "--estimator split: only the mining setting splits its pairs" in capsys.readouterr().err
+    assert main(["bench", "calibration", "--estimator", "joint", "--no-anchors", "-e", "random", "--results", ""]) == 2
+    assert "--estimator joint: only the mining setting has mutual pairs" in capsys.readouterr().err
 
 
 # real rows of `bisent data general --langs de` (train split), for the learning-curve sets

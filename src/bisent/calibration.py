@@ -62,6 +62,8 @@ class Calibration:
                             # pairs in mining)
     n_scores: int
     n_negatives: int
+    fallback_threshold: float | None = None   # mining: the cut used where the estimate is unreliable
+                                              # (:func:`mining_fallback`)
 
     def precision_at(self, t: float) -> float:
         """Estimated precision of keeping scores >= ``t`` (step interpolation on the grid)."""
@@ -418,13 +420,16 @@ def low_overlap_warning(cal: Calibration | None) -> str | None:
 
 
 def mining_calibration(cands, kind: str, pair_src: np.ndarray, pair_tgt: np.ndarray, pair_score: np.ndarray, *,
-                       pi0: str = "em") -> Calibration | None:
+                       pi0: str = "storey") -> Calibration | None:
     """The calibration of a mining run from its candidates and retrieved pairs (before the threshold).
 
-    ``pi0="em"`` (the default, chosen on the dev mining tasks of
+    ``pi0="storey"`` (the default, chosen on the dev mining tasks of
     benchmarks/README "Mining threshold calibration"): :func:`calibrate` over
-    every retrieved pair against every orphan negative, the false share fitted
-    by EM; ``"storey"``: the same with Storey's share; ``"joint"``:
+    every retrieved pair against every orphan negative, unmoved, the false
+    share Storey's at their :data:`MINING_LAM` quantile; ``"em"``: the same
+    with the negatives moved by maximum likelihood and the share fitted by
+    EM (the default before: the Gaussian it fits to the true pairs took
+    the share to 0 where most sentences have a translation); ``"joint"``:
     :func:`calibrate_joint` (the pair's mutuality as a second feature);
     ``"split"``: :func:`calibrate_split` (non-mutual pairs counted as false,
     the default before: it held at 25 % overlap only), falling back to
@@ -443,7 +448,7 @@ def mining_calibration(cands, kind: str, pair_src: np.ndarray, pair_tgt: np.ndar
 
 
 def calibrate_mined(scores: np.ndarray, mutual: np.ndarray, neg: OrphanNegatives, *,
-                    pi0: str = "em") -> Calibration | None:
+                    pi0: str = "storey") -> Calibration | None:
     """:func:`mining_calibration` from its parts: the pairs' scores (p,) and mutual flags (p,)
     (:func:`mutual_pairs`) and their orphan negatives (:func:`mining_negatives` with ``with_mutual``),
     for a caller that also needs those parts (``bench calibration``'s diagnosis)."""
@@ -457,14 +462,42 @@ def calibrate_mined(scores: np.ndarray, mutual: np.ndarray, neg: OrphanNegatives
         if pi0 == "joint":
             pi0 = "storey"
     if pi0 == "joint":
-        return calibrate_joint(scores, mutual, neg.scores, neg.mutual, mutual_rate=neg.mutual_rate)
-    if pi0 == "split":
-        if min(mutual.sum(), (~mutual).sum(), neg.mutual.sum(), (~neg.mutual).sum()) >= SPLIT_MIN:
-            return calibrate_split(scores, mutual, neg.scores, neg.mutual, mutual_rate=neg.mutual_rate)
-        pi0 = "storey"
-    if pi0 == "storey":
-        return calibrate(scores, neg.scores, pi0="storey", lam=MINING_LAM, shifts=(0.0,))
-    return calibrate(scores, neg.scores, pi0=pi0)
+        cal = calibrate_joint(scores, mutual, neg.scores, neg.mutual, mutual_rate=neg.mutual_rate)
+    elif pi0 == "split" and min(mutual.sum(), (~mutual).sum(), neg.mutual.sum(), (~neg.mutual).sum()) >= SPLIT_MIN:
+        cal = calibrate_split(scores, mutual, neg.scores, neg.mutual, mutual_rate=neg.mutual_rate)
+    elif pi0 in ("storey", "split"):
+        cal = calibrate(scores, neg.scores, pi0="storey", lam=MINING_LAM, shifts=(0.0,))
+    else:
+        cal = calibrate(scores, neg.scores, pi0=pi0)
+    return _with_fallback(cal, neg.scores)
+
+
+#: Quantile of the orphan negatives a mining run falls back to where its estimate is unreliable (a cut that at
+#: most 2 % of simulated false pairs pass; relative to the negatives, since a fixed margin fits one encoder only:
+#: the true 90 % cuts of use-m3 lie at ratio margins 1.18-1.7, those of me5-small at 0.98-1.04). Chosen on the dev
+#: mining tasks as the lowest quantile whose cut is 90 % precise on two thirds of them with both encoders (use-m3
+#: 50 of 73, me5-small 10 of 14; median measured precision 98.2 and 99.2 %): benchmarks/README, "Mining threshold
+#: calibration".
+FALLBACK_QUANTILE = 0.98
+
+
+def mining_fallback(cal: Calibration | None, precision: float) -> str | None:
+    """Why a mining run's estimate should not set its cut (None: it may): too few pairs or negatives to fit, or no
+    threshold reaching ``precision``. The run then keeps the pairs from ``cal.fallback_threshold``."""
+    if cal is None or cal.fallback_threshold is None:
+        return None
+    if cal.n_scores < MINING_MIN_PAIRS or cal.n_negatives < MINING_MIN_NEGATIVES:
+        return (f"the estimate rests on {cal.n_scores} mined pairs and {cal.n_negatives} simulated false pairs "
+                f"(fewer than {MINING_MIN_PAIRS} / {MINING_MIN_NEGATIVES})")
+    if cal.threshold_for(precision) is None:
+        return f"no threshold reaches an estimated precision of {precision:g} (best {max(cal.precision):.3f})"
+    return None
+
+
+def _with_fallback(cal: Calibration | None, negatives: np.ndarray) -> Calibration | None:
+    if cal is not None and len(negatives):
+        cal.fallback_threshold = round(float(np.quantile(negatives, FALLBACK_QUANTILE)), 6)
+    return cal
 
 
 def _check_pi0(pi0: str) -> None:

@@ -63,7 +63,10 @@ ALIGN_VIEW = ("drop10-merge10", 0.1, 0.1)
 #: a record without the field was made with "em".
 ESTIMATORS = {"joint": "joint", "split": "split-0.5", "storey": "storey-0.75", "em": "em"}
 #: The estimator of each setting when none is given (``--estimator``).
-DEFAULT_ESTIMATOR = {"mining": "em", "docs": "storey", "filter": "storey", "align": "storey"}
+DEFAULT_ESTIMATOR = {"mining": "storey", "docs": "storey", "filter": "storey", "align": "storey"}
+#: The mining setting's names where they differ (its ``storey``: negatives unmoved, Storey's quantile
+#: :data:`bisent.calibration.MINING_LAM`)
+MINING_ESTIMATORS = {"storey": "storey-0.5-unmoved"}
 #: Score quantiles of the mining record's ``diagnosis``.
 DIAGNOSIS_QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
 
@@ -91,7 +94,7 @@ def compare(scores: np.ndarray, correct: np.ndarray, negatives: np.ndarray | Non
 
 
 def mining(src_lang: str, tgt_lang: str, enc, *, max_gold: int | None = None, k: int = 4, progress=None,
-           split: str = "test", estimator: str = "split") -> dict:
+           split: str = "test", estimator: str = "storey") -> dict:
     """The mining setting on the ``split`` documents (``dev``: a check apart from the recorded test tasks)."""
     task = make_mining_task(load_pairs(src_lang, tgt_lang), split, max_gold=max_gold, src_lang=src_lang,
                             tgt_lang=tgt_lang)
@@ -109,6 +112,7 @@ def mining(src_lang: str, tgt_lang: str, enc, *, max_gold: int | None = None, k:
     cal = calibrate_mined(sc, mut, neg, pi0=estimator)                  # as mining_calibration, parts kept
     return {"setting": "mining", "score": "ratio", "k": k, "retrieval": "max", "pairs": len(sc),
             "gold": len(gold), **compare(sc, ok, neg.scores, MINING_QUANTILES, cal=cal, estimator=estimator),
+            "estimator": MINING_ESTIMATORS.get(estimator, ESTIMATORS[estimator]),
             "diagnosis": mining_diagnosis(sc, ok, mut, neg.scores, neg.mutual)}
 
 
@@ -219,7 +223,7 @@ def run(src_lang: str, tgt_lang: str, encoders: list, record: Recorder, *, limit
     items; ``split``: the documents every setting is built from (``dev`` to choose a method, ``test`` to report);
     ``settings``: which of mining, docs, filter, align to run (``limit`` caps align's pages too); ``split="all"`` (every
     page of every split) is for the docs setting alone, the pool of ``bench docmine``; ``estimator``: the false share's,
-    as :func:`calibrate`'s ``pi0`` (``storey`` or ``em``), or ``split`` (mining only); None:
+    as :func:`calibrate`'s ``pi0`` (``storey`` or ``em``), or ``split`` or ``joint`` (mining only); None:
     :data:`DEFAULT_ESTIMATOR`."""
     if split == "all" and set(settings) != {"docs"}:
         raise BisentError("--split all: only the docs setting runs on every split (add --setting docs)")

@@ -62,10 +62,11 @@ TASK_OPTIONS: dict[str, list] = {
         _split("test", "dev", "all", what=f"{DEV}; all: every page, the docs setting only"),
         click.option("--setting", "settings", multiple=True, type=click.Choice(["mining", "docs", "filter", "align"]),
                      help="Run only these settings (repeatable; default all)."),
-        click.option("--estimator", type=click.Choice(["split", "storey", "em"]), default=None,
-                     help="How the false share is estimated (default: split in mining, storey elsewhere; split: "
-                          "mutual and non-mutual mined pairs apart; storey: Storey's share over all pairs; "
-                          "em: the share fitted by EM with the true pairs' curve).")],
+        click.option("--estimator", type=click.Choice(["split", "storey", "em", "joint"]), default=None,
+                     help="How the false share is estimated (default: storey; storey: Storey's share over all "
+                          "pairs; em: the share fitted by EM with the true pairs' curve; split (mining only): "
+                          "mutual and non-mutual mined pairs apart; joint (mining only): one mixture over the "
+                          "pairs' scores and mutuality).")],
     "align": [
         _split("test", "dev", what=DEV),
         click.option("--gold", "gold", type=click.Path(file_okay=False), default=None,

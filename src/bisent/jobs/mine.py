@@ -76,14 +76,17 @@ def _finish(recorder, src_file, tgt_file, output, summary, *, fmt, retrieval, th
     try:
         summary.update(finish_mining(recorder, src_file, tgt_file, output, fmt=fmt, retrieval=retrieval,
                                      threshold=threshold, precision=precision, report=report, params=params,
-                                     write_record=not default or bool(report)))
+                                     write_record=not default or bool(report), fallback=default))
     except BisentError as e:
         if not default:
             raise
         raise BisentError(f"the default threshold (estimated precision {DEFAULT_PRECISION:g}): "
                           f"{str(e).removeprefix('--precision: ')}; give --threshold T, --precision P "
                           f"or --threshold none (keep every pair)") from None
-    if default:
+    if default and summary.get("fallback"):
+        note(f"bisent: kept {summary['pairs']} pairs scoring >= {summary['threshold']:.4g} (the default's fallback: "
+             f"{summary['fallback']}; --threshold none keeps every pair)")
+    elif default:
         note(f"bisent: kept {summary['pairs']} pairs scoring >= {summary['threshold']:.4g}, estimated precision "
              f"{summary['estimated_precision']:.0%} (the default; --threshold none keeps every pair)")
 

@@ -22,7 +22,15 @@ from pathlib import Path
 
 import numpy as np
 
-from ..calibration import calibrate, filter_negatives, low_overlap_warning, mining_calibration, mining_negatives
+from ..calibration import (
+    FALLBACK_QUANTILE,
+    calibrate,
+    filter_negatives,
+    low_overlap_warning,
+    mining_calibration,
+    mining_fallback,
+    mining_negatives,
+)
 from ..errors import BisentError
 from ..io import atomic_write, format_block
 from . import record as rec_mod
@@ -85,16 +93,17 @@ def choose_threshold(cal, threshold: float | None, precision: float | None) -> f
 
 def finish_mining(recorder: RecordingScorer, src_path, tgt_path, output, *, fmt: str = "plain", retrieval: str = "max",
                   threshold: float | None = None, precision: float | None = None, report=None, params=None,
-                  write_record: bool = True) -> dict:
+                  write_record: bool = True, fallback: bool = False) -> dict:
     """Calibrate, threshold and report a run mined (without threshold) into ``output``; returns summary fields
-    (``write_record=False``: no ``OUTPUT.report.json`` unless there is a ``report``)."""
+    (``write_record=False``: no ``OUTPUT.report.json`` unless there is a ``report``; ``fallback``: as
+    :func:`mining_report`)."""
     from ..mining.retrieval import read_collection, unique_rows
 
     scores, texts = rec_mod.read_mined(output)
     src_u = unique_rows(read_collection(src_path, fmt)[0])[0]
     tgt_u = unique_rows(read_collection(tgt_path, fmt)[0])[0]
     record, cal = mining_report(recorder, scores, texts, src_u, tgt_u, retrieval=retrieval, threshold=threshold,
-                                precision=precision, params=params)
+                                precision=precision, params=params, fallback=fallback)
     threshold, kept = record["threshold"], record["counts"]["kept"]
     if kept < len(scores):
         below = _keep_prefix(output, kept, below=below_path(output), below_max=max(BELOW_PAIRS, kept))
@@ -103,7 +112,8 @@ def finish_mining(recorder: RecordingScorer, src_path, tgt_path, output, *, fmt:
         below_path(output).unlink(missing_ok=True)          # a previous run's, at this output
     record["summary"] = {"pairs": kept, "output": str(output)}
     out = {"pairs": kept, "threshold": threshold,
-           "estimated_precision": None if cal is None or threshold is None else round(cal.precision_at(threshold), 4)}
+           "estimated_precision": None if cal is None or threshold is None else round(cal.precision_at(threshold), 4),
+           **({"fallback": record["fallback"]["reason"]} if "fallback" in record else {})}
     if write_record or report:
         out["record"] = str(rec_mod.write_record(record, f"{output}{rec_mod.SUFFIX}"))
     if report:
@@ -112,25 +122,45 @@ def finish_mining(recorder: RecordingScorer, src_path, tgt_path, output, *, fmt:
 
 
 def mining_report(recorder: RecordingScorer, scores, texts, src_texts, tgt_texts, *, retrieval: str = "max",
-                  threshold: float | None = None, precision: float | None = None, params=None, explain: int = 3):
+                  threshold: float | None = None, precision: float | None = None, params=None, explain: int = 3,
+                  fallback: bool = False):
     """The record (and calibration) of a mining run from its recorded candidates.
 
     ``scores``/``texts``: the mined pairs before the threshold, best first, as
     written; ``src_texts``/``tgt_texts``: the rows the candidates index.
+    ``fallback`` (the default threshold): where the estimate cannot set the cut
+    (:func:`bisent.calibration.mining_fallback`: too few pairs, or no threshold
+    reaching ``precision``), the run keeps the pairs from the cut that
+    :data:`bisent.calibration.FALLBACK_QUANTILE` of its simulated false pairs
+    stay under, with a warning on standard error and in the record.
     """
     cands = recorder.cands_
     ps, pt, sc = _mined_pairs(cands, retrieval)
     if len(scores) != len(sc) or not np.allclose(scores, sc, atol=2e-6):
         raise RuntimeError("the mined pairs do not match the recorded candidates")
     cal = mining_calibration(cands, recorder.kind, ps, pt, sc)
-    threshold = choose_threshold(cal, threshold, precision)
+    why = mining_fallback(cal, precision) if fallback and precision is not None else None
+    warnings = []
+    if why is not None:
+        threshold = cal.fallback_threshold
+        warnings.append(f"bisent: warning: {why}; kept the pairs scoring >= {threshold:.4g}, above "
+                        f"{FALLBACK_QUANTILE:.0%} of the simulated false pairs (a fallback whose precision is not "
+                        f"estimated): check a sample with `bisent review` or give --threshold")
+    else:
+        threshold = choose_threshold(cal, threshold, precision)
     if precision is not None and (warning := low_overlap_warning(cal)):
-        print(warning, file=sys.stderr)
+        warnings.append(warning)
+    for w in warnings:
+        print(w, file=sys.stderr)
     dirs = directions(cands, ps, pt) if len(ps) else None
     explanations = [_explain_mined(cands, int(ps[i]), int(pt[i]), src_texts, tgt_texts)
                     for i in _near(sc, threshold, explain)]
     record = rec_mod.mining_record(sc, texts, threshold=threshold, directions=dirs, calibration=cal, params=params,
                                    explanations=explanations, precision_target=precision)
+    if why is not None:
+        record["fallback"] = {"reason": why, "threshold": threshold, "negatives_quantile": FALLBACK_QUANTILE}
+    if warnings:
+        record["warnings"] = [w.removeprefix("bisent: warning: ") for w in warnings]
     return record, cal
 
 
@@ -319,7 +349,8 @@ def finish_filter(pairs_path, kept_path, rejected_path, summary: dict, config, s
                                    precision_target=precision, explain=lambda a, b: _decision(pipe, a, b, threshold))
     out = {"kept": summary["kept"], "rejected": summary["rejected"], "rejected_by": summary["rejected_by"],
            "threshold": threshold,
-           "estimated_precision": None if cal is None or threshold is None else round(cal.precision_at(threshold), 4)}
+           "estimated_precision": None if cal is None or threshold is None else round(cal.precision_at(threshold), 4),
+           **({"fallback": record["fallback"]["reason"]} if "fallback" in record else {})}
     out["record"] = str(rec_mod.write_record(record, f"{kept_path}{rec_mod.SUFFIX}"))
     if report:
         out["report"] = str(render([(Path(kept_path).name, record)], report,
