@@ -181,7 +181,7 @@ def test_mining_calibration_split_and_its_fallback():
     the mixture over all pairs. On isotropic toy vectors it stays within 10 points (benchmarks/README,
     "Calibration against gold": the split is fitted to the LibreOffice dev tasks, and the toy's false
     mutual pairs sit higher than its orphans')."""
-    from bisent.calibration import mining_calibration, mutual_pairs
+    from bisent.calibration import MINING_LAM, mining_calibration, mutual_pairs
 
     rng = np.random.default_rng(2)
     d, n_pairs, n_only = 64, 300, 600
@@ -201,7 +201,8 @@ def test_mining_calibration_split_and_its_fallback():
         assert abs(cal.precision_at(t) - ok[sc >= t].mean()) < 0.1
     mutual = mutual_pairs(rec.cands_, ps, pt)
     both = mining_calibration(rec.cands_, "ratio", ps[mutual], pt[mutual], sc[mutual], pi0="split")
-    ref = calibrate(sc[mutual], mining_negatives(rec.cands_, "ratio", ps[mutual], pt[mutual], sc[mutual]))
+    ref = calibrate(sc[mutual], mining_negatives(rec.cands_, "ratio", ps[mutual], pt[mutual], sc[mutual]),
+                    pi0="storey", lam=MINING_LAM, shifts=(0.0,))              # mining's storey
     assert both.precision == ref.precision and both.shift == ref.shift
 
 

@@ -645,3 +645,28 @@ def test_review_samples_below_a_mining_cut_and_apply_lowers_it(tmp_path, capsys)
     assert main(["mine", tmp_path / "a.txt", tmp_path / "b.txt", "-l", "en", "-L", "en", "-e", "char-ngram",
                  "--threshold", "-100", "--report", tmp_path / "r.html", "-o", out]) == 0
     assert not (tmp_path / "m.tsv.below").exists() and open_review(out, tmp_path / "l.jsonl").run.below == 0
+
+
+def test_default_mine_falls_back_where_the_estimate_cannot_set_the_cut(tmp_path, capsys):
+    """Under 30 mined pairs the estimate is too rough to set the default cut: the run keeps the pairs above the 98th
+    percentile of its simulated false pairs and says so on stderr, in the summary and in the record."""
+    from bisent.calibration import FALLBACK_QUANTILE
+
+    rng = np.random.default_rng(1)
+    words = [f"{a}{b}" for a in ("ka", "lo", "mi", "nu", "pe", "ri") for b in ("ba", "de", "fi", "go")]
+    same = [" ".join(rng.choice(words, 5)) for _ in range(18)]
+    (tmp_path / "a.txt").write_text("\n".join(same + [" ".join(rng.choice(words, 5)) + " x" for _ in range(8)]) + "\n")
+    (tmp_path / "b.txt").write_text("\n".join(same[::-1] + [" ".join(rng.choice(words, 5)) + " y" for _ in range(8)])
+                                    + "\n")
+    out = tmp_path / "m.tsv"
+    capsys.readouterr()
+    assert main(["mine", tmp_path / "a.txt", tmp_path / "b.txt", "-l", "en", "-L", "en", "-e", "char-ngram",
+                 "--report", tmp_path / "r.html", "-o", out]) == 0
+    err = capsys.readouterr().err
+    rec = json.loads((tmp_path / "m.tsv.report.json").read_text())
+    assert rec["calibration"] is not None and rec["calibration"]["n_scores"] < 30
+    assert "mined pairs" in rec["fallback"]["reason"] and rec["fallback"]["negatives_quantile"] == FALLBACK_QUANTILE
+    assert rec["threshold"] == rec["calibration"]["fallback_threshold"] and rec["warnings"]
+    assert "the default's fallback" in err and "above 98% of the simulated false pairs" in err
+    kept = [float(line.split("\t")[0]) for line in out.read_text().splitlines()]
+    assert kept and min(kept) >= rec["threshold"] and len(kept) == rec["counts"]["kept"]
