@@ -670,3 +670,4 @@ def test_default_mine_falls_back_where_the_estimate_cannot_set_the_cut(tmp_path,
     assert "the default's fallback" in err and "above 98% of the simulated false pairs" in err
     kept = [float(line.split("\t")[0]) for line in out.read_text().splitlines()]
     assert kept and min(kept) >= rec["threshold"] and len(kept) == rec["counts"]["kept"]
+    assert "<b>Warning:</b> the estimate rests on" in (tmp_path / "r.html").read_text()

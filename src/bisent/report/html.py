@@ -376,6 +376,8 @@ def record_html(name: str, rec: dict) -> str:
                                                                                    f"on the lines it rejected."))
     # the answer first: precision and yield against the threshold (after the scores where no calibration is made)
     parts.insert(len(parts) if kind in LABELLED else 3, _calibration(rec, xlabel))
+    if rec.get("warnings"):          # what the run warned of (a fallback threshold, an estimate that may run high)
+        parts.insert(1, "<ul>" + "".join(f"<li><b>Warning:</b> {_e(w)}</li>" for w in rec["warnings"]) + "</ul>")
     if rec.get("review"):
         parts.append(review_html(rec["review"]))
     parts.append("<h3>Samples per score band</h3>" + _samples(rec))
