@@ -44,7 +44,8 @@ def _review_paths(kw: dict) -> dict:
 @click.option("--summary", "summary_only", is_flag=True,
               help="Print what the labels say as JSON and stop (no server).")
 @click.option("--apply", "apply", type=FiniteFloat(0, 1), default=None, metavar="P",
-              help="Write the output re-cut at the threshold the labels give for precision P to -o, and stop.")
+              help="Write the output re-cut at the threshold the labels give for precision P to -o, and stop "
+                   "(for a mine run, below its own threshold too where the labels say so).")
 @click.option("-o", "--output", type=click.Path(), default=None, help="Where --apply writes the re-cut output.")
 @click.option("--report", type=click.Path(dir_okay=False), default=None,
               help="Write the run's HTML report with the labels' measured precision beside the estimate, and stop.")
@@ -57,7 +58,9 @@ def review(run, labels, seed, bands, per_band, margin, precision, summary_only, 
     Draws a sample stratified by score band and serves a page on 127.0.0.1
     (its address, with a one-time token, is printed once): one pair at a time,
     keys y parallel, n not, p partial, s skip, u undo. Stop it with Ctrl-C;
-    the next `bisent review RUN` resumes where it stopped.
+    the next `bisent review RUN` resumes where it stopped. The pairs a mine
+    run's threshold dropped (OUTPUT.below, beside its output) are sampled in
+    bands of their own, so the labels can lower a cut set too high.
 
     \b
     Examples:
