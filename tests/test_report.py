@@ -169,7 +169,8 @@ def test_orphan_negatives_tell_mutual_pairs():
     neg = mining_negatives(cands, "ratio", ps[:2], pt[:2], sc[:2], with_mutual=True)
     plain = mining_negatives(cands, "ratio", ps[:2], pt[:2], sc[:2])
     assert np.array_equal(neg.scores, plain) and len(neg.mutual) == len(plain)
-    x0 = np.isclose(neg.scores, margin(np.array([0.5]), fwd_sim[0, 1:].mean(), cands.r_y[2])[0])
+    own = (fwd_sim[0, 1:].sum() + fwd_sim[0, -1]) / 3      # k false neighbours: the k-th as near as the (k-1)-th
+    x0 = np.isclose(neg.scores, margin(np.array([0.5]), own, cands.r_y[2])[0])
     assert x0.any() and not neg.mutual[x0].any()                              # y2 is x0's third candidate
     assert 0 <= neg.mutual_rate <= 1
     with pytest.raises(ValueError, match="pi0 must be"):
@@ -244,9 +245,12 @@ def test_orphan_negatives_skip_candidates_held_by_confident_pairs():
     ps, pt = np.array([0, 1]), np.array([0, 1])
     sc = margin(np.array([0.9, 0.9]), r_x[:2], r_y[:2])
     neg = mining_negatives(cands, "ratio", ps, pt, sc)
-    expected = margin(np.array([0.5]), fwd_sim[0, 1:].mean(), r_y[2])          # x0 with y2, not y1
+    own = (fwd_sim[0, 1:].sum() + fwd_sim[0, -1]) / 3      # x0's neighbourhood over k false neighbours
+    expected = margin(np.array([0.5]), own, r_y[2])                             # x0 with y2, not y1
     assert np.isclose(neg, expected[0]).any()
-    assert not np.isclose(neg, margin(np.array([0.8]), fwd_sim[0, 1:].mean(), r_y[1])[0]).any()
+    assert not np.isclose(neg, margin(np.array([0.8]), own, r_y[1])[0]).any()
+    part = mining_negatives(cands, "ratio", ps, pt, sc, fill_neighbourhood=False)   # over the k - 1 it has
+    assert np.isclose(part, margin(np.array([0.5]), fwd_sim[0, 1:].mean(), r_y[2])[0]).any()
 
 
 def test_synthetic_pairs_are_false_pairs():
