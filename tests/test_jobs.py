@@ -60,7 +60,12 @@ def test_mine_cli_and_api_write_the_same_bytes(tmp_path):
     n = len((api / "m.tsv").read_text().splitlines())
     assert 0 < n == summary["pairs"] < len((api / "all.tsv").read_text().splitlines())
     assert summary["estimated_precision"] >= jobs.DEFAULT_PRECISION
-    assert sorted(p.name for p in api.iterdir()) == ["all.tsv", "m.tsv"]    # state folders removed, no record
+    # state folders removed, no record; the pairs the threshold dropped kept aside for `bisent review`
+    assert sorted(p.name for p in api.iterdir()) == ["all.tsv", "m.tsv", "m.tsv.below"]
+    _same_files(cli, api, ["m.tsv.below"])
+    below = [float(line.split("\t")[0]) for line in (api / "m.tsv.below").read_text().splitlines()]
+    kept = [float(line.split("\t")[0]) for line in (api / "m.tsv").read_text().splitlines()]
+    assert n + len(below) == len((api / "all.tsv").read_text().splitlines()) and max(below) <= min(kept)
 
 
 def test_mine_to_standard_output_cli_and_api(tmp_path, capsysbinary):
