@@ -106,7 +106,7 @@ def finish_mining(recorder: RecordingScorer, src_path, tgt_path, output, *, fmt:
                                 precision=precision, params=params, fallback=fallback)
     threshold, kept = record["threshold"], record["counts"]["kept"]
     if kept < len(scores):
-        below = _keep_prefix(output, kept, below=below_path(output), below_max=max(BELOW_PAIRS, kept))
+        below = _keep_prefix(output, kept, below=below_path(output), below_max=min(max(BELOW_PAIRS, kept), BELOW_MAX))
         record["below"] = {"file": below_path(output).name, "pairs": below}
     else:
         below_path(output).unlink(missing_ok=True)          # a previous run's, at this output
@@ -257,9 +257,10 @@ def align_run_record(tsvs, encoder, src_lang: str, tgt_lang: str, *, params: dic
     return rec
 
 
-#: fewest pairs below the threshold a mining run keeps aside (``OUTPUT.below``; as many as it kept when that is
-#: more), so that ``bisent review`` can sample under the cut and lower it where the labels say so
+#: fewest and most pairs below the threshold a mining run keeps aside (``OUTPUT.below``; as many as it kept in
+#: between), so that ``bisent review`` can sample under the cut and lower it where the labels say so
 BELOW_PAIRS = 1000
+BELOW_MAX = 100_000
 
 
 def below_path(output) -> Path:
