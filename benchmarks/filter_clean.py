@@ -103,6 +103,10 @@ def step_values(config, src: str, tgt: str, pairs) -> dict[str, list]:
     with vectors.batch_memo():
         for step in pipe.steps:
             out[step.name] = pipe._score(step, list(pairs))
+        if "coverage" not in out:       # the word coverage the candidates and the length yield are decided by
+            from bisent.filtering.coverage import CoverageStep
+
+            out["coverage"] = pipe._score(CoverageStep(src_lang=src, tgt_lang=tgt, encoder="use-m3"), list(pairs))
     out["_spelled"] = list(_numbers_spelled(pairs))
     out["_other_lang"] = _other_language(pairs, src, tgt)
     return out
@@ -271,6 +275,93 @@ def choose_main(argv=None) -> None:
         kept = {k: round(100 * a / b, 2) for k, (a, b) in r["mix_kept"].items()}
         print(json.dumps({"row": name, "candidate": r["candidate"], "clean_rejected": clean, "noise_kept": kept,
                           "target_met": met if name == "chosen" else None}))
+
+
+# ---------------------------------------------------------------------------
+# The length ratio yielding to word coverage
+# ---------------------------------------------------------------------------
+
+#: the bounds of src/bisent/recipes/filter-default.yaml as a candidate of :data:`GRID`
+DEFAULT = {"max_z": 2.5, "spelled": True, "langid_prob": 0.05, "langid_chars": 0, "langid_other": 0.5,
+           "coverage": None, "leave_out": 0.05, "margin": 0.85, "margin_cos": None, "cosine": 0.3}
+
+#: how the length ratio may yield (family -> its settings): a pair the length ratio rejects is kept when
+#: ``cov`` its worst unit's coverage (``coverage`` step) is at least x; ``cov_same_count`` the same and both sides
+#: have as many sentences; ``cov_median`` at least x times the input's median coverage (learned per input, as the
+#: length band is); ``cov_over_cos`` coverage / cosine at least x with |z| at most 5; ``off`` the length bound
+#: removed (the floor no yield can go below)
+YIELDS = {"none": (None,), "cov": (0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7), "cov_same_count": (0.3, 0.4, 0.5, 0.6),
+          "cov_median": (0.8, 0.9, 1.0, 1.1), "cov_over_cos": (0.6, 0.7, 0.8, 0.9), "off": (None,)}
+
+
+def length_yield(values: dict, family: str, x) -> np.ndarray:
+    """Per pair: whether the length ratio yields to coverage under ``family`` at ``x`` (:data:`YIELDS`)."""
+    cov = np.asarray([v[0] for v in values["coverage"]], dtype=np.float64)
+    if family == "none":
+        return np.zeros(len(cov), bool)
+    if family == "off":
+        return np.ones(len(cov), bool)
+    if family == "cov":
+        return cov >= x
+    if family == "cov_same_count":
+        return (cov >= x) & (np.asarray([v[3] for v in values["coverage"]]) == 0)
+    if family == "cov_median":
+        return cov >= x * np.median(cov)
+    if family == "cov_over_cos":
+        z = np.abs(np.asarray(values["length_ratio"], dtype=np.float64))
+        return (cov / np.maximum(np.asarray(values["cosine"], dtype=np.float64), 1e-6) >= x) & (z <= 5.0)
+    raise ValueError(f"unknown length yield {family!r}")
+
+
+def yield_main(argv=None) -> None:
+    """The current default with its length ratio yielding to coverage (:data:`YIELDS`), on the clean sets and
+    the noise mix of a split: one record per setting, with 95 % Wilson intervals, whether every noise kind stays
+    within the top of the current default's interval, and whether each clean set loses at most 2 %."""
+    from bisent.bench.filtering import build_set
+
+    ap = argparse.ArgumentParser(description="filter-default's length ratio yielding to word coverage")
+    ap.add_argument("--split", default="dev", choices=("dev", "test"))
+    ap.add_argument("--limit", type=int, default=1500)
+    ap.add_argument("--mix-limit", type=int, default=4000)
+    ap.add_argument("--values", default=None, help="JSON file of every step's values: read if it exists, else written")
+    add_results_option(ap)
+    args = ap.parse_args(argv)
+    saved = None
+    if args.values and Path(args.values).is_file():
+        saved = json.loads(Path(args.values).read_text(encoding="utf-8"))
+    tables = {}
+    for domain in sorted(DOMAINS):
+        src, tgt, pairs = clean_pairs(domain, args.split, args.limit)
+        tables[domain] = (pairs, None, saved[domain] if saved else step_values("filter-default", src, tgt, pairs))
+    items, _ = build_set("en", "de", limit=args.mix_limit, split=args.split)
+    mix = [(it.src, it.tgt) for it in items]
+    tables["mix"] = (mix, np.asarray([it.kind for it in items]),
+                     saved["mix"] if saved else step_values("filter-default", "en", "de", mix))
+    if args.values and saved is None:
+        Path(args.values).write_text(json.dumps({k: v for k, (_, _, v) in tables.items()}), encoding="utf-8")
+    record = Recorder("filter_clean", args.results or None, echo=lambda line: print(line, flush=True))
+    cap = None
+    for family, settings in YIELDS.items():
+        for x in settings:
+            row: dict = {"clean_rejected": {}, "clean_interval": {}, "noise_kept": {}, "noise_interval": {}}
+            for name, (pairs, kinds, values) in tables.items():
+                f = factors(values, pairs)
+                f["max_z"] = {**f["max_z"], DEFAULT["max_z"]: f["max_z"][DEFAULT["max_z"]]
+                              | length_yield(values, family, x)}
+                keep = decide(f, DEFAULT)
+                groups = [(name, np.ones(len(keep), bool))] if kinds is None else \
+                    [("mix_clean" if k == "clean" else str(k), kinds == k) for k in np.unique(kinds)]
+                for key, m in groups:
+                    clean = kinds is None or key == "mix_clean"
+                    k, n = int((~keep[m] if clean else keep[m]).sum()), int(m.sum())
+                    row["clean_rejected" if clean else "noise_kept"][key] = round(100 * k / n, 2)
+                    row["clean_interval" if clean else "noise_interval"][key] = wilson_pct(k, n)
+            if cap is None:     # the current default (family "none"): the caps of the noise kinds
+                cap = {k: iv[1] for k, iv in row["noise_interval"].items()}
+            within = all(row["noise_kept"][k] <= cap[k] for k in cap)
+            met = all(row["clean_rejected"][d] <= MAX_CLEAN_REJECTED for d in CLEAN_SETS)
+            record({"task": "filter_clean", "kind": "length_yield", "split": args.split, "yield": family,
+                    "at": x, "limit": args.limit, **row, "noise_within_caps": within, "clean_target_met": met})
 
 
 if __name__ == "__main__":
