@@ -313,6 +313,22 @@ def length_yield(values: dict, family: str, x) -> np.ndarray:
     raise ValueError(f"unknown length yield {family!r}")
 
 
+def first_rejecting(f: dict, cand: dict) -> dict:
+    """Pairs rejected per step under ``cand`` (from :func:`factors`), each counted at the first step that
+    rejects it in the recipe's order (the fixed rules as one)."""
+    order = [("rules", f["base"]), ("length_ratio", f["max_z"][cand["max_z"]]),
+             ("numbers", f["spelled"][cand["spelled"]]),
+             ("langid", f["langid"][cand["langid_prob"], cand["langid_chars"], cand["langid_other"]]),
+             ("coverage", f["coverage"][cand["coverage"]]), ("leave_out", f["leave_out"][cand["leave_out"]]),
+             ("margin", f["margin"][cand["margin"], cand["margin_cos"]]), ("cosine", f["cosine"][cand["cosine"]])]
+    alive, out = np.ones(len(f["base"]), bool), {}
+    for name, kept in order:
+        if int((alive & ~kept).sum()):
+            out[name] = int((alive & ~kept).sum())
+        alive &= kept
+    return out
+
+
 def yield_main(argv=None) -> None:
     """The current default with its length ratio yielding to coverage (:data:`YIELDS`), on the clean sets and
     the noise mix of a split: one record per setting, with 95 % Wilson intervals, whether every noise kind stays
@@ -340,6 +356,15 @@ def yield_main(argv=None) -> None:
     if args.values and saved is None:
         Path(args.values).write_text(json.dumps({k: v for k, (_, _, v) in tables.items()}), encoding="utf-8")
     record = Recorder("filter_clean", args.results or None, echo=lambda line: print(line, flush=True))
+    for name, (pairs, kinds, values) in tables.items():     # how covered the pairs the length ratio rejects are
+        f = factors(values, pairs)
+        cov = np.asarray([v[0] for v in values["coverage"]], dtype=np.float64)
+        cut = f["base"] & ~f["max_z"][DEFAULT["max_z"]]
+        for key in [name] if kinds is None else ["clean", "glued", "truncated", "neighbour"]:
+            m = cut if kinds is None else cut & (kinds == key)
+            record({"task": "filter_clean", "kind": "length_rejected_coverage", "split": args.split, "set": name,
+                    "pairs": key, "n": int(m.sum()),
+                    "coverage_quartiles": np.round(np.quantile(cov[m], [0.25, 0.5, 0.75]), 3).tolist()})
     cap = None
     for family, settings in YIELDS.items():
         for x in settings:
@@ -349,6 +374,8 @@ def yield_main(argv=None) -> None:
                 f["max_z"] = {**f["max_z"], DEFAULT["max_z"]: f["max_z"][DEFAULT["max_z"]]
                               | length_yield(values, family, x)}
                 keep = decide(f, DEFAULT)
+                if kinds is None:
+                    row.setdefault("rejected_by", {})[name] = first_rejecting(f, DEFAULT)
                 groups = [(name, np.ones(len(keep), bool))] if kinds is None else \
                     [("mix_clean" if k == "clean" else str(k), kinds == k) for k in np.unique(kinds)]
                 for key, m in groups:
