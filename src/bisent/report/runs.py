@@ -243,19 +243,21 @@ def finish_filter(pairs_path, kept_path, rejected_path, summary: dict, config, s
                   precision: float | None = None, report=None, summary_path=None, per_kind: int = 1000,
                   params=None) -> dict:
     """Score, calibrate, (with ``precision``) re-threshold and report a finished filter run."""
-    from ..filtering import as_pipeline, parse_row
+    from ..filtering import as_pipeline
+    from ..io.bitext import iter_pairs, iter_units, open_bitext
 
     pipe = as_pipeline(config, src_lang, tgt_lang)
 
     def well_formed():
-        return (p for _, raw in _raw(pairs_path) if (p := parse_row(raw)[0]) is not None)
+        return iter_pairs(pairs_path, fmt="tsv")
 
     if pipe.sample_size:
         pipe.prepare(well_formed())            # the same background sample filter_file drew
     inputs = list(itertools.islice(well_formed(), NEGATIVES_FROM))
     step = next(s for s in pipe.steps if s.name == pipe.score_step)
-    kept_raw = [raw for _, raw in _raw(kept_path)]
-    kept_pairs = [parse_row(raw)[0] for raw in kept_raw]
+    kept = list(iter_units(open_bitext(kept_path, fmt="tsv"), allow_empty=True))
+    kept_raw = [u.raw for u in kept]
+    kept_pairs = [None if u.problem else (u.src, u.tgt) for u in kept]
     kept_scores = np.asarray(pipe._score(step, kept_pairs) if kept_pairs else [], dtype=np.float64)
     rejected = list(rec_mod.read_rejected(rejected_path))
     observed = np.concatenate([kept_scores, [r[2] for r in rejected if r[1] == step.name]])
