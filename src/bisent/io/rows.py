@@ -56,6 +56,7 @@ class Bitext:
     table: Any = None             # the Parquet table
     extra: dict = field(default_factory=dict)
     skipped: dict[str, int] = field(default_factory=dict)
+    max_side_bytes: int = MAX_SIDE_BYTES   # a longer TSV side is a bad row (``bisent filter`` may set it)
 
     def good(self) -> list[Unit]:
         return [u for u in self.units if u.problem is None]
