@@ -236,8 +236,9 @@ def read_id_sentences(path, *, max_bytes: int = MAX_LINE_BYTES) -> Iterator[tupl
         raise BisentError(f"{path}: file is empty")
 
 
-def read_tsv(path, ncols: int) -> Iterator[tuple[int, list[str]]]:
-    """Yield ``(lineno, columns)`` of a TSV file with exactly ``ncols`` columns, else a one-line error."""
+def read_tsv(path, ncols: int | None) -> Iterator[tuple[int, list[str]]]:
+    """Yield ``(lineno, columns)`` of a TSV table (ids, scores, bisent's own outputs) with exactly ``ncols``
+    columns (None: any number), else a one-line error. A bitext is read by :func:`bisent.io.bitext.iter_units`."""
     for n, raw in iter_raw_lines(path):
         try:
             text = raw.decode("utf-8")
@@ -248,7 +249,7 @@ def read_tsv(path, ncols: int) -> Iterator[tuple[int, list[str]]]:
             raise BisentError(f"{where(path, n)}: contains a carriage return (CR) that does not end the line "
                               f"(lone-CR line endings are not line breaks here)")
         cols = text.split("\t")
-        if len(cols) != ncols:
+        if ncols is not None and len(cols) != ncols:
             raise BisentError(f"{where(path, n)}: expected {ncols} tab-separated columns, found {len(cols)}")
         yield n, cols
 
