@@ -1,17 +1,15 @@
 """Bitext files in the formats data engineers use: TSV, Moses, TMX, XLIFF, JSONL, Parquet.
 
-:func:`read_bitext` (built on :func:`iter_units`, the one parser of a bitext in bisent) turns one file
-(two for Moses) into a :class:`Bitext`: a list
-of :class:`Unit`, one per line or translation unit, each with a stable 1-based
-number ``n`` (the line number of a line format; the unit's index in document
-order for TMX ``<tu>``, XLIFF 1.2 ``<trans-unit>`` and XLIFF 2 ``<segment>``).
-A unit that cannot be used (a wrong column count, undecodable bytes, a ``<tu>``
-without a target ``<tuv>``) is kept with ``problem`` set to a ``bad_row:*`` /
-``bad_unit:*`` reason, never dropped. :func:`write_bitext` writes units back in
-the input's format, carrying what bisent does not read (other TSV columns,
-other JSON keys, TMX properties and attributes, XLIFF states) and, when asked,
-a score (a column, a key, a TMX ``<prop type="x-bisent-score">``, an XLIFF
-``bisent:score`` attribute).
+:func:`iter_units` is the one function in bisent that parses a bitext: it yields the :class:`Unit` s of one file
+(two for Moses), one per line or translation unit, each with a stable 1-based number ``n`` (the line number of a
+line format; the unit's index in document order for TMX ``<tu>``, XLIFF 1.2 ``<trans-unit>`` and XLIFF 2
+``<segment>``). A unit that cannot be used (a wrong column count, undecodable bytes, a ``<tu>`` without a target
+``<tuv>``) has ``problem`` set to a ``bad_row:*`` / ``bad_unit:*`` reason; the caller's policy ``on_bad`` keeps it,
+skips it (counted) or stops at it with a one-line error, never drops it silently. :func:`read_bitext` collects the
+units into a :class:`Bitext`. :func:`write_bitext` writes units back in the input's format, carrying what bisent
+does not read (other TSV columns, other JSON keys, TMX properties and attributes, XLIFF states) and, when asked,
+a score (a column, a key, a TMX ``<prop type="x-bisent-score">``, an XLIFF ``bisent:score`` attribute). Each format
+is a module of :mod:`bisent.io.formats`.
 
 Formats are chosen by suffix (``.tsv``/``.txt``, ``.tmx``, ``.xlf``/``.xliff``,
 ``.jsonl``/``.ndjson``, ``.parquet``; under ``.gz``/``.xz``/``.zst``) or by name.
