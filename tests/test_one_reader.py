@@ -113,7 +113,7 @@ def test_only_iter_units_calls_a_format_reader():
 @pytest.fixture
 def counted(monkeypatch):
     """The formats read by the format modules' ``read``, which only ``iter_units`` calls (the test above)."""
-    from bisent.io import formats
+    from bisent.io import bitext_formats as formats
 
     calls = []
     for name in set(formats.MODULES.values()):

@@ -4,7 +4,7 @@
   reading lines, TSV tables and BUCC files;
 - :mod:`bisent.io.bitext`: the one reader of a bitext (TSV columns, Moses, TMX, XLIFF, JSONL, Parquet) with an
   explicit policy for bad rows, and the writer back into the input's format (one module a format in
-  :mod:`bisent.io.formats`);
+  :mod:`bisent.io.bitext_formats`);
 - :mod:`bisent.io.rows`: the unit of a bitext and the checks every row goes through.
 
 The names of :mod:`bisent.io.files` and the bitext reader are importable from here.

@@ -9,7 +9,7 @@ skips it (counted) or stops at it with a one-line error, never drops it silently
 units into a :class:`Bitext`. :func:`write_bitext` writes units back in the input's format, carrying what bisent
 does not read (other TSV columns, other JSON keys, TMX properties and attributes, XLIFF states) and, when asked,
 a score (a column, a key, a TMX ``<prop type="x-bisent-score">``, an XLIFF ``bisent:score`` attribute). Each format
-is a module of :mod:`bisent.io.formats`.
+is a module of :mod:`bisent.io.bitext_formats`.
 
 Formats are chosen by suffix (``.tsv``/``.txt``, ``.tmx``, ``.xlf``/``.xliff``,
 ``.jsonl``/``.ndjson``, ``.parquet``; under ``.gz``/``.xz``/``.zst``) or by name.
@@ -30,9 +30,9 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
 from ..errors import BisentError, where
+from .bitext_formats import module
+from .bitext_formats.xml import BISENT_NS, TMX_SCORE_PROP, xml_parser
 from .files import _suffix, check_readable
-from .formats import module
-from .formats.xml import BISENT_NS, TMX_SCORE_PROP, xml_parser
 from .rows import MAX_SIDE_BYTES, Bitext, Unit, describe, format_value, parse_row, set_text
 
 FORMATS = ("tsv", "moses", "tmx", "xliff", "jsonl", "parquet")
@@ -126,7 +126,7 @@ def open_bitext(paths: Sequence, *, fmt: str | None = None, columns: str | tuple
 def iter_units(bt: Bitext, *, on_bad: str = "keep", allow_empty: bool = False) -> Iterator[Unit]:
     """Parse the bitext ``bt`` (from :func:`open_bitext`): yield its units in order, one line format's line at a
     time. This is the one function in bisent that turns a bitext file into pairs; every format's reader
-    (:mod:`bisent.io.formats`) is called from here alone.
+    (:mod:`bisent.io.bitext_formats`) is called from here alone.
 
     ``on_bad`` says what becomes of a unit that cannot be used (wrong column count, undecodable bytes, a ``<tu>``
     without a target): ``"keep"`` yields it with ``problem`` set (a filter rejects it with its reason),
