@@ -22,7 +22,7 @@ from ..io import atomic_write, iter_raw_lines
 from ..io.bitext import iter_units, open_bitext
 from .files import filter_file
 from .langid import SwappedSides
-from .records import format_value, show_line
+from .records import format_value, rejected_line
 
 
 def check_two_columns(path) -> None:
@@ -163,8 +163,7 @@ def _row(bt, u, reason: str, value: str) -> bytes:
     """A rejected row: ``n<TAB>reason<TAB>value<TAB>text``; a TMX/XLIFF unit's text starts with its id
     (``[id u12/s2]``: a unit is found in the file by its id, not by its number among the segments)."""
     uid = unit_id(bt, u)
-    label = f"[id {uid}] " if uid is not None else ""
-    return f"{u.n}\t{reason}\t{value}\t{label}{show_line(u.raw)}\n".encode("utf-8")
+    return rejected_line(u.n, reason, value, u.raw, f"[id {uid}] " if uid is not None else "")
 
 
 def _whole_units(bt, kept: list, reasons: dict[int, str], rows: list, counts: dict) -> list:
