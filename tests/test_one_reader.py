@@ -182,3 +182,15 @@ def test_the_bad_row_policy(tmp_path):
         read_bitext(path, on_bad="error")
     with pytest.raises(ValueError, match="on_bad"):
         read_bitext(path, on_bad="drop")
+
+
+def test_a_tsv_line_keeps_its_bytes_and_a_second_cr_is_a_bad_row(tmp_path):
+    """A CRLF line's raw bytes keep the CR (kept lines are written back byte for byte), its text does not; a CR
+    before that one is a lone CR (as the streaming filter always judged it)."""
+    from bisent.io.bitext import read_bitext
+
+    path = tmp_path / "p.tsv"
+    path.write_bytes(b"\xef\xbb\xbfa\tb\r\nc\td\r\r\ne\tf")
+    units = read_bitext(path).units
+    assert [(u.src, u.tgt, u.raw) for u in units[::2]] == [("a", "b", b"\xef\xbb\xbfa\tb\r"), ("e", "f", b"e\tf")]
+    assert (units[1].problem, units[1].detail, units[1].raw) == ("bad_row:cr", 4.0, b"c\td\r\r")

@@ -43,12 +43,13 @@ def read(bt: Bitext) -> Iterator[Unit]:
                         raise BisentError(f"{where(path, n)}: --columns {s + 1},{t + 1}: the line has only "
                                           f"{want} tab-separated columns")
                 u = Unit(n, raw=raw, data=cols)
-                if b"\x00" in body or b"\r" in body:
-                    u.problem, u.detail = parse_row(body)[1:]
+                if b"\x00" in body or b"\r" in body:   # parse_row drops the line's own final CR, then finds these
+                    u.problem, u.detail = parse_row(raw)[1:]
                 elif len(cols) != want:
                     u.problem, u.detail = "bad_row:columns", float(len(cols))
                 else:
-                    pair, u.problem, u.detail = parse_row(cols[s] + b"\t" + cols[t], bt.max_side_bytes)
+                    row = body if want == 2 and (s, t) == (0, 1) else cols[s] + b"\t" + cols[t]
+                    pair, u.problem, u.detail = parse_row(row, bt.max_side_bytes)
                     if pair is not None:
                         u.src = strip_bom(n, pair[0]) if s == 0 else pair[0]
                         u.tgt = strip_bom(n, pair[1]) if t == 0 else pair[1]
