@@ -265,7 +265,7 @@ def test_a_deeply_nested_jsonl_line_is_one_line_error_in_explain_and_train(tmp_p
     from bisent.errors import BisentError
     from bisent.training.data import read_bitext
 
-    with pytest.raises(BisentError, match="in.jsonl: line 1: bad_row:json"):
+    with pytest.raises(BisentError, match=r"in.jsonl:1: not valid JSON \(bad_row:json\)"):
         read_bitext(src, "en", "de")
 
 

@@ -240,6 +240,8 @@ def _align_precision(ctx: RunContext, encoder: str, precision: float) -> dict:
 def stage_candidates(ctx: RunContext) -> dict:
     """Aligned groups with text on both sides as ``src<TAB>tgt``; ``candidates.ids.tsv`` says where each came from
     (pair number, 1-based source and target lines, alignment score)."""
+    from .io.bitext import column_text, iter_units, open_bitext
+
     rows = [json.loads(x) for x in (ctx.dir / "align" / "summary.jsonl").read_text(encoding="utf-8").splitlines()]
     by_line = {r["line"]: r for r in rows}
     pairs = (ctx.dir / "documents" / "pairs.tsv").read_text(encoding="utf-8").splitlines()
@@ -248,14 +250,15 @@ def stage_candidates(ctx: RunContext) -> dict:
         for k in range(len(pairs)):
             if "error" in by_line.get(k + 1, {"error": "missing"}):
                 continue
-            for line in (ctx.dir / "align" / f"{k:05d}.tsv").read_text(encoding="utf-8").splitlines():
-                s_lines, t_lines, score, src, tgt = line.split("\t")
+            aligned = open_bitext([ctx.dir / "align" / f"{k:05d}.tsv"], fmt="tsv", columns=(4, 5))
+            for u in iter_units(aligned, on_bad="error", allow_empty=True):
+                s_lines, t_lines, score = (column_text(aligned, u, i) for i in range(3))
                 if not s_lines or not t_lines:
                     continue
-                if not src.strip() or not tgt.strip():
+                if not u.src or not u.tgt:
                     skipped_empty += 1
                     continue
-                cand.write(f"{src}\t{tgt}\n")
+                cand.write(f"{u.src}\t{u.tgt}\n")
                 ids.write(f"{k + 1}\t{s_lines}\t{t_lines}\t{score}\n")
                 n_cand += 1
     return {"candidates": n_cand}

@@ -40,7 +40,7 @@ from typing import NamedTuple
 from .. import langcodes
 from ..cache import cache_dir
 from ..errors import BisentError
-from ..io import atomic_dir, atomic_write, read_tsv
+from ..io import atomic_dir, atomic_write
 from ..progress import progress_bar
 from .debian import available_packages, fetch_package, package_info
 
@@ -412,9 +412,18 @@ def _check_split(split: str | None) -> None:
 def load_pairs(src: str = "en", tgt: str = "de", split: str | None = None) -> list[Pair]:
     """Aligned, filtered paragraph pairs of LibreOffice help (all splits, or one), building them on first use."""
     _check_split(split)
-    path = build(src, tgt) / "pairs.tsv"
-    pairs = [Pair(*cols) for _, cols in read_tsv(path, 5)]
+    pairs = read_pair_file(build(src, tgt) / "pairs.tsv")
     return [p for p in pairs if split is None or p.split == split]
+
+
+def read_pair_file(path) -> list[Pair]:
+    """The rows of a cached ``pairs.tsv`` (``doc<TAB>id<TAB>src<TAB>tgt<TAB>split``), read by
+    :func:`bisent.io.bitext.iter_units` (sides in columns 3 and 4); a bad row is a one-line error."""
+    from ..io.bitext import column_text, iter_units, open_bitext
+
+    bt = open_bitext([path], fmt="tsv", columns=(3, 4))
+    return [Pair(column_text(bt, u, 0), column_text(bt, u, 1), u.src, u.tgt, column_text(bt, u, 4))
+            for u in iter_units(bt, on_bad="error")]
 
 
 def load_documents(src: str = "en", tgt: str = "de", split: str | None = None) -> list[Document]:

@@ -17,8 +17,8 @@ from typing import Callable, Iterable
 
 from ..cache import cache_dir
 from ..errors import BisentError
-from ..io import atomic_dir, atomic_write, read_tsv
-from .libreoffice import SPLITS, Pair
+from ..io import atomic_dir, atomic_write
+from .libreoffice import SPLITS, Pair, read_pair_file
 
 #: Files a pair-set dataset folder holds (an existing folder with only these may be replaced).
 DATASET_FILES = frozenset({"train.tsv", "dev.tsv", "test.tsv", "stats.json"})
@@ -86,7 +86,7 @@ def read_pairs(folder: Path, split: str | None = None) -> list[Pair]:
     """The rows of ``folder/pairs.tsv`` (one split or all)."""
     if split is not None and split not in SPLITS:
         raise BisentError(f"unknown split {split!r}; choose one of {', '.join(SPLITS)}")
-    pairs = [Pair(*cols) for _, cols in read_tsv(folder / "pairs.tsv", 5)]
+    pairs = read_pair_file(folder / "pairs.tsv")
     return [p for p in pairs if split is None or p.split == split]
 
 

@@ -18,9 +18,10 @@ A configuration is read with :func:`load_config` and its encoder or embedding st
 changed with :func:`edit_config` (:mod:`.config`).
 """
 
+from ..io.rows import MAX_SIDE_BYTES, parse_row
 from .config import edit_config, load_config
 from .embedding import CosineStep, CSLSStep, EmbeddingStep, MarginStep
-from .files import MAX_SIDE_BYTES, filter_file, parse_row
+from .files import filter_file
 from .langid import LanguageIdFilter, identify
 from .mlp import MLPScorer, train_scorer
 from .mlp_step import MLPStep

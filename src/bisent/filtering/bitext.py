@@ -19,19 +19,20 @@ from typing import Callable, Sequence
 from ..errors import BisentError
 from ..formats import check_columns, output_paths, read_bitext, remember_text, unit_id, whole_units, write_bitext
 from ..io import atomic_write, iter_raw_lines
-from .files import filter_file, parse_row
+from ..io.bitext import iter_units, open_bitext
+from .files import filter_file
 from .langid import SwappedSides
-from .records import format_value, show_line
+from .records import format_value, rejected_line
 
 
 def check_two_columns(path) -> None:
-    """A one-line error when no line of a ``src<TAB>tgt`` file has two columns (a wrong format or columns)."""
+    """A one-line error when no line of a ``src<TAB>tgt`` file has two columns (a wrong format or columns); reads
+    up to the first line that has."""
     counts: set[int] = set()
-    for _, raw in iter_raw_lines(path):
-        n = raw.count(b"\t") + 1
-        if n == 2:
+    for u in iter_units(open_bitext([path], fmt="tsv"), allow_empty=True):
+        if u.problem != "bad_row:columns":
             return
-        counts.add(n)
+        counts.add(int(u.detail))
     if counts:
         raise BisentError(f"{path}: every line has {'/'.join(map(str, sorted(counts)))} tab-separated columns, "
                           f"expected 2 (source, target); choose them with --columns (e.g. --columns 3,4)")
@@ -96,16 +97,15 @@ def filter_bitext(inputs: Sequence, output, rejected, src_lang: str, tgt_lang: s
             reasons[u.n] = reason
             counts[reason] = counts.get(reason, 0) + 1
             rows.append((u.n, _row(bt, u, reason, value)))
-        kept_lines = [raw for _, raw in iter_raw_lines(t_kept)] if t_kept.stat().st_size else []
+        kept_units = list(iter_units(open_bitext([t_kept], fmt="tsv"), allow_empty=True))
     kept_ln = [i for i in range(1, len(good) + 1) if i not in dropped]
-    if len(kept_ln) != len(kept_lines):
-        raise RuntimeError(f"filter accounting is off: {len(kept_lines)} kept lines for {len(kept_ln)} units")
+    if len(kept_ln) != len(kept_units):
+        raise RuntimeError(f"filter accounting is off: {len(kept_units)} kept lines for {len(kept_ln)} units")
     kept = []
-    for ln, raw in zip(kept_ln, kept_lines):
+    for ln, k in zip(kept_ln, kept_units):
         u = good[ln - 1]
-        pair = parse_row(raw)[0]
-        if pair is not None and pair != (u.src, u.tgt):  # repaired by a step
-            u.src, u.tgt = pair
+        if k.problem is None and (k.src, k.tgt) != (u.src, u.tgt):  # repaired by a step
+            u.src, u.tgt = k.src, k.tgt
         kept.append(u)
     for u in bt.units:
         if u.problem is not None:
@@ -163,8 +163,7 @@ def _row(bt, u, reason: str, value: str) -> bytes:
     """A rejected row: ``n<TAB>reason<TAB>value<TAB>text``; a TMX/XLIFF unit's text starts with its id
     (``[id u12/s2]``: a unit is found in the file by its id, not by its number among the segments)."""
     uid = unit_id(bt, u)
-    label = f"[id {uid}] " if uid is not None else ""
-    return f"{u.n}\t{reason}\t{value}\t{label}{show_line(u.raw)}\n".encode("utf-8")
+    return rejected_line(u.n, reason, value, u.raw, f"[id {uid}] " if uid is not None else "")
 
 
 def _whole_units(bt, kept: list, reasons: dict[int, str], rows: list, counts: dict) -> list:

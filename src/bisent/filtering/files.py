@@ -9,8 +9,8 @@ registry, YAML) is in :mod:`bisent.filtering.pipeline`.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
+import itertools
 import os
 import time
 from pathlib import Path
@@ -21,15 +21,14 @@ import numpy as np
 from ..errors import BisentError
 from ..io import (
     MAX_SIDE_BYTES,
-    READ_ERRORS,
     check_readable,
-    open_binary,
     open_exclusive,
     open_existing,
-    parse_row,
     remove_tree,
 )
 from ..io import compress_like as _compress
+from ..io.bitext import iter_units, open_bitext
+from ..io.rows import Bitext, Unit
 from ..progress import progress_bar
 from ..state import StateDir, file_identity
 from ..state import write_json as _write_json
@@ -256,12 +255,6 @@ def _summary(in_path, out_kept, out_rejected, pipeline, state, seconds) -> dict:
     return summary
 
 
-def _open_input(in_path: Path) -> tuple[IO[bytes], IO[bytes]]:
-    """(raw file, decompressed stream) of a plain, .gz or .xz input."""
-    raw_file = open(in_path, "rb")
-    return raw_file, open_binary(raw_file, like=in_path)
-
-
 def _select(pipeline, kept_p: _Partial, rec_p: _Partial, rej_p: _Partial, progress: bool) -> tuple[int, int]:
     """The second pass of a top-N / word-budget selection into ``.KEPT.selected`` (renamed at the end)."""
     out = _Partial(kept_p.final, "selected")
@@ -273,33 +266,32 @@ def _select(pipeline, kept_p: _Partial, rec_p: _Partial, rej_p: _Partial, progre
         out.close()
 
 
-@contextlib.contextmanager
-def _reading(in_path: Path, what: str, progress: bool):
-    """``(raw file, decompressed stream, byte progress bar)`` of the input; a read error is one line."""
-    raw_file, stream = _open_input(in_path)
-    bar = progress_bar(progress, total=os.fstat(raw_file.fileno()).st_size, unit="B", unit_scale=True,
-                       desc=f"{what} {in_path.name}", leave=False)
-    try:
-        with stream:
-            yield raw_file, stream, bar
-    except READ_ERRORS as e:
-        raise BisentError(f"{in_path}: cannot read ({e.__class__.__name__}: {e})") from None
-    finally:
-        bar.close()
-        raw_file.close()
+def _units(in_path: Path, max_side_bytes: int, start: tuple[int, int] = (0, 1)) -> tuple[Bitext, Iterator[Unit]]:
+    """The input's units, read by :func:`bisent.io.bitext.iter_units` from byte ``start[0]`` (line ``start[1]``);
+    bad rows are kept with their reason."""
+    bt = open_bitext([in_path], fmt="tsv")
+    bt.max_side_bytes = max_side_bytes
+    bt.extra["start"] = start
+    return bt, iter_units(bt, on_bad="keep", allow_empty=True)
+
+
+def _bar(in_path: Path, what: str, progress: bool):
+    return progress_bar(progress, total=os.stat(in_path).st_size, unit="B", unit_scale=True,
+                        desc=f"{what} {in_path.name}", leave=False)
 
 
 def _sample_rows(in_path: Path, max_side_bytes: int, progress: bool) -> Iterator[Pair]:
     """The pre-pass for steps that need a sample: every well-formed pair of the file, in order."""
-    with _reading(in_path, "sample", progress) as (raw_file, stream, bar):
-        for lineno, raw in enumerate(stream, 1):
-            pair, _, _ = parse_row(raw[:-1] if raw.endswith(b"\n") else raw, max_side_bytes)
-            if pair is not None:
-                if lineno == 1 and pair[0].startswith("\ufeff"):
-                    pair = (pair[0][1:].strip(), pair[1])
-                yield pair
-            if lineno % 65536 == 0:
-                bar.update(raw_file.tell() - bar.n)
+    bt, units = _units(in_path, max_side_bytes)
+    bar = _bar(in_path, "sample", progress)
+    try:
+        for u in units:
+            if u.problem is None:
+                yield u.src, u.tgt
+            if u.n % 65536 == 0:
+                bar.update(bt.extra["position"]() - bar.n)
+    finally:
+        bar.close()
 
 
 def _score_pass(in_path: Path, pipeline: FilterPipeline, state: dict, kept_p: _Partial, rej_p: _Partial,
@@ -307,39 +299,29 @@ def _score_pass(in_path: Path, pipeline: FilterPipeline, state: dict, kept_p: _P
                 max_side_bytes: int, progress: bool) -> None:
     """Pass one: read chunks from the last checkpoint, score, append outputs, checkpoint each chunk."""
     sel = pipeline.selection
-    with _reading(in_path, "filter", progress) as (raw_file, stream, bar):
-        stream.seek(state["offset"])
-        bar.update(raw_file.tell())
-        lineno, offset = state["lines"], state["offset"]
-        while True:
-            rows: list[tuple[int, bytes]] = []
-            for raw in stream:
-                offset += len(raw)
-                lineno += 1
-                rows.append((lineno, raw[:-1] if raw.endswith(b"\n") else raw))
-                if len(rows) >= chunk_size:
-                    break
-            if not rows:
-                break
-            _process_chunk(rows, pipeline, state, kept_p, rej_p, rec_p, two_pass, sel, max_side_bytes)
-            state["lines"], state["offset"] = lineno, offset
+    bt, units = _units(in_path, max_side_bytes, (state["offset"], state["lines"] + 1))
+    bar = _bar(in_path, "filter", progress)
+    try:
+        while chunk := list(itertools.islice(units, chunk_size)):
+            _process_chunk(chunk, pipeline, state, kept_p, rej_p, rec_p, two_pass, sel)
+            state["lines"], state["offset"] = chunk[-1].n, bt.extra["offset"]
             checkpoint()
-            bar.update(raw_file.tell() - bar.n)
+            bar.update(bt.extra["position"]() - bar.n)
+    finally:
+        bar.close()
 
 
-def _process_chunk(rows, pipeline, state, kept_p, rej_p, rec_p, two_pass, sel, max_side_bytes) -> None:
+def _process_chunk(units: list[Unit], pipeline, state, kept_p, rej_p, rec_p, two_pass, sel) -> None:
     counts = state["rejected_by"]
     pairs: list[Pair] = []
-    where: list[int] = []  # index into rows of each pair
+    where: list[int] = []  # index into units of each pair
+    rows = [u.raw for u in units]
     rejected: dict[int, tuple[str, Value | None]] = {}
-    for i, (lineno, raw) in enumerate(rows):
-        pair, reason, detail = parse_row(raw, max_side_bytes)
-        if pair is None:
-            rejected[i] = (reason, detail)
+    for i, u in enumerate(units):
+        if u.problem is not None:
+            rejected[i] = (u.problem, u.detail)
         else:
-            if lineno == 1 and pair[0].startswith("\ufeff"):
-                pair = (pair[0][1:].strip(), pair[1])
-            pairs.append(pair)
+            pairs.append((u.src, u.tgt))
             where.append(i)
     kept: list[int] = []
     scores: dict[int, Value | None] = {}
@@ -349,22 +331,21 @@ def _process_chunk(rows, pipeline, state, kept_p, rej_p, rec_p, two_pass, sel, m
             kept.append(i)
             scores[i] = res.score
             if res.pair != pairs[n]:                                 # repaired by a step (filtering/repair.py)
-                rows[i] = (rows[i][0], "\t".join(res.pair).encode("utf-8"))
+                rows[i] = "\t".join(res.pair).encode("utf-8")
         else:
             rejected[i] = (res.reason, res.score)
-    kept_p.write(b"".join(rows[i][1] + b"\n" for i in kept))
+    kept_p.write(b"".join(rows[i] + b"\n" for i in kept))
     out = []
     for i in sorted(rejected):
         reason, value = rejected[i]
         counts[reason] = counts.get(reason, 0) + 1
-        lineno, raw = rows[i]
-        out.append(rejected_line(lineno, reason, value, raw))
+        out.append(rejected_line(units[i].n, reason, value, rows[i]))
     rej_p.write(b"".join(out))
     state["kept"] += len(kept)
     if two_pass and kept:
         pair_of = dict(zip(where, pairs))
         rec = np.empty(len(kept), dtype=RECORD)
-        rec["lineno"] = [rows[i][0] for i in kept]
+        rec["lineno"] = [units[i].n for i in kept]
         rec["score"] = [sel.scalar(scores[i], pipeline.score_step) for i in kept]
         rec["words"] = [sel.words(pair_of[i]) for i in kept]
         rec_p.f.write(rec.tobytes())

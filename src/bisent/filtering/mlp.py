@@ -331,19 +331,19 @@ def train_scorer(clean: Sequence[Pair], src_lang: str, tgt_lang: str, *, encoder
 
 
 def read_pairs(path) -> tuple[list[Pair], int]:
-    """The well-formed pairs of a ``src<TAB>tgt`` file (plain, .gz, .xz) and how many lines were skipped
-    (wrong column count, undecodable, NUL, empty side)."""
-    from ..io import iter_raw_lines
-    from .files import parse_row
+    """The well-formed pairs of a bitext (a ``src<TAB>tgt`` file, plain or compressed, or any format of
+    :mod:`bisent.io.bitext` by suffix) and how many units were skipped (wrong column count, undecodable, NUL,
+    an empty side)."""
+    from ..io.bitext import iter_units, open_bitext
 
-    pairs, skipped = [], 0
-    for _, raw in iter_raw_lines(path):
-        pair, _, _ = parse_row(raw)
-        if pair is None or not pair[0] or not pair[1]:
-            skipped += 1
+    bt = open_bitext([path])
+    pairs, empty = [], 0
+    for u in iter_units(bt, on_bad="skip"):
+        if u.src and u.tgt:
+            pairs.append((u.src, u.tgt))
         else:
-            pairs.append(pair)
-    return pairs, skipped
+            empty += 1
+    return pairs, empty + sum(bt.skipped.values())
 
 
 __all__ = ["MLPScorer", "train_scorer", "read_pairs", "Embedder", "build_network", "pair_features", "FEATURES"]

@@ -49,6 +49,7 @@ def show_line(raw: bytes) -> str:
     return raw.decode("utf-8", errors="backslashreplace").replace("\x00", "\\x00").replace("\r", "\\r")
 
 
-def rejected_line(lineno: int, reason: str, value: Value | None, raw: bytes) -> bytes:
-    """One line of the rejected file: ``lineno<TAB>reason<TAB>score<TAB>original line``."""
-    return f"{lineno}\t{reason}\t{format_value(value)}\t{show_line(raw)}\n".encode("utf-8")
+def rejected_line(lineno: int, reason: str, value: Value | None, raw: bytes, label: str = "") -> bytes:
+    """One line of the rejected file: ``lineno<TAB>reason<TAB>score<TAB>original line`` (``label`` before the
+    line: a TMX/XLIFF unit's ``[id ...]``)."""
+    return f"{lineno}\t{reason}\t{format_value(value)}\t{label}{show_line(raw)}\n".encode("utf-8")

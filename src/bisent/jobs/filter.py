@@ -166,7 +166,8 @@ def _add_divergence(pairs, in_fmt, columns, pipe, data, config, src_lang, tgt_la
     (on the pairs ``pipe`` keeps of the input) when the folder holds none (:mod:`bisent.training.fastdiv`)."""
     import tempfile
 
-    from ..filtering import FilterPipeline, as_pipeline, filter_file, parse_row
+    from ..filtering import FilterPipeline, as_pipeline, filter_file
+    from ..io.bitext import iter_pairs
     from ..training.fastdiv import check_model_dir, ensure_model, has_model, with_divergence
 
     check_model_dir(model_dir)
@@ -178,8 +179,7 @@ def _add_divergence(pairs, in_fmt, columns, pipe, data, config, src_lang, tgt_la
             first = as_pipeline(pipe, src_lang, tgt_lang)
             filter_file(pairs[0], Path(tmp) / "kept.tsv", Path(tmp) / "rejected.tsv", src_lang, tgt_lang, first,
                         resume=False, progress=progress)
-            with open(Path(tmp) / "kept.tsv", "rb") as f:
-                kept = [p for raw in f if (p := parse_row(raw.rstrip(b"\n"))[0]) is not None]
+            kept = list(iter_pairs(Path(tmp) / "kept.tsv", fmt="tsv", allow_empty=True))
         note(f"bisent filter: training a divergence model on {len(kept)} kept pairs into {model_dir}")
         ensure_model(model_dir, kept, src_lang, tgt_lang, progress=progress)
     return FilterPipeline.from_config(with_divergence(data, model_dir), src_lang=src_lang, tgt_lang=tgt_lang,

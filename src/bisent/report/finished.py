@@ -99,15 +99,11 @@ def read_record(path) -> dict:
 
 
 def tsv_rows(path) -> Iterable[tuple[int, list[str]]]:
-    """``(lineno, columns)`` of a TSV file (plain, .gz, .xz; may be empty); bad UTF-8 is a one-line error."""
-    from ..io import iter_raw_lines
+    """``(lineno, columns)`` of a TSV table bisent wrote (plain, .gz, .xz; may be empty): :func:`bisent.io.read_tsv`
+    with any number of columns; bad UTF-8 is a one-line error."""
+    from ..io import read_tsv
 
-    for n, raw in iter_raw_lines(path):
-        try:
-            yield n, raw.decode("utf-8").split("\t")
-        except UnicodeDecodeError as e:
-            raise BisentError(f"{path}:{n}: not valid UTF-8 (byte 0x{raw[e.start]:02x} "
-                              f"at column {e.start + 1})") from None
+    return read_tsv(path, None)
 
 
 def sniff_kind(path) -> str | None:

@@ -296,19 +296,22 @@ def finish_filter(pairs_path, kept_path, rejected_path, summary: dict, config, s
                   precision: float | None = None, report=None, summary_path=None, per_kind: int = 1000,
                   params=None) -> dict:
     """Score, calibrate, (with ``precision``) re-threshold and report a finished filter run."""
-    from ..filtering import as_pipeline, parse_row
+    from ..filtering import as_pipeline
+    from ..filtering.records import show_line
+    from ..io.bitext import iter_pairs, iter_units, open_bitext
 
     pipe = as_pipeline(config, src_lang, tgt_lang)
 
     def well_formed():
-        return (p for _, raw in _raw(pairs_path) if (p := parse_row(raw)[0]) is not None)
+        return iter_pairs(pairs_path, fmt="tsv")
 
     if pipe.sample_size:
         pipe.prepare(well_formed())            # the same background sample filter_file drew
     inputs = list(itertools.islice(well_formed(), NEGATIVES_FROM))
     step = next(s for s in pipe.steps if s.name == pipe.score_step)
-    kept_raw = [raw for _, raw in _raw(kept_path)]
-    kept_pairs = [parse_row(raw)[0] for raw in kept_raw]
+    kept = list(iter_units(open_bitext(kept_path, fmt="tsv"), allow_empty=True))
+    kept_raw = [u.raw for u in kept]
+    kept_pairs = [None if u.problem else (u.src, u.tgt) for u in kept]
     kept_scores = np.asarray(pipe._score(step, kept_pairs) if kept_pairs else [], dtype=np.float64)
     rejected = list(rec_mod.read_rejected(rejected_path))
     observed = np.concatenate([kept_scores, [r[2] for r in rejected if r[1] == step.name]])
@@ -326,7 +329,7 @@ def finish_filter(pairs_path, kept_path, rejected_path, summary: dict, config, s
                     f.write(f"{ln}\t{reason}\t{'' if not np.isfinite(score) else f'{score:.6g}'}\t{a}\t{b}\n")
                 for i in np.flatnonzero(drop):
                     f.write(f"{linenos[i]}\tselect:precision\t{kept_scores[i]:.6g}\t"
-                            f"{kept_raw[i].decode('utf-8', 'backslashreplace')}\n")
+                            f"{show_line(kept_raw[i])}\n")
             with atomic_write(kept_path, "wb") as f:
                 f.writelines(raw + b"\n" for raw, d in zip(kept_raw, drop) if not d)
             rejected += [(linenos[i], "select:precision", float(kept_scores[i]), *kept_pairs[i])
@@ -374,12 +377,6 @@ def _decision(pipe, src: str, tgt: str, threshold: float | None) -> str:
     return out
 
 
-def _raw(path):
-    from ..io import iter_raw_lines
-
-    return iter_raw_lines(path)
-
-
 def _step_min(summary: dict, name: str) -> float | None:
     """The score step's own lower bound (``accept: {min: ...}``) from the summary's pipeline, if any."""
     for s in (summary.get("pipeline") or {}).get("steps") or []:
@@ -391,10 +388,12 @@ def _step_min(summary: dict, name: str) -> float | None:
 
 def _kept_linenos(pairs_path, kept_raw: list[bytes]) -> list[int]:
     """Input line numbers of the kept lines (kept lines are the input's, byte for byte, in order)."""
+    from ..io.bitext import iter_units, open_bitext
+
     out, k = [], 0
-    for n, raw in _raw(pairs_path):
-        if k < len(kept_raw) and raw == kept_raw[k]:
-            out.append(n)
+    for u in iter_units(open_bitext(pairs_path, fmt="tsv")):
+        if k < len(kept_raw) and u.raw == kept_raw[k]:
+            out.append(u.n)
             k += 1
     if k != len(kept_raw):
         raise BisentError(f"{pairs_path}: the kept lines are not lines of the input, in order")

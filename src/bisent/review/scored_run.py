@@ -165,7 +165,8 @@ def filter_pipeline(rec: dict, rec_path: Path):
 
 
 def _filter_run(kept_path: Path, rec: dict | None) -> ReviewRun:
-    from ..filtering import parse_row
+    from ..io.bitext import iter_pairs, iter_units, open_bitext
+    from ..io.rows import describe
 
     rec_path = Path(f"{kept_path}{SUFFIX}")
     if rec is None:
@@ -176,14 +177,14 @@ def _filter_run(kept_path: Path, rec: dict | None) -> ReviewRun:
         if not inp or not Path(inp).is_file():
             raise BisentError(f"{rec_path}: the pipeline draws a background sample from its input, which the "
                               "record does not name or is not there")
-        pipe.prepare(pr for _, raw in iter_raw_lines(inp) if (pr := parse_row(raw)[0]) is not None)
-    raws = [raw for _, raw in iter_raw_lines(kept_path)]
-    pairs = []
-    for n, raw in enumerate(raws, 1):
-        pair, reason, _ = parse_row(raw)
-        if pair is None:
-            raise BisentError(f"{kept_path}:{n}: not a kept pair ({reason})")
-        pairs.append(pair)
+        pipe.prepare(iter_pairs(inp, fmt="tsv"))
+    kept = open_bitext(kept_path, fmt="tsv")
+    raws, pairs = [], []
+    for u in iter_units(kept, allow_empty=True):
+        if u.problem is not None:
+            raise BisentError(f"{kept_path}:{u.n}: not a kept pair ({describe(u, kept.ncols)})")
+        raws.append(u.raw)
+        pairs.append((u.src, u.tgt))
     step = next(s for s in pipe.steps if s.name == pipe.score_step)
     scores = np.asarray(pipe._score(step, pairs) if pairs else [], dtype=np.float64)
 

@@ -27,7 +27,7 @@ import numpy as np
 import torch
 
 from ..errors import BisentError, where
-from ..io import line_problem, read_lines, read_tsv
+from ..io import line_problem, read_lines
 from ..models.rnn import pad
 from ..models.tokenizer import BOS, EOS, PAD, UNK, Tokenizer
 
@@ -88,42 +88,27 @@ def lang_from_name(path) -> str | None:
     return m.group(1) if m and m.group(1) not in ("txt", "tsv", "gz", "xz", "tok") else None
 
 
-def _first_line_columns(path) -> int:
-    from ..io import iter_raw_lines
-
-    for _, raw in iter_raw_lines(path):
-        return raw.count(b"\t") + 1
-    return 2
-
-
 def read_bitext(path, src_lang: str, tgt_lang: str) -> Bitext:
     """Read ``src<TAB>tgt`` lines, or the ``doc<TAB>id<TAB>src<TAB>tgt`` lines that ``bisent data
-    libreoffice`` writes (told apart by the first line), or TMX, XLIFF, JSONL, Parquet (by suffix,
-    :mod:`bisent.formats`); any unusable line or unit is a one-line error."""
-    from .. import formats
+    libreoffice`` writes (told apart by the first line), or TMX, XLIFF, JSONL, Parquet (by suffix), through
+    :func:`bisent.io.bitext.iter_units`; any unusable line or unit is a one-line error, and so is an empty side of
+    a TSV line."""
+    from ..io.bitext import column_text, format_of, iter_units, open_bitext, tsv_layout
 
-    fmt = formats.format_of([path])
-    if fmt != "tsv":
-        bt = formats.read_bitext([path], fmt=fmt, src_lang=src_lang, tgt_lang=tgt_lang)
-        bad = next((u for u in bt.units if u.problem), None)
-        if bad is not None:
-            raise BisentError(f"{path}: {bad.label}: {bad.problem}")
-        return Bitext(src_lang, tgt_lang, [(u.src, u.tgt) for u in bt.units], str(path), None)
+    fmt = format_of([path])
+    columns = tsv_layout(path) if fmt == "tsv" else None
+    bt = open_bitext([path], fmt=fmt, columns=columns, src_lang=src_lang, tgt_lang=tgt_lang)
     pairs, domains = [], []
-    ncols = 4 if _first_line_columns(path) == 4 else 2
-    for n, cols in read_tsv(path, ncols):
-        if ncols == 4:
-            head, colon, _ = cols[0].partition(":")
+    for u in iter_units(bt, on_bad="error"):
+        if columns is not None:
+            head, colon, _ = column_text(bt, u, 0).partition(":")
             domains.append(head if colon else "")
-        row = []
-        for lang, col in zip((src_lang, tgt_lang), cols[-2:]):
-            text, problem = line_problem(col.encode("utf-8"))
-            if problem:
-                raise BisentError(f"{where(path, n)}: {lang} column: {problem}")
-            row.append(text)
-        pairs.append((row[0], row[1]))
-    if not pairs:
-        raise BisentError(f"{path}: file is empty")
+        if fmt == "tsv":
+            for lang, text in ((src_lang, u.src), (tgt_lang, u.tgt)):
+                problem = line_problem(text.encode("utf-8"))[1]
+                if problem:
+                    raise BisentError(f"{where(path, u.n)}: {lang} column: {problem}")
+        pairs.append((u.src, u.tgt))
     return Bitext(src_lang, tgt_lang, pairs, str(path), domains if any(domains) else None)
 
 

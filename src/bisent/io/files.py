@@ -1,4 +1,4 @@
-"""Reading text (plain, .gz, .xz, .zst), TSV pairs and BUCC files; atomic writes.
+"""Files: compression (plain, .gz, .xz, .zst), line reading, TSV tables and BUCC files; atomic writes.
 
 Every input line is accounted for: :func:`read_lines` yields one
 :class:`Line` per physical line, with ``problem`` set when the line cannot be
@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 from typing import IO, Iterator, NamedTuple
 
-from .errors import BisentError, where
+from ..errors import BisentError, where
 
 #: Lines longer than this (in bytes) are rejected; encoders truncate far earlier.
 MAX_LINE_BYTES = 20_000
@@ -169,41 +169,6 @@ def line_problem(raw: bytes, *, max_bytes: int = MAX_LINE_BYTES, allow_tab: bool
     return text, None
 
 
-#: A side longer than this (bytes) is a bad row, not a sentence.
-MAX_SIDE_BYTES = 1 << 20
-
-
-def parse_row(raw: bytes, max_side_bytes: int = MAX_SIDE_BYTES) -> tuple[tuple[str, str] | None, str | None,
-                                                                         float | None]:
-    """Split one input line (newline removed) into a pair, or say why it is a bad row.
-
-    Returns ``(pair, None, None)`` or ``(None, reason, detail)`` where detail is a
-    number: the NUL's or bad byte's 1-based column, the column count, the side's bytes.
-    """
-    line = raw[:-1] if raw.endswith(b"\r") else raw
-    nul = line.find(b"\x00")
-    if nul >= 0:
-        return None, "bad_row:nul", float(nul + 1)
-    cr = line.find(b"\r")
-    if cr >= 0:  # a lone CR is not a line break: never merge what may be several lines (README)
-        return None, "bad_row:cr", float(cr + 1)
-    cols = line.split(b"\t")
-    if len(cols) != 2:
-        return None, "bad_row:columns", float(len(cols))
-    for col in cols:
-        if len(col) > max_side_bytes:
-            return None, "bad_row:too_long", float(len(col))
-    sides = []
-    offset = 0
-    for col in cols:
-        try:
-            sides.append(col.decode("utf-8").strip())
-        except UnicodeDecodeError as e:
-            return None, "bad_row:utf8", float(offset + e.start + 1)
-        offset += len(col) + 1
-    return (sides[0], sides[1]), None, None
-
-
 #: no physical line is read whole past this many bytes (``/dev/zero`` has no newline at all); a line may
 #: still be refused earlier by its reader's own limit (:data:`MAX_LINE_BYTES` by default)
 HARD_LINE_BYTES = 64 << 20
@@ -271,8 +236,9 @@ def read_id_sentences(path, *, max_bytes: int = MAX_LINE_BYTES) -> Iterator[tupl
         raise BisentError(f"{path}: file is empty")
 
 
-def read_tsv(path, ncols: int) -> Iterator[tuple[int, list[str]]]:
-    """Yield ``(lineno, columns)`` of a TSV file with exactly ``ncols`` columns, else a one-line error."""
+def read_tsv(path, ncols: int | None) -> Iterator[tuple[int, list[str]]]:
+    """Yield ``(lineno, columns)`` of a TSV table (ids, scores, bisent's own outputs) with exactly ``ncols``
+    columns (None: any number), else a one-line error. A bitext is read by :func:`bisent.io.bitext.iter_units`."""
     for n, raw in iter_raw_lines(path):
         try:
             text = raw.decode("utf-8")
@@ -283,7 +249,7 @@ def read_tsv(path, ncols: int) -> Iterator[tuple[int, list[str]]]:
             raise BisentError(f"{where(path, n)}: contains a carriage return (CR) that does not end the line "
                               f"(lone-CR line endings are not line breaks here)")
         cols = text.split("\t")
-        if len(cols) != ncols:
+        if ncols is not None and len(cols) != ncols:
             raise BisentError(f"{where(path, n)}: expected {ncols} tab-separated columns, found {len(cols)}")
         yield n, cols
 
