@@ -162,7 +162,7 @@ JOBS = {
     "run": (lambda d: write_run(d, 24, 20), ["run", "run.yaml", "--quiet", "-o", "OUT"],
             ["OUT/documents/pairs.tsv", "OUT/candidates.tsv", "OUT/filter/kept.tsv", "OUT/filter/rejected.tsv",
              "OUT/bitext.tsv", "OUT/bitext.ids.tsv", "OUT/align"], _has("OUT/align/00001.tsv"), [], "en/d000.txt"),
-    "train": (write_train, ["train", "--recipe", "r.yaml", "--train", "tr.en-de.tsv", "-o", "OUT", "--max-steps",
+    "train": (write_train, ["train", "-c", "r.yaml", "--train", "tr.en-de.tsv", "-o", "OUT", "--max-steps",
                             "12", "--no-progress"],
               ["OUT/model.safetensors", "OUT/config.json", "OUT/train_log.jsonl"], _has("OUT/checkpoint*"),
               ["--resume"], "tr.en-de.tsv"),
