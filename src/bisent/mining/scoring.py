@@ -124,8 +124,13 @@ class Scorer:
         options = {**chosen, **self.knn_options}
         if method == "twostage":
             from .twostage import knn_twostage
+            options.pop("threshold", None)
             return knn_twostage(x, y, self.k, **options, **kw)
-        options.pop("state", None)                          # only the two-stage scan saves its progress
+        if method == "compressed":                          # probes calibrated on this score's mined pairs
+            from .compressed import knn_compressed
+            return knn_compressed(x, y, self.k, kind=self.kind, **options, **kw)
+        options.pop("state", None)                          # only the two-stage and compressed searches resume
+        options.pop("threshold", None)
         return knn_both(x, y, self.k, method=method, **options, **kw)
 
     def score(self, sources, *, progress: bool | None = None) -> Candidates:
