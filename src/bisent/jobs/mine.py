@@ -21,8 +21,10 @@ DEFAULT_PRECISION = 0.9
 def _twostage(knn_method: str, state_dir, ray_address, block_rows) -> bool:
     """Whether the search is one that saves its stages itself (the two-stage scan or the compressed index: asked
     for, or chosen by ``auto`` without --state)."""
+    if knn_method == "compressed" and block_rows is None:       # on Ray too: its query shards are the tasks
+        return True
     plain = ray_address is None and block_rows is None
-    return plain and (knn_method in ("twostage", "compressed") or (knn_method == "auto" and state_dir is None))
+    return plain and (knn_method == "twostage" or (knn_method == "auto" and state_dir is None))
 
 
 def _paths(kw: dict) -> dict:
@@ -53,6 +55,11 @@ def _scorer(score, margin, k, knn_method, state_dir, block_rows, ray_address, th
         # (chosen by auto from 200k a side) each stage, to this folder; the exact and approximate searches ignore it
         state = state_dir or (None if is_stdio(output) else f"{output}.knn")
         opts = {"state": state} if state else {}
+        if knn_method in ("auto", "compressed"):     # the compressed search reports its stages and probes here
+            opts["stats"] = {}
+        if ray_address:
+            from ..cluster.ray_compressed import RaySearch
+            opts["executor"] = RaySearch(threads=threads)
         if threshold is not None and not isinstance(threshold, str):   # the compressed search calibrates its
             opts["threshold"] = float(threshold)                          # probes on the pairs kept above it
         return Scorer(score or margin, k, knn_method=knn_method, **opts), state, False
@@ -143,6 +150,8 @@ def mine(src, tgt, *, src_lang: str, tgt_lang: str, output, encoder: str = DEFAU
         summary["output"] = "-"
     if blocks:
         summary["blocks"] = rec.counts_
+    if rec.knn_options.get("stats"):
+        summary["search"] = {"method": "compressed", **rec.knn_options["stats"]}
     if state is not None:
         remove_state_dir(state)   # OUTPUT is written: nothing left to resume
     summary["src_file"], summary["tgt_file"] = src, tgt

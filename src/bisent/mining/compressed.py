@@ -258,14 +258,16 @@ def _note(message: str) -> None:
 def knn_compressed(x, y, k: int = 4, *, dim: int | None = None, nlist: int | None = None, codes: str | None = None,
                    coarse: str | None = None, extra: int | None = None, nprobe: int | None = None,
                    kind: str = "ratio", threshold: float | None = None, seed: int = 0, threads: int | None = None,
-                   stats: dict | None = None, state=None, progress: bool | None = None):
+                   stats: dict | None = None, state=None, executor=None, progress: bool | None = None):
     """Top-``k`` neighbours both ways (a :class:`~bisent.mining.index.KNN`) by the compressed index, exact scores.
 
     ``x`` (n, d), ``y`` (m, d): arrays, Shards or RowViews. Parameters not given: :func:`compressed_params` of the
     larger side; ``nprobe`` not given: :func:`calibrate_pair_probes` each direction for the score ``kind`` and
     ``threshold`` (None: every sampled query's best pair counts). ``stats`` receives each stage's seconds and the
     parameters used. ``state``: a folder (:mod:`bisent.mining.plan`) where each stage is saved, so a killed run
-    resumes. Too few rows to train an index: the exact search (said on standard error).
+    resumes. ``executor``: where the query shards are searched (default: here;
+    :class:`bisent.cluster.ray_compressed.RaySearch`: Ray tasks, the same lists). Too few rows to train an
+    index: the exact search (said on standard error).
     """
     from .index import knn_both
     from .plan import CompressedPlan
@@ -285,7 +287,8 @@ def knn_compressed(x, y, k: int = 4, *, dim: int | None = None, nlist: int | Non
         return knn_both(x, y, k, progress=progress)
     if threads:
         faiss.omp_set_num_threads(int(threads))
-    plan = CompressedPlan(x, y, k, params, kind=kind, threshold=threshold, seed=seed, state=state, stats=stats)
+    plan = CompressedPlan(x, y, k, params, kind=kind, threshold=threshold, seed=seed, state=state, stats=stats,
+                          executor=executor)
     return plan.run()
 
 

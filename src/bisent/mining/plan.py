@@ -40,8 +40,9 @@ class CompressedPlan:
     """One run of :func:`bisent.mining.compressed.knn_compressed` over X (n, d) and Y (m, d)."""
 
     def __init__(self, x, y, k: int, params: Params, *, kind: str = "ratio", threshold: float | None = None,
-                 seed: int = 0, state=None, stats: dict | None = None):
+                 seed: int = 0, state=None, stats: dict | None = None, executor=None):
         self.x, self.y, self.k, self.params = x, y, k, params
+        self.executor = executor                # searches the query shards (default: here; or Ray tasks)
         self.kind, self.threshold, self.seed = kind, threshold, seed
         self.stats = stats
         self.timer = Timer(stats)
@@ -103,7 +104,10 @@ class CompressedPlan:
             nprobe, agreement = self.params.nprobe, float("nan")
         self.timer(f"calibrate_{direction}", t0)
         t0 = time.perf_counter()
-        sim, idx = search_side(index, queries, p, rows, self.k, self.params.extra, nprobe)
+        if self.executor is None:
+            sim, idx = search_side(index, queries, p, rows, self.k, self.params.extra, nprobe)
+        else:
+            sim, idx = self.executor(index, queries, p, db, self.k, self.params.extra, nprobe)
         if self.store:
             self.store.save_arrays(name, sim=sim, idx=idx, nprobe=np.array(nprobe),
                                    agreement=np.array(agreement))

@@ -125,12 +125,14 @@ class Scorer:
         if method == "twostage":
             from .twostage import knn_twostage
             options.pop("threshold", None)
+            options.pop("stats", None)
             return knn_twostage(x, y, self.k, **options, **kw)
         if method == "compressed":                          # probes calibrated on this score's mined pairs
             from .compressed import knn_compressed
             return knn_compressed(x, y, self.k, kind=self.kind, **options, **kw)
         options.pop("state", None)                          # only the two-stage and compressed searches resume
         options.pop("threshold", None)
+        options.pop("stats", None)
         return knn_both(x, y, self.k, method=method, **options, **kw)
 
     def score(self, sources, *, progress: bool | None = None) -> Candidates:
