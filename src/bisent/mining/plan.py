@@ -100,6 +100,11 @@ class CompressedPlan:
             nprobe, agreement = calibrate_pair_probes(index, queries, db, p, self.k, self.params.extra,
                                                       kind=self.kind, threshold=self.threshold, seed=self.seed,
                                                       db_rows=rows)
+            if agreement < PAIR_TARGET:
+                from .compressed import _note
+                _note(f"compressed index: a sample's mined pairs agree with exact search's on {agreement:.1%} even "
+                      f"with every list probed (target {PAIR_TARGET:.1%}): codes at {self.params.dim} dimensions "
+                      f"lose too much of these vectors; --index twostage or exact keeps them")
         else:
             nprobe, agreement = self.params.nprobe, float("nan")
         self.timer(f"calibrate_{direction}", t0)
