@@ -49,3 +49,21 @@ def test_changed_input_after_a_kill_is_refused(texts):
     assert again.returncode != 0
     err = again.stderr.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("bisent: error:") and "other inputs or settings" in err[0], err
+
+
+@pytest.mark.parametrize("damage", ["truncated shard", "other model"])
+def test_bad_vectors_are_one_line_errors(texts, damage):
+    for name, lang, enc in (("en", "en", "char-ngram"), ("de", "de", "random" if damage == "other model" else
+                                                          "char-ngram")):
+        done = bisent(["embed", f"{name}.txt", "-l", lang, "-e", enc, "-o", f"{name}.{damage[:5]}.vec",
+                       "--force"], texts)
+        assert done.returncode == 0, done.stderr
+    if damage == "truncated shard":
+        shard = sorted((texts / "de.trunc.vec").glob("*.npy"))[0]
+        shard.write_bytes(shard.read_bytes()[:-1000])
+    run = bisent(["mine", "en.txt", "de.txt", *ARGS, "--src-vectors", f"en.{damage[:5]}.vec", "--tgt-vectors",
+                  f"de.{damage[:5]}.vec", "-o", f"bad-{damage[:5]}.tsv"], texts)
+    err = run.stderr.strip().splitlines()
+    assert run.returncode != 0 and len(err) == 1 and err[0].startswith("bisent: error:"), err
+    assert ("de.trunc.vec" in err[0]) if damage == "truncated shard" else ("different encoders" in err[0])
+    assert not (texts / f"bad-{damage[:5]}.tsv").exists()
