@@ -33,6 +33,9 @@ from bisent.bench.common import Recorder, add_results_option
 from mine_memory import run_measured
 from scale import _best_f1, _bisent, _mined, _placeholders
 
+#: fewest sentences a side whose stage times are projected to larger sizes
+PROJECT_FROM = 100_000
+
 
 def _summary(log: Path) -> dict:
     """The JSON summary `bisent mine` printed last on its standard error."""
@@ -44,16 +47,25 @@ def _summary(log: Path) -> dict:
 
 def sample_agreement(xs, ys, search: dict, sample: int, k: int) -> dict:
     """Top-1 and mined-pair agreement of the compressed search with the exact one on a fresh sample, both ways."""
-    from bisent.mining.compressed import Params, Rows, _neighbourhood, build_side, sample_pairs, search_side
+    from bisent.mining.compressed import (
+        Params,
+        Rows,
+        _neighbourhood,
+        build_side,
+        sample_pairs,
+        search_side,
+        train_lists,
+    )
     from bisent.mining.index import knn_both, sample_rows
     from bisent.mining.twostage import fit_projection
 
     params = Params(**search["params"])
     p = fit_projection(xs, ys, params.dim)
+    centroids = train_lists(xs, ys, p, params)
     out = {"exact": 0, "agree": 0, "top1": [], "seconds": {}}
     for direction, q_side, db in (("fwd", xs, ys), ("bwd", ys, xs)):
         t = time.perf_counter()
-        index = build_side(db, p, params)
+        index = build_side(db, p, params, centroids)
         rows = np.sort(np.random.default_rng(7).choice(len(q_side), size=min(sample, len(q_side)), replace=False))
         qs = sample_rows(q_side, rows)
         exact = knn_both(qs, db, k, progress=False)
@@ -150,7 +162,7 @@ def run(args, work: Path, record) -> None:
             **agreement, "gold": gold, "search": search,
             "embed_seconds": sum(v["seconds"] for key, v in measured.items() if key.startswith("embed_")) or None})
     stages = search.get("stages", {})
-    if stages:
+    if stages and min(n, m) >= PROJECT_FROM:       # below, fixed costs (start-up, compilation) dominate the stages
         for to, nodes in ((1_000_000, 1), (10_000_000, 1), (100_000_000, 1), (100_000_000, 16)):
             record({"bench": "mine_projection", **base, **projection(stages, n, m, to, nodes)})
 

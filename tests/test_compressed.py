@@ -17,6 +17,7 @@ from bisent.mining.compressed import (
     compressed_params,
     knn_compressed,
     search_side,
+    train_lists,
 )
 from bisent.mining.index import knn_both
 from bisent.mining.retrieval import retrieve
@@ -49,7 +50,7 @@ def test_params_rule_by_size():
     small = compressed_params(N, 512)
     assert small.nlist == N // 39 and small.dim == 128 and small.codes == "sq8" and small.coarse == "flat"
     big = compressed_params(1_000_000, 512)
-    assert big.nlist == 8000 and big.coarse == "hnsw" and big.factory() == "IVF8000_HNSW32,SQ8"
+    assert big.nlist == 8000 and big.coarse == "hnsw" and big.codes == "sq8"
     assert compressed_params(100_000_000, 512).codes == "pq32"                  # SQ8 codes would be 12.8 GB a side
     with pytest.raises(ValueError, match="codes"):
         compressed_params(N, 512, codes="pq7")
@@ -72,7 +73,8 @@ def test_recall_and_mined_pairs_against_brute_force(vecs):
     truth = mined(exact)
     assert len(truth & mined(approx)) / len(truth) >= 0.98
     # one probe is not enough: the calibration is what gives the agreement
-    few = knn_compressed(x, y, 4, nprobe=1)
+    few = knn_compressed(x, y, 4, nprobe=1, extra=0)
+    assert (few.fwd_idx >= 0).all() and (few.bwd_idx >= 0).all()       # short lists completed exactly
     assert len(truth & mined(few)) / len(truth) < 0.98
 
 
@@ -83,7 +85,7 @@ def test_calibration_against_a_direct_computation(vecs):
     x, y = x[:2000], y[:2000]
     params = compressed_params(2000, 512)
     p = fit_projection(x, y, params.dim)
-    index = build_side(y, p, params)
+    index = build_side(y, p, params, train_lists(x, y, p, params))
     s = x.astype(np.float32) @ y.astype(np.float32).T                           # (n, m)
     r_y = -np.sort(-s.T, axis=1)[:, :4].mean(axis=1)                             # exact neighbourhood of each target
 
@@ -125,7 +127,7 @@ def test_saved_stages_resume_and_refuse_others(vecs, tmp_path, monkeypatch):
     x, y = vecs
     state = tmp_path / "knn"
     first = knn_compressed(x, y, 4, state=state)
-    assert {"projection.npz", "index-tgt.faiss", "index-src.faiss", "fwd.npz", "bwd.npz"} <= {
+    assert {"projection.npz", "lists.npz", "index-tgt.faiss", "index-src.faiss", "fwd.npz", "bwd.npz"} <= {
         f.name for f in state.iterdir()}
     (state / "bwd.npz").unlink()                                      # killed in the last stage: it alone is redone
     from bisent.mining import plan
@@ -146,7 +148,8 @@ def test_index_of_other_vectors_is_refused(vecs, tmp_path):
     state = tmp_path / "knn"
     knn_compressed(x, y, 4, state=state, nprobe=8)
     params = compressed_params(N, 512)
-    wrong = build_side(y[:2000], fit_projection(x, y, 128), params)
+    p = fit_projection(x, y, 128)
+    wrong = build_side(y[:2000], p, params, train_lists(x, y, p, params))
     compressed.write_index(wrong, state / "index-src.faiss")
     (state / "bwd.npz").unlink()
     with pytest.raises(BisentError, match="built on other vectors") as e:

@@ -9,8 +9,8 @@ How, for each direction (X among Y, then Y among X):
 1. **Projection**: both sides times P (d, ``dim``), the uncentred principal directions of a sample of X and Y
    (:func:`bisent.mining.twostage.fit_projection`: for inner products, not distances to a mean, the rank-``dim``
    map that loses the least of ``x·y``). One P for both sides, so projected inner products compare.
-2. **Index**: FAISS IVF with ``nlist`` lists (k-means trained on a sample of at least
-   :data:`MIN_TRAIN_PER_LIST` points a list; a flat coarse quantiser, or an HNSW graph from
+2. **Index**: FAISS IVF with ``nlist`` lists, one k-means for both sides (:func:`train_lists`, on a sample of at
+   least :data:`MIN_TRAIN_PER_LIST` points a list); a flat coarse quantiser, or an HNSW graph from
    :data:`HNSW_LISTS` lists so that assigning a vector is not ``nlist`` dot products), codes 8-bit scalar
    quantised (``sq8``, ``dim`` bytes a vector) or product quantised (``pqM``: M bytes a vector).
 3. **Search**: each query's best ``k + extra`` by the codes in its ``nprobe`` nearest lists.
@@ -86,11 +86,6 @@ class Params:
     extra: int = EXTRA
     nprobe: int | None = None
 
-    def factory(self) -> str:
-        """The FAISS index_factory string of one side's index."""
-        coarse = f"IVF{self.nlist}" + ("_HNSW32" if self.coarse == "hnsw" else "")
-        codes = "SQ8" if self.codes == "sq8" else f"PQ{int(self.codes[2:])}"
-        return f"{coarse},{codes}"
 
 
 def compressed_params(rows: int, d: int, **given) -> Params | None:
@@ -125,6 +120,7 @@ class Rows:
     def __init__(self, v):
         from .blocks import _flatten
 
+        self.vectors = v
         self.base, self.map = _flatten(v)
         self.shape = v.shape
         if isinstance(self.base, Shards):
@@ -222,19 +218,42 @@ def _projected(v, p: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
     return np.ascontiguousarray(np.asarray(v, dtype=np.float32) @ p)
 
 
-def build_side(db, p: np.ndarray, params: Params, *, seed: int = 0) -> faiss.Index:
-    """An IVF index of ``db`` (m, d) projected by ``p`` (d, dim): trained on a sample of
-    :data:`TRAIN_PER_LIST` × nlist rows (seeded), then every row added a block at a time."""
-    m = len(db)
-    index = faiss.index_factory(params.dim, params.factory(), faiss.METRIC_INNER_PRODUCT)
-    ivf = faiss.extract_index_ivf(index)
-    ivf.cp.seed = seed
-    ivf.cp.niter = KMEANS_ITERATIONS
-    ivf.cp.min_points_per_centroid = MIN_TRAIN_PER_LIST
-    ivf.cp.max_points_per_centroid = TRAIN_PER_LIST
+def train_lists(x, y, p: np.ndarray, params: Params, *, seed: int = 0) -> np.ndarray:
+    """Centroids (nlist, dim) float32 of the lists of BOTH sides' indexes: k-means by inner product
+    (:data:`KMEANS_ITERATIONS` iterations) on :data:`TRAIN_PER_LIST` × nlist rows drawn from X and Y alike (seeded).
+
+    One training for two indexes (it is the costliest part of building them: ~10^13 FLOP at 1M a side) and one
+    set of lists: the sides live in one space, projected by one P."""
     rng = np.random.default_rng([seed, 3])
-    take = min(m, TRAIN_PER_LIST * params.nlist)
-    index.train(_projected(db, p, np.sort(rng.choice(m, size=take, replace=False))))
+    half = -(-TRAIN_PER_LIST * params.nlist // 2)
+    sample = np.concatenate([_projected(v, p, np.sort(rng.choice(len(v), size=min(len(v), half), replace=False)))
+                             for v in (x, y)])                                       # (s, dim) float32
+    cp = faiss.ClusteringParameters()
+    cp.niter, cp.seed = KMEANS_ITERATIONS, seed
+    cp.min_points_per_centroid, cp.max_points_per_centroid = MIN_TRAIN_PER_LIST, TRAIN_PER_LIST
+    clustering = faiss.Clustering(params.dim, params.nlist, cp)
+    clustering.train(sample, faiss.IndexFlatIP(params.dim))
+    return faiss.vector_to_array(clustering.centroids).reshape(params.nlist, params.dim)
+
+
+def build_side(db, p: np.ndarray, params: Params, centroids: np.ndarray, *, seed: int = 0) -> faiss.Index:
+    """An IVF index of ``db`` (m, d) projected by ``p`` (d, dim) with the lists ``centroids`` (nlist, dim)
+    (:func:`train_lists`; a flat or HNSW coarse quantiser, ``params.coarse``): the codes' ranges (SQ8) or
+    codebooks (PQ) trained on a sample of ``db`` (seeded), then every row added a block at a time."""
+    m = len(db)
+    coarse = faiss.IndexHNSWFlat(params.dim, 32, faiss.METRIC_INNER_PRODUCT) if params.coarse == "hnsw" \
+        else faiss.IndexFlatIP(params.dim)
+    coarse.add(np.ascontiguousarray(centroids, dtype=np.float32))
+    if params.codes == "sq8":
+        index = faiss.IndexIVFScalarQuantizer(coarse, params.dim, params.nlist, faiss.ScalarQuantizer.QT_8bit,
+                                              faiss.METRIC_INNER_PRODUCT)
+    else:
+        index = faiss.IndexIVFPQ(coarse, params.dim, params.nlist, int(params.codes[2:]), 8,
+                                 faiss.METRIC_INNER_PRODUCT)
+    index.own_fields = True                                     # the index frees its quantiser
+    coarse.this.disown()
+    rng = np.random.default_rng([seed, 5])
+    index.train(_projected(db, p, np.sort(rng.choice(m, size=min(m, TRAIN_PER_LIST * 1024), replace=False))))
     for _, b in iter_blocks(db, BLOCK):
         index.add(_projected(b, p))
     return index
@@ -243,7 +262,12 @@ def build_side(db, p: np.ndarray, params: Params, *, seed: int = 0) -> faiss.Ind
 def search_side(index: faiss.Index, queries, p: np.ndarray, db_rows: Rows, k: int, extra: int,
                 nprobe: int) -> tuple[np.ndarray, np.ndarray]:
     """Best ``k`` of each query among the indexed rows: ``k + extra`` candidates by the codes in ``nprobe`` lists,
-    re-ranked exactly from ``db_rows``. Returns (sim (q, k) float32 exact, idx (q, k) int64), best first."""
+    re-ranked exactly from ``db_rows``. Returns (sim (q, k) float32 exact, idx (q, k) int64), best first.
+
+    A query whose probed lists hold fewer than ``k`` rows (a sparse corner of the lists) gets the exact search's
+    list instead, so every list is full: the margin averages ``k`` real neighbours."""
+    from .index import knn_both
+
     faiss.extract_index_ivf(index).nprobe = int(nprobe)
     kk, k = min(k + extra, index.ntotal), min(k, index.ntotal)
     sim = np.empty((len(queries), k), dtype=np.float32)
@@ -252,6 +276,10 @@ def search_side(index: faiss.Index, queries, p: np.ndarray, db_rows: Rows, k: in
         qb = np.asarray(b, dtype=np.float32)                                         # (b, d), converted once
         cand = index.search(np.ascontiguousarray(qb @ p), kk)[1]                     # (b, kk) by the codes
         sim[s:s + len(b)], idx[s:s + len(b)] = rerank(qb, db_rows, cand, k)
+        short = np.flatnonzero(idx[s:s + len(b), -1] < 0) if k else []
+        if len(short):
+            exact = knn_both(qb[short], db_rows.vectors, k, progress=False)
+            sim[s + short], idx[s + short] = exact.fwd_sim, exact.fwd_idx
     return sim, idx
 
 

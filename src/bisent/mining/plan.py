@@ -3,9 +3,10 @@
 Stages, each written atomically into the folder once finished, so a run killed at any point and given the same
 folder redoes only the stage it was in (with the same result: every stage is seeded):
 
-``projection.npz`` (P, d × dim) → ``index-tgt.faiss`` (the targets' IVF index, ``faiss.write_index`` to a
-temporary file, then renamed) → ``fwd.npz`` (nprobe calibrated, then the sources' lists among the targets) →
-``index-src.faiss`` → ``bwd.npz``. The margin, retrieval and threshold that follow take seconds and are redone.
+``projection.npz`` (P, d × dim) → ``lists.npz`` (the centroids of both sides' lists) → ``index-tgt.faiss`` (the
+targets' IVF index, ``faiss.write_index`` to a temporary file, then renamed) → ``fwd.npz`` (nprobe calibrated,
+then the sources' lists among the targets) → ``index-src.faiss`` → ``bwd.npz``. The margin, retrieval and
+threshold that follow take seconds and are redone.
 
 The folder's fingerprint is both sides' vectors (shard checksums and rows, or the array bytes), ``k``, the
 parameters, the score and the threshold the probes were calibrated for: a folder of other inputs or settings is
@@ -28,6 +29,7 @@ from .compressed import (
     calibrate_pair_probes,
     read_index,
     search_side,
+    train_lists,
     write_index,
 )
 from .index import KNN
@@ -77,12 +79,23 @@ class CompressedPlan:
         self.timer("projection", t0)
         return p
 
+    def centroids(self, p: np.ndarray) -> np.ndarray:
+        saved = self.store.load_arrays("lists.npz") if self.store else None
+        if saved is not None:
+            return saved["centroids"]
+        t0 = time.perf_counter()
+        c = train_lists(self.x, self.y, p, self.params, seed=self.seed)
+        if self.store:
+            self.store.save_arrays("lists.npz", centroids=c)
+        self.timer("train_lists", t0)
+        return c
+
     def index(self, side: str, db, p: np.ndarray):
         name = f"index-{side}.faiss"
         if self.store and self.store.has(name):
             return read_index(self.store.part(name), len(db), self.params.dim)
         t0 = time.perf_counter()
-        index = build_side(db, p, self.params, seed=self.seed)
+        index = build_side(db, p, self.params, self.centroids(p), seed=self.seed)
         if self.store:
             write_index(index, self.store.part(name))
         self.timer(f"index_{side}", t0)
