@@ -28,8 +28,8 @@ def main(argv=None) -> None:
     from bisent.datasets.gettext import load_pairs
     from bisent.encoders import get_encoder
     from bisent.encoders.shards import encode_fp16
-    from bisent.mining.compressed import knn_compressed
     from bisent.mining.index import knn_both
+    from bisent.mining.plan import knn_compressed
     from bisent.mining.retrieval import retrieve
     from bisent.mining.scoring import Scorer
 

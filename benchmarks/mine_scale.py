@@ -50,8 +50,8 @@ def sample_agreement(xs, ys, search: dict, sample: int, k: int) -> dict:
     from bisent.mining.compressed import (
         Params,
         Rows,
-        _neighbourhood,
         build_side,
+        neighbourhood_means,
         sample_pairs,
         search_side,
         train_lists,
@@ -71,7 +71,7 @@ def sample_agreement(xs, ys, search: dict, sample: int, k: int) -> dict:
         exact = knn_both(qs, db, k, progress=False)
         sim, idx = search_side(index, qs, p, Rows(db), k, params.extra, search[f"nprobe_{direction}"])
         r: dict = {}
-        _neighbourhood(np.concatenate([exact.fwd_idx.reshape(-1), idx.reshape(-1)]), db, q_side, k, r)
+        neighbourhood_means(np.concatenate([exact.fwd_idx.reshape(-1), idx.reshape(-1)]), db, q_side, k, r)
         truth, got = sample_pairs(exact.fwd_sim, exact.fwd_idx, r, "ratio", None), sample_pairs(sim, idx, r,
                                                                                                  "ratio", None)
         out["exact"] += len(truth)

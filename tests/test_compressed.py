@@ -15,11 +15,11 @@ from bisent.mining.compressed import (
     build_side,
     calibrate_pair_probes,
     compressed_params,
-    knn_compressed,
     search_side,
     train_lists,
 )
 from bisent.mining.index import knn_both
+from bisent.mining.plan import knn_compressed
 from bisent.mining.retrieval import retrieve
 from bisent.mining.scoring import Scorer, combine
 from bisent.mining.twostage import fit_projection

@@ -24,11 +24,10 @@ from .ray_session import import_ray, ray_result
 
 def _rows_spec(v):
     """What a worker needs to read ``v``: ``("folder", path, rows or None)`` or the fp16/float32 array itself."""
-    from ..encoders.shards import Shards
-    from ..mining.blocks import _flatten
+    from ..encoders.shards import Shards, flatten_rows
     from ..mining.compressed import BLOCK
 
-    base, rows = _flatten(v)
+    base, rows = flatten_rows(v)
     if isinstance(base, Shards):
         return ("folder", str(base.folder), rows)
     out = None

@@ -38,7 +38,7 @@ import faiss
 import numba
 import numpy as np
 
-from ..encoders.shards import Shards, iter_blocks
+from ..encoders.shards import Shards, flatten_rows, iter_blocks
 from ..errors import BisentError
 
 #: reduced dimension of the codes (of 512 for use-m3; smaller inputs keep theirs)
@@ -118,10 +118,8 @@ class Rows:
     (only the pages touched), so re-ranking never loads a side whole."""
 
     def __init__(self, v):
-        from .blocks import _flatten
-
         self.vectors = v
-        self.base, self.map = _flatten(v)
+        self.base, self.map = flatten_rows(v)
         self.shape = v.shape
         if isinstance(self.base, Shards):
             self.arrays = self.base._arrays
@@ -291,7 +289,7 @@ def sample_pairs(sim: np.ndarray, idx: np.ndarray, r_cand: dict, kind: str,
     (:func:`bisent.mining.scoring.combine` of the cosine, the query's neighbourhood mean and the candidate's),
     kept when scoring at least ``threshold``. ``sim``, ``idx`` (s, k): the query rows' lists; ``r_cand``:
     neighbourhood mean of every candidate in ``idx``. Query numbers are row positions in ``sim``."""
-    from .scoring import combine
+    from .margins import combine
 
     r_q = sim.mean(axis=1)
     r_c = np.vectorize(r_cand.__getitem__, otypes=[np.float32])(idx) if idx.size else np.zeros(idx.shape)
@@ -301,7 +299,7 @@ def sample_pairs(sim: np.ndarray, idx: np.ndarray, r_cand: dict, kind: str,
     return {(int(i), int(idx[i, best[i]])) for i in np.flatnonzero(keep)}
 
 
-def _neighbourhood(rows: np.ndarray, side, other, k: int, r: dict) -> None:
+def neighbourhood_means(rows: np.ndarray, side, other, k: int, r: dict) -> None:
     """Fill ``r`` with the exact mean similarity of the ``k`` nearest rows of ``other`` to each of ``rows`` of
     ``side`` not yet in it."""
     from .index import knn_both, sample_rows
@@ -331,14 +329,14 @@ def calibrate_pair_probes(index: faiss.Index, queries, db, p: np.ndarray, k: int
     kq = min(k, len(db))
     exact = knn_both(qs, db, kq, progress=False)
     r_cand: dict = {}
-    _neighbourhood(exact.fwd_idx.reshape(-1), db, queries, min(k, n), r_cand)
+    neighbourhood_means(exact.fwd_idx.reshape(-1), db, queries, min(k, n), r_cand)
     truth = sample_pairs(exact.fwd_sim, exact.fwd_idx, r_cand, kind, threshold)
     db_rows = db_rows or Rows(db)
     ivf = faiss.extract_index_ivf(index)
     probes, agreement = min(MIN_PROBES, ivf.nlist), 0.0
     while True:
         sim, idx = search_side(index, qs, p, db_rows, kq, extra, probes)
-        _neighbourhood(idx.reshape(-1), db, queries, min(k, n), r_cand)
+        neighbourhood_means(idx.reshape(-1), db, queries, min(k, n), r_cand)
         got = sample_pairs(sim, idx, r_cand, kind, threshold)
         agreement = len(truth & got) / len(truth) if truth else 1.0
         if agreement >= target or probes >= ivf.nlist:
@@ -350,43 +348,6 @@ def calibrate_pair_probes(index: faiss.Index, queries, db, p: np.ndarray, k: int
 
 def _note(message: str) -> None:
     print(f"bisent: {message}", file=sys.stderr, flush=True)
-
-
-def knn_compressed(x, y, k: int = 4, *, dim: int | None = None, nlist: int | None = None, codes: str | None = None,
-                   coarse: str | None = None, extra: int | None = None, nprobe: int | None = None,
-                   kind: str = "ratio", threshold: float | None = None, seed: int = 0, threads: int | None = None,
-                   stats: dict | None = None, state=None, executor=None, progress: bool | None = None):
-    """Top-``k`` neighbours both ways (a :class:`~bisent.mining.index.KNN`) by the compressed index, exact scores.
-
-    ``x`` (n, d), ``y`` (m, d): arrays, Shards or RowViews. Parameters not given: :func:`compressed_params` of the
-    larger side; ``nprobe`` not given: :func:`calibrate_pair_probes` each direction for the score ``kind`` and
-    ``threshold`` (None: every sampled query's best pair counts). ``stats`` receives each stage's seconds and the
-    parameters used. ``state``: a folder (:mod:`bisent.mining.plan`) where each stage is saved, so a killed run
-    resumes. ``executor``: where the query shards are searched (default: here;
-    :class:`bisent.cluster.ray_compressed.RaySearch`: Ray tasks, the same lists). Too few rows to train an
-    index: the exact search (said on standard error).
-    """
-    from .index import knn_both
-    from .plan import CompressedPlan
-
-    n, m = len(x), len(y)
-    if x.shape[1] != y.shape[1]:
-        raise BisentError(f"dimension mismatch: source vectors have {x.shape[1]} dimensions, target {y.shape[1]}")
-    params = compressed_params(max(n, m), int(x.shape[1]), dim=dim, nlist=nlist, codes=codes, coarse=coarse,
-                               extra=extra, nprobe=nprobe)
-    if n == 0 or m == 0 or k < 1 or params is None or min(n, m) < MIN_TRAIN_PER_LIST * params.nlist:
-        if n and m and k >= 1:
-            _note(f"compressed index: {min(n, m)} vectors on a side are too few to train "
-                  f"{'an index' if params is None else f'{params.nlist} lists'} "
-                  f"(at least {MIN_TRAIN_PER_LIST} a list); searching exactly")
-        if stats is not None:
-            stats["fallback"] = "exact"
-        return knn_both(x, y, k, progress=progress)
-    if threads:
-        faiss.omp_set_num_threads(int(threads))
-    plan = CompressedPlan(x, y, k, params, kind=kind, threshold=threshold, seed=seed, state=state, stats=stats,
-                          executor=executor)
-    return plan.run()
 
 
 @dataclass

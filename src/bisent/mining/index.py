@@ -225,7 +225,7 @@ def choose_index(n_target: int, dim: int, n_source: int | None = None) -> tuple[
 
     - exact while ``n_source × n_target ≤ EXACT_MAX_PAIRS`` (200k × 200k: at most ~8 minutes on
       2 cores, and every smaller figure of the README stays exact);
-    - above, the compressed index with exact re-ranking (:func:`bisent.mining.compressed.knn_compressed`:
+    - above, the compressed index with exact re-ranking (:func:`bisent.mining.plan.knn_compressed`:
       its parameters by size are :func:`bisent.mining.compressed.compressed_params`, its probes calibrated on
       a sample's mined pairs). Its cost grows as n·√m where the two-stage scan's (half the exact search's at
       d = 512, 39 minutes at 1M × 1M) and the exact search's grow as n·m.

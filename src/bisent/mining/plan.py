@@ -1,4 +1,5 @@
-"""The compressed search as checkpointed stages in one state folder (:class:`bisent.state.StateDir`).
+"""The compressed search both ways (:func:`knn_compressed`) as checkpointed stages in one state folder
+(:class:`bisent.state.StateDir`).
 
 Stages, each written atomically into the folder once finished, so a run killed at any point and given the same
 folder redoes only the stage it was in (with the same result: every stage is seeded):
@@ -18,15 +19,20 @@ from __future__ import annotations
 
 import time
 
+import faiss
 import numpy as np
 
+from ..errors import BisentError
 from .compressed import (
+    MIN_TRAIN_PER_LIST,
     PAIR_TARGET,
     Params,
     Rows,
     Timer,
+    _note,
     build_side,
     calibrate_pair_probes,
+    compressed_params,
     read_index,
     search_side,
     train_lists,
@@ -39,7 +45,7 @@ FORMAT = "bisent-compressed/1"
 
 
 class CompressedPlan:
-    """One run of :func:`bisent.mining.compressed.knn_compressed` over X (n, d) and Y (m, d)."""
+    """One run of :func:`knn_compressed` over X (n, d) and Y (m, d)."""
 
     def __init__(self, x, y, k: int, params: Params, *, kind: str = "ratio", threshold: float | None = None,
                  seed: int = 0, state=None, stats: dict | None = None, executor=None):
@@ -53,12 +59,11 @@ class CompressedPlan:
             self.store = self._open(state)
 
     def _open(self, state):
+        from ..encoders.shards import vectors_sha256
         from ..state import StateDir
-        from .blocks import BlockSide
 
         store = StateDir(state, "compressed", what="a compressed kNN search")
-        store.open(inputs={"source vectors": BlockSide(self.x, 65536).fingerprint(),
-                           "target vectors": BlockSide(self.y, 65536).fingerprint()},
+        store.open(inputs={"source vectors": vectors_sha256(self.x), "target vectors": vectors_sha256(self.y)},
                    settings={"format": FORMAT, "k": self.k, "params": self.params.__dict__, "kind": self.kind,
                              "threshold": self.threshold, "seed": self.seed, "target": PAIR_TARGET,
                              "rows": [len(self.x), len(self.y)], "dim": int(self.x.shape[1])})
@@ -114,7 +119,6 @@ class CompressedPlan:
                                                       kind=self.kind, threshold=self.threshold, seed=self.seed,
                                                       db_rows=rows)
             if agreement < PAIR_TARGET:
-                from .compressed import _note
                 _note(f"compressed index: a sample's mined pairs agree with exact search's on {agreement:.1%} even "
                       f"with every list probed (target {PAIR_TARGET:.1%}): codes at {self.params.dim} dimensions "
                       f"lose too much of these vectors; --index twostage or exact keeps them")
@@ -147,3 +151,40 @@ class CompressedPlan:
 
     def _has(self, direction: str) -> bool:
         return bool(self.store and self.store.has(f"{direction}.npz"))
+
+
+def knn_compressed(x, y, k: int = 4, *, dim: int | None = None, nlist: int | None = None, codes: str | None = None,
+                   coarse: str | None = None, extra: int | None = None, nprobe: int | None = None,
+                   kind: str = "ratio", threshold: float | None = None, seed: int = 0, threads: int | None = None,
+                   stats: dict | None = None, state=None, executor=None, progress: bool | None = None):
+    """Top-``k`` neighbours both ways (a :class:`~bisent.mining.index.KNN`) by the compressed index, exact scores.
+
+    ``x`` (n, d), ``y`` (m, d): arrays, Shards or RowViews. Parameters not given:
+    :func:`~bisent.mining.compressed.compressed_params` of the larger side; ``nprobe`` not given:
+    :func:`~bisent.mining.compressed.calibrate_pair_probes` each direction for the score ``kind`` and
+    ``threshold`` (None: every sampled query's best pair counts). ``stats`` receives each stage's seconds and the
+    parameters used. ``state``: a folder (this module's stages) where each stage is saved, so a killed run
+    resumes. ``executor``: where the query shards are searched (default: here;
+    :class:`bisent.cluster.ray_compressed.RaySearch`: Ray tasks, the same lists). Too few rows to train an
+    index: the exact search (said on standard error).
+    """
+    from .index import knn_both
+
+    n, m = len(x), len(y)
+    if x.shape[1] != y.shape[1]:
+        raise BisentError(f"dimension mismatch: source vectors have {x.shape[1]} dimensions, target {y.shape[1]}")
+    params = compressed_params(max(n, m), int(x.shape[1]), dim=dim, nlist=nlist, codes=codes, coarse=coarse,
+                               extra=extra, nprobe=nprobe)
+    if n == 0 or m == 0 or k < 1 or params is None or min(n, m) < MIN_TRAIN_PER_LIST * params.nlist:
+        if n and m and k >= 1:
+            _note(f"compressed index: {min(n, m)} vectors on a side are too few to train "
+                  f"{'an index' if params is None else f'{params.nlist} lists'} "
+                  f"(at least {MIN_TRAIN_PER_LIST} a list); searching exactly")
+        if stats is not None:
+            stats["fallback"] = "exact"
+        return knn_both(x, y, k, progress=progress)
+    if threads:
+        faiss.omp_set_num_threads(int(threads))
+    plan = CompressedPlan(x, y, k, params, kind=kind, threshold=threshold, seed=seed, state=state, stats=stats,
+                          executor=executor)
+    return plan.run()
