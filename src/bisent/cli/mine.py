@@ -54,7 +54,7 @@ from .options import LANG, THRESHOLD_OR_NONE, FiniteFloat, echo_summary, fast_op
                    "re-ranked exactly, probes calibrated so that a sample's mined pairs are 98.5 % the exact "
                    "search's (bisent.mining.compressed). ivf, hnsw: approximate FAISS indexes. "
                    "auto: exact up to 200k x 200k sentences, compressed above (bisent.mining.index.choose_index).")
-@ray_options("the exact kNN")
+@ray_options("the exact kNN (in blocks) or, with --index compressed, its query shards")
 @click.option("--state", "state_dir", type=click.Path(file_okay=False), default=None,
               help="Folder of finished kNN blocks, so a killed run resumes (default with --ray: OUTPUT.blocks); "
                    "removed once OUTPUT is written. Without --ray the blocks run in this process. With --index "
