@@ -175,3 +175,19 @@ def test_ray_embed_writes_the_same_shards(ray_local, corpus, tmp_path):
     assert len(files) == 7 and files == sorted(p.name for p in (tmp_path / "ray").iterdir())  # + .bisent-state
     for f in files:
         assert (tmp_path / "one" / f).read_bytes() == (tmp_path / "ray" / f).read_bytes(), f
+
+
+def test_embed_actor_gets_the_drivers_encoder_settings(monkeypatch):
+    """A Ray worker is a fresh process: the actor applies the settings the driver's --device / --batch-size set."""
+    from dataclasses import asdict
+
+    from bisent.cluster import ray_embed
+    from bisent.encoders import settings
+
+    seen = {}
+    monkeypatch.setattr("bisent.encoders.get_encoder", lambda name: seen.setdefault("s", settings.current()))
+    try:
+        ray_embed._EncoderActor("random", asdict(settings.Settings(batch_size=7, pooling="cls")))
+        assert seen["s"].batch_size == 7 and seen["s"].pooling == "cls" and seen["s"].device == "cpu"
+    finally:
+        settings.reset()

@@ -43,20 +43,22 @@ from .options import LANG, THRESHOLD_OR_NONE, FiniteFloat, echo_summary, fast_op
 @click.option("--src-vectors", type=click.Path(file_okay=False), default=None,
               help="Vectors of SRC made by `bisent embed` (skips embedding).")
 @click.option("--tgt-vectors", type=click.Path(file_okay=False), default=None, help="Vectors of TGT.")
-@click.option("--index", "--knn", "knn_method", type=click.Choice(["auto", "exact", "twostage", "ivf", "hnsw"]),
-              default="auto", show_default=True,
+@click.option("--index", "--knn", "knn_method",
+              type=click.Choice(["auto", "exact", "twostage", "compressed", "ivf", "hnsw"]), default="auto",
+              show_default=True,
               help="kNN search. exact: every pair scored (one blocked pass both ways). twostage: a scan of "
                    "every pair at 192 dimensions (PCA of a sample) keeps k + 16 candidates a sentence each way, "
                    "re-scored exactly at full dimension (about half exact's CPU time at d = 512; top-1 as "
                    "exact's for 99.7 % of sentences with use-m3 at 100k, benchmarks/README.md). "
-                   "ivf, hnsw: approximate FAISS indexes. "
-                   "auto: exact up to 200k x 200k sentences, twostage up to 2M x 2M, IVF above with probes "
-                   "calibrated for 98.5 % top-1 agreement (bisent.mining.index.choose_index).")
-@ray_options("the exact kNN")
+                   "compressed: an IVF index of 8-bit codes at 128 dimensions, k + 16 candidates a sentence "
+                   "re-ranked exactly, probes calibrated so that a sample's mined pairs are 98.5 % the exact "
+                   "search's (bisent.mining.compressed). ivf, hnsw: approximate FAISS indexes. "
+                   "auto: exact up to 200k x 200k sentences, compressed above (bisent.mining.index.choose_index).")
+@ray_options("the exact kNN (in blocks) or, with --index compressed, its query shards")
 @click.option("--state", "state_dir", type=click.Path(file_okay=False), default=None,
               help="Folder of finished kNN blocks, so a killed run resumes (default with --ray: OUTPUT.blocks); "
                    "removed once OUTPUT is written. Without --ray the blocks run in this process. With --index "
-                   "twostage: the folder of the scan's saved heaps and candidates (default OUTPUT.knn), the same.")
+                   "twostage / compressed: the folder of the search's saved stages (default OUTPUT.knn), the same.")
 @click.option("--block-rows", type=click.IntRange(1), default=None,
               help=f"Rows a side of one kNN block with --ray / --state (default {BLOCK}; a multiple of {BLOCK_ROWS}, "
                    "so every score is the same sgemm as without blocks).")

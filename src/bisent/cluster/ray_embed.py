@@ -22,9 +22,11 @@ from .ray_session import import_ray, ray_result
 class _EncoderActor:
     """Holds one loaded encoder; the body of a Ray actor."""
 
-    def __init__(self, encoder: str):
+    def __init__(self, encoder: str, settings: dict | None = None):
         from ..encoders import get_encoder
+        from ..encoders.settings import configure
 
+        configure(**(settings or {}))                   # the driver's --device / --batch-size / --pooling
         self.encoder = get_encoder(encoder)
 
     def encode(self, texts: list[str], lang: str) -> np.ndarray:
@@ -35,13 +37,19 @@ class _EncoderActor:
 
 class EncoderPool:
     """``workers`` encoder actors of ``threads`` CPUs each, for the encoder ``encoder`` (a name or a model folder
-    every node sees at the same path)."""
+    every node sees at the same path), built with this process's encoder settings (``--device``,
+    ``--batch-size``, ``--pooling``: :func:`bisent.encoders.settings.current`)."""
 
     def __init__(self, encoder: str, *, workers: int | None = None, threads: int = 1, max_restarts: int = 3):
         ray = import_ray()
         workers = workers or max(1, int(ray.cluster_resources().get("CPU", 1)) // threads)
         actor = ray.remote(num_cpus=threads, max_restarts=max_restarts, max_task_retries=max_restarts)(_EncoderActor)
-        self.actors = [actor.remote(encoder) for _ in range(workers)]
+        from dataclasses import asdict
+
+        from ..encoders.settings import current
+
+        settings = asdict(current())                     # a worker is a fresh process: it gets the driver's
+        self.actors = [actor.remote(encoder, settings) for _ in range(workers)]
         self.retries = max_restarts
 
     def encode_in_order(self, lang: str, items) -> Iterator[tuple[object, np.ndarray]]:

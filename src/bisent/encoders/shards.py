@@ -353,6 +353,34 @@ class RowView:
             yield start, np.concatenate(pending) if len(pending) > 1 else pending[0]
 
 
+def flatten_rows(vectors) -> tuple[object, np.ndarray | None]:
+    """``(base, rows)``: the array or :class:`Shards` under ``vectors`` (RowViews unwrapped) and the rows of it
+    that ``vectors`` are (None: all)."""
+    if isinstance(vectors, RowView):
+        base, rows = flatten_rows(vectors.vectors)
+        return base, vectors.rows if rows is None else rows[vectors.rows]
+    return vectors, None
+
+
+def vectors_sha256(vectors) -> str:
+    """What ``vectors`` are, as a SHA-256: a vectors folder's shard checksums and the rows taken of it (nothing
+    read), or an array's dtype and bytes (streamed a block at a time)."""
+    import hashlib
+    import json
+
+    base, rows = flatten_rows(vectors)
+    h = hashlib.sha256()
+    if isinstance(base, Shards):
+        h.update(json.dumps([s["sha256"] for s in base.manifest["shards"]]).encode())
+        h.update(np.ascontiguousarray(rows if rows is not None else np.arange(len(base)), dtype=np.int64).tobytes())
+        return h.hexdigest()
+    for i, (_, b) in enumerate(iter_blocks(vectors, 65536)):
+        if i == 0:
+            h.update(str(b.dtype).encode())
+        h.update(np.ascontiguousarray(b).tobytes())
+    return h.hexdigest()
+
+
 def select_rows(vectors, rows: np.ndarray | None):
     """``vectors`` itself when ``rows`` is None or every row in order, else a :class:`RowView`."""
     if rows is None or (len(rows) == vectors.shape[0] and np.array_equal(rows, np.arange(len(rows)))):

@@ -19,7 +19,10 @@ DEFAULT_PRECISION = 0.9
 
 
 def _twostage(knn_method: str, state_dir, ray_address, block_rows) -> bool:
-    """Whether the search is the resumable two-stage scan (asked for, or chosen by ``auto`` without --state)."""
+    """Whether the search is one that saves its stages itself (the two-stage scan or the compressed index: asked
+    for, or chosen by ``auto`` without --state)."""
+    if knn_method == "compressed" and block_rows is None:       # on Ray too: its query shards are the tasks
+        return True
     plain = ray_address is None and block_rows is None
     return plain and (knn_method == "twostage" or (knn_method == "auto" and state_dir is None))
 
@@ -41,17 +44,25 @@ PATHS = {"reads": ("src", "tgt", "src_vectors", "tgt_vectors"), "writes": ("outp
          "derived": _paths, "derived_params": ("state_dir",)}
 
 
-def _scorer(score, margin, k, knn_method, state_dir, block_rows, ray_address, threads, output):
+def _scorer(score, margin, k, knn_method, state_dir, block_rows, ray_address, threads, output, threshold=None):
     """``(scorer, state folder to remove once OUTPUT is written, whether the search runs in blocks)``."""
     from ..mining.blocks import BLOCK, BlockScorer
     from ..mining.index import BLOCK_ROWS
     from ..mining.scoring import Scorer
 
     if _twostage(knn_method, state_dir, ray_address, block_rows):
-        # resumable by default: a two-stage scan (asked for, or chosen by auto from 200k a side) saves its heaps,
-        # then its candidates, to this folder; the exact and approximate searches ignore it
+        # resumable by default: a two-stage scan saves its heaps, then its candidates, the compressed search
+        # (chosen by auto from 200k a side) each stage, to this folder; the exact and approximate searches ignore it
         state = state_dir or (None if is_stdio(output) else f"{output}.knn")
-        return Scorer(score or margin, k, knn_method=knn_method, **({"state": state} if state else {})), state, False
+        opts = {"state": state} if state else {}
+        if knn_method in ("auto", "compressed"):     # the compressed search reports its stages and probes here
+            opts["stats"] = {}
+        if ray_address:
+            from ..cluster.ray_compressed import RaySearch
+            opts["executor"] = RaySearch(threads=threads)
+        if threshold is not None and not isinstance(threshold, str):   # the compressed search calibrates its
+            opts["threshold"] = float(threshold)                          # probes on the pairs kept above it
+        return Scorer(score or margin, k, knn_method=knn_method, **opts), state, False
     if ray_address is None and state_dir is None and block_rows is None:
         return Scorer(score or margin, k, knn_method=knn_method), None, False
     if knn_method not in ("auto", "exact"):
@@ -124,7 +135,8 @@ def mine(src, tgt, *, src_lang: str, tgt_lang: str, output, encoder: str = DEFAU
         encoder = fast_student(src, tgt, src_lang, tgt_lang, output, teacher=encoder,
                                vectors=src_vectors or tgt_vectors)
     enc = None if src_vectors else get_encoder(encoder)
-    rec, state, blocks = _scorer(score, margin, k, knn_method, state_dir, block_rows, ray_address, threads, output)
+    rec, state, blocks = _scorer(score, margin, k, knn_method, state_dir, block_rows, ray_address, threads, output,
+                                 threshold)
     recorder = _recorder(rec, output, threshold, precision, report, default)
     to_stdout = recorder is not None and is_stdio(output)
     with readable_file(src) as src_file, readable_file(tgt) as tgt_file, ray_session(ray_address, threads, workers), \
@@ -141,6 +153,8 @@ def mine(src, tgt, *, src_lang: str, tgt_lang: str, output, encoder: str = DEFAU
         summary["output"] = "-"
     if blocks:
         summary["blocks"] = rec.counts_
+    if rec.knn_options.get("stats"):
+        summary["search"] = {"method": "compressed", **rec.knn_options["stats"]}
     if state is not None:
         remove_state_dir(state)   # OUTPUT is written: nothing left to resume
     summary["src_file"], summary["tgt_file"] = src, tgt

@@ -35,7 +35,8 @@ from typing import Callable, Iterable, Iterator
 
 import numpy as np
 
-from ..encoders.shards import RowView, Shards
+from ..encoders.shards import Shards
+from ..encoders.shards import flatten_rows as _flatten
 from ..progress import progress_bar
 from ..state import StateDir
 from .index import BLOCK_COLS, BLOCK_ROWS, KNN, knn_both
@@ -71,14 +72,6 @@ def read_block(spec) -> np.ndarray:
         out[lo:hi] = arr[spec.rows[lo:hi] - start]
         start += len(arr)
     return out
-
-
-def _flatten(vectors) -> tuple[object, np.ndarray | None]:
-    """``(base, rows)``: an array or Shards and the rows of it that ``vectors`` are (None: all)."""
-    if isinstance(vectors, RowView):
-        base, rows = _flatten(vectors.vectors)
-        return base, vectors.rows if rows is None else rows[vectors.rows]
-    return vectors, None
 
 
 class BlockSide:

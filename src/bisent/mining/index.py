@@ -208,10 +208,6 @@ def calibrate_probes(index, queries, db, target: float = TARGET_AGREEMENT, *, sa
 
 #: ``auto`` searches exactly while sources × targets is at most this many pairs (see :func:`choose_index`)
 EXACT_MAX_PAIRS = 200_000 ** 2
-#: ``auto`` uses the two-stage search (:mod:`bisent.mining.twostage`) above EXACT_MAX_PAIRS up to this many pairs
-TWOSTAGE_MAX_PAIRS = 2_000_000 ** 2
-#: ``auto``'s IVF keeps fp16 codes while one side's codes take at most this many bytes, SQ8 codes above
-FP16_MAX_BYTES = 512 * 2**20
 #: IVF lists per √(indexed rows): the low end of FAISS's guideline of 4√n to 16√n
 IVF_LISTS_PER_SQRT = 4
 
@@ -222,32 +218,22 @@ def ivf_lists(rows: int) -> int:
 
 
 def choose_index(n_target: int, dim: int, n_source: int | None = None) -> tuple[str, dict]:
-    """The kNN method for ``--index auto``: ``(method, options)`` for :func:`knn_both`.
+    """The kNN method for ``--index auto``: ``(method, options)`` for :class:`bisent.mining.scoring.Scorer`.
 
-    Rule, from ``benchmarks/knn_twostage.py`` and ``benchmarks/index_sweep.py`` on real sentence
-    embeddings (use-m3, 2 cores; benchmarks/README.md), ``n_source`` defaulting to ``n_target``:
+    Rule (measurements: ``benchmarks/knn_twostage.py``, ``benchmarks/index_sweep.py``,
+    ``benchmarks/mine_scale.py``; benchmarks/README.md), ``n_source`` defaulting to ``n_target``:
 
     - exact while ``n_source × n_target ≤ EXACT_MAX_PAIRS`` (200k × 200k: at most ~8 minutes on
       2 cores, and every smaller figure of the README stays exact);
-    - two-stage (:func:`bisent.mining.twostage.knn_twostage`: a scan at 192 dimensions keeping k + 16
-      candidates both ways, re-scored exactly at full dimension) up to ``TWOSTAGE_MAX_PAIRS``
-      (2M × 2M; its memory is ~(n + m) × 1 KB plus one side's fp16 vectors), at half the exact
-      search's CPU time with use-m3 and the exact top-1 for 99.7 % of queries at 100k × 100k;
-    - above: IVF, which scans a pair ~11× dearer than the exact kernel and at 98 % agreement was
-      slower than exact up to 50k (so it is for memory, not speed), with :func:`ivf_lists` lists
-      and probes calibrated on a sample for 98.5 % top-1 agreement (:func:`calibrate_probes`);
-      fp16 codes while one side's codes fit ``FP16_MAX_BYTES``, 8-bit scalar quantised beyond.
-      Stopes' mining configs likewise move from flat indexes to IVF and compressed codes as a
-      language grows. Both directions are searched, each side indexed in turn: the rule sizes
-      for the larger side.
+    - above, the compressed index with exact re-ranking (:func:`bisent.mining.plan.knn_compressed`:
+      its parameters by size are :func:`bisent.mining.compressed.compressed_params`, its probes calibrated on
+      a sample's mined pairs). Its cost grows as n·√m where the two-stage scan's (half the exact search's at
+      d = 512, 39 minutes at 1M × 1M) and the exact search's grow as n·m.
     """
     n_source = n_target if n_source is None else n_source
     if n_source * n_target <= EXACT_MAX_PAIRS:
         return "exact", {}
-    if n_source * n_target <= TWOSTAGE_MAX_PAIRS:
-        return "twostage", {}
-    rows = max(n_source, n_target)
-    return "ivf", {"nlist": ivf_lists(rows), "quantizer": "fp16" if rows * dim * 2 <= FP16_MAX_BYTES else "sq8"}
+    return "compressed", {}
 
 
 def resolve_method(method: str, x, y) -> tuple[str, dict]:

@@ -26,42 +26,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from .index import KNN, knn_both, resolve_method
+from .margins import combine, csls, euclidean_similarity, margin  # noqa: F401  (the formulas, re-exported here)
 
 MARGINS = ("absolute", "distance", "ratio")
 KINDS = ("cosine", "euclidean", "csls") + MARGINS
-
-
-def margin(cos: np.ndarray, r_x: np.ndarray, r_y: np.ndarray, kind: str = "ratio") -> np.ndarray:
-    """The margin of Artetxe & Schwenk 2019: ``cos`` compared with m = (r_x + r_y) / 2."""
-    if kind == "absolute":
-        return np.asarray(cos, dtype=np.float32)
-    m = (np.asarray(r_x) + np.asarray(r_y)) / 2
-    if kind == "distance":
-        return (cos - m).astype(np.float32)
-    if kind == "ratio":
-        return (cos / np.maximum(m, 1e-6)).astype(np.float32)
-    raise ValueError(f"unknown margin '{kind}' (absolute, distance, ratio)")
-
-
-def csls(cos: np.ndarray, r_x: np.ndarray, r_y: np.ndarray) -> np.ndarray:
-    """Cross-domain similarity local scaling: 2 cos(x, y) - r_x - r_y."""
-    return (2 * np.asarray(cos) - r_x - r_y).astype(np.float32)
-
-
-def euclidean_similarity(cos: np.ndarray) -> np.ndarray:
-    """-‖x - y‖ for unit vectors, from their cosine."""
-    return (-np.sqrt(np.maximum(0.0, 2.0 - 2.0 * np.asarray(cos)))).astype(np.float32)
-
-
-def combine(kind: str, cos, r_x, r_y) -> np.ndarray:
-    """Score ``kind`` from cosines and the neighbourhood means of each side (broadcasting)."""
-    if kind == "cosine":
-        return np.asarray(cos, dtype=np.float32)
-    if kind == "euclidean":
-        return euclidean_similarity(cos)
-    if kind == "csls":
-        return csls(cos, r_x, r_y)
-    return margin(cos, r_x, r_y, kind)
 
 
 def rowwise_cosine(x: np.ndarray, y: np.ndarray, block: int = 65536) -> np.ndarray:
@@ -124,8 +92,15 @@ class Scorer:
         options = {**chosen, **self.knn_options}
         if method == "twostage":
             from .twostage import knn_twostage
+            options.pop("threshold", None)
+            options.pop("stats", None)
             return knn_twostage(x, y, self.k, **options, **kw)
-        options.pop("state", None)                          # only the two-stage scan saves its progress
+        if method == "compressed":                          # probes calibrated on this score's mined pairs
+            from .plan import knn_compressed
+            return knn_compressed(x, y, self.k, kind=self.kind, **options, **kw)
+        options.pop("state", None)                          # only the two-stage and compressed searches resume
+        options.pop("threshold", None)
+        options.pop("stats", None)
         return knn_both(x, y, self.k, method=method, **options, **kw)
 
     def score(self, sources, *, progress: bool | None = None) -> Candidates:

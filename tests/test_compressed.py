@@ -1,0 +1,174 @@
+"""The compressed index with exact re-ranking against brute force on real sentence embeddings (gettext UI messages,
+English and German, use-m3): recall, exact similarities, mined-pair agreement; the probes' calibration against a
+direct computation; the fallback to exact search; the saved stages (resume, an index of other vectors, a full disk)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from bisent.errors import BisentError
+from bisent.mining import compressed
+from bisent.mining.compressed import (
+    MIN_PROBES,
+    Rows,
+    build_side,
+    calibrate_pair_probes,
+    compressed_params,
+    search_side,
+    train_lists,
+)
+from bisent.mining.index import knn_both
+from bisent.mining.plan import knn_compressed
+from bisent.mining.retrieval import retrieve
+from bisent.mining.scoring import Scorer, combine
+from bisent.mining.twostage import fit_projection
+
+N = 3000
+
+
+@pytest.fixture(scope="module")
+def vecs():
+    """(en (N, 512), de (N, 512)) float16: distinct English and German messages, the German in another order."""
+    from bisent.datasets.gettext import load_pairs
+    from bisent.encoders import get_encoder
+    from bisent.encoders.shards import encode_fp16
+
+    pairs = load_pairs("en", "de")
+    en = list(dict.fromkeys(p.src for p in pairs))[:N]
+    de = list(dict.fromkeys(p.tgt for p in pairs))[:N][::-1]
+    enc = get_encoder("use-m3")
+    return encode_fp16(enc, en, "en", progress=False), encode_fp16(enc, de, "de", progress=False)
+
+
+def mined(knn):
+    return {(p.src, p.tgt) for p in retrieve(Scorer("ratio", 4).candidates(knn), "max")}
+
+
+def test_params_rule_by_size():
+    assert compressed_params(300, 512) is None                                   # fewer than 16 lists' training
+    small = compressed_params(N, 512)
+    assert small.nlist == N // 39 and small.dim == 128 and small.codes == "sq8" and small.coarse == "flat"
+    big = compressed_params(1_000_000, 512)
+    assert big.nlist == 8000 and big.coarse == "hnsw" and big.codes == "sq8"
+    assert compressed_params(100_000_000, 512).codes == "pq32"                  # SQ8 codes would be 12.8 GB a side
+    with pytest.raises(ValueError, match="codes"):
+        compressed_params(N, 512, codes="pq7")
+
+
+def test_recall_and_mined_pairs_against_brute_force(vecs):
+    x, y = vecs
+    exact = knn_both(x, y, 4, progress=False)
+    stats = {}
+    approx = knn_compressed(x, y, 4, stats=stats)
+    assert stats["params"]["nlist"] == N // 39 and stats["nprobe_fwd"] < stats["params"]["nlist"]
+    for e, a in ((exact.fwd_idx, approx.fwd_idx), (exact.bwd_idx, approx.bwd_idx)):
+        assert np.mean(e[:, 0] == a[:, 0]) >= 0.97
+        recall = np.mean([len(set(u) & set(v)) / 4 for u, v in zip(e, a)])
+        assert recall >= 0.9, recall          # the probes are calibrated on the mined pairs, not on recall@k
+    # every similarity returned is the exact one of its pair (re-ranked from the fp16 vectors)
+    s = x.astype(np.float32) @ y.astype(np.float32).T
+    np.testing.assert_allclose(approx.fwd_sim, np.take_along_axis(s, approx.fwd_idx, 1), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(approx.bwd_sim, np.take_along_axis(s.T, approx.bwd_idx, 1), rtol=1e-5, atol=1e-5)
+    truth = mined(exact)
+    assert len(truth & mined(approx)) / len(truth) >= 0.98
+    # one probe is not enough: the calibration is what gives the agreement
+    few = knn_compressed(x, y, 4, nprobe=1, extra=0)
+    assert (few.fwd_idx >= 0).all() and (few.bwd_idx >= 0).all()       # short lists completed exactly
+    assert len(truth & mined(few)) / len(truth) < 0.98
+
+
+def test_calibration_against_a_direct_computation(vecs):
+    """The probes calibrate_pair_probes returns are the first of its ladder whose pairs, computed here from the full
+    similarity matrix by hand, agree with brute force on the target share of the queries (the sample is all)."""
+    x, y = vecs
+    x, y = x[:2000], y[:2000]
+    params = compressed_params(2000, 512)
+    p = fit_projection(x, y, params.dim)
+    index = build_side(y, p, params, train_lists(x, y, p, params))
+    s = x.astype(np.float32) @ y.astype(np.float32).T                           # (n, m)
+    r_y = -np.sort(-s.T, axis=1)[:, :4].mean(axis=1)                             # exact neighbourhood of each target
+
+    def pairs(sim, idx):
+        score = combine("ratio", sim, sim.mean(axis=1)[:, None], r_y[idx])
+        return {(i, int(idx[i, j])) for i, j in enumerate(score.argmax(axis=1))}
+
+    fi = np.argsort(-s, axis=1, kind="stable")[:, :4]
+    truth = pairs(np.take_along_axis(s, fi, 1), fi)
+
+    def agreement(probes):
+        return len(truth & pairs(*search_side(index, x, p, Rows(y), 4, 16, probes))) / len(truth)
+
+    target = 0.99
+    probes, got = calibrate_pair_probes(index, x, y, p, 4, 16, target=target, sample=len(x))
+    assert got == pytest.approx(agreement(probes)) and got >= target
+    ladder = [MIN_PROBES]
+    while ladder[-1] < probes:
+        ladder.append(int(np.ceil(ladder[-1] * np.sqrt(2))))
+    assert ladder[-1] == probes
+    assert all(agreement(q) < target for q in ladder[:-1])
+    assert calibrate_pair_probes(index, x, y, p, 4, 16, target=1.01, sample=300)[0] == params.nlist
+
+
+def test_too_little_data_falls_back_to_exact(vecs, capsys):
+    x, y = vecs[0][:300], vecs[1][:250]
+    stats = {}
+    got = knn_compressed(x, y, 4, stats=stats)
+    assert "too few to train" in capsys.readouterr().err and stats["fallback"] == "exact"
+    np.testing.assert_array_equal(got.fwd_idx, knn_both(x, y, 4).fwd_idx)
+
+
+def test_dimension_mismatch_is_one_line(vecs):
+    with pytest.raises(BisentError, match="dimension mismatch"):
+        knn_compressed(vecs[0], vecs[1][:, :256], 4)
+
+
+def test_saved_stages_resume_and_refuse_others(vecs, tmp_path, monkeypatch):
+    x, y = vecs
+    state = tmp_path / "knn"
+    first = knn_compressed(x, y, 4, state=state)
+    assert {"projection.npz", "lists.npz", "index-tgt.faiss", "index-src.faiss", "fwd.npz", "bwd.npz"} <= {
+        f.name for f in state.iterdir()}
+    (state / "bwd.npz").unlink()                                      # killed in the last stage: it alone is redone
+    from bisent.mining import plan
+
+    monkeypatch.setattr(plan, "build_side", lambda *a, **k: pytest.fail("an index saved was built again"))
+    again = knn_compressed(x, y, 4, state=state)
+    for u, v in zip((first.fwd_idx, first.bwd_idx, first.bwd_sim), (again.fwd_idx, again.bwd_idx, again.bwd_sim)):
+        np.testing.assert_array_equal(u, v)
+    # other vectors: the folder is refused, one line
+    other = y.copy()
+    other[0] = other[1]
+    with pytest.raises(BisentError, match="other inputs or settings"):
+        knn_compressed(x, other, 4, state=state)
+
+
+def test_index_of_other_vectors_is_refused(vecs, tmp_path):
+    x, y = vecs
+    state = tmp_path / "knn"
+    knn_compressed(x, y, 4, state=state, nprobe=8)
+    params = compressed_params(N, 512)
+    p = fit_projection(x, y, 128)
+    wrong = build_side(y[:2000], p, params, train_lists(x, y, p, params))
+    compressed.write_index(wrong, state / "index-src.faiss")
+    (state / "bwd.npz").unlink()
+    with pytest.raises(BisentError, match="built on other vectors") as e:
+        knn_compressed(x, y, 4, state=state, nprobe=8)
+    assert "\n" not in str(e.value)
+
+
+def test_full_disk_while_writing_the_index(vecs, tmp_path, monkeypatch):
+    x, y = vecs
+    state = tmp_path / "knn"
+
+    def full(index, path):
+        with open(path, "wb") as f:
+            f.write(b"half an index")
+        raise RuntimeError("Error: 'ret == (n)' failed: write error in " + path + ": No space left on device")
+
+    monkeypatch.setattr(compressed.faiss, "write_index", full)
+    with pytest.raises(BisentError, match="could not write the index .*No space left") as e:
+        knn_compressed(x, y, 4, state=state, nprobe=8)
+    assert "\n" not in str(e.value)
+    names = {f.name for f in state.iterdir()}
+    assert not any(".faiss" in name for name in names), names                  # nothing half-written, no temp
