@@ -107,3 +107,4 @@ def test_ivf_rule_grows_with_size():
     assert choose_index(200_000, 512) == ("exact", {})
     assert ivf_lists(2_000_001) == 5656 > ivf_lists(100_000)
     assert choose_index(2_000_001, 512) == ("compressed", {})
+    assert choose_index(2_000_000, 512) == ("twostage", {})

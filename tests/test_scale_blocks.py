@@ -11,7 +11,7 @@ from bisent.encoders.shards import RowView, Shards, embed_file
 from bisent.errors import BisentError
 from bisent.io import remove_state_dir
 from bisent.mining.blocks import BlockScorer, LocalExecutor, knn_block, knn_blocks, merge_topk
-from bisent.mining.index import EXACT_MAX_PAIRS, choose_index, knn_approx, knn_both
+from bisent.mining.index import EXACT_MAX_PAIRS, TWOSTAGE_MAX_PAIRS, choose_index, knn_approx, knn_both
 from bisent.mining.retrieval import mine
 from bisent.mining.scoring import Scorer
 from conftest import unit_rows
@@ -173,7 +173,9 @@ def test_choose_index_rule():
     side = int(np.sqrt(EXACT_MAX_PAIRS))
     assert choose_index(side, 512) == ("exact", {})
     assert choose_index(10 * side, 512, n_source=side // 10) == ("exact", {})   # few sources: still cheap
-    assert choose_index(side + 1, 512) == ("compressed", {})
+    assert choose_index(side + 1, 512) == ("twostage", {})
+    assert choose_index(int(np.sqrt(TWOSTAGE_MAX_PAIRS)), 512) == ("twostage", {})
+    assert choose_index(int(np.sqrt(TWOSTAGE_MAX_PAIRS)) + 1, 512) == ("compressed", {})
     assert choose_index(10_000_000, 512) == ("compressed", {})
 
 

@@ -141,14 +141,17 @@ def test_shards_stream_like_arrays(tmp_path):
         np.testing.assert_array_equal(u, v)
 
 
-def test_auto_picks_compressed_above_the_threshold(monkeypatch):
+def test_auto_picks_twostage_then_compressed(monkeypatch):
     import bisent.mining.index as index
 
-    assert index.choose_index(1_000_000, 512) == ("compressed", {})
+    assert index.choose_index(1_000_000, 512) == ("twostage", {})
+    assert index.choose_index(3_000_000, 512) == ("compressed", {})
     assert index.choose_index(200_000, 512) == ("exact", {})
     x, y = unit_rows(np.random.default_rng(4), 30, 8), unit_rows(np.random.default_rng(5), 20, 8)
     assert resolve_method("auto", x, y) == ("exact", {})
     monkeypatch.setattr(index, "EXACT_MAX_PAIRS", 599)
+    assert resolve_method("auto", x, y) == ("twostage", {})
+    monkeypatch.setattr(index, "TWOSTAGE_MAX_PAIRS", 599)
     assert resolve_method("auto", x, y) == ("compressed", {})
 
 

@@ -53,7 +53,8 @@ from .options import LANG, THRESHOLD_OR_NONE, FiniteFloat, echo_summary, fast_op
                    "compressed: an IVF index of 8-bit codes at 128 dimensions, k + 16 candidates a sentence "
                    "re-ranked exactly, probes calibrated so that a sample's mined pairs are 98.5 % the exact "
                    "search's (bisent.mining.compressed). ivf, hnsw: approximate FAISS indexes. "
-                   "auto: exact up to 200k x 200k sentences, compressed above (bisent.mining.index.choose_index).")
+                   "auto: exact up to 200k x 200k sentences, two-stage up to 2M x 2M, compressed above "
+                   "(bisent.mining.index.choose_index).")
 @ray_options("the exact kNN (in blocks) or, with --index compressed, its query shards")
 @click.option("--state", "state_dir", type=click.Path(file_okay=False), default=None,
               help="Folder of finished kNN blocks, so a killed run resumes (default with --ray: OUTPUT.blocks); "

@@ -208,6 +208,8 @@ def calibrate_probes(index, queries, db, target: float = TARGET_AGREEMENT, *, sa
 
 #: ``auto`` searches exactly while sources × targets is at most this many pairs (see :func:`choose_index`)
 EXACT_MAX_PAIRS = 200_000 ** 2
+#: ``auto`` uses the two-stage scan up to this many pairs, the compressed index above (see :func:`choose_index`)
+TWOSTAGE_MAX_PAIRS = 2_000_000 ** 2
 #: IVF lists per √(indexed rows): the low end of FAISS's guideline of 4√n to 16√n
 IVF_LISTS_PER_SQRT = 4
 
@@ -221,18 +223,22 @@ def choose_index(n_target: int, dim: int, n_source: int | None = None) -> tuple[
     """The kNN method for ``--index auto``: ``(method, options)`` for :class:`bisent.mining.scoring.Scorer`.
 
     Rule (measurements: ``benchmarks/knn_twostage.py``, ``benchmarks/index_sweep.py``,
-    ``benchmarks/mine_scale.py``; benchmarks/README.md), ``n_source`` defaulting to ``n_target``:
+    ``benchmarks/compressed_dev.py``; benchmarks/README.md), ``n_source`` defaulting to ``n_target``:
 
     - exact while ``n_source × n_target ≤ EXACT_MAX_PAIRS`` (200k × 200k: at most ~8 minutes on
       2 cores, and every smaller figure of the README stays exact);
+    - two-stage (:func:`bisent.mining.twostage.knn_twostage`) up to ``TWOSTAGE_MAX_PAIRS`` (2M × 2M), the
+      largest size where it was measured against the exact search (1M × 1M, top-1 agreement 1.0);
     - above, the compressed index with exact re-ranking (:func:`bisent.mining.plan.knn_compressed`:
       its parameters by size are :func:`bisent.mining.compressed.compressed_params`, its probes calibrated on
-      a sample's mined pairs). Its cost grows as n·√m where the two-stage scan's (half the exact search's at
-      d = 512, 39 minutes at 1M × 1M) and the exact search's grow as n·m.
+      a sample's mined pairs), whose cost grows as n·√m where the two-stage scan's grows as n·m. It takes
+      the two-stage scan's place at smaller sizes once ``benchmarks/mine_scale.py`` measures it faster there.
     """
     n_source = n_target if n_source is None else n_source
     if n_source * n_target <= EXACT_MAX_PAIRS:
         return "exact", {}
+    if n_source * n_target <= TWOSTAGE_MAX_PAIRS:
+        return "twostage", {}
     return "compressed", {}
 
 
