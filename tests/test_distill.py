@@ -230,3 +230,33 @@ def test_mine_fast_distils_on_the_inputs_keeps_the_student_and_reuses_it(tmp_pat
     assert (tmp_path / "mined.tsv.student" / "model.safetensors").read_bytes() != first
     assert main([*argv[:-4], "-o", "-", "--threshold", "none"]) != 0
     assert "--fast keeps its student beside the output" in capsys.readouterr().err
+
+
+def test_mine_fast_refuses_a_student_folder_bisent_did_not_make_before_any_work(tmp_path, capsys):
+    from bisent.cli import main
+
+    en = _lines(tmp_path / "en.txt", [f"the house number {i} is red" for i in range(80)])
+    de = _lines(tmp_path / "de.txt", [f"das Haus Nummer {i} ist rot" for i in range(80)])
+    mine = tmp_path / "mined.tsv.student"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("a person's notes\n")
+    argv = ["mine", en, de, "-l", "en", "-L", "de", "-e", "char-ngram", "--fast", "-o", tmp_path / "mined.tsv"]
+    assert main(argv) != 0
+    err = capsys.readouterr().err.strip()
+    assert "--fast student folder (OUTPUT.student)" in err and "\n" not in err
+    assert (mine / "notes.txt").read_text() == "a person's notes\n" and not (tmp_path / "mined.tsv").exists()
+
+
+def test_mine_checks_both_languages_before_embedding_anything(tmp_path, capsys, monkeypatch):
+    from bisent.cli import main
+    from bisent.encoders.base import Encoder
+
+    def refuse(self, *args, **kwargs):
+        raise AssertionError("embedded before both languages were checked")
+
+    monkeypatch.setattr(Encoder, "encode", refuse)
+    en = _lines(tmp_path / "en.txt", [f"the house number {i} is red" for i in range(20)])
+    fi = _lines(tmp_path / "fi.txt", [f"talo numero {i} on punainen" for i in range(20)])
+    assert main(["mine", en, fi, "-l", "en", "-L", "fi", "-e", "use-m3", "-o", tmp_path / "m.tsv"]) != 0
+    err = capsys.readouterr().err.strip()
+    assert "encoder use-m3: unknown language 'fi'" in err and "\n" not in err
