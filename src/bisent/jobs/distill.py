@@ -191,8 +191,10 @@ def _summary_line(q: dict, teacher: str) -> str:
     lowest = q["lowest_agreement"]
     dirs = "; ".join(f"{k} {v['agreement']:.1%} [{v['interval'][0]:.1%}, {v['interval'][1]:.1%}]"
                      for p in q["pairs"] for k, v in p.items() if isinstance(v, dict))
+    bar = q["agreement_bar"]
+    verdict = ("above" if lowest["agreement"] >= bar else "below") + f" the bar of {bar:.0%}"
     return (f"top-1 agreement with {teacher} on held-out text (95 % interval): {dirs}; lowest "
-            f"{lowest['direction']} {lowest['agreement']:.1%}")
+            f"{lowest['direction']} {lowest['agreement']:.1%}, {verdict} (see distill.html)")
 
 
 def distill(files, langs, output, *, teacher: str = DEFAULT_TEACHER, sample: int = DEFAULT_SAMPLE,
