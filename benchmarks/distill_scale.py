@@ -100,7 +100,8 @@ def run(args, work: Path, record) -> None:
     if not (data / "stats.json").is_file():
         stage("data", ["data", "scale", "--size", str(args.size), "-o", str(data)])
     stats = json.loads((data / "stats.json").read_text(encoding="utf-8"))
-    base.update(src=stats["src_sentences"], tgt=stats["tgt_sentences"], gold_pairs=stats["gold_pairs"])
+    base.update(size=stats.get("size", args.size), src=stats["src_sentences"], tgt=stats["tgt_sentences"],
+                gold_pairs=stats["gold_pairs"])
     if "distill" in stages:
         opts = [*(["--sample", str(args.sample)] if args.sample else []),
                 *(["--steps", str(args.steps)] if args.steps else [])]
