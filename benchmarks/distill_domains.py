@@ -140,7 +140,10 @@ def main() -> None:
     add_results_option(ap)
     args = ap.parse_args()
     overrides = {k: json.loads(v) for k, v in (s.split("=", 1) for s in args.set_key)}
-    record = Recorder("distill_domains", args.results or None, options=vars(args))
+    record = Recorder("distill_domains", args.results or None,
+                      options={**vars(args), "work": "WORK" if args.work else None})
+    if args.work:                                   # no folder of this machine in the records
+        record.context["command"] = record.context["command"].replace(args.work, "WORK")
     with tempfile.TemporaryDirectory(prefix="bisent-distill-domains-") as tmp:
         work = Path(args.work or tmp)
         rows = [record(row(spec, args, work, overrides)) for spec in (args.sets or SETS)]

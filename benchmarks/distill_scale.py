@@ -70,7 +70,11 @@ def main(argv=None) -> None:
     add_results_option(ap)
     args = ap.parse_args(argv)
     record = Recorder("distill_scale", args.results or None, echo=lambda line: print(line, flush=True),
-                      options=vars(args))
+                      options={**vars(args), "work": "WORK" if args.work else None,
+                               "data": "DATA" if args.data else None})
+    for folder, name in ((args.work, "WORK"), (args.data, "DATA")):   # no folder of this machine in the records
+        if folder:
+            record.context["command"] = record.context["command"].replace(folder, name)
     with tempfile.TemporaryDirectory(prefix="bisent-distill-scale-") as tmp:
         work = Path(args.work or tmp)
         work.mkdir(parents=True, exist_ok=True)
