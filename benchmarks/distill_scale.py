@@ -130,7 +130,7 @@ def run(args, work: Path, record) -> None:
                 **({"note": "shared machine"} if load > 2.5 else {})})
     from bisent.datasets.scale import read_gold
 
-    gold = read_gold(data)
+    gold = read_gold(data) if {"mine", "subsample"} & set(stages) else []
     if "embed" in stages:
         for side, lang in (("src", "en"), ("tgt", "de")):
             stage(f"embed_{side}", ["embed", str(data / f"{side}.txt"), "-l", lang, "-e", str(student),
