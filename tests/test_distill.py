@@ -187,6 +187,10 @@ def test_a_sample_larger_than_the_input_uses_all_of_it_and_says_so(tmp_path, cap
     s = summary["sample"]
     assert s["all_used"] and s["drawn"] == {"en": 60, "de": 30} and s["held_out"] == {"en": 5, "de": 3}
     assert summary["inputs"][0]["skipped_lines"] == 2
+    q = summary["quality"]                                             # each direction against the stated bar
+    dirs = [v for p in q["pairs"] for v in p.values() if isinstance(v, dict)]
+    assert len(dirs) == 2 and all(v["above_bar"] == (v["agreement"] >= q["agreement_bar"]) for v in dirs)
+    assert "above the bar" in (tmp_path / "m" / "distill.html").read_text(encoding="utf-8")
     again = distill([en, de], ["en", "de"], tmp_path / "m", teacher="char-ngram", sample=1000, heldout=5, steps=3,
                     overrides=SMALL, progress=False)
     assert again == summary and "holds this distillation already" in capsys.readouterr().err
