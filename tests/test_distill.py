@@ -187,6 +187,10 @@ def test_a_sample_larger_than_the_input_uses_all_of_it_and_says_so(tmp_path, cap
     s = summary["sample"]
     assert s["all_used"] and s["drawn"] == {"en": 60, "de": 30} and s["held_out"] == {"en": 5, "de": 3}
     assert summary["inputs"][0]["skipped_lines"] == 2
+    q = summary["quality"]                                             # each direction against the stated bar
+    dirs = [v for p in q["pairs"] for v in p.values() if isinstance(v, dict)]
+    assert len(dirs) == 2 and all(v["above_bar"] == (v["agreement"] >= q["agreement_bar"]) for v in dirs)
+    assert "above the bar" in (tmp_path / "m" / "distill.html").read_text(encoding="utf-8")
     again = distill([en, de], ["en", "de"], tmp_path / "m", teacher="char-ngram", sample=1000, heldout=5, steps=3,
                     overrides=SMALL, progress=False)
     assert again == summary and "holds this distillation already" in capsys.readouterr().err
@@ -230,3 +234,33 @@ def test_mine_fast_distils_on_the_inputs_keeps_the_student_and_reuses_it(tmp_pat
     assert (tmp_path / "mined.tsv.student" / "model.safetensors").read_bytes() != first
     assert main([*argv[:-4], "-o", "-", "--threshold", "none"]) != 0
     assert "--fast keeps its student beside the output" in capsys.readouterr().err
+
+
+def test_mine_fast_refuses_a_student_folder_bisent_did_not_make_before_any_work(tmp_path, capsys):
+    from bisent.cli import main
+
+    en = _lines(tmp_path / "en.txt", [f"the house number {i} is red" for i in range(80)])
+    de = _lines(tmp_path / "de.txt", [f"das Haus Nummer {i} ist rot" for i in range(80)])
+    mine = tmp_path / "mined.tsv.student"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("a person's notes\n")
+    argv = ["mine", en, de, "-l", "en", "-L", "de", "-e", "char-ngram", "--fast", "-o", tmp_path / "mined.tsv"]
+    assert main(argv) != 0
+    err = capsys.readouterr().err.strip()
+    assert "--fast student folder (OUTPUT.student)" in err and "\n" not in err
+    assert (mine / "notes.txt").read_text() == "a person's notes\n" and not (tmp_path / "mined.tsv").exists()
+
+
+def test_mine_checks_both_languages_before_embedding_anything(tmp_path, capsys, monkeypatch):
+    from bisent.cli import main
+    from bisent.encoders.base import Encoder
+
+    def refuse(self, *args, **kwargs):
+        raise AssertionError("embedded before both languages were checked")
+
+    monkeypatch.setattr(Encoder, "encode", refuse)
+    en = _lines(tmp_path / "en.txt", [f"the house number {i} is red" for i in range(20)])
+    fi = _lines(tmp_path / "fi.txt", [f"talo numero {i} on punainen" for i in range(20)])
+    assert main(["mine", en, fi, "-l", "en", "-L", "fi", "-e", "use-m3", "-o", tmp_path / "m.tsv"]) != 0
+    err = capsys.readouterr().err.strip()
+    assert "encoder use-m3: unknown language 'fi'" in err and "\n" not in err

@@ -671,3 +671,19 @@ def test_default_mine_falls_back_where_the_estimate_cannot_set_the_cut(tmp_path,
     kept = [float(line.split("\t")[0]) for line in out.read_text().splitlines()]
     assert kept and min(kept) >= rec["threshold"] and len(kept) == rec["counts"]["kept"]
     assert "<b>Warning:</b> the estimate rests on" in (tmp_path / "r.html").read_text()
+
+
+def test_mine_refuses_an_output_whose_below_file_is_an_input(tmp_path, capsys):
+    """OUTPUT.below (the pairs a default cut drops) is a declared output: an input of that name is refused
+    before any work, never overwritten or removed."""
+    from bisent.cli import main
+
+    en = tmp_path / "a.en"
+    en.write_text("Hello world.\nGood morning.\n", encoding="utf-8")
+    de = tmp_path / "a.de.below"
+    de.write_text("Hallo Welt.\nGuten Morgen.\n", encoding="utf-8")
+    assert main(["mine", str(en), str(de), "-l", "en", "-L", "de", "-e", "char-ngram",
+                 "-o", str(tmp_path / "a.de")]) != 0
+    err = capsys.readouterr().err.strip()
+    assert "OUTPUT.below" in err and "\n" not in err
+    assert de.read_text(encoding="utf-8") == "Hallo Welt.\nGuten Morgen.\n" and not (tmp_path / "a.de").exists()

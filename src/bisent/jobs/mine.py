@@ -36,7 +36,10 @@ def _paths(kw: dict) -> dict:
         state = f"{out}.knn" if twostage else f"{out}.blocks" if not plain else None
     record = f"{out}.report.json" if (kw["report"] or kw["precision"] is not None) and not is_stdio(out) else None
     label = "--state folder" if kw["state_dir"] is not None else "state folder (default OUTPUT.knn / OUTPUT.blocks)"
-    return {"states": {label: state}, "writes": {"--output record": record}}
+    student = f"{out}.student" if kw.get("fast") and not is_stdio(out) else None
+    below = f"{out}.below" if not is_stdio(out) else None
+    return {"states": {label: state, "--fast student folder (OUTPUT.student)": student},
+            "writes": {"--output record": record, "pairs below the cut (OUTPUT.below)": below}}
 
 
 #: the paths of a mining run, for :func:`bisent.paths.guarded` and :func:`bisent.jobs.common.check_paths`
@@ -135,6 +138,10 @@ def mine(src, tgt, *, src_lang: str, tgt_lang: str, output, encoder: str = DEFAU
         encoder = fast_student(src, tgt, src_lang, tgt_lang, output, teacher=encoder,
                                vectors=src_vectors or tgt_vectors)
     enc = None if src_vectors else get_encoder(encoder)
+    if enc is not None:   # both languages checked before any embedding (-l, and -L unless its vectors are given)
+        for lang in (src_lang, None if tgt_vectors else tgt_lang):
+            if lang is not None:
+                enc.check_lang(lang)
     rec, state, blocks = _scorer(score, margin, k, knn_method, state_dir, block_rows, ray_address, threads, output,
                                  threshold)
     recorder = _recorder(rec, output, threshold, precision, report, default)

@@ -1,0 +1,164 @@
+"""`bisent distill` at scale: a student distilled on both sides of `bisent data scale`, timed, then mined with.
+
+Stages, each the command a user would type, in a fresh process (wall time and peak RSS recorded, with the load
+average beside it):
+
+- ``distill``: ``bisent distill DATA/src.txt DATA/tgt.txt -l en -l de --sample S`` (the target side mixes
+  languages; ``de`` stands for it as in ``benchmarks/scale.py``), with an empty embedding cache of its own so that
+  the teacher pass is timed in full (the training reads the teacher's rows back from that cache);
+- ``speed`` (in this process): the student's and the teacher's sentences/s on the same held-out sentences, neither
+  from a cache (:func:`distill_domains.speeds`);
+- ``embed_src`` / ``embed_tgt``: both whole sides embedded with the student (no cache);
+- ``mine``: ``bisent mine --src-vectors --tgt-vectors --threshold none --line-numbers``, and P/R/F1 of the hidden
+  gold pairs at the threshold that maximises F1 (as ``benchmarks/scale.py``);
+- ``subsample`` (``--teacher-size N``): the gold rows plus random rows up to N a side, mined with the student and
+  with the teacher (use-m3), F1 of both on the same rows: the comparison where the teacher cannot embed the whole.
+
+``--stages`` picks stages; ``--size 100000 --sample 200000 --stages distill,speed`` is the timing of a
+200k-sentence distillation (every sentence of both sides). ``distill_scale`` lines go to
+``benchmarks/results/distill_scale.jsonl``; the last one (``distill_scale_total``) sums distillation and embedding.
+
+Usage: ``python benchmarks/distill_scale.py --size 1000000 [--data DIR] [--work DIR] [--teacher-size 20000]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from bisent.bench.common import Recorder, add_results_option
+from distill_domains import speeds
+from mine_memory import run_measured
+from scale import _best_f1, _bisent, _mined, _placeholders
+
+STAGES = ("distill", "speed", "embed", "mine", "subsample")
+
+
+def subsample(data: Path, out: Path, size: int, gold: list[tuple[int, int]], seed: int = 0) -> list[tuple[int, int]]:
+    """``out/src.txt``, ``out/tgt.txt``: every gold row and random other rows, ``size`` a side at most (in their
+    order in the data); the gold pairs' line numbers there."""
+    out.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(seed)
+    renumbered = {}
+    for side, col in (("src", 0), ("tgt", 1)):
+        lines = (data / f"{side}.txt").read_text(encoding="utf-8").split("\n")[:-1]
+        keep = {g[col] for g in gold}
+        rest = np.setdiff1d(np.arange(len(lines)), np.fromiter(keep, dtype=np.int64))
+        extra = rng.choice(rest, size=max(0, min(size - len(keep), len(rest))), replace=False)
+        rows = np.sort(np.concatenate([np.fromiter(keep, dtype=np.int64), extra]))
+        renumbered[side] = {int(r): i for i, r in enumerate(rows)}
+        (out / f"{side}.txt").write_text("".join(lines[r] + "\n" for r in rows), encoding="utf-8")
+    return [(renumbered["src"][i], renumbered["tgt"][j]) for i, j in gold]
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--size", type=int, default=1_000_000, help="sentences a side (bisent data scale --size)")
+    ap.add_argument("--data", default=None, help="a built benchmark folder (default: built under --work)")
+    ap.add_argument("--work", default=None, help="folder for the student, vectors and outputs (default: temporary)")
+    ap.add_argument("--sample", type=int, default=None, help="bisent distill --sample (default: its own)")
+    ap.add_argument("--steps", type=int, default=None, help="bisent distill --steps (default: its own)")
+    ap.add_argument("--teacher", default="use-m3")
+    ap.add_argument("--teacher-size", type=int, default=20_000, help="rows a side of the teacher's sub-sample")
+    ap.add_argument("--stages", default=",".join(STAGES), help=f"stages to run, of {','.join(STAGES)}")
+    add_results_option(ap)
+    args = ap.parse_args(argv)
+    record = Recorder("distill_scale", args.results or None, echo=lambda line: print(line, flush=True),
+                      options={**vars(args), "work": "WORK" if args.work else None,
+                               "data": "DATA" if args.data else None})
+    for folder, name in ((args.work, "WORK"), (args.data, "DATA")):   # no folder of this machine in the records
+        if folder:
+            record.context["command"] = record.context["command"].replace(folder, name)
+    with tempfile.TemporaryDirectory(prefix="bisent-distill-scale-") as tmp:
+        work = Path(args.work or tmp)
+        work.mkdir(parents=True, exist_ok=True)
+        run(args, work, record)
+
+
+def run(args, work: Path, record) -> None:
+    stages = args.stages.split(",")
+    data = Path(args.data) if args.data else work / "data"
+    student, log = work / "student", work / "stderr.txt"
+    quiet = {**os.environ, "BISENT_NO_EMBED_CACHE": "1"}
+    base: dict = {"teacher": args.teacher, "size": args.size}
+    seconds: dict[str, float] = {}
+
+    def stage(name: str, argv: list[str], env: dict = quiet) -> None:
+        load, t = os.getloadavg()[0], time.perf_counter()
+        rc, peak = run_measured(_bisent(argv), env, log)
+        seconds[name] = time.perf_counter() - t
+        load = max(load, os.getloadavg()[0])
+        record({"bench": "distill_scale_stage", **base, "stage": name, "exit": rc, "seconds": round(seconds[name], 1),
+                "peak_rss_mb": round(peak / 2**20, 1), "load_average": round(load, 2),
+                **({"note": "shared machine"} if load > 2.5 else {}),
+                "stage_command": _placeholders("bisent " + " ".join(argv), work, data)})
+        if rc:
+            raise SystemExit(f"stage {name} failed (exit {rc}); its stderr is above")
+
+    if not (data / "stats.json").is_file():
+        stage("data", ["data", "scale", "--size", str(args.size), "-o", str(data)])
+    stats = json.loads((data / "stats.json").read_text(encoding="utf-8"))
+    base.update(size=stats.get("size", args.size), src=stats["src_sentences"], tgt=stats["tgt_sentences"],
+                gold_pairs=stats["gold_pairs"])
+    if "distill" in stages:
+        opts = [*(["--sample", str(args.sample)] if args.sample else []),
+                *(["--steps", str(args.steps)] if args.steps else [])]
+        teacher_cache = work / "teacher-cache"            # empty: the teacher pass is timed in full
+        stage("distill", ["distill", str(data / "src.txt"), str(data / "tgt.txt"), "-l", "en", "-l", "de",
+                          "-e", args.teacher, "-o", str(student), "--no-progress", *opts],
+              {**os.environ, "BISENT_EMBED_CACHE": str(teacher_cache)})
+        summary = json.loads((student / "distill.json").read_text(encoding="utf-8"))
+        record({"bench": "distill_scale_distill", **base, "sample": summary["sample"]["train"],
+                "held_out": summary["sample"]["held_out"], "teacher_seconds": summary["teacher_seconds"],
+                "training_seconds": summary["training"]["seconds"], "steps": summary["training"]["steps"],
+                "lowest_agreement": summary["quality"]["lowest_agreement"],
+                "agreement_bar": summary["quality"].get("agreement_bar"),
+                "cosine_correlation": summary["quality"]["pairs"][0]["cosine_correlation"]})
+    if "speed" in stages:
+        held = {lang: (student / "sample" / f"heldout.{lang}.txt").read_text(encoding="utf-8").split("\n")[:-1]
+                for lang in ("en", "de")}
+        load = os.getloadavg()[0]
+        row = speeds(student, args.teacher, held)
+        load = max(load, os.getloadavg()[0])
+        record({"bench": "distill_scale_speed", **base, **row, "load_average": round(load, 2),
+                **({"note": "shared machine"} if load > 2.5 else {})})
+    from bisent.datasets.scale import read_gold
+
+    gold = read_gold(data) if {"mine", "subsample"} & set(stages) else []
+    if "embed" in stages:
+        for side, lang in (("src", "en"), ("tgt", "de")):
+            stage(f"embed_{side}", ["embed", str(data / f"{side}.txt"), "-l", lang, "-e", str(student),
+                                    "-o", str(work / f"{side}.vec"), "--force"])
+    if "mine" in stages:
+        out = work / "mined.tsv"
+        stage("mine", ["mine", str(data / "src.txt"), str(data / "tgt.txt"), "-l", "en", "-L", "de",
+                       "--src-vectors", str(work / "src.vec"), "--tgt-vectors", str(work / "tgt.vec"),
+                       "--line-numbers", "--threshold", "none", "-o", str(out)])
+        pairs = _mined(out)
+        record({"bench": "distill_scale_gold", **base, "encoder": "student", "rows": "all", "mined": len(pairs),
+                **_best_f1(pairs, set(gold))})
+    if "subsample" in stages:
+        sub = work / f"sub{args.teacher_size}"
+        sub_gold = set(subsample(data, sub, args.teacher_size, gold))
+        for name, enc in (("student", str(student)), ("teacher", args.teacher)):
+            out = sub / f"mined.{name}.tsv"
+            stage(f"subsample_mine_{name}", ["mine", str(sub / "src.txt"), str(sub / "tgt.txt"), "-l", "en", "-L",
+                                             "de", "-e", enc, "--line-numbers", "--threshold", "none", "-o", str(out)])
+            pairs = _mined(out)
+            record({"bench": "distill_scale_gold", **base, "encoder": name, "rows": f"{args.teacher_size} a side "
+                    "(every gold row and random others)", "gold_in_rows": len(sub_gold), "mined": len(pairs),
+                    **_best_f1(pairs, sub_gold)})
+    done = [s for s in ("distill", "embed_src", "embed_tgt") if s in seconds]
+    if done:
+        record({"bench": "distill_scale_total", **base, "stages": done,
+                "seconds": round(sum(seconds[s] for s in done), 1)})
+
+
+if __name__ == "__main__":
+    main()
