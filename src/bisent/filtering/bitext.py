@@ -1,13 +1,14 @@
 """Filtering a bitext in any format of :mod:`bisent.formats`, written back in its own format.
 
 The units are read by :func:`bisent.io.bitext.iter_units` (malformed ones kept as rejected, with their reason)
-and put through the pipeline in chunks, as :func:`~bisent.filtering.files.filter_file` does for a
-``src<TAB>tgt`` file, with the same per-pair rules (:func:`bisent.io.rows.as_row`: a side over the byte
-limit, a tab, a NUL or a CR in a text is a bad row). The decisions are kept per unit; a top-N / word-budget
-selection, ``--precision``, XLIFF whole-unit rejection, ``--score-all`` and the score column are passes over
-them. Kept units are written in the input's format (other columns, keys, TMX properties and XLIFF states
-carried; optionally a score), rejected ones to the usual rejected file ``n<TAB>reason<TAB>score<TAB>line``
-where ``n`` is the unit's line number (line formats) or index in document order (TMX ``<tu>``, XLIFF units).
+and put through the pipeline in chunks by :func:`~bisent.filtering.files.decide`, as
+:func:`~bisent.filtering.files.filter_file` does for a ``src<TAB>tgt`` file, with the same per-pair rules
+(:func:`bisent.io.rows.as_row`: a side over the byte limit, a tab, a NUL or a CR in a text is a bad row). The
+decisions are kept per unit; a top-N / word-budget selection, ``--precision``, XLIFF whole-unit rejection,
+``--score-all`` and the score column are passes over them. Kept units are written in the input's format (other
+columns, keys, TMX properties and XLIFF states carried; optionally a score), rejected ones to the usual rejected
+file ``n<TAB>reason<TAB>score<TAB>line`` where ``n`` is the unit's line number (line formats) or index in
+document order (TMX ``<tu>``, XLIFF units).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from ..io import atomic_write
 from ..io.bitext import iter_units, open_bitext
 from ..io.rows import MAX_SIDE_BYTES, as_row
 from ..progress import progress_bar
+from .files import decide
 from .langid import SwappedSides
 from .records import format_value, rejected_line
 
@@ -133,6 +135,7 @@ class Decisions:
         self.repaired: dict[int, tuple[str, str]] = {}
         self.pair_of: dict[int, tuple[str, str]] = {}
         self.counts: dict[str, int] = {}
+        self.not_selected: list[int] = []            # the kept units a top-N / word budget left out, in order
 
     @classmethod
     def of(cls, bt, pipe, *, chunk_size: int = 10_000, progress: bool | None = None,
@@ -160,8 +163,7 @@ class Decisions:
         try:
             for start in range(0, len(units), chunk_size):
                 chunk = run.pairs[start:start + chunk_size]
-                for u, pair, res in zip(units[start:start + chunk_size], chunk, pipe.process(chunk)):
-                    res = pipe.apply_streaming_selection(res)
+                for u, pair, res in zip(units[start:start + chunk_size], chunk, decide(pipe, chunk)):
                     if res.kept:
                         run.kept.append(u.n)
                         run.values[u.n] = res.score
@@ -179,6 +181,7 @@ class Decisions:
             for n, score, chosen in zip(run.kept, scores, mask):
                 if not chosen:
                     run._reject(n, sel.reason, format_value(float(score)))
+                    run.not_selected.append(n)
             run.kept = [n for n, chosen in zip(run.kept, mask) if chosen]
         return run
 
@@ -195,9 +198,12 @@ class Decisions:
 
     def rejected_pairs(self) -> list[tuple[int, str, float, str, str]]:
         """``(n, reason, score, src, tgt)`` of each rejected unit the pipeline saw (score NaN where there is no
-        single number), as :func:`bisent.report.record.read_rejected` gives them."""
+        single number), in the order :func:`~bisent.filtering.files.filter_file` writes them: the units the
+        pipeline rejected, then those a top-N / word budget left out."""
         out = []
-        for u in self.good:
+        last = set(self.not_selected)
+        by_n = {u.n: u for u in self.good}
+        for u in [u for u in self.good if u.n not in last] + [by_n[n] for n in self.not_selected]:
             if u.n in self.rejected:
                 reason, value = self.rejected[u.n]
                 score = float(value) if value and "," not in value else float("nan")
