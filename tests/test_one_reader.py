@@ -28,7 +28,6 @@ NOT_BITEXTS = {
     "bisent.datasets.docsets:read_gold": "gold id pairs",
     "bisent.datasets.freedict:read_index": "a dictionary's index",
     "bisent.datasets.scale:read_gold": "gold line-number pairs",
-    "bisent.filtering.bitext:filter_bitext": "the filter's own rejected rows (number, reason, value)",
     "bisent.report.finished:tsv_rows": "bisent's own output tables read back for a report (scored rows, rejected rows)",
     "bisent.run:_documents": "a list of document file pairs",
     "bisent.run:stage_bitext": "the line numbers of the filter's rejected rows",

@@ -1,26 +1,30 @@
 """Filtering a bitext in any format of :mod:`bisent.formats`, written back in its own format.
 
-The units are read (malformed ones kept as rejected, with their reason), their
-text is filtered by :func:`~bisent.filtering.files.filter_file` as a temporary
-``src<TAB>tgt`` file, and the result is mapped back: kept units are written in
-the input's format (other columns, keys, TMX properties and XLIFF states
-carried; optionally a score), rejected ones to the usual rejected file
-``n<TAB>reason<TAB>score<TAB>line`` where ``n`` is the unit's line number (line
-formats) or index in document order (TMX ``<tu>``, XLIFF units).
+The units are read by :func:`bisent.io.bitext.iter_units` (malformed ones kept as rejected, with their reason)
+and put through the pipeline in chunks by :func:`~bisent.filtering.files.decide`, as
+:func:`~bisent.filtering.files.filter_file` does for a ``src<TAB>tgt`` file, with the same per-pair rules
+(:func:`bisent.io.rows.as_row`: a side over the byte limit, a tab, a NUL or a CR in a text is a bad row). The
+decisions are kept per unit; a top-N / word-budget selection, ``--precision``, XLIFF whole-unit rejection,
+``--score-all`` and the score column are passes over them. Kept units are written in the input's format (other
+columns, keys, TMX properties and XLIFF states carried; optionally a score), rejected ones to the usual rejected
+file ``n<TAB>reason<TAB>score<TAB>line`` where ``n`` is the unit's line number (line formats) or index in
+document order (TMX ``<tu>``, XLIFF units).
 """
 
 from __future__ import annotations
 
-import shutil
-import tempfile
-from pathlib import Path
+import time
 from typing import Callable, Sequence
+
+import numpy as np
 
 from ..errors import BisentError
 from ..formats import check_columns, output_paths, read_bitext, remember_text, unit_id, whole_units, write_bitext
-from ..io import atomic_write, iter_raw_lines
+from ..io import atomic_write
 from ..io.bitext import iter_units, open_bitext
-from .files import filter_file
+from ..io.rows import MAX_SIDE_BYTES, as_row
+from ..progress import progress_bar
+from .files import decide
 from .langid import SwappedSides
 from .records import format_value, rejected_line
 
@@ -40,21 +44,23 @@ def check_two_columns(path) -> None:
 
 def filter_bitext(inputs: Sequence, output, rejected, src_lang: str, tgt_lang: str, config, *,
                   fmt: str | None = None, columns=None, score_column: str | None = None, summary_path=None,
-                  chunk_size: int = 10_000, progress: bool | None = None,
-                  finish: Callable[[Path, Path, Path, dict], dict] | None = None, score_all=None) -> dict:
+                  chunk_size: int = 10_000, progress: bool | None = None, finish: Callable[..., dict] | None = None,
+                  score_all=None) -> dict:
     """Filter ``inputs`` (one file, two for Moses) into ``output`` (same format; Moses: a stem) and ``rejected``.
 
     ``score_all``: also write every unit to this file in the input's format, nothing dropped, with the
     decision (``kept`` or the reason) and every step's value (:func:`score_every_step`), so the output can be
     re-thresholded later without running the filter again.
 
-    ``finish(tmp_pairs, tmp_kept, tmp_rejected, summary)`` runs on the temporary
-    TSV files before they are mapped back (the report / ``--precision`` step);
-    its fields join the summary. ``score_column`` names the score added to kept
+    ``finish(run, summary)`` runs on the decisions before the outputs are written (the report / ``--precision``
+    step, :func:`bisent.report.runs.finish_filter_pairs` called with the :class:`Decisions` ``run``); it returns
+    ``(fields, drop, scores)``: fields join the summary, ``drop`` (k,) marks the kept units it moves to rejected
+    (as ``select:precision``, with their ``scores`` (k,)). ``score_column`` names the score added to kept
     units (None: none). Returns the summary; ``kept + rejected == units``.
     """
     from .pipeline import as_pipeline
 
+    t0 = time.perf_counter()
     bt = read_bitext(inputs, fmt=fmt, columns=columns, src_lang=src_lang, tgt_lang=tgt_lang)
     if score_column and bt.fmt == "moses":
         raise BisentError("--score-column: Moses files hold one sentence a line and have no place for a score")
@@ -64,68 +70,42 @@ def filter_bitext(inputs: Sequence, output, rejected, src_lang: str, tgt_lang: s
     check_columns(bt)
     remember_text(bt)
     outs = output_paths(output, inputs, bt.fmt)
-    good = bt.good()
     pipe = as_pipeline(config, src_lang, tgt_lang)
-    with tempfile.TemporaryDirectory(prefix="bisent-filter-") as tmp:
-        t_in, t_kept, t_rej = Path(tmp) / "pairs.tsv", Path(tmp) / "kept.tsv", Path(tmp) / "rejected.tsv"
-        with open(t_in, "wb") as f:
-            f.writelines(f"{u.src}\t{u.tgt}\n".encode("utf-8", "surrogatepass") for u in good)
-        if good:
-            try:
-                summary = filter_file(t_in, t_kept, t_rej, src_lang, tgt_lang, pipe, chunk_size=chunk_size,
-                                      resume=False, progress=progress)
-            except SwappedSides as e:      # named by the user's file, not the temporary one
-                raise SwappedSides(e.reason, " ".join(str(p) for p in inputs)) from None
-            if finish is not None:
-                summary.update(finish(t_in, t_kept, t_rej, summary))
-                if summary.get("record") and Path(summary["record"]).exists() and str(outs[0]) != "-":
-                    record = f"{outs[0]}{Path(summary['record']).name[len(t_kept.name):]}"   # KEPT.report.json
-                    shutil.move(summary["record"], record)
-                    summary["record"] = record
-        else:
-            summary = {"pipeline": pipe.describe()}
-            t_kept.write_bytes(b"")
-            t_rej.write_bytes(b"")
-        rows: list[tuple[int, bytes]] = []
-        counts: dict[str, int] = {}
-        dropped = set()
-        reasons: dict[int, str] = {}                      # unit n -> why it was rejected
-        for _, raw in iter_raw_lines(t_rej) if t_rej.stat().st_size else ():
-            ln, reason, value, _ = raw.decode("utf-8").split("\t", 3)
-            u = good[int(ln) - 1]
-            dropped.add(int(ln))
-            reasons[u.n] = reason
-            counts[reason] = counts.get(reason, 0) + 1
-            rows.append((u.n, _row(bt, u, reason, value)))
-        kept_units = list(iter_units(open_bitext([t_kept], fmt="tsv"), allow_empty=True))
-    kept_ln = [i for i in range(1, len(good) + 1) if i not in dropped]
-    if len(kept_ln) != len(kept_units):
-        raise RuntimeError(f"filter accounting is off: {len(kept_units)} kept lines for {len(kept_ln)} units")
-    kept = []
-    for ln, k in zip(kept_ln, kept_units):
-        u = good[ln - 1]
-        if k.problem is None and (k.src, k.tgt) != (u.src, u.tgt):  # repaired by a step
-            u.src, u.tgt = k.src, k.tgt
-        kept.append(u)
+    try:
+        run = Decisions.of(bt, pipe, chunk_size=chunk_size, progress=progress)
+    except SwappedSides as e:      # named by the user's file
+        raise SwappedSides(e.reason, " ".join(str(p) for p in inputs)) from None
+    summary = run.summary(pipe, time.perf_counter() - t0)
+    if run.good and finish is not None:
+        fields, drop, scores = finish(run, summary)
+        summary.update(fields)
+        run.drop(drop, scores)
+    reasons = dict(run.rejected)                      # unit n -> (why it was rejected, its value as text)
     for u in bt.units:
         if u.problem is not None:
-            reasons[u.n] = u.problem
-            counts[u.problem] = counts.get(u.problem, 0) + 1
-            rows.append((u.n, _row(bt, u, u.problem, format_value(u.detail))))
-    kept = _whole_units(bt, kept, reasons, rows, counts)
+            reasons[u.n] = (u.problem, format_value(u.detail))
+    kept = [u for u in run.good if u.n not in reasons]
+    for u in kept:
+        if u.n in run.repaired:                       # repaired by a step
+            u.src, u.tgt = run.repaired[u.n]
+    kept = _whole_units(bt, kept, reasons)
     scores = _scores(pipe, kept) if score_column else None
     write_bitext(outs, bt, kept, scores=scores, score_name=score_column or "score")
     if score_all is not None:
         decision = {u.n: "kept" for u in kept}
-        for n, line in rows:
-            decision.setdefault(n, line.split(b"\t", 2)[1].decode("utf-8"))
+        decision.update({n: why for n, (why, _) in reasons.items()})
         write_bitext((score_all,), bt, bt.units, fields=score_every_step(pipe, bt.units, decision))
         summary["score_all"] = str(score_all)
+    by_n = {u.n: u for u in bt.units}
+    counts: dict[str, int] = {}
     with atomic_write(rejected, "wb") as f:
-        f.writelines(line for _, line in sorted(rows, key=lambda r: r[0]))
+        for n in sorted(reasons):
+            why, value = reasons[n]
+            counts[why] = counts.get(why, 0) + 1
+            f.write(_row(bt, by_n[n], why, value))
     summary.update({"input": [str(p) for p in inputs] if len(inputs) > 1 else str(inputs[0]), "format": bt.fmt,
                     "kept_file": outs[0] if len(outs) == 1 else list(outs), "rejected_file": str(rejected),
-                    "lines": len(bt.units), "kept": len(kept), "rejected": len(rows),
+                    "lines": len(bt.units), "kept": len(kept), "rejected": len(reasons),
                     "rejected_by": dict(sorted(counts.items()))})
     if summary["kept"] + summary["rejected"] != summary["lines"]:
         raise RuntimeError("filter accounting is off: kept + rejected != units")
@@ -136,6 +116,117 @@ def filter_bitext(inputs: Sequence, output, rejected, src_lang: str, tgt_lang: s
             f.write("\n")
     return summary
 
+
+class Decisions:
+    """The pipeline's decision on each well-formed unit of a bitext, by unit number ``n``.
+
+    ``pairs``: the units put through the pipeline (those :func:`bisent.io.rows.as_row` accepts), in order;
+    ``kept``: their numbers, in order; ``rejected``: ``n -> (reason, value as text)`` (pairs ``as_row``
+    refuses included, as ``bad_row:*``); ``scores``: ``n -> value`` of each kept pair; ``repaired``: ``n ->
+    (src, tgt)`` where a step changed a kept pair's text.
+    """
+
+    def __init__(self, good: list):
+        self.good = good
+        self.pairs: list = []
+        self.kept: list[int] = []
+        self.rejected: dict[int, tuple[str, str]] = {}
+        self.values: dict[int, float] = {}
+        self.repaired: dict[int, tuple[str, str]] = {}
+        self.pair_of: dict[int, tuple[str, str]] = {}
+        self.counts: dict[str, int] = {}
+        self.not_selected: list[int] = []            # the kept units a top-N / word budget left out, in order
+
+    @classmethod
+    def of(cls, bt, pipe, *, chunk_size: int = 10_000, progress: bool | None = None,
+           max_side_bytes: int = MAX_SIDE_BYTES) -> "Decisions":
+        """Put the well-formed units of ``bt`` through ``pipe`` in chunks of ``chunk_size`` (its stateful steps
+        reset first; a step that needs a sample draws it from these pairs); a top-N / word-budget selection is
+        applied to the kept pairs at the end."""
+        run = cls([u for u in bt.units if u.problem is None])
+        units = []
+        for u in run.good:
+            pair, problem, detail = as_row(u.src, u.tgt, max_side_bytes)
+            if pair is None:
+                run._reject(u.n, problem, format_value(detail))
+            else:
+                units.append(u)
+                run.pairs.append(pair)
+                run.pair_of[u.n] = pair
+        for step in pipe.steps:
+            step.reset()
+        if run.pairs and pipe.sample_size:
+            pipe.prepare(iter(run.pairs))
+        sel = pipe.selection
+        two_pass = sel is not None and not sel.streaming
+        bar = progress_bar(progress, total=len(units), unit="pair", desc="filter", leave=False)
+        try:
+            for start in range(0, len(units), chunk_size):
+                chunk = run.pairs[start:start + chunk_size]
+                for u, pair, res in zip(units[start:start + chunk_size], chunk, decide(pipe, chunk)):
+                    if res.kept:
+                        run.kept.append(u.n)
+                        run.values[u.n] = res.score
+                        if res.pair != pair:
+                            run.repaired[u.n] = res.pair
+                    else:
+                        run._reject(u.n, res.reason, format_value(res.score))
+                bar.update(len(chunk))
+        finally:
+            bar.close()
+        if two_pass and run.kept:
+            scores = np.array([sel.scalar(run.values[n], pipe.score_step) for n in run.kept], dtype=np.float64)
+            words = np.array([sel.words(run.pair_of[n]) for n in run.kept], dtype=np.int64)
+            mask = sel.choose(scores, words)
+            for n, score, chosen in zip(run.kept, scores, mask):
+                if not chosen:
+                    run._reject(n, sel.reason, format_value(float(score)))
+                    run.not_selected.append(n)
+            run.kept = [n for n, chosen in zip(run.kept, mask) if chosen]
+        return run
+
+    def _reject(self, n: int, reason: str, value: str) -> None:
+        self.rejected[n] = (reason, value)
+        self.counts[reason] = self.counts.get(reason, 0) + 1
+
+    def text(self, n: int) -> tuple[str, str]:
+        """The pair of unit ``n`` as the pipeline left it (repaired or not)."""
+        return self.repaired.get(n) or self.pair_of[n]
+
+    def kept_pairs(self) -> list[tuple[str, str]]:
+        return [self.text(n) for n in self.kept]
+
+    def rejected_pairs(self) -> list[tuple[int, str, float, str, str]]:
+        """``(n, reason, score, src, tgt)`` of each rejected unit the pipeline saw (score NaN where there is no
+        single number), in the order :func:`~bisent.filtering.files.filter_file` writes them: the units the
+        pipeline rejected, then those a top-N / word budget left out."""
+        out = []
+        last = set(self.not_selected)
+        by_n = {u.n: u for u in self.good}
+        for u in [u for u in self.good if u.n not in last] + [by_n[n] for n in self.not_selected]:
+            if u.n in self.rejected:
+                reason, value = self.rejected[u.n]
+                score = float(value) if value and "," not in value else float("nan")
+                out.append((u.n, reason, score, *self.pair_of.get(u.n, (u.src, u.tgt))))
+        return out
+
+    def summary(self, pipe, seconds: float) -> dict:
+        """The counts of the pipeline's decisions (the well-formed units only)."""
+        if not self.good:
+            return {"pipeline": pipe.describe()}
+        return {"lines": len(self.good),
+                "kept": len(self.kept), "rejected": len(self.rejected),
+                "rejected_by": dict(sorted(self.counts.items())), "pipeline": pipe.describe(),
+                "seconds": round(seconds, 3)}
+
+    def drop(self, drop, scores) -> None:
+        """Move the kept units marked in ``drop`` (k,) bool to rejected as ``select:precision``, with their
+        ``scores`` (k,)."""
+        if drop is None or not np.any(drop):
+            return
+        for i in np.flatnonzero(drop):
+            self._reject(self.kept[i], "select:precision", f"{scores[i]:.6g}")
+        self.kept = [n for n, d in zip(self.kept, drop) if not d]
 
 def score_every_step(pipe, units, decision: dict[int, str]) -> list[dict[str, str]]:
     """Per unit: ``decision`` (``kept``, or the step or problem that rejected it) and the value of every step of
@@ -166,27 +257,25 @@ def _row(bt, u, reason: str, value: str) -> bytes:
     return rejected_line(u.n, reason, value, u.raw, f"[id {uid}] " if uid is not None else "")
 
 
-def _whole_units(bt, kept: list, reasons: dict[int, str], rows: list, counts: dict) -> list:
+def _whole_units(bt, kept: list, reasons: dict[int, tuple[str, str]]) -> list:
     """An XLIFF 2 unit of several segments is kept or rejected whole: when a step rejects one of its segments
     (or one is malformed), its kept segments are rejected too, as ``whole_unit:REASON`` (the first segment's
-    reason), so no half unit is written back."""
+    reason), so no half unit is written back. Adds them to ``reasons``; returns the units still kept."""
     groups = whole_units(bt)
     if not groups:
         return kept
     sink: dict[int, str] = {}
     for members in groups.values():
-        why = next((reasons[n] for n in members if n in reasons), None)
+        why = next((reasons[n][0] for n in members if n in reasons), None)
         if why is not None:
             sink.update({n: f"whole_unit:{why.split(':', 1)[-1] if why.startswith('whole_unit:') else why}"
                          for n in members if n not in reasons})
     out = []
     for u in kept:
-        reason = sink.get(u.n)
-        if reason is None:
+        if u.n in sink:
+            reasons[u.n] = (sink[u.n], "")
+        else:
             out.append(u)
-            continue
-        counts[reason] = counts.get(reason, 0) + 1
-        rows.append((u.n, _row(bt, u, reason, "")))
     return out
 
 

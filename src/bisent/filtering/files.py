@@ -36,7 +36,7 @@ from . import selection
 from .langid import SwappedSides
 from .params import check_number
 from .pipeline import FilterPipeline, as_pipeline
-from .records import RECORD, Pair, Value, rejected_line
+from .records import RECORD, FilterResult, Pair, Value, rejected_line
 
 # ---------------------------------------------------------------------------
 # Streaming a TSV file: bad rows, chunks, checkpoints, resume
@@ -311,6 +311,13 @@ def _score_pass(in_path: Path, pipeline: FilterPipeline, state: dict, kept_p: _P
         bar.close()
 
 
+def decide(pipeline: FilterPipeline, pairs: list[Pair]) -> Iterator[FilterResult]:
+    """The pipeline's outcome for each of ``pairs`` (one chunk, in order), a threshold selection applied as it
+    streams: the decision of every filter run, whatever its input's format."""
+    for res in pipeline.process(pairs):
+        yield pipeline.apply_streaming_selection(res)
+
+
 def _process_chunk(units: list[Unit], pipeline, state, kept_p, rej_p, rec_p, two_pass, sel) -> None:
     counts = state["rejected_by"]
     pairs: list[Pair] = []
@@ -325,8 +332,7 @@ def _process_chunk(units: list[Unit], pipeline, state, kept_p, rej_p, rec_p, two
             where.append(i)
     kept: list[int] = []
     scores: dict[int, Value | None] = {}
-    for n, (i, res) in enumerate(zip(where, pipeline.process(pairs))):
-        res = pipeline.apply_streaming_selection(res)
+    for n, (i, res) in enumerate(zip(where, decide(pipeline, pairs))):
         if res.kept:
             kept.append(i)
             scores[i] = res.score

@@ -93,6 +93,13 @@ def parse_row(raw: bytes, max_side_bytes: int = MAX_SIDE_BYTES) -> tuple[tuple[s
     return (sides[0], sides[1]), None, None
 
 
+def as_row(src: str, tgt: str, max_side_bytes: int = MAX_SIDE_BYTES) -> tuple[tuple[str, str] | None, str | None,
+                                                                              float | None]:
+    """:func:`parse_row` of a unit's text as one ``src<TAB>tgt`` row: the rules every format's pairs meet before a
+    filter sees them (a side over ``max_side_bytes``, a tab, a NUL or a CR in a text is a bad row)."""
+    return parse_row(f"{src}\t{tgt}".encode("utf-8", "surrogatepass"), max_side_bytes)
+
+
 def pair_of(raw_src: bytes, raw_tgt: bytes, max_side_bytes: int = MAX_SIDE_BYTES
             ) -> tuple[tuple[str, str] | None, str | None, float | None]:
     """Two sides read apart (Moses lines, TSV columns): :func:`parse_row`'s checks, and a tab inside a side is a

@@ -144,16 +144,23 @@ def _filter_bitext(pairs, kept, rejected, src_lang, tgt_lang, pipe, fmt, columns
                    progress, report, precision, params, score_all=None) -> dict:
     """Any other format (or ``columns``, ``score_column``): :func:`bisent.filtering.bitext.filter_bitext`."""
     from ..filtering.bitext import filter_bitext
+    from ..formats import output_paths
     from ..io import readable_file
+    from ..report.record import SUFFIX
 
-    finish = None
-    if report or precision is not None:
-        def finish(t_in, t_kept, t_rej, result):
-            from ..report import finish_filter
-            return finish_filter(t_in, t_kept, t_rej, result, pipe, src_lang, tgt_lang, precision=precision,
-                                 report=report, params=params)
     with contextlib.ExitStack() as stack:
         paths = [stack.enter_context(readable_file(p)) for p in pairs]   # `-` and pipes: copied once
+        finish = None
+        if report or precision is not None:
+            first = output_paths(kept, pairs, fmt)[0]
+
+            def finish(run, result):
+                from ..report.runs import finish_filter_pairs
+                return finish_filter_pairs(lambda: iter(run.pairs), run.kept_pairs(), run.rejected_pairs(), result,
+                                           pipe, src_lang, tgt_lang, precision=precision, report=report,
+                                           params=params, input_path=paths[0], name=Path(str(first)).name,
+                                           record_path=None if is_stdio(first) else f"{first}{SUFFIX}",
+                                           linenos=lambda: list(run.kept))
         result = filter_bitext(paths, kept, rejected, src_lang, tgt_lang, pipe, fmt=fmt, columns=columns,
                                score_column="score" if score_column else None, summary_path=summary,
                                chunk_size=chunk_size, progress=progress, finish=finish, score_all=score_all)

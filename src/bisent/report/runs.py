@@ -295,55 +295,79 @@ def _keep_prefix(path, n: int, *, below=None, below_max: int = 0) -> int:
 def finish_filter(pairs_path, kept_path, rejected_path, summary: dict, config, src_lang: str, tgt_lang: str, *,
                   precision: float | None = None, report=None, summary_path=None, per_kind: int = 1000,
                   params=None) -> dict:
-    """Score, calibrate, (with ``precision``) re-threshold and report a finished filter run."""
-    from ..filtering import as_pipeline
+    """Score, calibrate, (with ``precision``) re-threshold and report a finished filter run over a ``src<TAB>tgt``
+    file: :func:`finish_filter_pairs` on its kept and rejected files, which ``precision`` rewrites."""
     from ..filtering.records import show_line
     from ..io.bitext import iter_pairs, iter_units, open_bitext
 
-    pipe = as_pipeline(config, src_lang, tgt_lang)
-
-    def well_formed():
-        return iter_pairs(pairs_path, fmt="tsv")
-
-    if pipe.sample_size:
-        pipe.prepare(well_formed())            # the same background sample filter_file drew
-    inputs = list(itertools.islice(well_formed(), NEGATIVES_FROM))
-    step = next(s for s in pipe.steps if s.name == pipe.score_step)
     kept = list(iter_units(open_bitext(kept_path, fmt="tsv"), allow_empty=True))
     kept_raw = [u.raw for u in kept]
     kept_pairs = [None if u.problem else (u.src, u.tgt) for u in kept]
-    kept_scores = np.asarray(pipe._score(step, kept_pairs) if kept_pairs else [], dtype=np.float64)
     rejected = list(rec_mod.read_rejected(rejected_path))
+    out, drop, kept_scores = finish_filter_pairs(
+        lambda: iter_pairs(pairs_path, fmt="tsv"), kept_pairs, rejected, summary, config, src_lang, tgt_lang,
+        precision=precision, report=report, per_kind=per_kind, params=params,
+        input_path=pairs_path, name=Path(kept_path).name, record_path=f"{kept_path}{rec_mod.SUFFIX}",
+        linenos=lambda: _kept_linenos(pairs_path, kept_raw))
+    if drop.any():
+        linenos = _kept_linenos(pairs_path, kept_raw)
+        with atomic_write(rejected_path) as f:
+            for ln, reason, score, a, b in rejected:
+                f.write(f"{ln}\t{reason}\t{'' if not np.isfinite(score) else f'{score:.6g}'}\t{a}\t{b}\n")
+            for i in np.flatnonzero(drop):
+                f.write(f"{linenos[i]}\tselect:precision\t{kept_scores[i]:.6g}\t{show_line(kept_raw[i])}\n")
+        with atomic_write(kept_path, "wb") as f:
+            f.writelines(raw + b"\n" for raw, d in zip(kept_raw, drop) if not d)
+        if summary_path:
+            with atomic_write(summary_path) as f:
+                json.dump({**summary, **{k: out[k] for k in ("kept", "rejected", "rejected_by")}}, f, indent=2,
+                          sort_keys=True)
+                f.write("\n")
+    return out
+
+
+def finish_filter_pairs(well_formed, kept_pairs: list, rejected: list, summary: dict, config, src_lang: str,
+                        tgt_lang: str, *, precision: float | None = None, report=None, per_kind: int = 1000,
+                        params=None, input_path, name: str, record_path=None,
+                        linenos=None) -> tuple[dict, np.ndarray, np.ndarray]:
+    """Score, calibrate, (with ``precision``) re-threshold and report a finished filter run, of any format.
+
+    ``well_formed()``: the run's well-formed input pairs, in order (negatives and the background sample come
+    from them); ``kept_pairs``: the kept pairs, in order; ``rejected``: ``(n, reason, score, src, tgt)`` of each
+    rejected pair (score NaN where there is none); ``summary``: the run's counts; ``linenos()``: the input
+    numbers of the kept pairs (asked for only when ``precision`` drops some). The record goes to
+    ``record_path`` (None: not written); ``name``, the kept output's, heads the report. Returns the fields for
+    the summary, ``drop`` (k,) bool (the kept pairs ``precision`` moves to rejected) and the kept pairs' scores
+    (k,).
+    """
+    from ..filtering import as_pipeline
+
+    pipe = as_pipeline(config, src_lang, tgt_lang)
+    if pipe.sample_size:
+        pipe.prepare(well_formed())            # the same background sample the filter drew
+    inputs = list(itertools.islice(well_formed(), NEGATIVES_FROM))
+    step = next(s for s in pipe.steps if s.name == pipe.score_step)
+    all_scores = np.asarray(pipe._score(step, kept_pairs) if kept_pairs else [], dtype=np.float64)
+    kept_scores = all_scores
     observed = np.concatenate([kept_scores, [r[2] for r in rejected if r[1] == step.name]])
     cal = None
     if len(observed) >= 2 and len(inputs) >= 2:
         neg, _ = filter_negatives(pipe, inputs, per_kind=per_kind)
         cal = calibrate(observed, neg) if len(neg) >= 10 else None
     threshold = choose_threshold(cal, None if precision is not None else _step_min(summary, step.name), precision)
+    drop = np.zeros(len(kept_pairs), dtype=bool)
     if precision is not None:
         drop = kept_scores < threshold
         if drop.any():
-            linenos = _kept_linenos(pairs_path, kept_raw)
-            with atomic_write(rejected_path) as f:
-                for ln, reason, score, a, b in rejected:
-                    f.write(f"{ln}\t{reason}\t{'' if not np.isfinite(score) else f'{score:.6g}'}\t{a}\t{b}\n")
-                for i in np.flatnonzero(drop):
-                    f.write(f"{linenos[i]}\tselect:precision\t{kept_scores[i]:.6g}\t"
-                            f"{show_line(kept_raw[i])}\n")
-            with atomic_write(kept_path, "wb") as f:
-                f.writelines(raw + b"\n" for raw, d in zip(kept_raw, drop) if not d)
-            rejected += [(linenos[i], "select:precision", float(kept_scores[i]), *kept_pairs[i])
-                         for i in np.flatnonzero(drop)]
+            nos = linenos()
+            rejected = rejected + [(nos[i], "select:precision", float(kept_scores[i]), *kept_pairs[i])
+                                   for i in np.flatnonzero(drop)]
             summary = {**summary, "kept": int((~drop).sum()), "rejected": summary["rejected"] + int(drop.sum()),
                        "rejected_by": {**summary["rejected_by"], "select:precision": int(drop.sum())}}
             kept_pairs = [p for p, d in zip(kept_pairs, drop) if not d]
             kept_scores = kept_scores[~drop]
-            if summary_path:
-                with atomic_write(summary_path) as f:
-                    json.dump(summary, f, indent=2, sort_keys=True)
-                    f.write("\n")
     # what `bisent review` needs to score the kept pairs again: the recipe and the languages
-    params = {**(params or {}), "src_lang": src_lang, "tgt_lang": tgt_lang, "input": str(Path(pairs_path).resolve())}
+    params = {**(params or {}), "src_lang": src_lang, "tgt_lang": tgt_lang, "input": str(Path(input_path).resolve())}
     if isinstance(config, (str, Path)):
         params["config"] = str(Path(config).resolve())
     elif isinstance(config, (dict, list)):
@@ -355,11 +379,11 @@ def finish_filter(pairs_path, kept_path, rejected_path, summary: dict, config, s
            "threshold": threshold,
            "estimated_precision": None if cal is None or threshold is None else round(cal.precision_at(threshold), 4),
            **({"fallback": record["fallback"]["reason"]} if "fallback" in record else {})}
-    out["record"] = str(rec_mod.write_record(record, f"{kept_path}{rec_mod.SUFFIX}"))
+    if record_path is not None:
+        out["record"] = str(rec_mod.write_record(record, record_path))
     if report:
-        out["report"] = str(render([(Path(kept_path).name, record)], report,
-                                   title=f"bisent filter: {Path(pairs_path).name}"))
-    return out
+        out["report"] = str(render([(name, record)], report, title=f"bisent filter: {Path(input_path).name}"))
+    return out, drop, all_scores
 
 
 def _decision(pipe, src: str, tgt: str, threshold: float | None) -> str:
