@@ -41,7 +41,7 @@ STAGES = ("distill", "speed", "embed", "mine", "subsample")
 
 
 def subsample(data: Path, out: Path, size: int, gold: list[tuple[int, int]], seed: int = 0) -> list[tuple[int, int]]:
-    """``out/src.txt``, ``out/tgt.txt``: every gold row and random other rows, ``size`` a side at most (in their
+    """``OUT/src.txt``, ``OUT/tgt.txt``: every gold row and random other rows, ``size`` a side at most (in their
     order in the data); the gold pairs' line numbers there."""
     out.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(seed)
