@@ -50,7 +50,8 @@ def test_params_rule_by_size():
     small = compressed_params(N, 512)
     assert small.nlist == N // 39 and small.dim == 128 and small.codes == "sq8" and small.coarse == "flat"
     big = compressed_params(1_000_000, 512)
-    assert big.nlist == 8000 and big.coarse == "hnsw" and big.codes == "sq8"
+    assert big.nlist == 8000 and big.coarse == "flat" and big.codes == "sq8"
+    assert compressed_params(100_000_000, 512).coarse == "hnsw"                 # 80,000 lists
     assert compressed_params(100_000_000, 512).codes == "pq32"                  # SQ8 codes would be 12.8 GB a side
     with pytest.raises(ValueError, match="codes"):
         compressed_params(N, 512, codes="pq7")
@@ -80,34 +81,49 @@ def test_recall_and_mined_pairs_against_brute_force(vecs):
 
 def test_calibration_against_a_direct_computation(vecs):
     """The probes calibrate_pair_probes returns are the first of its ladder whose pairs, computed here from the full
-    similarity matrix by hand, agree with brute force on the target share of the queries (the sample is all)."""
+    similarity matrix by hand, agree with brute force on the target share of the queries counted: every query
+    (``top_share=1``, the sample is all), or those whose exact pair reaches a threshold."""
     x, y = vecs
     x, y = x[:2000], y[:2000]
     params = compressed_params(2000, 512)
     p = fit_projection(x, y, params.dim)
-    index = build_side(y, p, params, train_lists(x, y, p, params))
+    index = build_side(y, p, params, train_lists(y, p, params))
     s = x.astype(np.float32) @ y.astype(np.float32).T                           # (n, m)
     r_y = -np.sort(-s.T, axis=1)[:, :4].mean(axis=1)                             # exact neighbourhood of each target
 
-    def pairs(sim, idx):
+    def best(sim, idx):
         score = combine("ratio", sim, sim.mean(axis=1)[:, None], r_y[idx])
-        return {(i, int(idx[i, j])) for i, j in enumerate(score.argmax(axis=1))}
+        j = score.argmax(axis=1)
+        rows = np.arange(len(sim))
+        return idx[rows, j], sim[rows, j], score[rows, j]
 
     fi = np.argsort(-s, axis=1, kind="stable")[:, :4]
-    truth = pairs(np.take_along_axis(s, fi, 1), fi)
+    truth, truth_cos, truth_score = best(np.take_along_axis(s, fi, 1), fi)
 
-    def agreement(probes):
-        return len(truth & pairs(*search_side(index, x, p, Rows(y), 4, 16, probes))) / len(truth)
+    def agreement(probes, rows, threshold=None):
+        got, cos, score = best(*search_side(index, x[rows], p, Rows(y), 4, 16, probes))
+        same = (got == truth[rows]) | (cos == truth_cos[rows])
+        return np.mean(same if threshold is None else same & (score >= threshold))
 
+    everyone = np.arange(len(x))
     target = 0.99
-    probes, got = calibrate_pair_probes(index, x, y, p, 4, 16, target=target, sample=len(x))
-    assert got == pytest.approx(agreement(probes)) and got >= target
+    probes, got = calibrate_pair_probes(index, x, y, p, 4, 16, target=target, sample=len(x), top_share=1.0)
+    assert got == pytest.approx(agreement(probes, everyone)) and got >= target
     ladder = [MIN_PROBES]
     while ladder[-1] < probes:
         ladder.append(int(np.ceil(ladder[-1] * np.sqrt(2))))
     assert ladder[-1] == probes
-    assert all(agreement(q) < target for q in ladder[:-1])
+    assert all(agreement(q, everyone) < target for q in ladder[:-1])
     assert calibrate_pair_probes(index, x, y, p, 4, 16, target=1.01, sample=300)[0] == params.nlist
+    # with a threshold: the queries counted are those whose exact pair reaches it, the agreement theirs
+    t = float(np.quantile(truth_score, 0.9))
+    details = {}
+    probes, got = calibrate_pair_probes(index, x, y, p, 4, 16, target=target, sample=len(x), threshold=t,
+                                        details=details)
+    counted = details["queries"]
+    assert set(counted) <= set(np.flatnonzero(truth_score >= t)) and len(counted) >= 0.9 * np.sum(truth_score >= t)
+    assert details["truth"] == {int(i): int(truth[i]) for i in counted}
+    assert got == pytest.approx(agreement(probes, counted, t)) and got >= target
 
 
 def test_too_little_data_falls_back_to_exact(vecs, capsys):
@@ -127,8 +143,8 @@ def test_saved_stages_resume_and_refuse_others(vecs, tmp_path, monkeypatch):
     x, y = vecs
     state = tmp_path / "knn"
     first = knn_compressed(x, y, 4, state=state)
-    assert {"projection.npz", "lists.npz", "index-tgt.faiss", "index-src.faiss", "fwd.npz", "bwd.npz"} <= {
-        f.name for f in state.iterdir()}
+    assert {"projection.npz", "lists-tgt.npz", "lists-src.npz", "index-tgt.faiss", "index-src.faiss", "fwd.npz",
+            "bwd.npz"} <= {f.name for f in state.iterdir()}
     (state / "bwd.npz").unlink()                                      # killed in the last stage: it alone is redone
     from bisent.mining import plan
 
@@ -149,7 +165,7 @@ def test_index_of_other_vectors_is_refused(vecs, tmp_path):
     knn_compressed(x, y, 4, state=state, nprobe=8)
     params = compressed_params(N, 512)
     p = fit_projection(x, y, 128)
-    wrong = build_side(y[:2000], p, params, train_lists(x, y, p, params))
+    wrong = build_side(y[:2000], p, params, train_lists(y, p, params))
     compressed.write_index(wrong, state / "index-src.faiss")
     (state / "bwd.npz").unlink()
     with pytest.raises(BisentError, match="built on other vectors") as e:

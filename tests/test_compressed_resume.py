@@ -26,7 +26,7 @@ def texts(tmp_path_factory):
 
 
 @pytest.mark.parametrize("stage", [pytest.param("projection.npz", marks=pytest.mark.slow),
-                                   pytest.param("lists.npz", marks=pytest.mark.slow), "index-tgt.faiss",
+                                   pytest.param("lists-tgt.npz", marks=pytest.mark.slow), "index-tgt.faiss",
                                    pytest.param("fwd.npz", marks=pytest.mark.slow), "index-src.faiss"])
 def test_killed_at_each_stage_resumes_to_the_same_output(texts, stage):
     out = f"killed-{stage}.tsv"

@@ -9,8 +9,8 @@ How, for each direction (X among Y, then Y among X):
 1. **Projection**: both sides times P (d, ``dim``), the uncentred principal directions of a sample of X and Y
    (:func:`bisent.mining.twostage.fit_projection`: for inner products, not distances to a mean, the rank-``dim``
    map that loses the least of ``x·y``). One P for both sides, so projected inner products compare.
-2. **Index**: FAISS IVF with ``nlist`` lists, one k-means for both sides (:func:`train_lists`, on a sample of at
-   least :data:`MIN_TRAIN_PER_LIST` points a list); a flat coarse quantiser, or an HNSW graph from
+2. **Index**: FAISS IVF with ``nlist`` lists, a k-means of the indexed side (:func:`train_lists`, on a sample
+   of at least :data:`MIN_TRAIN_PER_LIST` points a list); a flat coarse quantiser, or an HNSW graph from
    :data:`HNSW_LISTS` lists so that assigning a vector is not ``nlist`` dot products), codes 8-bit scalar
    quantised (``sq8``, ``dim`` bytes a vector) or product quantised (``pqM``: M bytes a vector).
 3. **Search**: each query's best ``k + extra`` by the codes in its ``nprobe`` nearest lists.
@@ -19,8 +19,9 @@ How, for each direction (X among Y, then Y among X):
    similarity returned is the exact one of its pair; a neighbour is missed only when it was not a candidate.
 
 ``nprobe`` is calibrated (:func:`calibrate_pair_probes`) so that the **mined pairs** of a sample of queries — the
-best candidate by the margin over the query's neighbours, kept when at or above the threshold — agree with the
-exact search's on :data:`PAIR_TARGET` of them. The parameters by size are :func:`compressed_params` (the rule
+best candidate by the margin over the query's neighbours, among the pairs a run keeps (at or above the threshold,
+or the sample's best-scoring :data:`PAIR_TOP_SHARE` when the cut is set after the search) — agree with the exact
+search's on :data:`PAIR_TARGET` of them. The parameters by size are :func:`compressed_params` (the rule
 and its measurements: ``benchmarks/mine_scale.py``, benchmarks/README.md). Too few vectors to train an index:
 the exact search, said on standard error.
 """
@@ -56,8 +57,14 @@ TRAIN_PER_LIST = 64
 MIN_LISTS = 16
 #: most lists (FAISS's 16-bit list ids are not the limit; k-means training time is)
 MAX_LISTS = 262144
-#: from this many lists the coarse quantiser is an HNSW graph (assignment is ~log(nlist), not nlist, products)
-HNSW_LISTS = 4096
+#: from this many lists the coarse quantiser is an HNSW graph (assignment is ~log(nlist), not nlist, products).
+#: Below it a flat one: at 1M a side (8,000 lists) a graph over the centroids by inner product found so few of a
+#: query's nearest lists that the mined pairs agreed with the exact search's on 89 % with every list probed
+#: (100 % with a flat quantiser), and assigning a query to 8,000 centroids of 128 dimensions is ~1 MFLOP
+HNSW_LISTS = 65536
+#: an HNSW coarse quantiser explores at least this many times nprobe candidates (FAISS's default, 16, is far
+#: below the hundreds of lists a probe count asks for)
+HNSW_EF_PER_PROBE = 2
 #: k-means iterations of the lists' training (FAISS's default is 25; the centroids move little after 10)
 KMEANS_ITERATIONS = 10
 #: codes are 8-bit scalar quantised while one side's codes take at most this many bytes, PQ (dim / 4 bytes) above
@@ -65,9 +72,13 @@ SQ8_MAX_BYTES = 4 * 2**30
 #: share of a sample's mined pairs that must equal the exact search's: a 98 % target plus about two standard errors
 #: of the sample's estimate (±0.54 points at 500 queries)
 PAIR_TARGET = 0.985
-#: sampled queries a direction for the calibration: their exact lists and their candidates' exact neighbourhoods
-#: cost about ``(k + 1) × sample / rows`` of an exact search (~40 s a direction at 1M, d = 512, on 2 cores)
-PAIR_SAMPLE = 500
+#: sampled queries a direction for the calibration: their exact lists cost ``sample / rows`` of an exact search
+#: (~2 × 10^12 FLOP a direction at 1M, d = 512), the neighbourhoods of their best candidates a fraction of it
+PAIR_SAMPLE = 2000
+#: without a threshold, the calibration counts this share of the sample's queries, the best-scoring: 100 pairs of
+#: 2,000. At 1M a side (a distilled student's vectors) the pairs a default cut keeps are the top ~1 %; counting
+#: every query's best pair, mostly near-ties of sentences without a translation, asked for 4-8 times the probes
+PAIR_TOP_SHARE = 0.05
 #: fewest probes tried; the ladder grows ×√2 a step
 MIN_PROBES = 4
 #: rows projected, coded or searched at a time
@@ -216,16 +227,17 @@ def _projected(v, p: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
     return np.ascontiguousarray(np.asarray(v, dtype=np.float32) @ p)
 
 
-def train_lists(x, y, p: np.ndarray, params: Params, *, seed: int = 0) -> np.ndarray:
-    """Centroids (nlist, dim) float32 of the lists of BOTH sides' indexes: k-means by inner product
-    (:data:`KMEANS_ITERATIONS` iterations) on :data:`TRAIN_PER_LIST` × nlist rows drawn from X and Y alike (seeded).
+def train_lists(db, p: np.ndarray, params: Params, *, seed: int = 0) -> np.ndarray:
+    """Centroids (nlist, dim) float32 of the lists of ``db``'s index: k-means by inner product
+    (:data:`KMEANS_ITERATIONS` iterations) on :data:`TRAIN_PER_LIST` × nlist rows of ``db`` (seeded), projected
+    by ``p``.
 
-    One training for two indexes (it is the costliest part of building them: ~10^13 FLOP at 1M a side) and one
-    set of lists: the sides live in one space, projected by one P."""
+    Each side's lists come from its own rows: where the two sides sit apart (another language, another
+    encoder's corner), lists trained on both would spend probes on lists that hold few rows of the side
+    searched."""
     rng = np.random.default_rng([seed, 3])
-    half = -(-TRAIN_PER_LIST * params.nlist // 2)
-    sample = np.concatenate([_projected(v, p, np.sort(rng.choice(len(v), size=min(len(v), half), replace=False)))
-                             for v in (x, y)])                                       # (s, dim) float32
+    rows = np.sort(rng.choice(len(db), size=min(len(db), TRAIN_PER_LIST * params.nlist), replace=False))
+    sample = _projected(db, p, rows)                                                  # (s, dim) float32
     cp = faiss.ClusteringParameters()
     cp.niter, cp.seed = KMEANS_ITERATIONS, seed
     cp.min_points_per_centroid, cp.max_points_per_centroid = MIN_TRAIN_PER_LIST, TRAIN_PER_LIST
@@ -257,6 +269,15 @@ def build_side(db, p: np.ndarray, params: Params, centroids: np.ndarray, *, seed
     return index
 
 
+def set_probes(index: faiss.Index, nprobe: int) -> None:
+    """Probe ``nprobe`` lists; an HNSW coarse quantiser explores :data:`HNSW_EF_PER_PROBE` × nprobe centroids."""
+    ivf = faiss.extract_index_ivf(index)
+    ivf.nprobe = int(nprobe)
+    quantiser = faiss.downcast_index(ivf.quantizer)
+    if isinstance(quantiser, faiss.IndexHNSW):
+        quantiser.hnsw.efSearch = max(quantiser.hnsw.efSearch, HNSW_EF_PER_PROBE * int(nprobe))
+
+
 def search_side(index: faiss.Index, queries, p: np.ndarray, db_rows: Rows, k: int, extra: int,
                 nprobe: int) -> tuple[np.ndarray, np.ndarray]:
     """Best ``k`` of each query among the indexed rows: ``k + extra`` candidates by the codes in ``nprobe`` lists,
@@ -266,7 +287,7 @@ def search_side(index: faiss.Index, queries, p: np.ndarray, db_rows: Rows, k: in
     list instead, so every list is full: the margin averages ``k`` real neighbours."""
     from .index import knn_both
 
-    faiss.extract_index_ivf(index).nprobe = int(nprobe)
+    set_probes(index, nprobe)
     kk, k = min(k + extra, index.ntotal), min(k, index.ntotal)
     sim = np.empty((len(queries), k), dtype=np.float32)
     idx = np.empty((len(queries), k), dtype=np.int64)
@@ -283,20 +304,18 @@ def search_side(index: faiss.Index, queries, p: np.ndarray, db_rows: Rows, k: in
 
 # --- calibration on the mined pairs of a sample ---------------------------------------------------------------
 
-def sample_pairs(sim: np.ndarray, idx: np.ndarray, r_cand: dict, kind: str,
-                 threshold: float | None) -> set[tuple[int, int]]:
-    """``(query, candidate)`` mined for each row of a sample: its best candidate by ``kind``
-    (:func:`bisent.mining.scoring.combine` of the cosine, the query's neighbourhood mean and the candidate's),
-    kept when scoring at least ``threshold``. ``sim``, ``idx`` (s, k): the query rows' lists; ``r_cand``:
-    neighbourhood mean of every candidate in ``idx``. Query numbers are row positions in ``sim``."""
+def best_pairs(sim: np.ndarray, idx: np.ndarray, r_cand: dict, kind: str) -> tuple[np.ndarray, np.ndarray]:
+    """Each query's best candidate by ``kind`` (:func:`bisent.mining.scoring.combine` of the cosine, the query's
+    neighbourhood mean and the candidate's) and its score: (target (s,) int64, score (s,) float32). ``sim``,
+    ``idx`` (s, k): the queries' lists; ``r_cand``: the neighbourhood mean of every candidate in ``idx``."""
     from .margins import combine
 
     r_q = sim.mean(axis=1)
     r_c = np.vectorize(r_cand.__getitem__, otypes=[np.float32])(idx) if idx.size else np.zeros(idx.shape)
-    score = combine(kind, sim, r_q[:, None], r_c)
+    score = combine(kind, sim, r_q[:, None], r_c)                                    # (s, k)
     best = score.argmax(axis=1)
-    keep = np.ones(len(sim), dtype=bool) if threshold is None else score[np.arange(len(sim)), best] >= threshold
-    return {(int(i), int(idx[i, best[i]])) for i in np.flatnonzero(keep)}
+    rows = np.arange(len(sim))
+    return idx[rows, best], score[rows, best]
 
 
 def neighbourhood_means(rows: np.ndarray, side, other, k: int, r: dict) -> None:
@@ -310,35 +329,76 @@ def neighbourhood_means(rows: np.ndarray, side, other, k: int, r: dict) -> None:
         r.update(zip(new.tolist(), sims.tolist()))
 
 
+class PairSample:
+    """The mined pairs of a sample of queries by the exact search, to compare a compressed search's with.
+
+    The pairs counted are those a run would keep: of ``sample`` queries (seeded), the ones whose exact best pair
+    scores at least ``threshold``, or, without one (the default cut is set after the search), the ``top_share``
+    best-scoring (the pairs a cut keeps where at most that share of the sentences have a translation; the noise
+    below is near-ties whose order no cut keeps). Queries are picked in two steps, so that only a few candidates'
+    neighbourhoods are computed exactly: the sample's exact lists, scored with the query's own neighbourhood for
+    the candidate's; the best 3 × ``top_share`` of them (more when more reach the threshold) scored exactly.
+    ``queries`` (c,) are the counted query rows, ``truth`` (c,) their exact pairs' targets."""
+
+    def __init__(self, queries, db, k: int, *, kind: str = "ratio", threshold: float | None = None,
+                 sample: int = PAIR_SAMPLE, top_share: float = PAIR_TOP_SHARE, seed: int = 0):
+        from .index import knn_both, sample_rows
+        from .margins import combine
+
+        n = len(queries)
+        self.side, self.db, self.kind, self.threshold = queries, db, kind, threshold
+        self.kq, self.kn = min(k, len(db)), min(k, n)
+        rng = np.random.default_rng([seed, 4])
+        rows = np.sort(rng.choice(n, size=min(sample, n), replace=False))
+        exact = knn_both(sample_rows(queries, rows), db, self.kq, progress=False)
+        r_q = exact.fwd_sim.mean(axis=1)
+        proxy = combine(kind, exact.fwd_sim, r_q[:, None], r_q[:, None]).max(axis=1)     # (s,)
+        order = np.argsort(-proxy, kind="stable")
+        size = max(1, int(np.ceil(3 * top_share * len(rows))))
+        if threshold is not None:
+            size = max(size, int(np.sum(proxy >= threshold)))
+        pre = np.sort(order[:size])
+        self.r_cand: dict = {}
+        neighbourhood_means(exact.fwd_idx[pre].reshape(-1), db, queries, self.kn, self.r_cand)
+        tgt, score = best_pairs(exact.fwd_sim[pre], exact.fwd_idx[pre], self.r_cand, kind)
+        cos = exact.fwd_sim[pre][exact.fwd_idx[pre] == tgt[:, None]]
+        if threshold is not None and np.any(score >= threshold):
+            counted = score >= threshold
+        else:
+            counted = np.zeros(len(pre), dtype=bool)
+            counted[np.argsort(-score, kind="stable")[:max(1, int(np.ceil(top_share * len(rows))))]] = True
+        self.queries, self.truth, self.cos = rows[pre][counted], tgt[counted], cos[counted]
+        self.qs = sample_rows(queries, self.queries)                                    # (c, d) float32
+
+    def agreement(self, index: faiss.Index, p: np.ndarray, db_rows: Rows, extra: int, nprobe: int) -> float:
+        """The share of the counted pairs that the compressed search with ``nprobe`` probes also mines: the same
+        target (or one of exactly the same cosine: a duplicate line), and, with a threshold, at or above it."""
+        sim, idx = search_side(index, self.qs, p, db_rows, self.kq, extra, nprobe)
+        neighbourhood_means(idx.reshape(-1), self.db, self.side, self.kn, self.r_cand)
+        got, score = best_pairs(sim, idx, self.r_cand, self.kind)
+        same = (got == self.truth) | (sim[idx == got[:, None]] == self.cos)
+        if self.threshold is not None:
+            same &= score >= self.threshold
+        return float(np.mean(same)) if len(same) else 1.0
+
+
 def calibrate_pair_probes(index: faiss.Index, queries, db, p: np.ndarray, k: int, extra: int, *,
                           kind: str = "ratio", threshold: float | None = None, target: float = PAIR_TARGET,
-                          sample: int = PAIR_SAMPLE, seed: int = 0, db_rows: Rows | None = None) -> tuple[int, float]:
-    """``(nprobe, agreement)``: the fewest probes (from :data:`MIN_PROBES`, ×√2 a step) at which a sample of
-    ``sample`` queries (seeded) mines the same pairs (:func:`sample_pairs`) from the compressed search's lists as
-    from the exact search's on at least ``target`` of the exact pairs; all lists when none does.
-
-    The candidates' neighbourhood means are the exact ones, computed once for each candidate met (exact search
-    of those rows): what differs between the two is only the query's list, which is what ``nprobe`` changes.
-    """
-    from .index import knn_both, sample_rows
-
-    n = len(queries)
-    rng = np.random.default_rng([seed, 4])
-    rows = np.sort(rng.choice(n, size=min(sample, n), replace=False))
-    qs = sample_rows(queries, rows)                                                   # (s, d) float32
-    kq = min(k, len(db))
-    exact = knn_both(qs, db, kq, progress=False)
-    r_cand: dict = {}
-    neighbourhood_means(exact.fwd_idx.reshape(-1), db, queries, min(k, n), r_cand)
-    truth = sample_pairs(exact.fwd_sim, exact.fwd_idx, r_cand, kind, threshold)
+                          sample: int = PAIR_SAMPLE, top_share: float = PAIR_TOP_SHARE, seed: int = 0,
+                          db_rows: Rows | None = None, details: dict | None = None) -> tuple[int, float]:
+    """``(nprobe, agreement)``: the fewest probes (from :data:`MIN_PROBES`, ×√2 a step) at which the pairs mined
+    from the compressed search's lists agree with the exact search's on at least ``target`` of a
+    :class:`PairSample`'s; all lists when none does. Every similarity and every candidate's neighbourhood mean is
+    the exact one: what differs is only the query's list, which is what ``nprobe`` changes. ``details`` receives
+    the counted query rows (``queries``) and their exact pairs (``truth``: row → target)."""
+    pairs = PairSample(queries, db, k, kind=kind, threshold=threshold, sample=sample, top_share=top_share, seed=seed)
+    if details is not None:
+        details.update(queries=pairs.queries, truth=dict(zip(pairs.queries.tolist(), pairs.truth.tolist())))
     db_rows = db_rows or Rows(db)
     ivf = faiss.extract_index_ivf(index)
-    probes, agreement = min(MIN_PROBES, ivf.nlist), 0.0
+    probes = min(MIN_PROBES, ivf.nlist)
     while True:
-        sim, idx = search_side(index, qs, p, db_rows, kq, extra, probes)
-        neighbourhood_means(idx.reshape(-1), db, queries, min(k, n), r_cand)
-        got = sample_pairs(sim, idx, r_cand, kind, threshold)
-        agreement = len(truth & got) / len(truth) if truth else 1.0
+        agreement = pairs.agreement(index, p, db_rows, extra, probes)
         if agreement >= target or probes >= ivf.nlist:
             return probes, agreement
         probes = min(ivf.nlist, int(np.ceil(probes * np.sqrt(2))))

@@ -4,10 +4,10 @@
 Stages, each written atomically into the folder once finished, so a run killed at any point and given the same
 folder redoes only the stage it was in (with the same result: every stage is seeded):
 
-``projection.npz`` (P, d × dim) → ``lists.npz`` (the centroids of both sides' lists) → ``index-tgt.faiss`` (the
-targets' IVF index, ``faiss.write_index`` to a temporary file, then renamed) → ``fwd.npz`` (nprobe calibrated,
-then the sources' lists among the targets) → ``index-src.faiss`` → ``bwd.npz``. The margin, retrieval and
-threshold that follow take seconds and are redone.
+``projection.npz`` (P, d × dim) → ``lists-tgt.npz`` (the centroids of the targets' lists) → ``index-tgt.faiss``
+(the targets' IVF index, ``faiss.write_index`` to a temporary file, then renamed) → ``fwd.npz`` (nprobe
+calibrated, then the sources' lists among the targets) → ``lists-src.npz`` → ``index-src.faiss`` →
+``bwd.npz``. The margin, retrieval and threshold that follow take seconds and are redone.
 
 The folder's fingerprint is both sides' vectors (shard checksums and rows, or the array bytes), ``k``, the
 parameters, the score and the threshold the probes were calibrated for: a folder of other inputs or settings is
@@ -41,7 +41,7 @@ from .compressed import (
 from .index import KNN
 
 #: version of the stages' layout (in the fingerprint)
-FORMAT = "bisent-compressed/1"
+FORMAT = "bisent-compressed/2"
 
 
 class CompressedPlan:
@@ -84,15 +84,16 @@ class CompressedPlan:
         self.timer("projection", t0)
         return p
 
-    def centroids(self, p: np.ndarray) -> np.ndarray:
-        saved = self.store.load_arrays("lists.npz") if self.store else None
+    def centroids(self, side: str, db, p: np.ndarray) -> np.ndarray:
+        name = f"lists-{side}.npz"
+        saved = self.store.load_arrays(name) if self.store else None
         if saved is not None:
             return saved["centroids"]
         t0 = time.perf_counter()
-        c = train_lists(self.x, self.y, p, self.params, seed=self.seed)
+        c = train_lists(db, p, self.params, seed=self.seed)
         if self.store:
-            self.store.save_arrays("lists.npz", centroids=c)
-        self.timer("train_lists", t0)
+            self.store.save_arrays(name, centroids=c)
+        self.timer(f"train_lists_{side}", t0)
         return c
 
     def index(self, side: str, db, p: np.ndarray):
@@ -100,7 +101,7 @@ class CompressedPlan:
         if self.store and self.store.has(name):
             return read_index(self.store.part(name), len(db), self.params.dim)
         t0 = time.perf_counter()
-        index = build_side(db, p, self.params, self.centroids(p), seed=self.seed)
+        index = build_side(db, p, self.params, self.centroids(side, db, p), seed=self.seed)
         if self.store:
             write_index(index, self.store.part(name))
         self.timer(f"index_{side}", t0)
