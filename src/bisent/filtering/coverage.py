@@ -182,14 +182,15 @@ class LeaveOutStep(EmbeddingStep):
     the robust z of log(target / source characters) per length band from a sample of the input, as the
     ``length_ratio`` step with ``learned: true`` does, and rejects only where both signals point the same way::
 
-        - {type: length_ratio, learned: true, max_z: 5, unit: char}    # beyond z 5 nothing excuses the length
-        - {type: leave_out, encoder: use-m3, max_gain: 0.05, length_z: 2.5, length_gain: -0.02,
-           toward_z: 1.0, hard_gain: 0.15}
+        - {name: length_ratio, type: leave_out, encoder: use-m3, max_gain: null, length_z: 2.5, length_gain: -0.02}
+        - {type: leave_out, encoder: use-m3, max_gain: 0.05, toward_z: 1.0, hard_gain: 0.1}
 
     - ``length_z``: a pair whose |z| is above it is rejected when its longer side gains more than ``length_gain``
       by losing its first or last unit, or has only one unit (a short string: no second signal to ask);
     - ``toward_z``: a gain above ``max_gain`` rejects only when the side that gains is the longer one by a z above
-      it, or when the gain is above ``hard_gain`` (None: never on the gain alone).
+      it, or when the gain is above ``hard_gain`` (None: never on the gain alone);
+    - ``max_gain: null``: no bound on the gain (the step then judges lengths only, as in the first line above, so
+      that a length and a partial translation are rejected under their own names).
 
     Value then ``[gain, side, unit, z, longer_gain, longer_units]``: ``z`` the pair's learned length z (positive:
     the target is the longer), ``longer_gain`` the best gain of the longer side (0 when it has one unit) and
@@ -197,11 +198,11 @@ class LeaveOutStep(EmbeddingStep):
     """
 
     def __init__(self, *, name: str | None = None, src_lang: str, tgt_lang: str, encoder: str = DEFAULT_ENCODER,
-                 max_gain: float = 0.04, split_words: int = 8, length_z: float | None = None,
+                 max_gain: float | None = 0.04, split_words: int = 8, length_z: float | None = None,
                  length_gain: float = 0.0, toward_z: float | None = None, hard_gain: float | None = None,
                  sample: int = 20000, batch_size: int | None = None):
         super().__init__(name=name, src_lang=src_lang, tgt_lang=tgt_lang, encoder=encoder, batch_size=batch_size)
-        self.max_gain = check_number("max_gain", max_gain, low=-2, high=2)
+        self.max_gain = None if max_gain is None else check_number("max_gain", max_gain, low=-2, high=2)
         self.split_words = check_number("split_words", split_words, low=0, integer=True)
         if self.split_words == 1:
             raise ValueError("parameter 'split_words' must be 0 (never split a sentence) or at least 2, got 1")
@@ -211,6 +212,8 @@ class LeaveOutStep(EmbeddingStep):
         self.hard_gain = None if hard_gain is None else check_number("hard_gain", hard_gain, low=-2, high=2)
         if self.hard_gain is not None and self.toward_z is None:
             raise ValueError("parameter 'hard_gain' needs 'toward_z' (without it every gain above max_gain rejects)")
+        if self.max_gain is None and (self.toward_z is not None or self.length_z is None):
+            raise ValueError("max_gain: null (no bound on the gain alone) needs 'length_z' and no 'toward_z'")
         self.sample = check_number("sample", sample, low=1, integer=True)
         self._length = None
         if self.length_z is not None or self.toward_z is not None:    # the input's own length band, learned
@@ -278,12 +281,12 @@ class LeaveOutStep(EmbeddingStep):
         if gain != gain:
             return False
         if len(value) < 6:                                             # one signal: the gain alone
-            return gain <= self.max_gain
+            return self.max_gain is None or gain <= self.max_gain
         side, z, longer_gain, longer_units = value[1], value[3], value[4], value[5]
         if self.length_z is not None and abs(z) > self.length_z \
                 and (longer_units < 2 or longer_gain > self.length_gain):
             return False
-        if gain <= self.max_gain:
+        if self.max_gain is None or gain <= self.max_gain:
             return True
         if self.toward_z is None:
             return False
