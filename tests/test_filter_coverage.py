@@ -229,3 +229,17 @@ def test_two_signals_with_use_m3_keep_free_help_translations():
     assert all(abs(x[3]) > 2.5 for x in v)                     # a length bound alone would reject all four
     assert [step.keep(x) for x in v] == [True, True, False, False]
     assert [int(x[1]) for x in v[2:]] == [0, 1]                # the source's lost half, the target's extra sentence
+
+
+def test_two_signals_say_which_signals_rejected():
+    from bisent.report.explain import crossed_bound
+
+    step = LeaveOutStep(src_lang="en", tgt_lang="de", encoder="char-ngram", **TWO)
+    assert crossed_bound(step, [0.0, -1, 0, 3.6, 0.0, 1]) == \
+        "leave_out length z 3.6 beyond length_z 2.5 (target longer) and it is one unit"
+    assert crossed_bound(step, [0.0, 0, 2, -3.0, 0.01, 2]) == \
+        "leave_out length z -3 beyond length_z 2.5 (source longer) and it gains 0.01 > length_gain -0.02 without a unit"
+    assert crossed_bound(step, [0.07, 1, 1, 1.5, 0.07, 2]) == \
+        "leave_out target gain 0.07 > max_gain 0.05 and the target is longer by z 1.5 > toward_z 1"
+    assert crossed_bound(step, [0.12, 1, 1, 0.0, 0.12, 2]) == "leave_out target gain 0.12 > hard_gain 0.1"
+    assert step.describe_rejection([-0.05, 1, 2, 3.0, -0.05, 2]) is None           # kept

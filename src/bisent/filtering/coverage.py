@@ -276,6 +276,24 @@ class LeaveOutStep(EmbeddingStep):
             out[:, 5] = units_n[rows_at, longer]
         return out
 
+    def describe_rejection(self, value) -> str | None:
+        """The two signals a rejected two-signal value showed, in words (None for a one-signal value)."""
+        if len(value) < 6 or self.keep(value):
+            return None
+        gain, side, z, longer_gain, longer_units = value[0], value[1], value[3], value[4], value[5]
+        longer = "target" if z > 0 else "source"
+        if self.length_z is not None and abs(z) > self.length_z \
+                and (longer_units < 2 or longer_gain > self.length_gain):
+            why = "it is one unit" if longer_units < 2 else \
+                f"it gains {longer_gain:.4g} > length_gain {self.length_gain:.4g} without a unit"
+            return f"{self.name} length z {z:.4g} beyond length_z {self.length_z:.4g} ({longer} longer) and {why}"
+        gainer = "target" if side == 1 else "source"
+        toward = z if side == 1 else -z
+        if self.hard_gain is not None and gain > self.hard_gain:
+            return f"{self.name} {gainer} gain {gain:.4g} > hard_gain {self.hard_gain:.4g}"
+        return (f"{self.name} {gainer} gain {gain:.4g} > max_gain {self.max_gain:.4g} and the {gainer} is longer by "
+                f"z {toward:.4g} > toward_z {self.toward_z:.4g}")
+
     def accept(self, value) -> bool:
         gain = value[0]
         if gain != gain:
