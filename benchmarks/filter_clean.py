@@ -393,3 +393,128 @@ def yield_main(argv=None) -> None:
 
 if __name__ == "__main__":
     main()
+
+
+# ---------------------------------------------------------------------------
+# Two signals before rejecting: the length ratio and leave_out asking each other
+# ---------------------------------------------------------------------------
+
+#: the ``leave_out`` step's two-signal options tried (the length ratio's own bound ``hard_z`` beyond which no
+#: leave-out gain excuses a length; None: the length ratio step rejects nothing the leave_out step keeps)
+TWO_SIGNALS = {"hard_z": (4.0, 5.0, None), "length_z": (2.5, 3.0), "length_gain": (-0.02, 0.0, 0.02),
+               "toward_z": (0.5, 1.0, 1.25, 1.5, 2.0), "hard_gain": (0.1, 0.12, 0.15, None)}
+#: rule 2's slack: settings whose worst clean set is within this many points of the best are compared by noise
+WORST_SLACK = 0.2
+
+
+def joint_values(src: str, tgt: str, pairs) -> list:
+    """The ``leave_out`` step's two-signal value (``[gain, side, unit, z, longer_gain, longer_units]``) of every
+    pair, its length band learned from ``pairs`` as one input."""
+    from bisent.filtering import vectors
+    from bisent.filtering.coverage import LeaveOutStep
+
+    step = LeaveOutStep(src_lang=src, tgt_lang=tgt, encoder="use-m3", max_gain=0.05, length_z=2.5, toward_z=1.0)
+    step.fit_sample(_sample(pairs, step.sample_size()))
+    with vectors.batch_memo():
+        return step.score_batch(list(pairs)).tolist()
+
+
+def _sample(pairs, size: int):
+    from bisent.filtering.pipeline import background_sample
+
+    return background_sample(pairs, size)
+
+
+def two_signal_keep(joint: list, setting: dict) -> tuple[np.ndarray, np.ndarray]:
+    """(kept by the length ratio, kept by leave_out) per pair under ``setting`` (keys of :data:`TWO_SIGNALS`),
+    decided by the ``leave_out`` step's own ``accept``."""
+    from bisent.filtering.coverage import LeaveOutStep
+
+    step = LeaveOutStep(src_lang="en", tgt_lang="de", encoder="use-m3", max_gain=0.05,
+                        length_z=setting["length_z"], length_gain=setting["length_gain"],
+                        toward_z=setting["toward_z"], hard_gain=setting["hard_gain"])
+    z = np.abs(np.asarray([v[3] for v in joint]))
+    hard = np.ones(len(z), bool) if setting["hard_z"] is None else z <= setting["hard_z"]
+    return hard, np.asarray([step.accept(v) for v in joint])
+
+
+def pick_two_signals(rows: list[dict]) -> dict | None:
+    """The rule's choice among :func:`two_signals_main`'s records (benchmarks/README.md, "Two signals"): within
+    every noise cap, the worst clean set within :data:`WORST_SLACK` points of the lowest, then the fewest noise
+    pairs kept, then the fewest clean pairs rejected."""
+    ok = [r for r in rows if r["noise_within_caps"] and r["setting"] is not None]
+    if not ok:
+        return None
+    worst = {id(r): max(r["clean_rejected"][d] for d in CLEAN_SETS) for r in ok}
+    low = min(worst.values())
+    near = [r for r in ok if worst[id(r)] <= low + WORST_SLACK + 1e-9]
+    return min(near, key=lambda r: (sum(r["noise_kept_n"].values()), sum(r["clean_rejected"][d] for d in CLEAN_SETS)))
+
+
+def two_signals_main(argv=None) -> None:
+    """The current default against its length ratio and ``leave_out`` step asking for two signals
+    (:data:`TWO_SIGNALS`), on the clean sets and the noise mix of a split: one record per setting (95 % Wilson
+    intervals, within the current default's noise caps, the 2 % target), then the rule's choice."""
+    import itertools
+
+    from bisent.bench.filtering import build_set
+
+    ap = argparse.ArgumentParser(description="filter-default's length ratio and leave_out asking for two signals")
+    ap.add_argument("--split", default="dev", choices=("dev", "test"))
+    ap.add_argument("--limit", type=int, default=1500)
+    ap.add_argument("--mix-limit", type=int, default=4000)
+    ap.add_argument("--values", default=None, help="JSON file of every step's values: read if it exists, else written")
+    add_results_option(ap)
+    args = ap.parse_args(argv)
+    saved = None
+    if args.values and Path(args.values).is_file():
+        saved = json.loads(Path(args.values).read_text(encoding="utf-8"))
+    tables = {}
+    for domain in sorted(DOMAINS):
+        src, tgt, pairs = clean_pairs(domain, args.split, args.limit)
+        tables[domain] = (pairs, None, saved[domain] if saved else
+                          {**step_values("filter-default", src, tgt, pairs), "_joint": joint_values(src, tgt, pairs)})
+    items, _ = build_set("en", "de", limit=args.mix_limit, split=args.split)
+    mix = [(it.src, it.tgt) for it in items]
+    tables["mix"] = (mix, np.asarray([it.kind for it in items]), saved["mix"] if saved else
+                     {**step_values("filter-default", "en", "de", mix), "_joint": joint_values("en", "de", mix)})
+    if args.values and saved is None:
+        Path(args.values).write_text(json.dumps({k: v for k, (_, _, v) in tables.items()}), encoding="utf-8")
+    record = Recorder("filter_clean", args.results or None, echo=lambda line: print(line, flush=True))
+    keys = list(TWO_SIGNALS)
+    settings = [None] + [dict(zip(keys, c)) for c in itertools.product(*(TWO_SIGNALS[k] for k in keys))]
+    cap, rows = None, []
+    for setting in settings:
+        row: dict = {"clean_rejected": {}, "clean_interval": {}, "noise_kept": {}, "noise_interval": {},
+                     "noise_kept_n": {}, "rejected_by": {}}
+        for name, (pairs, kinds, values) in tables.items():
+            f = factors(values, pairs)
+            if setting is not None:
+                hard, lo = two_signal_keep(values["_joint"], setting)
+                f["max_z"] = {**f["max_z"], DEFAULT["max_z"]: hard}
+                f["leave_out"] = {**f["leave_out"], DEFAULT["leave_out"]: lo}
+            keep = decide(f, DEFAULT)
+            if kinds is None:
+                row["rejected_by"][name] = first_rejecting(f, DEFAULT)
+            groups = [(name, np.ones(len(keep), bool))] if kinds is None else \
+                [("mix_clean" if k == "clean" else str(k), kinds == k) for k in np.unique(kinds)]
+            for key, m in groups:
+                clean = kinds is None or key == "mix_clean"
+                k, n = int((~keep[m] if clean else keep[m]).sum()), int(m.sum())
+                row["clean_rejected" if clean else "noise_kept"][key] = round(100 * k / n, 2)
+                row["clean_interval" if clean else "noise_interval"][key] = wilson_pct(k, n)
+                if not clean:
+                    row["noise_kept_n"][key] = k
+        if cap is None:         # the current default: the caps of the noise kinds
+            cap = {k: iv[1] for k, iv in row["noise_interval"].items()}
+        within = all(row["noise_kept"][k] <= cap[k] for k in cap)
+        met = all(row["clean_rejected"][d] <= MAX_CLEAN_REJECTED for d in CLEAN_SETS)
+        rows.append({"setting": setting, **row, "noise_within_caps": within, "clean_target_met": met})
+        if setting is None or within:       # every setting within the caps, and the current default
+            record({"task": "filter_clean", "kind": "two_signals", "split": args.split, "limit": args.limit,
+                    **rows[-1]})
+    best = pick_two_signals(rows)
+    record({"task": "filter_clean", "kind": "two_signals_choice", "split": args.split,
+            "settings": len(settings) - 1, "within_caps": sum(r["noise_within_caps"] for r in rows[1:]),
+            "choice": best and best["setting"], "clean_rejected": best and best["clean_rejected"],
+            "noise_kept": best and best["noise_kept"], "clean_target_met": best and best["clean_target_met"]})

@@ -9,7 +9,8 @@ elsewhere: reading, every rule, language id, cache lookups, scoring, writing
 kept/rejected/summary, checkpoints. Beside it, in the same run, the encoder's
 own embedding rate on 500 uncached sentences of the file, so the cost of a cold
 cache is stated too. Beside the wall-clock rate, the rate per CPU second of the process (every thread),
-which moves less when other jobs share the machine.
+which moves less when other jobs share the machine, and the load average at the end (``"note": "shared
+machine"`` above 2.5).
 
 Usage: python benchmarks/filter_speed.py [--pair en-de] [--config filter-default]
            [--encoder use-m3] [--limit N]
@@ -18,6 +19,7 @@ Usage: python benchmarks/filter_speed.py [--pair en-de] [--config filter-default
 from __future__ import annotations
 
 import argparse
+import os
 import tempfile
 import time
 from pathlib import Path
@@ -65,7 +67,8 @@ def main(argv=None) -> None:
            "seconds": round(dt, 2), "pairs_per_s": round(summary["lines"] / dt, 1),
            "cpu_seconds": round(cpu_s, 2), "pairs_per_cpu_s": round(summary["lines"] / max(cpu_s, 1e-9), 1),
            "first_pass_seconds": round(warm_s, 1), "embed_sentences_per_s": embed,
-           "peak_rss_mb": peak_rss_mb(),
+           "peak_rss_mb": peak_rss_mb(), "load_avg": round(os.getloadavg()[0], 2),
+           **({"note": "shared machine"} if os.getloadavg()[0] > 2.5 else {}),
            **({"options": {"limit": args.limit}} if args.limit else {})})
 
 

@@ -54,3 +54,27 @@ def test_first_rejecting_counts_each_pair_once_in_the_recipe_order():
     assert first_rejecting(f, DEFAULT) == {"length_ratio": 1, "leave_out": 1, "margin": 1, "cosine": 1}
     f["max_z"] = {**f["max_z"], DEFAULT["max_z"]: f["max_z"][DEFAULT["max_z"]] | length_yield(v, "cov", 0.6)}
     assert first_rejecting(f, DEFAULT) == {"leave_out": 2, "margin": 1, "cosine": 1}
+
+
+def test_two_signal_rule_takes_the_least_noise_near_the_lowest_worst_set():
+    from filter_clean import pick_two_signals, two_signal_keep
+
+    def row(setting, clean, noise, within=True):
+        return {"setting": setting, "clean_rejected": dict(zip(("bible", "gettext", "libreoffice"), clean)),
+                "noise_kept_n": {"glued": noise}, "noise_within_caps": within}
+
+    rows = [row(None, (4.5, 6.0, 4.9), 80),
+            row({"s": "lowest worst"}, (2.6, 3.6, 2.6), 107),
+            row({"s": "within 0.2, less noise"}, (3.0, 3.8, 2.7), 99),
+            row({"s": "0.27 above"}, (2.0, 3.87, 2.0), 90),
+            row({"s": "over a cap"}, (1.0, 1.0, 1.0), 50, within=False)]
+    assert pick_two_signals(rows)["setting"] == {"s": "within 0.2, less noise"}
+    assert pick_two_signals(rows[:1] + rows[4:]) is None             # nothing within the caps but the default
+    # [gain, side, unit, z, longer_gain, longer_units]: decided by the leave_out step's own accept
+    joint = [[0.0, -1, 0, 3.6, 0.0, 1], [-0.05, 1, 2, 3.0, -0.05, 2], [0.07, 1, 1, 0.2, 0.07, 2],
+             [0.0, 1, 2, 6.0, -0.1, 2]]
+    setting = {"hard_z": 5.0, "length_z": 2.5, "length_gain": -0.02, "toward_z": 1.0, "hard_gain": 0.1}
+    hard, lo = two_signal_keep(joint, setting)
+    assert hard.tolist() == [True, True, True, False] and lo.tolist() == [False, True, True, True]
+    hard, _ = two_signal_keep(joint, {**setting, "hard_z": None})
+    assert hard.all()

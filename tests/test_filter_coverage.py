@@ -161,3 +161,85 @@ def test_leave_out_with_use_m3_on_real_pairs():
     v = step.score_batch(pairs)
     assert [step.keep(x) for x in v] == [True, True, False, False]
     assert list(v[2][1:]) == [1, 2]
+
+
+TWO = {"max_gain": 0.05, "length_z": 2.5, "length_gain": -0.02, "toward_z": 1.0, "hard_gain": 0.1}
+
+
+def test_two_signals_reject_only_where_length_and_leave_out_agree():
+    step = LeaveOutStep(src_lang="en", tgt_lang="de", encoder="char-ngram", **TWO)
+    # [gain, side, unit, z, longer_gain, longer_units]
+    assert not step.keep([0.0, -1, 0, 3.6, 0.0, 1])          # out of band, one unit: no second signal to ask
+    assert step.keep([-0.05, 1, 2, 3.0, -0.05, 2])          # out of band, but the longer side needs every unit
+    assert not step.keep([0.0, 1, 2, 3.0, 0.01, 2])          # out of band and the longer side gains
+    assert not step.keep([0.0, 0, 2, -3.0, 0.01, 2])         # the same with the source the longer
+    assert step.keep([0.07, 1, 1, 0.2, 0.07, 2])            # a gain, the sides of a length: a loose half
+    assert not step.keep([0.07, 1, 1, 1.5, 0.07, 2])         # a gain on the longer side: glued
+    assert not step.keep([0.07, 0, 1, -1.5, -0.1, 2])        # ... the source the longer and the gaining one
+    assert step.keep([0.07, 0, 1, 1.5, -0.1, 2])            # the gaining side is the shorter one
+    assert not step.keep([0.12, 1, 1, 0.0, 0.12, 2])         # a gain above hard_gain whatever the lengths
+    assert not step.keep([float("nan"), -1, 0, 0.0, 0.0, 1])
+    lengths = LeaveOutStep(src_lang="en", tgt_lang="de", encoder="char-ngram", max_gain=None, length_z=2.5,
+                           length_gain=-0.02)
+    assert lengths.keep([0.3, 1, 2, 0.0, 0.3, 2])            # lengths only: no bound on the gain alone
+    assert not lengths.keep([0.0, -1, 0, 3.6, 0.0, 1])
+    bad_options = (({"hard_gain": 0.1}, "hard_gain"), ({"max_gain": None}, "max_gain"), ({"length_z": 0}, "length_z"),
+                   ({"max_gain": None, "length_z": 2.5, "toward_z": 1.0}, "max_gain"))
+    for bad, match in bad_options:
+        with pytest.raises(ValueError, match=match):
+            LeaveOutStep(src_lang="en", tgt_lang="de", encoder="char-ngram", **bad)
+
+
+def test_two_signals_learn_the_band_and_ask_the_longer_side():
+    # same-language sides: the char-ngram encoder's cosines say plainly what leaving a unit out does
+    step = LeaveOutStep(src_lang="en", tgt_lang="en", encoder="char-ngram", **TWO)
+    assert step.sample_size() == 20000
+    step.fit_sample([(s, s) for s, _ in CLEAN[:6]] * 6)                      # a band of ratio 1
+    src = "Open the file and save the document under a new name."
+    free = (src, "Open the file, please, and then save the document under a new name now.")
+    glued = (src, src + " Spreadsheets hold formulas in their cells.")
+    short = ("Save", "Save the document now")
+    v = step.score_batch([free, glued, short, (src, src)])
+    assert v.shape == (4, 6) and all(x[3] > 2.5 for x in v[:3])                 # all three out of the band
+    assert step.keep(v[0]) and v[0][4] < -0.02 and v[0][5] == 2                # each half of the longer side needed
+    assert not step.keep(v[1]) and v[1][4] > 0 and v[1][1] == 1               # the glued sentence gains
+    assert not step.keep(v[2]) and v[2][5] == 1                                # one unit: the length alone decides
+    assert step.keep(v[3]) and abs(v[3][3]) < 1
+    step.reset()
+    assert step._length.stats is None
+    plain = LeaveOutStep(src_lang="en", tgt_lang="en", encoder="char-ngram", max_gain=0.05)
+    assert plain.sample_size() == 0 and plain.score_batch([free]).shape == (1, 3)
+
+
+@pytest.mark.slow
+def test_two_signals_with_use_m3_keep_free_help_translations():
+    # published LibreOffice help pairs whose length is far out of the band of short strings, and cut or glued ones
+    step = LeaveOutStep(src_lang="en", tgt_lang="de", encoder="use-m3", **TWO)
+    step.fit_sample(CLEAN)
+    cell = "Returns the last used cell in a given range or sheet."
+    row = "The last used row in a given range or sheet."
+    pairs = [(cell, "Gibt die zuletzt verwendete Zelle in einem bestimmten Bereich oder einer bestimmten Tabelle "
+                    "zurück."),
+             ("Calculates the values of the right tail of the F distribution.",
+              "Berechnet die Werte der F-Verteilungsfunktion."),
+             (cell, "Gibt die zuletzt verwendete Zelle"),                                               # truncated
+             (row, "Die letzte verwendete Zeile in einem bestimmten Bereich oder einer bestimmten Tabelle. "
+                   "Gibt die Position einer vorhandenen Zeichenfolge zurück.")]                           # glued
+    v = step.score_batch(pairs)
+    assert all(abs(x[3]) > 2.5 for x in v)                     # a length bound alone would reject all four
+    assert [step.keep(x) for x in v] == [True, True, False, False]
+    assert [int(x[1]) for x in v[2:]] == [0, 1]                # the source's lost half, the target's extra sentence
+
+
+def test_two_signals_say_which_signals_rejected():
+    from bisent.report.explain import crossed_bound
+
+    step = LeaveOutStep(src_lang="en", tgt_lang="de", encoder="char-ngram", **TWO)
+    assert crossed_bound(step, [0.0, -1, 0, 3.6, 0.0, 1]) == \
+        "leave_out length z 3.6 beyond length_z 2.5 (target longer) and it is one unit"
+    assert crossed_bound(step, [0.0, 0, 2, -3.0, 0.01, 2]) == \
+        "leave_out length z -3 beyond length_z 2.5 (source longer) and it gains 0.01 > length_gain -0.02 without a unit"
+    assert crossed_bound(step, [0.07, 1, 1, 1.5, 0.07, 2]) == \
+        "leave_out target gain 0.07 > max_gain 0.05 and the target is longer by z 1.5 > toward_z 1"
+    assert crossed_bound(step, [0.12, 1, 1, 0.0, 0.12, 2]) == "leave_out target gain 0.12 > hard_gain 0.1"
+    assert step.describe_rejection([-0.05, 1, 2, 3.0, -0.05, 2]) is None           # kept

@@ -175,18 +175,68 @@ class LeaveOutStep(EmbeddingStep):
     Value: ``[gain, side, unit]`` for the unit whose leaving out gains most (side 0 the source, 1 the target;
     ``unit`` counted from 1 among that side's units; ``[0, -1, 0]`` when neither side has two units). Rejected:
     gain above ``max_gain``.
+
+    **Two signals before rejecting.** A free translation can differ in length, and a short pair can gain a little
+    when a half is left out; a glued or truncated pair does both: one side is longer than the input's length band
+    allows *and* that longer side gains when it loses a unit. With ``length_z`` and ``toward_z`` the step learns
+    the robust z of log(target / source characters) per length band from a sample of the input, as the
+    ``length_ratio`` step with ``learned: true`` does, and rejects only where both signals point the same way::
+
+        - {name: length_ratio, type: leave_out, encoder: use-m3, max_gain: null, length_z: 2.5, length_gain: -0.02}
+        - {type: leave_out, encoder: use-m3, max_gain: 0.05, toward_z: 1.0, hard_gain: 0.1}
+
+    - ``length_z``: a pair whose |z| is above it is rejected when its longer side gains more than ``length_gain``
+      by losing its first or last unit, or has only one unit (a short string: no second signal to ask);
+    - ``toward_z``: a gain above ``max_gain`` rejects only when the side that gains is the longer one by a z above
+      it, or when the gain is above ``hard_gain`` (None: never on the gain alone);
+    - ``max_gain: null``: no bound on the gain (the step then judges lengths only, as in the first line above, so
+      that a length and a partial translation are rejected under their own names).
+
+    Value then ``[gain, side, unit, z, longer_gain, longer_units]``: ``z`` the pair's learned length z (positive:
+    the target is the longer), ``longer_gain`` the best gain of the longer side (0 when it has one unit) and
+    ``longer_units`` its unit count.
     """
 
     def __init__(self, *, name: str | None = None, src_lang: str, tgt_lang: str, encoder: str = DEFAULT_ENCODER,
-                 max_gain: float = 0.04, split_words: int = 8, batch_size: int | None = None):
+                 max_gain: float | None = 0.04, split_words: int = 8, length_z: float | None = None,
+                 length_gain: float = 0.0, toward_z: float | None = None, hard_gain: float | None = None,
+                 sample: int = 20000, batch_size: int | None = None):
         super().__init__(name=name, src_lang=src_lang, tgt_lang=tgt_lang, encoder=encoder, batch_size=batch_size)
-        self.max_gain = check_number("max_gain", max_gain, low=-2, high=2)
+        self.max_gain = None if max_gain is None else check_number("max_gain", max_gain, low=-2, high=2)
         self.split_words = check_number("split_words", split_words, low=0, integer=True)
         if self.split_words == 1:
             raise ValueError("parameter 'split_words' must be 0 (never split a sentence) or at least 2, got 1")
+        self.length_z = None if length_z is None else check_number("length_z", length_z, low=0, low_open=True)
+        self.length_gain = check_number("length_gain", length_gain, low=-2, high=2)
+        self.toward_z = None if toward_z is None else check_number("toward_z", toward_z)
+        self.hard_gain = None if hard_gain is None else check_number("hard_gain", hard_gain, low=-2, high=2)
+        if self.hard_gain is not None and self.toward_z is None:
+            raise ValueError("parameter 'hard_gain' needs 'toward_z' (without it every gain above max_gain rejects)")
+        if self.max_gain is None and (self.toward_z is not None or self.length_z is None):
+            raise ValueError("max_gain: null (no bound on the gain alone) needs 'length_z' and no 'toward_z'")
+        self.sample = check_number("sample", sample, low=1, integer=True)
+        self._length = None
+        if self.length_z is not None or self.toward_z is not None:    # the input's own length band, learned
+            from .rules import LengthRatioFilter
+
+            self._length = LengthRatioFilter(learned=True, unit="char", max_z=self.length_z or 1.0, sample=self.sample)
+
+    # --- the length band (only with length_z / toward_z) ---
+
+    def sample_size(self) -> int:
+        return self._length.sample if self._length is not None else 0
+
+    def fit_sample(self, pairs: Sequence[Pair]) -> None:
+        if self._length is not None:
+            self._length.fit_sample(pairs)
+
+    def reset(self) -> None:
+        if self._length is not None:
+            self._length.reset()
 
     def score_batch(self, pairs: Sequence[Pair]) -> np.ndarray:
-        out = np.zeros((len(pairs), 3), dtype=np.float64)
+        joint = self._length is not None
+        out = np.zeros((len(pairs), 6 if joint else 3), dtype=np.float64)
         out[:, 1] = -1
         if not pairs:
             return out
@@ -194,11 +244,14 @@ class LeaveOutStep(EmbeddingStep):
         langs = (self.src_lang, self.tgt_lang)
         rows = [vectors.encode(self.encoder, whole[side], langs[side]) for side in (0, 1)]
         base = np.sum(rows[0] * rows[1], axis=1)                       # (n,) the pair's cosine
+        best = np.full((len(pairs), 2), np.nan)                        # (n, 2) each side's best gain
+        units_n = np.ones((len(pairs), 2))                             # (n, 2) each side's unit count
         for side in (0, 1):
             shortened: list[str] = []                                  # the side less its first / last unit
             owner: list[tuple[int, int]] = []                          # (pair, unit left out, 1-based)
             for i, text in enumerate(whole[side]):
                 units = split_units(text, langs[side], self.split_words)
+                units_n[i, side] = len(units)
                 if len(units) >= 2:
                     shortened += [" ".join(units[1:]), " ".join(units[:-1])]
                     owner += [(i, 1), (i, len(units))]
@@ -209,9 +262,51 @@ class LeaveOutStep(EmbeddingStep):
             gains = np.sum(z * rows[1 - side][at], axis=1) - base[at]   # (m,)
             for (i, unit), g in zip(owner, gains):
                 if g > out[i, 0] or out[i, 1] < 0:
-                    out[i] = (g, side, unit)
+                    out[i, :3] = (g, side, unit)
+                if not g <= best[i, side]:                             # NaN (none yet) or larger
+                    best[i, side] = g
+        if joint:
+            if self._length.stats is None:                             # never prepared: learn from this batch
+                self._length.fit_sample(pairs)
+            z = self._length.score_batch(pairs)                        # (n,) +: the target is the longer
+            longer = (z > 0).astype(int)
+            rows_at = np.arange(len(pairs))
+            out[:, 3] = z
+            out[:, 4] = np.nan_to_num(best[rows_at, longer], nan=0.0)
+            out[:, 5] = units_n[rows_at, longer]
         return out
+
+    def describe_rejection(self, value) -> str | None:
+        """The two signals a rejected two-signal value showed, in words (None for a one-signal value)."""
+        if len(value) < 6 or self.keep(value):
+            return None
+        gain, side, z, longer_gain, longer_units = value[0], value[1], value[3], value[4], value[5]
+        longer = "target" if z > 0 else "source"
+        if self.length_z is not None and abs(z) > self.length_z \
+                and (longer_units < 2 or longer_gain > self.length_gain):
+            why = "it is one unit" if longer_units < 2 else \
+                f"it gains {longer_gain:.4g} > length_gain {self.length_gain:.4g} without a unit"
+            return f"{self.name} length z {z:.4g} beyond length_z {self.length_z:.4g} ({longer} longer) and {why}"
+        gainer = "target" if side == 1 else "source"
+        toward = z if side == 1 else -z
+        if self.hard_gain is not None and gain > self.hard_gain:
+            return f"{self.name} {gainer} gain {gain:.4g} > hard_gain {self.hard_gain:.4g}"
+        return (f"{self.name} {gainer} gain {gain:.4g} > max_gain {self.max_gain:.4g} and the {gainer} is longer by "
+                f"z {toward:.4g} > toward_z {self.toward_z:.4g}")
 
     def accept(self, value) -> bool:
         gain = value[0]
-        return gain == gain and gain <= self.max_gain
+        if gain != gain:
+            return False
+        if len(value) < 6:                                             # one signal: the gain alone
+            return self.max_gain is None or gain <= self.max_gain
+        side, z, longer_gain, longer_units = value[1], value[3], value[4], value[5]
+        if self.length_z is not None and abs(z) > self.length_z \
+                and (longer_units < 2 or longer_gain > self.length_gain):
+            return False
+        if self.max_gain is None or gain <= self.max_gain:
+            return True
+        if self.toward_z is None:
+            return False
+        toward = z if side == 1 else -z                                # how much longer the side that gains is
+        return not (toward > self.toward_z or (self.hard_gain is not None and gain > self.hard_gain))

@@ -108,6 +108,9 @@ def crossed_bound(step, value) -> str:
     two-sided value ``length target 95 > max_length 80``. The YAML ``accept:`` bounds if the step has them, else
     the step's own ``min_*`` / ``max_*`` settings; a step without a numeric limit (duplicates, ...) says so."""
     vals = list(value) if isinstance(value, (list, tuple)) else [value]
+    describe = getattr(step, "describe_rejection", None)          # a step that decides on several components
+    if describe is not None and step.accept_override is None and describe(vals):
+        return describe(vals)
     sides = ["source ", "target "] if len(vals) == 2 else [f"[{i + 1}] " for i in range(len(vals))]
     sides = sides if len(vals) > 1 else [""]
     if step.accept_override is not None:
