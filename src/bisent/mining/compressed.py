@@ -279,18 +279,22 @@ def set_probes(index: faiss.Index, nprobe: int) -> None:
 
 
 def search_side(index: faiss.Index, queries, p: np.ndarray, db_rows: Rows, k: int, extra: int,
-                nprobe: int) -> tuple[np.ndarray, np.ndarray]:
+                nprobe: int, *, progress: bool | None = False,
+                desc: str = "compressed search") -> tuple[np.ndarray, np.ndarray]:
     """Best ``k`` of each query among the indexed rows: ``k + extra`` candidates by the codes in ``nprobe`` lists,
     re-ranked exactly from ``db_rows``. Returns (sim (q, k) float32 exact, idx (q, k) int64), best first.
 
     A query whose probed lists hold fewer than ``k`` rows (a sparse corner of the lists) gets the exact search's
-    list instead, so every list is full: the margin averages ``k`` real neighbours."""
+    list instead, so every list is full: the margin averages ``k`` real neighbours. ``progress``: a bar or
+    periodic lines (:func:`bisent.progress.progress_bar`) over the queries."""
+    from ..progress import progress_bar
     from .index import knn_both
 
     set_probes(index, nprobe)
     kk, k = min(k + extra, index.ntotal), min(k, index.ntotal)
     sim = np.empty((len(queries), k), dtype=np.float32)
     idx = np.empty((len(queries), k), dtype=np.int64)
+    bar = progress_bar(progress, total=len(queries), desc=desc, unit="sentence", leave=False)
     for s, b in iter_blocks(queries, BLOCK):
         qb = np.asarray(b, dtype=np.float32)                                         # (b, d), converted once
         cand = index.search(np.ascontiguousarray(qb @ p), kk)[1]                     # (b, kk) by the codes
@@ -299,6 +303,8 @@ def search_side(index: faiss.Index, queries, p: np.ndarray, db_rows: Rows, k: in
         if len(short):
             exact = knn_both(qb[short], db_rows.vectors, k, progress=False)
             sim[s + short], idx[s + short] = exact.fwd_sim, exact.fwd_idx
+        bar.update(len(b))
+    bar.close()
     return sim, idx
 
 

@@ -48,8 +48,9 @@ class CompressedPlan:
     """One run of :func:`knn_compressed` over X (n, d) and Y (m, d)."""
 
     def __init__(self, x, y, k: int, params: Params, *, kind: str = "ratio", threshold: float | None = None,
-                 seed: int = 0, state=None, stats: dict | None = None, executor=None):
+                 seed: int = 0, state=None, stats: dict | None = None, executor=None, progress: bool | None = None):
         self.x, self.y, self.k, self.params = x, y, k, params
+        self.progress = progress
         self.executor = executor                # searches the query shards (default: here; or Ray tasks)
         self.kind, self.threshold, self.seed = kind, threshold, seed
         self.stats = stats
@@ -90,7 +91,8 @@ class CompressedPlan:
         if saved is not None:
             return saved["centroids"]
         t0 = time.perf_counter()
-        c = train_lists(db, p, self.params, seed=self.seed)
+        with self._phase(f"compressed index: {self.params.nlist} lists of the {self._name(side)}"):
+            c = train_lists(db, p, self.params, seed=self.seed)
         if self.store:
             self.store.save_arrays(name, centroids=c)
         self.timer(f"train_lists_{side}", t0)
@@ -100,8 +102,10 @@ class CompressedPlan:
         name = f"index-{side}.faiss"
         if self.store and self.store.has(name):
             return read_index(self.store.part(name), len(db), self.params.dim)
+        centroids = self.centroids(side, db, p)
         t0 = time.perf_counter()
-        index = build_side(db, p, self.params, self.centroids(side, db, p), seed=self.seed)
+        with self._phase(f"compressed index: coding the {self._name(side)}"):
+            index = build_side(db, p, self.params, centroids, seed=self.seed)
         if self.store:
             write_index(index, self.store.part(name))
         self.timer(f"index_{side}", t0)
@@ -116,9 +120,13 @@ class CompressedPlan:
         t0 = time.perf_counter()
         rows = Rows(db)
         if self.params.nprobe is None:
-            nprobe, agreement = calibrate_pair_probes(index, queries, db, p, self.k, self.params.extra,
-                                                      kind=self.kind, threshold=self.threshold, seed=self.seed,
-                                                      db_rows=rows)
+            with self._phase(f"compressed index: calibrating the probes ({direction})"):
+                nprobe, agreement = calibrate_pair_probes(index, queries, db, p, self.k, self.params.extra,
+                                                          kind=self.kind, threshold=self.threshold,
+                                                          seed=self.seed, db_rows=rows)
+            if self.progress is not False:
+                _note(f"compressed index: {nprobe} of {self.params.nlist} lists probed ({direction}): a sample's "
+                      f"mined pairs {agreement:.1%} the exact search's")
             if agreement < PAIR_TARGET:
                 _note(f"compressed index: a sample's mined pairs agree with exact search's on {agreement:.1%} even "
                       f"with every list probed (target {PAIR_TARGET:.1%}): codes at {self.params.dim} dimensions "
@@ -128,7 +136,8 @@ class CompressedPlan:
         self.timer(f"calibrate_{direction}", t0)
         t0 = time.perf_counter()
         if self.executor is None:
-            sim, idx = search_side(index, queries, p, rows, self.k, self.params.extra, nprobe)
+            sim, idx = search_side(index, queries, p, rows, self.k, self.params.extra, nprobe,
+                                   progress=self.progress, desc=f"compressed search ({direction}, {nprobe} probes)")
         else:
             sim, idx = self.executor(index, queries, p, db, self.k, self.params.extra, nprobe)
         if self.store:
@@ -137,6 +146,17 @@ class CompressedPlan:
         self.timer(f"search_{direction}", t0)
         self._record(direction, nprobe, agreement)
         return sim, idx
+
+    def _name(self, side: str) -> str:
+        return {"tgt": "targets", "src": "sources"}[side]
+
+    def _phase(self, desc: str):
+        """Start and end lines of a phase with no count to show, and a line every few seconds off a terminal."""
+        import contextlib
+
+        from ..progress import heartbeat
+
+        return contextlib.nullcontext() if self.progress is False else heartbeat(desc)
 
     def _record(self, direction: str, nprobe: int, agreement: float) -> None:
         if self.stats is not None:
@@ -187,5 +207,5 @@ def knn_compressed(x, y, k: int = 4, *, dim: int | None = None, nlist: int | Non
     if threads:
         faiss.omp_set_num_threads(int(threads))
     plan = CompressedPlan(x, y, k, params, kind=kind, threshold=threshold, seed=seed, state=state, stats=stats,
-                          executor=executor)
+                          executor=executor, progress=progress)
     return plan.run()
