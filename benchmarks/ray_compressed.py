@@ -280,7 +280,8 @@ def run(args, work: Path) -> None:
     record = Recorder("mine_ray_compressed", args.results or None, echo=lambda line: print(line, flush=True))
     record.context["command"] = record.context["command"].replace(args.src, "SRC.vec").replace(args.tgt, "TGT.vec")
     manifest = Shards(args.src).manifest
-    base = {"src": args.rows, "tgt": args.rows, "k": K, "data": f"first {args.rows} rows of each side's vectors",
+    base = {"src": args.rows, "tgt": args.rows, "dim": manifest["dim"], "k": K,
+ "data": f"first {args.rows} rows of each side's vectors",
             "encoder": manifest.get("encoder"), "src_input": manifest.get("input"),
             "tgt_input": Shards(args.tgt).manifest.get("input"), "cpus": os.cpu_count()}
     runs = [("one", t, 1) for t in map(int, args.one_threads.split(","))] + \
