@@ -19,8 +19,9 @@ index it searches. The assumptions, each a term of the sum:
 - ``search`` (the tasks): per query, the codes scanned in ``nprobe`` lists of TO / nlist_TO rows against the
   measured lists of rows / nlist_measured (the same probes, the same cost per code whether SQ8 or PQ), the
   re-ranking of k + extra candidates per query as measured (the indexed side's pages in memory or on local disk),
-  the index deserialised by every task at the measured bytes per second; spread evenly over N nodes × C one-thread
-  workers, slowed by the Ray efficiency measured at 1 worker (one machine's search seconds / Ray's);
+  spread evenly over N nodes × C one-thread workers, slowed by the Ray efficiency measured at 1 worker (one
+  machine's search seconds / Ray's); plus each worker deserialising each direction's index once at the measured
+  bytes per second (a worker holds one index: ``index_gib_at_to`` of memory);
 - ``merge``: placing the lists, margins and retrieval in the driver: × TO / rows measured;
 - the driver's stages at ``--driver-threads`` threads, taken to scale linearly (FAISS's k-means, the BLAS of the
   exact calibration: optimistic), reading the vectors from disk not counted.
@@ -75,8 +76,7 @@ def project(anchor: dict, ray1: dict | None, to: int, nodes: int, cores: int, dr
     if ray1 and ray1.get("search_seconds") and anchor.get("search_seconds"):
         efficiency = min(1.0, anchor["search_seconds"] / ray1["search_seconds"])
     workers = nodes * cores
-    search = (2 * to * (per_query_codes * list_growth + per_query_rerank) + tasks * deser_per_task) \
-        / workers / efficiency
+    search = 2 * to * (per_query_codes * list_growth + per_query_rerank) / workers / efficiency + 2 * deser_per_task
     driver = {
         "projection": st.get("projection", 0),
         "train_lists": st.get("train_lists", 0) * (big.nlist / pm["nlist"]) ** 2,
@@ -92,7 +92,8 @@ def project(anchor: dict, ray1: dict | None, to: int, nodes: int, cores: int, dr
             "params_at_to": big.__dict__, "measured_params": pm,
             "nprobe_assumed": [anchor.get("nprobe_fwd"), anchor.get("nprobe_bwd")],
             "tasks": tasks, "index_gib_at_to": round(index_bytes_to / 2**30, 1),
-            "deserialise_seconds_per_task": round(deser_per_task, 1), "ray_efficiency": round(efficiency, 3),
+            "deserialise_seconds_per_worker_and_direction": round(deser_per_task, 1),
+            "ray_efficiency": round(efficiency, 3),
             "stage_seconds": {**{key: round(v) for key, v in driver.items()}, "search": round(search)},
             "serial_seconds": round(sum(driver.values())), "mine_seconds": round(total),
             "mine_hours": round(total / 3600, 2),

@@ -107,3 +107,19 @@ def test_running_cluster_by_address(corpus, tmp_path):
     finally:
         cluster.shutdown()
     assert out.read_bytes() == want
+
+
+def test_worker_deserialises_an_index_once():
+    """A worker reuses the index of the search whose shards it runs, and takes the next search's new index."""
+    import faiss
+    import numpy as np
+
+    from bisent.cluster.ray_compressed import _index
+
+    index = faiss.IndexFlatIP(8)
+    index.add(np.eye(8, dtype=np.float32))
+    blob = faiss.serialize_index(index)
+    first = _index(blob, "search-1")
+    assert _index(blob, "search-1") is first and first.ntotal == 8
+    assert _index(blob, "search-2") is not first
+    assert _index(blob, None) is not _index(blob, None)
