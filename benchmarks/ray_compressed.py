@@ -114,13 +114,13 @@ def shard_costs(x, y, state: Path, nprobe: int, params: dict) -> dict:
         p = z["p"]
     faiss.extract_index_ivf(index).nprobe = int(nprobe)
     _, b = next(iter(iter_blocks(x, BLOCK)))
-    t = time.perf_counter()
+    t, c = time.perf_counter(), time.process_time()
     qb = np.asarray(b, dtype=np.float32)
     cand = index.search(np.ascontiguousarray(qb @ p), K + params["extra"])[1]
-    codes = time.perf_counter() - t
-    t = time.perf_counter()
+    codes, codes_cpu = time.perf_counter() - t, time.process_time() - c
+    t, c = time.perf_counter(), time.process_time()
     rerank(qb, Rows(y), cand, K)
-    rr = time.perf_counter() - t
+    rr, rr_cpu = time.perf_counter() - t, time.process_time() - c
     t = time.perf_counter()
     blob = faiss.serialize_index(index)
     ser = time.perf_counter() - t
@@ -128,7 +128,8 @@ def shard_costs(x, y, state: Path, nprobe: int, params: dict) -> dict:
     faiss.deserialize_index(blob)
     de = time.perf_counter() - t
     return {"shard_rows": len(qb), "shard_indexed_rows": int(index.ntotal), "shard_codes_seconds": round(codes, 3),
-            "shard_rerank_seconds": round(rr, 3), "index_bytes": int(blob.nbytes),
+            "shard_rerank_seconds": round(rr, 3), "shard_codes_cpu_seconds": round(codes_cpu, 3),
+            "shard_rerank_cpu_seconds": round(rr_cpu, 3), "index_bytes": int(blob.nbytes),
             "index_serialise_seconds": round(ser, 3), "index_deserialise_seconds": round(de, 3)}
 
 

@@ -22,6 +22,8 @@ index it searches. The assumptions, each a term of the sum:
   spread evenly over N nodes × C one-thread workers, slowed by the Ray efficiency measured at 1 worker (one
   machine's search seconds / Ray's); plus each worker deserialising each direction's index once at the measured
   bytes per second (a worker holds one index: ``index_gib_at_to`` of memory);
+- the shard costs in CPU seconds (the anchor's, or its wall seconds times the CPU share of the 1-worker Ray
+  tasks), the driver's stages in the wall seconds measured (inflated on a loaded machine);
 - ``merge``: placing the lists, margins and retrieval in the driver: × TO / rows measured;
 - the driver's stages at ``--driver-threads`` threads, taken to scale linearly (FAISS's k-means, the BLAS of the
   exact calibration: optimistic), reading the vectors from disk not counted.
@@ -57,7 +59,7 @@ def _code_bytes(codes: str, dim: int) -> int:
 
 
 def project(anchor: dict, ray1: dict | None, to: int, nodes: int, cores: int, driver_threads: int,
-            dim: int = 512) -> dict:
+            dim: int = 512, cpu: bool = True) -> dict:
     """Seconds of each stage at ``to`` × ``to`` (see the module's assumptions)."""
     from bisent.mining.compressed import BLOCK, compressed_params
 
@@ -65,9 +67,17 @@ def project(anchor: dict, ray1: dict | None, to: int, nodes: int, cores: int, dr
     st, sc, pm = anchor["stages"], anchor["shard_costs"], anchor["params"]
     big = compressed_params(to, anchor.get("dim") or dim)
     grow = to / n
-    per_query_codes = sc["shard_codes_seconds"] / sc["shard_rows"]
+    # CPU seconds where measured: a loaded machine's wall time is inflated. An anchor without them: its wall times
+    # scaled by the CPU share of the 1-worker Ray tasks (their CPU seconds over as many anchor shards' wall seconds)
+    clock, scale = "seconds", 1.0
+    if cpu and "shard_codes_cpu_seconds" in sc:
+        clock = "cpu_seconds"
+    elif cpu and ray1 and ray1.get("task_cpu_seconds") and ray1.get("tasks"):
+        wall = sc["shard_codes_seconds"] + sc["shard_rerank_seconds"]
+        scale = min(1.0, ray1["task_cpu_seconds"] / ray1["tasks"] / wall)
+    per_query_codes = sc[f"shard_codes_{clock}"] / sc["shard_rows"] * scale
     list_growth = (to / big.nlist) / (sc["shard_indexed_rows"] / pm["nlist"])
-    per_query_rerank = sc["shard_rerank_seconds"] / sc["shard_rows"]
+    per_query_rerank = sc[f"shard_rerank_{clock}"] / sc["shard_rows"] * scale
     index_bytes_to = sc["index_bytes"] / sc["shard_indexed_rows"] * to * \
         (8 + _code_bytes(big.codes, big.dim)) / (8 + _code_bytes(pm["codes"], pm["dim"]))   # 8: a row's id
     deser_per_task = sc["index_deserialise_seconds"] / sc["index_bytes"] * index_bytes_to
@@ -87,7 +97,7 @@ def project(anchor: dict, ray1: dict | None, to: int, nodes: int, cores: int, dr
     driver = {key: v / driver_threads for key, v in driver.items()}
     total = sum(driver.values()) + search
     return {"src": to, "tgt": to, "to": f"{to}x{to}", "nodes": nodes, "workers_per_node": cores,
-            "driver_threads": driver_threads,
+            "driver_threads": driver_threads, "shard_clock": clock, "shard_cpu_scale": round(scale, 3),
             "projection": True, "measured_at": f"{n}x{n}", "measured_time": anchor.get("time"),
             "params_at_to": big.__dict__, "measured_params": pm,
             "nprobe_assumed": [anchor.get("nprobe_fwd"), anchor.get("nprobe_bwd")],
@@ -110,6 +120,7 @@ def main(argv=None) -> None:
     ap.add_argument("--nodes", default="1,4,16,64")
     ap.add_argument("--cores", type=int, default=16, help="one-thread workers a node")
     ap.add_argument("--driver-threads", type=int, default=16)
+    ap.add_argument("--wall", action="store_true", help="the shard costs' wall seconds, not CPU seconds")
     ap.add_argument("--dim", type=int, default=512, help="the vectors' dimension, where the record does not say it")
     add_results_option(ap)
     args = ap.parse_args(argv)
@@ -117,7 +128,7 @@ def main(argv=None) -> None:
     record = Recorder("mine_ray_projection", args.results or None, echo=lambda line: print(line, flush=True))
     for nodes in map(int, args.nodes.split(",")):
         record({"bench": "mine_projection", **project(anchor, ray1, args.to, nodes, args.cores, args.driver_threads,
-                                                              args.dim)})
+                                                              args.dim, not args.wall)})
 
 
 if __name__ == "__main__":

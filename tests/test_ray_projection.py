@@ -41,6 +41,10 @@ def test_stages_scale_as_stated():
     assert project(ANCHOR, None, to, 1, 16, 16)["serial_seconds"] == pytest.approx(one["serial_seconds"] / 16, abs=1)
     # a slower Ray (its 1-worker search twice one machine's) doubles the tasks' part
     slow = project(ANCHOR, {"search_seconds": 200.0}, to, 1, 16, 1)
+    # the shard costs in CPU seconds: the Ray tasks' CPU share of the anchor's wall seconds (here a half)
+    half = project(ANCHOR, {"search_seconds": 100.0, "tasks": 4, "task_cpu_seconds": 50.0}, to, 1, 16, 1)
+    assert half["shard_cpu_scale"] == 0.5
+    assert half["stage_seconds"]["search"] == pytest.approx((st["search"] - 2 * deser) / 2 + 2 * deser, abs=1)
     assert slow["ray_efficiency"] == 0.5
     assert slow["stage_seconds"]["search"] == pytest.approx(2 * (st["search"] - 2 * deser) + 2 * deser, abs=1)
 
