@@ -87,3 +87,39 @@ def test_killed_worker_is_rerun(ray_local, corpus, tmp_path):
                tgt_vectors=d / "de.vec")
     assert marker.exists()
     assert out.read_bytes() == want
+
+
+@pytest.mark.slow
+def test_running_cluster_by_address(corpus, tmp_path):
+    """`bisent mine --ray ADDRESS` joins a cluster started outside it (a head node in its own processes) and mines
+    the one-machine pairs."""
+    import sys
+
+    from ray.cluster_utils import Cluster
+
+    d, args, want = corpus
+    cluster = Cluster(initialize_head=True, connect=False, head_node_args={"num_cpus": 2, "include_dashboard": False})
+    try:
+        out = tmp_path / "cluster.tsv"
+        r = subprocess.run([sys.executable, "-m", "bisent", "mine", *args, "-o", str(out), "--ray", cluster.address],
+                           capture_output=True, text=True, timeout=600)
+        assert r.returncode == 0, r.stderr[-2000:]
+    finally:
+        cluster.shutdown()
+    assert out.read_bytes() == want
+
+
+def test_worker_deserialises_an_index_once():
+    """A worker reuses the index of the search whose shards it runs, and takes the next search's new index."""
+    import faiss
+    import numpy as np
+
+    from bisent.cluster.ray_compressed import _index
+
+    index = faiss.IndexFlatIP(8)
+    index.add(np.eye(8, dtype=np.float32))
+    blob = faiss.serialize_index(index)
+    first = _index(blob, "search-1")
+    assert _index(blob, "search-1") is first and first.ntotal == 8
+    assert _index(blob, "search-2") is not first
+    assert _index(blob, None) is not _index(blob, None)

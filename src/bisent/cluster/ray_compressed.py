@@ -6,7 +6,8 @@ indexed side in Ray's object store once per direction and submits one task per s
 :data:`bisent.mining.compressed.BLOCK` query rows — the shards :func:`~bisent.mining.compressed.search_side`
 walks on one machine, so every task searches the same rows in the same batches. Results are placed by their
 rows, so the merge does not depend on the order tasks finish: the lists, hence the mined pairs, are one
-machine's. A task whose worker dies is rerun by Ray (``max_retries``).
+machine's. A task whose worker dies is rerun by Ray (``max_retries``). A worker keeps the index it deserialised
+for the next shard of the same search, so each worker deserialises each direction's index once.
 
 Vectors: rows of a vectors folder are read by the workers themselves from their memory-mapped shards (on a
 cluster the folder must be on storage every node sees, at the same path); in-memory arrays travel through the
@@ -15,6 +16,7 @@ object store.
 
 from __future__ import annotations
 
+import uuid
 from typing import Callable
 
 import numpy as np
@@ -54,16 +56,32 @@ def _open(spec):
     return spec
 
 
-def search_shard(index_bytes: np.ndarray, p: np.ndarray, q_spec, start: int, stop: int, db_spec, k: int,
-                 extra: int, nprobe: int) -> tuple[np.ndarray, np.ndarray]:
-    """One task: query rows ``start:stop`` of ``q_spec`` searched in the deserialised index, re-ranked exactly
-    from ``db_spec``'s rows: (sim (r, k), idx (r, k))."""
+#: the index this worker process last deserialised: (key, index). A worker runs many shards of one direction, so it
+#: deserialises each index once (at 100M rows a side a PQ index is ~4 GB: seconds of copying a task, and memory)
+_LAST_INDEX: list = [None, None]
+
+
+def _index(index_bytes: np.ndarray, key: str | None):
     import faiss
 
+    if key is not None and _LAST_INDEX[0] == key:
+        return _LAST_INDEX[1]
+    _LAST_INDEX[:] = [None, None]                     # the previous direction's index freed first
+    index = faiss.deserialize_index(index_bytes)
+    if key is not None:
+        _LAST_INDEX[:] = [key, index]
+    return index
+
+
+def search_shard(index_bytes: np.ndarray, p: np.ndarray, q_spec, start: int, stop: int, db_spec, k: int,
+                 extra: int, nprobe: int, key: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """One task: query rows ``start:stop`` of ``q_spec`` searched in the deserialised index, re-ranked exactly
+    from ``db_spec``'s rows: (sim (r, k), idx (r, k)). ``key``: names the index (one per search), so a worker
+    deserialises it once for all the shards it runs."""
     from ..encoders.shards import RowView
     from ..mining.compressed import Rows, search_side
 
-    index = faiss.deserialize_index(index_bytes)
+    index = _index(index_bytes, key)
     queries = _open(q_spec)
     part = queries[start:stop] if isinstance(queries, np.ndarray) else RowView(queries, np.arange(start, stop))
     return search_side(index, part, p, Rows(_open(db_spec)), k, extra, nprobe)
@@ -94,7 +112,8 @@ class RaySearch:
         n, kk = len(queries), min(k, index.ntotal)
         sim = np.empty((n, kk), dtype=np.float32)
         idx = np.empty((n, kk), dtype=np.int64)
-        pending = {task.remote(blob, p_ref, q_ref, s, min(n, s + step), db_ref, k, extra, nprobe): s
+        key = uuid.uuid4().hex
+        pending = {task.remote(blob, p_ref, q_ref, s, min(n, s + step), db_ref, k, extra, nprobe, key): s
                    for s in range(0, n, step)}
         while pending:
             [ready], _ = ray.wait(list(pending), num_returns=1)

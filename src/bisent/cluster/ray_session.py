@@ -29,8 +29,10 @@ def import_ray():
 
 
 def thread_env(threads: int) -> dict[str, str]:
-    """Environment of every worker: ``threads`` BLAS/OpenMP threads and bisent's own pools."""
-    return {**{name: str(threads) for name in VARIABLES}, "BISENT_THREADS": str(threads)}
+    """Environment of every worker: ``threads`` BLAS/OpenMP threads (FAISS's too), bisent's own pools and numba's
+    (the compressed search's exact re-ranking; numba's default is every CPU of the node)."""
+    return {**{name: str(threads) for name in VARIABLES}, "BISENT_THREADS": str(threads),
+            "NUMBA_NUM_THREADS": str(threads)}
 
 
 @contextlib.contextmanager
