@@ -89,7 +89,8 @@ def project(anchor: dict, ray1: dict | None, to: int, nodes: int, cores: int, dr
     search = 2 * to * (per_query_codes * list_growth + per_query_rerank) / workers / efficiency + 2 * deser_per_task
     driver = {
         "projection": st.get("projection", 0),
-        "train_lists": sum(v for key, v in st.items() if key.startswith("train_lists")) * (big.nlist / pm["nlist"]) ** 2,
+        "train_lists": sum(v for key, v in st.items() if key.startswith("train_lists"))
+        * (big.nlist / pm["nlist"]) ** 2,
         "index": (st.get("index_tgt", 0) + st.get("index_src", 0)) * grow,
         "calibrate": (st.get("calibrate_fwd", 0) + st.get("calibrate_bwd", 0)) * grow,
         "merge": anchor.get("score_seconds", 0) * grow,
