@@ -11,12 +11,17 @@ average beside it):
 - ``embed_src`` / ``embed_tgt``: both whole sides embedded with the student (no cache);
 - ``mine``: ``bisent mine --src-vectors --tgt-vectors --threshold none --line-numbers``, and P/R/F1 of the hidden
   gold pairs at the threshold that maximises F1 (as ``benchmarks/scale.py``);
-- ``subsample`` (``--teacher-size N``): the gold rows plus random rows up to N a side, mined with the student and
-  with the teacher (use-m3), F1 of both on the same rows: the comparison where the teacher cannot embed the whole.
+- ``subsample`` (``--teacher-size N``): every gold row plus random rows up to N a side (seed 0), embedded with the
+  student (no cache) and with the teacher (use-m3, through its embedding cache, so a rerun reuses its rows), each
+  mined with the same command and the exact index; P/R/F1 of both at their own best threshold with 95 % bootstrap
+  intervals over the gold pairs, the paired F1 gap with its interval (``distill_scale_f1_gap``), and the same per
+  language of the gold pair's target line (``distill_scale_f1_lang``, from ``tgt.lang``): the comparison where the
+  teacher cannot embed the whole (2M lines at its 500-1,000 sentences/s on two cores are about 5 hours).
 
-``--stages`` picks stages; ``--size 100000 --sample 200000 --stages distill,speed`` is the timing of a
-200k-sentence distillation (every sentence of both sides). ``distill_scale`` lines go to
-``benchmarks/results/distill_scale.jsonl``; the last one (``distill_scale_total``) sums distillation and embedding.
+``--stages`` picks stages; ``--student DIR`` takes a student distilled before (default ``WORK/student``).
+``--size 100000 --sample 200000 --stages distill,speed`` is the timing of a 200k-sentence distillation (every
+sentence of both sides): its last line (``distill_scale_total``) gives the seconds, the sample and the highest load
+average of its stages. ``distill_scale`` lines go to ``benchmarks/results/distill_scale.jsonl``.
 
 Usage: ``python benchmarks/distill_scale.py --size 1000000 [--data DIR] [--work DIR] [--teacher-size 20000]``
 """
@@ -86,7 +91,8 @@ def f1_comparison(mined: dict[str, list], gold: list[tuple[int, int]], best: dic
     out: dict = {}
     for name in mined:
         lo, hi = interval(contrib[name], boot=boot)
-        out[name] = {"f1": round(float(contrib[name].mean()), 4), "f1_interval": [round(lo, 4), round(hi, 4)]}
+        out[f"{name}_f1"] = round(float(contrib[name].mean()), 4)
+        out[f"{name}_f1_interval"] = [round(lo, 4), round(hi, 4)]
     gap = contrib["student"] - contrib["teacher"]
     lo, hi = interval(gap, boot=boot)
     out["gap_points"] = round(100 * float(gap.mean()), 2)
@@ -103,13 +109,13 @@ def f1_comparison(mined: dict[str, list], gold: list[tuple[int, int]], best: dic
                 tp = int(hits[name][sel].sum())
                 kept = sum(1 for s, _, j in mined[name] if s >= best[name]["threshold"] and tgt_lang[j] == lang)
                 p, r = (tp / kept if kept else 0.0), tp / int(sel.sum())
-                row[name] = {"precision": round(p, 4), "recall": round(r, 4),
-                             "f1": round(2 * p * r / (p + r) if p + r else 0.0, 4)}
+                row.update({f"{name}_precision": round(p, 4), f"{name}_recall": round(r, 4),
+                            f"{name}_f1": round(2 * p * r / (p + r) if p + r else 0.0, 4)})
             d = (hits["student"][sel].astype(np.float64) - hits["teacher"][sel]) * 100
             lo, hi = interval(d, boot=boot)
             row["recall_gap_points"] = round(float(d.mean()), 2)
             row["recall_gap_interval_points"] = [round(lo, 2), round(hi, 2)]
-            row["f1_gap_points"] = round(100 * (row["student"]["f1"] - row["teacher"]["f1"]), 2)
+            row["f1_gap_points"] = round(100 * (row["student_f1"] - row["teacher_f1"]), 2)
             per_lang.append(row)
     return out, per_lang
 
@@ -148,12 +154,13 @@ def run(args, work: Path, record) -> None:
     quiet = {**os.environ, "BISENT_NO_EMBED_CACHE": "1"}
     base: dict = {"teacher": args.teacher, "size": args.size}
     seconds: dict[str, float] = {}
+    loads: dict[str, float] = {}
 
     def stage(name: str, argv: list[str], env: dict = quiet) -> None:
         load, t = os.getloadavg()[0], time.perf_counter()
         rc, peak = run_measured(_bisent(argv), env, log)
         seconds[name] = time.perf_counter() - t
-        load = max(load, os.getloadavg()[0])
+        load = loads[name] = max(load, os.getloadavg()[0])
         record({"bench": "distill_scale_stage", **base, "stage": name, "exit": rc, "seconds": round(seconds[name], 1),
                 "peak_rss_mb": round(peak / 2**20, 1), "load_average": round(load, 2),
                 **({"note": "shared machine"} if load > 2.5 else {}),
@@ -233,9 +240,11 @@ def run(args, work: Path, record) -> None:
         for row in per_lang:
             record({"bench": "distill_scale_f1_lang", **base, "rows": rows, **row})
     done = [s for s in ("distill", "embed_src", "embed_tgt") if s in seconds]
-    if done:
-        record({"bench": "distill_scale_total", **base, "stages": done,
-                "seconds": round(sum(seconds[s] for s in done), 1)})
+    if done:                       # the one line of a timing: its stages, seconds and the highest load average
+        load = max(loads[s] for s in done)
+        record({"bench": "distill_scale_total", **base, "stages": done, "sample": args.sample,
+                "seconds": round(sum(seconds[s] for s in done), 1), "load_average": round(load, 2),
+                **({"note": "shared machine"} if load > 2.5 else {})})
 
 
 if __name__ == "__main__":
