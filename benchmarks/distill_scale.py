@@ -18,6 +18,11 @@ average beside it):
   language of the gold pair's target line (``distill_scale_f1_lang``, from ``tgt.lang``): the comparison where the
   teacher cannot embed the whole (2M lines at its 500-1,000 sentences/s on two cores are about 5 hours).
 
+- ``heldout_langs``: the student's no-gold report per target language, as ``bisent distill --lang-file`` gives it:
+  its held-out target sentences, each given the language of its line in ``tgt.lang``, against its held-out English
+  ones (:func:`bisent.distill.quality.by_line_language`; the teacher's rows through its cache), one
+  ``distill_scale_agreement_lang`` line per language with enough held-out sentences.
+
 ``--stages`` picks stages; ``--student DIR`` takes a student distilled before (default ``WORK/student``).
 ``--size 100000 --sample 200000 --stages distill,speed`` is the timing of a 200k-sentence distillation (every
 sentence of both sides): its last line (``distill_scale_total``) gives the seconds, the sample and the highest load
@@ -42,7 +47,7 @@ from distill_domains import speeds
 from mine_memory import run_measured
 from scale import _best_f1, _bisent, _mined, _placeholders
 
-STAGES = ("distill", "speed", "embed", "mine", "subsample")
+STAGES = ("distill", "speed", "embed", "mine", "subsample", "heldout_langs")
 
 
 def subsample(data: Path, out: Path, size: int, gold: list[tuple[int, int]], seed: int = 0) -> list[tuple[int, int]]:
@@ -118,6 +123,32 @@ def f1_comparison(mined: dict[str, list], gold: list[tuple[int, int]], best: dic
             row["f1_gap_points"] = round(100 * (row["student_f1"] - row["teacher_f1"]), 2)
             per_lang.append(row)
     return out, per_lang
+
+
+def heldout_languages(data: Path, student: Path, teacher: str, base: dict, record, *, min_held: int = 20) -> None:
+    """The student's held-out agreement with its teacher per language of the target lines (``tgt.lang``)."""
+    from bisent.distill.quality import by_line_language
+    from bisent.encoders import get_encoder
+    from bisent.encoders.trained import load_model_dir
+
+    held = {lang: (student / "sample" / f"heldout.{lang}.txt").read_text(encoding="utf-8").split("\n")[:-1]
+            for lang in ("en", "de")}
+    of_text: dict[str, str] = {}
+    with open(data / "tgt.txt", encoding="utf-8") as texts, open(data / "tgt.lang", encoding="utf-8") as langs:
+        for text, lang in zip(texts, langs):
+            of_text.setdefault(text.rstrip("\n"), lang.strip())
+    strata = {"de": [of_text[x] for x in held["de"]]}
+    model, enc = load_model_dir(student), get_encoder(teacher)
+    s = {lang: model.encode(v, lang, cache=False) for lang, v in held.items()}
+    t = {lang: enc.encode(v, lang) for lang, v in held.items()}
+    (block,) = by_line_language(s, t, strata, min_held=min_held)
+    for row in block["languages"]:
+        lang = row["line_language"]
+        record({"bench": "distill_scale_agreement_lang", **base, "line_language": lang, "held_out": row["held_out"],
+                **{f"{d}_{k}": row[key][k] for d, key in (("to_en", f"{lang}->en"), ("from_en", f"en->{lang}"))
+                   for k in ("agreement", "interval", "candidates")}})
+    record({"bench": "distill_scale_agreement_lang", **base, "line_language": "smaller", **block["smaller"],
+            "min_held_out": min_held})
 
 
 def main(argv=None) -> None:
@@ -239,6 +270,8 @@ def run(args, work: Path, record) -> None:
                              "about 5 hours, so both encoders are compared on the same sub-sample"})
         for row in per_lang:
             record({"bench": "distill_scale_f1_lang", **base, "rows": rows, **row})
+    if "heldout_langs" in stages:
+        heldout_languages(data, student, args.teacher, base, record)
     done = [s for s in ("distill", "embed_src", "embed_tgt") if s in seconds]
     if done:                       # the one line of a timing: its stages, seconds and the highest load average
         load = max(loads[s] for s in done)
