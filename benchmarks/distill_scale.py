@@ -138,6 +138,9 @@ def heldout_languages(data: Path, student: Path, teacher: str, base: dict, recor
         for text, lang in zip(texts, langs):
             of_text.setdefault(text.rstrip("\n"), lang.strip())
     strata = {"de": [of_text[x] for x in held["de"]]}
+    trained: dict[str, int] = {}                              # the student's training sentences per language
+    for x in (student / "sample" / "train.de.txt").read_text(encoding="utf-8").split("\n")[:-1]:
+        trained[of_text[x]] = trained.get(of_text[x], 0) + 1
     model, enc = load_model_dir(student), get_encoder(teacher)
     s = {lang: model.encode(v, lang, cache=False) for lang, v in held.items()}
     t = {lang: enc.encode(v, lang) for lang, v in held.items()}
@@ -145,10 +148,11 @@ def heldout_languages(data: Path, student: Path, teacher: str, base: dict, recor
     for row in block["languages"]:
         lang = row["line_language"]
         record({"bench": "distill_scale_agreement_lang", **base, "line_language": lang, "held_out": row["held_out"],
+                "trained_on": trained.get(lang, 0),
                 **{f"{d}_{k}": row[key][k] for d, key in (("to_en", f"{lang}->en"), ("from_en", f"en->{lang}"))
                    for k in ("agreement", "interval", "candidates")}})
     record({"bench": "distill_scale_agreement_lang", **base, "line_language": "smaller", **block["smaller"],
-            "min_held_out": min_held})
+            "min_held_out": min_held, "trained_on": {k: v for k, v in sorted(trained.items(), key=lambda x: -x[1])}})
 
 
 def main(argv=None) -> None:
