@@ -164,6 +164,7 @@ def main(argv=None) -> None:
     ap.add_argument("--steps", type=int, default=None, help="bisent distill --steps (default: its own)")
     ap.add_argument("--student", default=None, help="the distilled student's model directory (default: WORK/student, "
                                                     "made by the distill stage)")
+    ap.add_argument("--student-note", default=None, help="what --student is, put in every record")
     ap.add_argument("--teacher", default="use-m3")
     ap.add_argument("--teacher-size", type=int, default=20_000, help="rows a side of the teacher's sub-sample")
     ap.add_argument("--stages", default=",".join(STAGES), help=f"stages to run, of {','.join(STAGES)}")
@@ -187,7 +188,8 @@ def run(args, work: Path, record) -> None:
     data = Path(args.data) if args.data else work / "data"
     student, log = Path(args.student) if args.student else work / "student", work / "stderr.txt"
     quiet = {**os.environ, "BISENT_NO_EMBED_CACHE": "1"}
-    base: dict = {"teacher": args.teacher, "size": args.size}
+    base: dict = {"teacher": args.teacher, "size": args.size,
+                  **({"student": args.student_note} if args.student_note else {})}
     seconds: dict[str, float] = {}
     loads: dict[str, float] = {}
 
