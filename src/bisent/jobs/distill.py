@@ -114,7 +114,7 @@ def _sample(out: Path, sources, total: int, heldout: int, seed: int) -> tuple[di
             tr, he = split_heldout(uniq, heldout, seed)
             train[lang] += tr
             held[lang] += he
-            of_held += [stratum] * len(he)
+            of_held += [stratum or lang] * len(he)        # a file of the language without a language file
             if stratum is not None:
                 counts.setdefault(lang, {})[stratum] = {"train": len(tr), "held_out": len(he)}
         if lang in counts:
