@@ -264,3 +264,83 @@ def test_mine_checks_both_languages_before_embedding_anything(tmp_path, capsys, 
     assert main(["mine", en, fi, "-l", "en", "-L", "fi", "-e", "use-m3", "-o", tmp_path / "m.tsv"]) != 0
     err = capsys.readouterr().err.strip()
     assert "encoder use-m3: unknown language 'fi'" in err and "\n" not in err
+
+
+@pytest.fixture(scope="module")
+def mixed(tmp_path_factory) -> Path:
+    """Real UI messages: English on one side; German, Japanese, Russian and Chinese translations mixed on the other
+    (unequal amounts, shuffled) with a language file, as a language-identified crawl's side."""
+    from bisent.datasets.gettext import load_pairs
+
+    d = tmp_path_factory.mktemp("mixed")
+    rows = [(p.tgt, code) for code, lang, n in (("de", "de", 900), ("ja", "ja", 400), ("ru", "ru", 200),
+                                                 ("zh-cn", "zh_CN", 40))
+            for p in load_pairs("en", lang, "train")[:n]]
+    order = np.random.default_rng(0).permutation(len(rows))
+    _lines(d / "en.txt", [p.src for p in load_pairs("en", "de", "train")[1000:2000]])
+    _lines(d / "mixed.txt", [rows[i][0] for i in order])
+    _lines(d / "mixed.lang", [rows[i][1] for i in order])
+    return d
+
+
+def test_a_side_of_many_languages_is_stratified_by_its_language_file_and_reported_per_language(mixed, tmp_path):
+    from bisent.distill.sample import fill
+    from bisent.encoders import get_encoder
+    from bisent.encoders.trained import load_model_dir
+    from bisent.jobs.distill import distill
+
+    out = tmp_path / "m"
+    summary = distill([mixed / "en.txt", mixed / "mixed.txt"], ["en", "de"], out, teacher="char-ngram", sample=1600,
+                      heldout=100, steps=3, overrides=SMALL, progress=False, lang_files=[f"2={mixed / 'mixed.lang'}"])
+    s = summary["sample"]
+    strata = s["line_languages"]["de"]
+    assert list(strata) == ["de", "ja", "ru", "zh-cn"]                 # largest first
+    drawn = {k: v["train"] + v["held_out"] for k, v in strata.items()}
+    want = dict(zip(strata, fill([900, 400, 200, 40], 800)))           # equal shares of the side's 800 (water filling)
+    for lang in drawn:                                                 # (fewer where a message repeats)
+        assert want[lang] - 20 <= drawn[lang] <= want[lang]
+    assert want["zh-cn"] == 40 and want["ru"] == 200 and want["de"] == want["ja"] == 280
+    assert all(v["held_out"] == max(1, (v["train"] + v["held_out"]) // 10) for v in strata.values())
+    assert summary["inputs"][1]["line_languages"] == 4 and s["held_out"]["de"] == sum(
+        v["held_out"] for v in strata.values())
+
+    # the per-language figures equal a direct NumPy computation on the held-out files
+    held = {lang: (out / "sample" / f"heldout.{lang}.txt").read_text(encoding="utf-8").split("\n")[:-1]
+            for lang in ("en", "de")}
+    codes = np.array((out / "sample" / "heldout.de.lang").read_text(encoding="utf-8").split("\n")[:-1])
+    student, teacher = load_model_dir(out), get_encoder("char-ngram")
+    sv = {k: student.encode(v, k, cache=False) for k, v in held.items()}
+    tv = {k: teacher.encode(v, k) for k, v in held.items()}
+    (block,) = summary["quality"]["by_line_language"]
+    assert block["lang"] == "de" and block["other"] == "en"
+    shown = {r["line_language"]: r for r in block["languages"]}
+    assert set(shown) == {k for k, v in strata.items() if v["held_out"] >= block["min_held_out"]} >= {"de", "ja"}
+    assert block["smaller"]["held_out"] == sum(v["held_out"] for k, v in strata.items() if k not in shown)
+    for lang, r in shown.items():
+        sel = codes == lang
+        fwd = np.argmax(sv["de"][sel] @ sv["en"].T, 1) == np.argmax(tv["de"][sel] @ tv["en"].T, 1)
+        bwd = np.argmax(sv["en"] @ sv["de"][sel].T, 1) == np.argmax(tv["en"] @ tv["de"][sel].T, 1)
+        assert r[f"{lang}->en"]["agreement"] == pytest.approx(fwd.mean(), abs=1e-4)
+        assert r[f"en->{lang}"]["agreement"] == pytest.approx(bwd.mean(), abs=1e-4)
+        assert r[f"{lang}->en"]["queries"] == sel.sum() and r[f"en->{lang}"]["candidates"] == sel.sum()
+        lo, hi = r[f"{lang}->en"]["interval"]
+        assert lo <= r[f"{lang}->en"]["agreement"] <= hi
+    assert "by the language of each line" in (out / "distill.html").read_text(encoding="utf-8")
+
+
+def test_a_language_file_of_the_wrong_length_or_with_a_bad_line_is_a_one_line_error(mixed, tmp_path):
+    from bisent.jobs.distill import distill
+
+    codes = (mixed / "mixed.lang").read_text(encoding="utf-8").split("\n")[:-1]
+    short = _lines(tmp_path / "short.lang", codes[:-1])
+    bad = _lines(tmp_path / "bad.lang", codes[:4] + ["de fr"] + codes[5:])
+    files = [mixed / "en.txt", mixed / "mixed.txt"]
+    cases = [([f"2={short}"], f"short.lang: {len(codes) - 1:,} lines, but {files[1]} has {len(codes):,}"),
+             ([f"2={bad}"], "bad.lang:5: not a language code"),
+             ([f"3={short}"], "expected INPUT=LANGS, INPUT the position of an input file (1 to 2)"),
+             ([f"xx={short}"], "expected INPUT=LANGS")]
+    for specs, message in cases:
+        with pytest.raises(BisentError) as e:
+            distill(files, ["en", "de"], tmp_path / "out", teacher="char-ngram", progress=False, lang_files=specs)
+        assert message in str(e.value) and "\n" not in str(e.value)
+        assert not (tmp_path / "out").exists()

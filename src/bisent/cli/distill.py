@@ -31,11 +31,17 @@ from .options import LANG
 @click.option("--seed", type=int, default=1, show_default=True, help="Seed of the sample and of the training.")
 @click.option("--gold", "gold", multiple=True, metavar="[SRC-TGT=]PAIRS.tsv",
               help="Gold translation pairs (src<TAB>tgt): both encoders' recovery error on them (repeatable).")
+@click.option("--lang-file", "lang_files", multiple=True, metavar="INPUT=LANGS",
+              help="For a FILE of many languages (a crawl's language-identified side): LANGS gives the language of "
+                   "each of its lines, one code a line (as `bisent data scale` writes tgt.lang); INPUT is the "
+                   "file's position (1, 2, ...) or its -l code (still the code it is embedded with). Its share of "
+                   "the sample is split equally between those languages, and the report gives the agreement per "
+                   "language (repeatable).")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
               help="Override a key of the distill-dan recipe, e.g. --set model.buckets=65536 (repeatable).")
 @click.option("--progress/--no-progress", default=None, help="Show progress bars (default: when on a terminal).")
-@guarded(reads=("files",), specs=("gold",), states=("out_dir",), what={"out_dir": "model directory"})
-def distill(files, langs, teacher, out_dir, sample, heldout, steps, seed, gold, overrides, progress):
+@guarded(reads=("files",), specs=("gold", "lang_files"), states=("out_dir",), what={"out_dir": "model directory"})
+def distill(files, langs, teacher, out_dir, sample, heldout, steps, seed, gold, lang_files, overrides, progress):
     """Distil a fast student of an encoder on your own text (FILE..., one sentence a line) into a model directory
     that every command takes as `-e DIR`, and measure it against its teacher on held-out sentences, without gold.
 
@@ -45,12 +51,14 @@ def distill(files, langs, teacher, out_dir, sample, heldout, steps, seed, gold, 
     Examples:
       bisent distill crawl.en.txt crawl.de.txt -l en -l de -o models/crawl
       bisent mine crawl.en.txt crawl.de.txt -l en -L de -e models/crawl -o mined.tsv
+      bisent distill en.txt crawl.txt -l en -l de --lang-file 2=crawl.lang -o models/crawl
     """
     from ..jobs.distill import distill as run
     from ..training.recipe import parse_override
 
     summary = run(files, list(langs), out_dir, teacher=teacher, sample=sample, heldout=heldout, steps=steps,
-                  seed=seed, gold=gold, overrides=dict(parse_override(o) for o in overrides), progress=progress)
+                  seed=seed, gold=gold, overrides=dict(parse_override(o) for o in overrides), progress=progress,
+                  lang_files=lang_files)
     click.echo(json.dumps({"model_dir": summary["model_dir"], "quality": {
         k: summary["quality"][k] for k in ("lowest_agreement", "closeness", "student_sentences_per_s")},
         "seconds": summary["seconds"]}))

@@ -9,6 +9,10 @@
   student instead of the teacher changes; with a 95 % bootstrap interval over the A sentences, and whether it
   is above :data:`AGREEMENT_BAR`.
 
+Where a language's held-out sentences mix line languages (a file given a language file),
+:func:`by_line_language` gives both directions' agreement per line language L against each other language:
+L's sentences as queries, and the other language's queries against L's sentences alone.
+
 With gold pairs, :func:`gold_errors` gives both encoders' recovery error on them and the student's gap.
 """
 
@@ -64,6 +68,44 @@ def no_gold_report(student: dict, teacher: dict, *, boot: int = BOOTSTRAP) -> di
     lowest = min((v["agreement"], k) for p in pairs for k, v in p.items() if isinstance(v, dict))
     return {"closeness": close, "pairs": pairs, "lowest_agreement": {"direction": lowest[1], "agreement": lowest[0]},
             "agreement_bar": AGREEMENT_BAR}
+
+
+#: held-out sentences a line language needs for its own agreement figures (fewer: counted, not shown)
+MIN_LINE_LANGUAGE = 20
+
+
+def _direction(s_q: np.ndarray, s_c: np.ndarray, t_q: np.ndarray, t_c: np.ndarray, boot: int) -> dict:
+    hits = top1_agreement(s_q, s_c, t_q, t_c).astype(np.float64)
+    lo, hi = interval(hits, boot=boot)
+    return {"agreement": round(float(hits.mean()), 4), "interval": [round(lo, 4), round(hi, 4)],
+            "queries": len(hits), "candidates": len(s_c), "above_bar": bool(hits.mean() >= AGREEMENT_BAR)}
+
+
+def by_line_language(student: dict, teacher: dict, strata: dict[str, list[str]], *, boot: int = BOOTSTRAP,
+                     min_held: int = MIN_LINE_LANGUAGE) -> list[dict]:
+    """Per language ``a`` of ``strata`` (lang -> the line language of each held-out row), per other language
+    ``b`` and per line language L of ``a`` with at least ``min_held`` held-out rows, largest first: ``L->b``
+    (L's rows as queries, every row of ``b`` a candidate: the rows of the ``a->b`` direction that are in L) and
+    ``b->L`` (every row of ``b`` a query, L's rows alone the candidates); line languages with fewer rows are
+    summed in one entry."""
+    out = []
+    for a, codes in strata.items():
+        codes_a = np.asarray(codes)
+        names, counts = np.unique(codes_a, return_counts=True)
+        order = sorted(zip(names.tolist(), counts.tolist()), key=lambda x: (-x[1], x[0]))
+        for b in (x for x in student if x != a):
+            rows = []
+            for lang, n in order:
+                if n < min_held:
+                    continue
+                sa, ta = student[a][codes_a == lang], teacher[a][codes_a == lang]              # (n, D) each
+                rows.append({"line_language": lang, "held_out": n,
+                             f"{lang}->{b}": _direction(sa, student[b], ta, teacher[b], boot),
+                             f"{b}->{lang}": _direction(student[b], sa, teacher[b], ta, boot)})
+            small = [(lang, n) for lang, n in order if n < min_held]
+            out.append({"lang": a, "other": b, "min_held_out": min_held, "languages": rows,
+                        "smaller": {"line_languages": len(small), "held_out": sum(n for _, n in small)}})
+    return out
 
 
 def gold_errors(name: str, student: tuple[np.ndarray, np.ndarray], teacher: tuple[np.ndarray, np.ndarray],

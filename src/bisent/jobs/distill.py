@@ -62,7 +62,7 @@ def check_languages(langs: list[str], teacher: str):
     return enc
 
 
-def _open_folder(out: Path, sources, settings: dict, replace: bool) -> dict | None:
+def _open_folder(out: Path, files: list, settings: dict, replace: bool) -> dict | None:
     """Make or adopt ``out`` (a state folder whose fingerprint is every input's bytes and language and every
     setting); the finished summary when it holds this very distillation (nothing to do). A folder of another
     distillation is refused, or emptied and started afresh with ``replace`` or when it stopped before its
@@ -70,7 +70,8 @@ def _open_folder(out: Path, sources, settings: dict, replace: bool) -> dict | No
     from ..state import StateDir
 
     store = StateDir(out, "distill", what="a distillation", remedy="choose another -o (or remove that folder)")
-    inputs = {f"input {i + 1}": {"lang": s.lang, "blake2b": s.digest} for i, s in enumerate(sources)}
+    inputs = {f"input {i + 1}": {"lang": s[0].lang, "blake2b": s[0].digest,
+                                 **({"line_languages": len(s)} if s[0].stratum else {})} for i, s in enumerate(files)}
     drawn = (out / SAMPLE_DIR / "sample.json").is_file()
     try:
         resumed = store.open(inputs=inputs, settings=settings, restart=not drawn)
@@ -82,44 +83,65 @@ def _open_folder(out: Path, sources, settings: dict, replace: bool) -> dict | No
     return json.loads(done.read_text(encoding="utf-8")) if resumed and done.is_file() else None
 
 
-def _sample(out: Path, sources, total: int, heldout: int, seed: int) -> tuple[dict, dict, dict]:
-    """``(train, held out, report)``, lang -> sentences: read back from the sample folder or drawn and written there."""
-    from ..distill.sample import draw, read_drawn, split_heldout
+def _sample(out: Path, sources, total: int, heldout: int, seed: int) -> tuple[dict, dict, dict, dict]:
+    """``(train, held out, held-out line languages, report)``: lang -> sentences (and, for a language whose files
+    came with a language file, lang -> the line language of each held-out sentence), read back from the sample
+    folder or drawn and written there."""
+    from ..distill.sample import draw, read_sources, split_heldout
 
     folder, manifest = out / SAMPLE_DIR, out / SAMPLE_DIR / "sample.json"
     if manifest.is_file():
         report = json.loads(manifest.read_text(encoding="utf-8"))
         read = {part: {lang: (folder / f"{part}.{lang}.txt").read_text(encoding="utf-8").split("\n")[:-1]
                        for lang in report["languages"]} for part in ("train", "heldout")}
-        return read["train"], read["heldout"], report
+        strata = {lang: (folder / f"heldout.{lang}.lang").read_text(encoding="utf-8").split("\n")[:-1]
+                  for lang in report.get("line_languages", {})}
+        return read["train"], read["heldout"], strata, report
     usable = sum(len(s.lines) for s in sources)
     if total >= usable:
         _say(f"the sample ({total:,} sentences) is not smaller than the input ({usable:,} usable lines): all of "
              "it is used")
-    by_lang: dict[str, list[str]] = {}
-    for src, numbers in zip(sources, draw(sources, total, seed)):
-        by_lang.setdefault(src.lang, []).extend(read_drawn(src.path, numbers))
-    train, held = {}, {}
-    for lang, sents in by_lang.items():
-        train[lang], held[lang] = split_heldout(list(dict.fromkeys(sents)), heldout, seed)
+    by_lang: dict[str, dict[str | None, list[str]]] = {}       # lang -> line language (None: the file's) -> text
+    for src, sents in zip(sources, read_sources(sources, draw(sources, total, seed))):
+        by_lang.setdefault(src.lang, {}).setdefault(src.stratum, []).extend(sents)
+    train, held, strata, counts = {}, {}, {}, {}
+    for lang, groups in by_lang.items():
+        seen: set[str] = set()
+        train[lang], held[lang], of_held = [], [], []
+        for stratum, sents in groups.items():             # a sentence in two line languages counts in the first
+            uniq = [x for x in dict.fromkeys(sents) if x not in seen]
+            seen.update(uniq)
+            tr, he = split_heldout(uniq, heldout, seed)
+            train[lang] += tr
+            held[lang] += he
+            of_held += [stratum or lang] * len(he)        # a file of the language without a language file
+            if stratum is not None:
+                counts.setdefault(lang, {})[stratum] = {"train": len(tr), "held_out": len(he)}
+        if lang in counts:
+            strata[lang] = of_held
         if not train[lang] or not held[lang]:
-            raise BisentError(f"the {lang} input has {len(set(sents))} distinct sentence(s): too few to train on "
+            raise BisentError(f"the {lang} input has {len(seen)} distinct sentence(s): too few to train on "
                               "and hold some out (give at least two)")
     report = {"languages": list(by_lang), "asked": total, "usable_lines": usable, "all_used": total >= usable,
-              "drawn": {lang: len(v) for lang, v in by_lang.items()},
+              "drawn": {lang: sum(map(len, g.values())) for lang, g in by_lang.items()},
               "train": {lang: len(v) for lang, v in train.items()},
-              "held_out": {lang: len(v) for lang, v in held.items()}}
-    _write_sample(folder, train, held, report)
-    return train, held, report
+              "held_out": {lang: len(v) for lang, v in held.items()},
+              **({"line_languages": counts} if counts else {})}
+    _write_sample(folder, train, held, strata, report)
+    return train, held, strata, report
 
 
-def _write_sample(folder: Path, train: dict, held: dict, report: dict) -> None:
-    """The sample's files, then its manifest (last: a sample without one is drawn again)."""
+def _write_sample(folder: Path, train: dict, held: dict, strata: dict, report: dict) -> None:
+    """The sample's files (``heldout.LANG.lang``: the line language of each held-out sentence, for a language
+    given a language file), then its manifest (last: a sample without one is drawn again)."""
     folder.mkdir(exist_ok=True)
     for part, data in (("train", train), ("heldout", held)):
         for lang, sents in data.items():
             with atomic_write(folder / f"{part}.{lang}.txt") as f:
                 f.write("".join(s + "\n" for s in sents))
+    for lang, codes in strata.items():
+        with atomic_write(folder / f"heldout.{lang}.lang") as f:
+            f.write("".join(c + "\n" for c in codes))
     with atomic_write(folder / "sample.json") as f:
         json.dump(report, f, indent=1)
 
@@ -175,16 +197,19 @@ def _gold(specs, student, teacher) -> list[dict]:
     return out
 
 
-def _quality(out: Path, held: dict, teacher_rows: dict, teacher: str, gold) -> dict:
-    """The no-gold figures on the held-out sentences, the student's speed on them, and the gold figures if any."""
-    from ..distill.quality import no_gold_report
+def _quality(out: Path, held: dict, strata: dict, teacher_rows: dict, teacher: str, gold) -> dict:
+    """The no-gold figures on the held-out sentences (per line language too where ``strata`` gives them), the
+    student's speed on them, and the gold figures if any."""
+    from ..distill.quality import by_line_language, no_gold_report
     from ..encoders.trained import load_model_dir
 
     student = load_model_dir(out)
     t0, n = time.perf_counter(), sum(map(len, held.values()))
     rows = {lang: student.encode(sents, lang, cache=False) for lang, sents in held.items()}
     speed = n / max(time.perf_counter() - t0, 1e-9)
-    return {**no_gold_report(rows, teacher_rows), "student_sentences_per_s": round(speed),
+    return {**no_gold_report(rows, teacher_rows),
+            **({"by_line_language": by_line_language(rows, teacher_rows, strata)} if strata else {}),
+            "student_sentences_per_s": round(speed),
             "gold": _gold(gold, student, get_encoder(teacher)) if gold else []}
 
 
@@ -198,18 +223,38 @@ def _summary_line(q: dict, teacher: str) -> str:
             f"{lowest['direction']} {lowest['agreement']:.1%}, {verdict} (see distill.html)")
 
 
+def _line_languages(files: list[str], langs: list[str], specs) -> dict[int, str]:
+    """``INPUT=LANGS`` specs -> {index of the input file: its language file}; INPUT is a file's position (1 is
+    the first) or its language code when only one file has it."""
+    out: dict[int, str] = {}
+    for spec in specs or ():
+        key, eq, path = str(spec).partition("=")
+        owners = [i for i, lang in enumerate(langs) if lang == normalise_lang(key)] if key and not key.isdigit() else []
+        i = int(key) - 1 if key.isdigit() else (owners[0] if len(owners) == 1 else -1)
+        if not eq or not path or not 0 <= i < len(files):
+            raise BisentError(f"--lang-file {spec}: expected INPUT=LANGS, INPUT the position of an input file (1 to "
+                              f"{len(files)}) or the language code of exactly one of them")
+        if i in out:
+            raise BisentError(f"--lang-file {spec}: input {i + 1} ({files[i]}) has a language file already")
+        out[i] = path
+    return out
+
+
 def distill(files, langs, output, *, teacher: str = DEFAULT_TEACHER, sample: int = DEFAULT_SAMPLE,
             heldout: int = DEFAULT_HELDOUT, steps: int = DEFAULT_STEPS, seed: int = 1, gold=(),
-            overrides: dict | None = None, progress: bool | None = None, replace: bool = False) -> dict:
+            overrides: dict | None = None, progress: bool | None = None, replace: bool = False,
+            lang_files=()) -> dict:
     """Distil a student of ``teacher`` on ``files`` (``langs``: one language per file) into the model directory
     ``output``; returns the summary also written to ``output/distill.json`` (and ``distill.html``).
 
     Killed at any point, the same call resumes (the teacher's rows from its cache, training from its last
     checkpoint) to the same model; called again when finished, it returns the summary and does nothing.
     ``overrides``: more keys of the recipe (``{"model.buckets": 65536}``). ``replace``: a folder holding a
-    distillation of other inputs is replaced instead of refused.
+    distillation of other inputs is replaced instead of refused. ``lang_files``: ``INPUT=LANGS`` specs giving a
+    file of many languages the language of each line (:func:`bisent.distill.sample.split_by_language`): its
+    sample is stratified by them and the report gives the agreement per line language.
     """
-    from ..distill.sample import scan
+    from ..distill.sample import scan, split_by_language
     from ..report.distill import write_report
 
     files, langs = [str(f) for f in files], [normalise_lang(lang) for lang in langs]
@@ -217,19 +262,32 @@ def distill(files, langs, output, *, teacher: str = DEFAULT_TEACHER, sample: int
         raise BisentError(f"give one language per input file: {len(files)} file(s), {len(langs)} language(s)")
     t0, out = time.monotonic(), Path(output)
     enc = check_languages(langs, teacher)
-    sources = [scan(f, lang) for f, lang in zip(files, langs)]
+    line_langs = _line_languages(files, langs, lang_files)
+    per_file = [[scan(f, lang)] for f, lang in zip(files, langs)]
+    for i, path in line_langs.items():
+        per_file[i] = split_by_language(per_file[i][0], path)
+        lacks = [(s.stratum, len(s.lines)) for s in per_file[i] if not supported(s.stratum, enc.languages)]
+        if lacks:
+            _say(f"{path}: teacher {enc.name} does not list {len(lacks)} of its {len(per_file[i])} languages ("
+                 + ", ".join(f"{lang} {n:,} lines" for lang, n in lacks[:8]) + (", ..." if len(lacks) > 8 else "")
+                 + f"); they are embedded as {langs[i]} like the rest of {files[i]}, and their figures say how "
+                 "closely the student follows the teacher there, not how well either does")
+    sources = [s for group in per_file for s in group]
     settings = {"teacher": enc.id, "sample": sample, "heldout": heldout, "steps": steps, "seed": seed,
                 "recipe": RECIPE, "set": {**RECIPE_SET, **(overrides or {})}, "gold": sorted(map(str, gold))}
-    done = _open_folder(out, sources, settings, replace)
+    done = _open_folder(out, per_file, settings, replace)
     if done is not None:
         _say(f"{out} holds this distillation already (the same inputs and settings): reused")
         return done
-    train, held, sample_report = _sample(out, sources, sample, heldout, seed)
+    train, held, strata, sample_report = _sample(out, sources, sample, heldout, seed)
     teacher_rows, teacher_s = _teacher_pass(teacher, train, held, progress)
     training = _train(out, train, teacher, steps, seed, overrides or {}, progress)
-    quality = _quality(out, held, teacher_rows, teacher, gold)
+    quality = _quality(out, held, strata, teacher_rows, teacher, gold)
     summary = {"model_dir": str(out), "teacher": enc.name, "inputs": [
-        {"file": s.path, "lang": s.lang, "usable_lines": len(s.lines), "skipped_lines": s.skipped} for s in sources],
+        {"file": g[0].path, "lang": g[0].lang, "usable_lines": sum(len(s.lines) for s in g),
+         "skipped_lines": sum(s.skipped for s in g),
+         **({"lang_file": line_langs[i], "line_languages": len(g)} if i in line_langs else {})}
+        for i, g in enumerate(per_file)],
         "sample": sample_report, "teacher_seconds": round(teacher_s, 1), "training": training, "quality": quality,
         "seconds": round(time.monotonic() - t0, 1)}
     write_report(summary, out / REPORT_FILE)

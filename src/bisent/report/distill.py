@@ -23,6 +23,32 @@ def _agreement_rows(pairs: list[dict]) -> str:
             "<th>cosine correlation (pair)</th><th>above the bar</th></tr>" + "".join(rows) + "</table>")
 
 
+def _line_language_rows(blocks: list[dict]) -> str:
+    """Per line language of a many-language input: both directions' agreement, largest languages first."""
+    out = []
+    for blk in blocks:
+        rows = []
+        for r in blk["languages"]:
+            for name, v in r.items():
+                if isinstance(v, dict):
+                    lo, hi = v["interval"]
+                    rows.append(f"<tr><td>{_e(r['line_language'])}</td><td>{_e(name)}</td>"
+                                f"<td class=num>{v['queries']:,}</td><td class=num>{v['candidates']:,}</td>"
+                                f"<td class=num>{_pct(v['agreement'])}</td><td class=num>{_pct(lo)} – {_pct(hi)}</td>"
+                                f"<td>{'yes' if v['above_bar'] else 'no'}</td></tr>")
+        small = blk["smaller"]
+        out.append(f"<h3>{_e(blk['lang'])} by the language of each line, against {_e(blk['other'])}</h3>"
+                   "<p class=muted>Each line language with at least "
+                   f"{blk['min_held_out']} held-out sentences: its sentences as queries against every held-out "
+                   f"{_e(blk['other'])} sentence, and every {_e(blk['other'])} sentence as a query against its "
+                   f"sentences alone. {small['line_languages']} smaller line language(s), {small['held_out']:,} "
+                   "held-out sentences together, are in the figures above but not listed.</p>"
+                   "<table><tr><th>line language</th><th>direction</th><th>queries</th><th>candidates</th>"
+                   "<th>top-1 agreement</th><th>95 % interval</th><th>above the bar</th></tr>"
+                   + "".join(rows) + "</table>")
+    return "".join(out)
+
+
 def _gold_rows(gold: list[dict]) -> str:
     if not gold:
         return "<p class=muted>No gold pairs given (--gold [SRC-TGT=]PAIRS.tsv adds both encoders' recovery error).</p>"
@@ -59,7 +85,8 @@ def distill_html(summary: dict) -> str:
             "the student having been distilled on the text it was then used on. It is a guide, not a guarantee: "
             "on held-out test sets a few directions above it were up to 2 points behind, and some far below it "
             "were not behind at all. The figures speak only for text like the sample.</p>"
-            + _agreement_rows(q["pairs"]) + _gold_rows(q["gold"]))
+            + _agreement_rows(q["pairs"]) + _line_language_rows(q.get("by_line_language", []))
+            + _gold_rows(q["gold"]))
 
 
 def write_report(summary: dict, path) -> None:
