@@ -84,8 +84,9 @@ def projection(stages: dict, n: int, m: int, to: int, nodes: int = 1) -> dict:
     linear = sum(v for key, v in stages.items() if not key.startswith("search_")) * grow
     return {"to": f"{to}x{to}", "nodes": nodes, "projection": True,
             "mine_seconds": round(linear + search / nodes),
-            "assumptions": "the index builds, the projection and the calibration grow linearly in rows (an HNSW "
-                           "coarse quantiser; a fixed calibration sample whose exact lists scan every row); "
+            "assumptions": "the index builds, the projection and the calibration grow linearly in rows (a fixed "
+                           "calibration sample whose exact lists scan every row; the coarse assignment, nlist x dim "
+                           "a row, taken as linear although a flat quantiser's grows as rows x sqrt(rows)); "
                            "the search as queries x sqrt(indexed rows) (8 sqrt(m) lists, the same probes); "
                            "the search divided evenly over the nodes; reading the vectors not counted"}
 
