@@ -195,8 +195,11 @@ def test_a_job_killed_at_a_random_point_resumes_to_the_uninterrupted_output(tmp_
     assert contents(outs, work) == contents(outs, clean)
 
 
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in ("train", "mine-state") else n
-                                  for n in JOBS])
+# slow: train; mine-state; run, whose kill lands in its align stage, which aligns the same 24 document pairs through
+# the same batch aligner as align-pairs (the default run keeps align-pairs; a changed document redoing the run's later
+# stages is test_run.py's)
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in ("train", "mine-state", "run")
+                                  else n for n in JOBS])
 def test_an_input_changed_between_the_kill_and_the_resume_is_never_mixed(tmp_path, name):
     write, args, outs, ready, resume, changed = JOBS[name]
     work = tmp_path / "work"
