@@ -46,11 +46,20 @@ def unit_rows(rng, n, d, dtype=np.float32):
     return (x / np.linalg.norm(x, axis=1, keepdims=True)).astype(dtype)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def toy_model(tmp_path_factory):
-    """A divergence model trained for seconds on the toy task of divergence_toys: (model, its folder)."""
-    pytest.importorskip("torch")
+    """A divergence model trained for seconds on the toy task of divergence_toys: (model, its folder).
+
+    Trained once for the whole run (six modules use it); a test that changes the folder works on its own copy. On one
+    thread, as the training tests' tiny models: two threads on a loaded 2-core machine took 59 s instead of 8 s.
+    """
+    torch = pytest.importorskip("torch")
     from divergence_toys import train_toy_model
 
     out = tmp_path_factory.mktemp("div") / "model"
-    return train_toy_model(out), out
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        return train_toy_model(out), out
+    finally:
+        torch.set_num_threads(before)

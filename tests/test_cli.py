@@ -1,5 +1,6 @@
 """The CLI end to end: mining output, BUCC evaluation, and one-line errors for bad input."""
 
+import functools
 import json
 import os
 import subprocess
@@ -70,7 +71,8 @@ BAD_CASES = {
 
 @pytest.mark.parametrize("case", list(BAD_CASES))
 @pytest.mark.parametrize("command", ["embed", "mine"])
-def test_bad_input_gives_one_line_error(tmp_path, case, command):
+def test_bad_input_gives_one_line_error(tmp_path, capsys, case, command):
+    """Each command in a new interpreter on the first case (what a user's shell sees), in this process on the rest."""
     data, pattern = BAD_CASES[case]
     bad = tmp_path / "nope.txt" if data is None else write_bytes(tmp_path / f"{case}.txt", data)
     good = write_bytes(tmp_path / "good.txt", b"a line\nanother line\n")
@@ -78,7 +80,7 @@ def test_bad_input_gives_one_line_error(tmp_path, case, command):
         args = ["embed", bad, "-l", "en", "-e", "char-ngram", "-o", tmp_path / "v"]
     else:
         args = ["mine", good, bad, "-l", "en", "-L", "de", "-e", "char-ngram", "-o", tmp_path / "o.tsv"]
-    code, out, err = run(*args)
+    code, out, err = run(*args) if case == next(iter(BAD_CASES)) else in_process(capsys, *args)
     assert code == 2
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("bisent: error: "), err
@@ -94,15 +96,25 @@ def test_bad_input_gives_one_line_error(tmp_path, case, command):
     (["-e", "use-m3", "-l", "xx"], "unknown language 'xx'"),
     (["-e", "./no/such/model"], "no/such/model: no such model directory"),
 ])
-def test_unknown_encoder_or_language(tmp_path, args, pattern):
+def test_unknown_encoder_or_language(tmp_path, capsys, args, pattern):
     f = write_bytes(tmp_path / "in.txt", b"hello\n")
+    first = args[1] == "no-such-encoder"                     # in a new interpreter; the others in this process
     if "-l" not in args:
         args = args + ["-l", "en"]
-    code, _, err = run("embed", f, *args, "-o", tmp_path / "v")
+    code, _, err = (run if first else functools.partial(in_process, capsys))("embed", f, *args, "-o", tmp_path / "v")
     assert code == 2 and len(err.strip().splitlines()) == 1 and pattern in err, err
 
 
-def test_mismatched_shards_and_model_dir(tmp_path):
+def in_process(capsys, *args):
+    """``run``'s (code, stdout, stderr) from ``main`` in this process: a usage error needs no new interpreter (each
+    command's errors keep a subprocess case here or in the other CLI tests)."""
+    capsys.readouterr()
+    code = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_mismatched_shards_and_model_dir(tmp_path, capsys):
     src = write_bytes(tmp_path / "en.txt", b"one\ntwo\n")
     other = write_bytes(tmp_path / "de.txt", b"eins\nzwei\ndrei\n")
     assert main(["embed", src, "-l", "en", "-e", "char-ngram", "-o", tmp_path / "v"]) == 0
@@ -110,22 +122,22 @@ def test_mismatched_shards_and_model_dir(tmp_path):
                        "--tgt-vectors", tmp_path / "v", "-o", tmp_path / "o.tsv")
     assert code == 2 and "made from another input than" in err and len(err.strip().splitlines()) == 1
     (tmp_path / "v" / "shard-00000.npy").write_bytes(b"garbage")
-    code, _, err = run("mine", src, src, "-l", "en", "-L", "en", "--src-vectors", tmp_path / "v",
-                       "--tgt-vectors", tmp_path / "v", "-o", tmp_path / "o.tsv")
+    code, _, err = in_process(capsys, "mine", src, src, "-l", "en", "-L", "en", "--src-vectors", tmp_path / "v",
+                              "--tgt-vectors", tmp_path / "v", "-o", tmp_path / "o.tsv")
     assert code == 2 and "shard-00000.npy: not a readable .npy file" in err and len(err.strip().splitlines()) == 1
     model = tmp_path / "model"
     model.mkdir()
-    code, _, err = run("embed", src, "-l", "en", "-e", model, "-o", tmp_path / "w")
+    code, _, err = in_process(capsys, "embed", src, "-l", "en", "-e", model, "-o", tmp_path / "w")
     assert code == 2 and "model: not a model directory (no modules.json, config.json" in err
 
 
-def test_data_general_caps_only_the_optional_sources_may_be_zero(tmp_path):
+def test_data_general_caps_only_the_optional_sources_may_be_zero(tmp_path, capsys):
     """ui=0 is a one-line error naming the sources a cap of 0 may turn off; nothing is written."""
     code, _, err = run("data", "general", "--cap", "ui=0", "-o", tmp_path / "g")
     assert code != 0 and "--cap ui=0" in err and "rdict, gnome-pairs, words: N >= 0" in err and "Traceback" not in err
     assert not (tmp_path / "g").exists()
     for bad in ("ui-apps=-1", "ui-apps=many", "apps=10"):                 # ui-apps may be 0 (its default), not less
-        code, _, err = run("data", "general", "--cap", bad, "-o", tmp_path / "g")
+        code, _, err = in_process(capsys, "data", "general", "--cap", bad, "-o", tmp_path / "g")
         assert code != 0 and f"--cap {bad}" in err and "ui-apps, rdict" in err and "Traceback" not in err
         assert not (tmp_path / "g").exists()
 

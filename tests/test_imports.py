@@ -51,11 +51,22 @@ def _type_checking_nodes(tree: ast.AST) -> set[int]:
     return skip
 
 
+@functools.lru_cache(maxsize=None)
+def _parsed(path: Path, mtime_ns: int) -> tuple[ast.AST, set[int]]:
+    """A module's syntax tree and its ``TYPE_CHECKING`` nodes, parsed once per version of the file (the graph and
+    the per-line checks read every module)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return tree, _type_checking_nodes(tree)
+
+
+def parsed(path: Path) -> tuple[ast.AST, set[int]]:
+    return _parsed(path, path.stat().st_mtime_ns)
+
+
 def from_imports(name: str, path: Path) -> list[tuple[int, str, list[str]]]:
     """``(line, bisent module, names)`` of every ``from ... import`` of a bisent module in ``path``, lazy ones
     included (``TYPE_CHECKING`` blocks left out); relative imports resolved against ``name``'s package."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    skip = _type_checking_nodes(tree)
+    tree, skip = parsed(path)
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     out = []
     for node in ast.walk(tree):
@@ -74,8 +85,7 @@ def from_imports(name: str, path: Path) -> list[tuple[int, str, list[str]]]:
 
 def imports(name: str, path: Path, known: dict[str, Path]) -> set[str]:
     """The bisent modules that ``name`` imports (a ``from pkg import sub`` names the submodule)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    skip = _type_checking_nodes(tree)
+    tree, skip = parsed(path)
     out = set()
     for node in ast.walk(tree):
         if id(node) not in skip and isinstance(node, ast.Import):
@@ -176,8 +186,7 @@ def scripts() -> dict[str, Path]:
 
 def script_imports(path: Path) -> list[tuple[int, str, list[str]]]:
     """``(line, module, names)`` of every import in a script (lazy ones too; ``names`` empty for ``import m``)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    skip = _type_checking_nodes(tree)
+    tree, skip = parsed(path)
     out = []
     for node in ast.walk(tree):
         if id(node) in skip:

@@ -184,7 +184,11 @@ def _clean(tmp_path: Path, name: str) -> tuple[Path, Path, list, list]:
     return work, tmp_path / "clean", args, outs
 
 
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n == "train" else n for n in JOBS])
+# slow: train; filter, whose kill and resume the default run checks on smaller inputs (a SIGKILL in
+# test_filtering.py's test_resume_after_sigkill, these command-line arguments in test_audit.py's
+# test_filter_resume_after_a_kill_gives_the_uninterrupted_output)
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in ("train", "filter") else n
+                                  for n in JOBS])
 def test_a_job_killed_at_a_random_point_resumes_to_the_uninterrupted_output(tmp_path, name):
     work, clean, args, outs = _clean(tmp_path, name)
     ready, resume = JOBS[name][3], JOBS[name][4]
@@ -195,8 +199,12 @@ def test_a_job_killed_at_a_random_point_resumes_to_the_uninterrupted_output(tmp_
     assert contents(outs, work) == contents(outs, clean)
 
 
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in ("train", "mine-state") else n
-                                  for n in JOBS])
+# slow: train; mine-state; run, whose kill lands in its align stage, which aligns the same 24 document pairs through
+# the same batch aligner as align-pairs (the default run keeps align-pairs; a changed document redoing the run's later
+# stages is test_run.py's); filter, whose same-size, same-mtime rewrite after a kill is refused on 24 lines in
+# test_audit.py's test_filter_resume_after_input_changed_with_same_size_and_mtime_is_refused
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow)
+                                  if n in ("train", "mine-state", "run", "filter") else n for n in JOBS])
 def test_an_input_changed_between_the_kill_and_the_resume_is_never_mixed(tmp_path, name):
     write, args, outs, ready, resume, changed = JOBS[name]
     work = tmp_path / "work"

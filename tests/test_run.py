@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -128,13 +129,24 @@ def test_collections_every_document_accounted_for_and_bad_config(tmp_path, capsy
     assert "tgt_lang is required" in capsys.readouterr().err
 
 
+def _run_env() -> dict:
+    return {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(Path(__file__).parents[1] / "src")}
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(tmp_path_factory):
+    """make_run's inputs and one uninterrupted `bisent run` of them (a subprocess): (folder, the run's command)."""
+    d = tmp_path_factory.mktemp("killrun")
+    cmd = [sys.executable, "-m", "bisent", "run", "-c", str(make_run(d)), "--quiet", "-o"]
+    subprocess.run(cmd + [str(d / "clean")], env=_run_env(), check=True, capture_output=True)
+    return d, cmd
+
+
 @pytest.mark.parametrize("stage", ["documents", "align", "filter"])
-def test_kill_between_stages_resumes_to_identical_outputs(tmp_path, stage):
-    cfg = make_run(tmp_path)
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(Path(__file__).parents[1] / "src")}
-    cmd = [sys.executable, "-m", "bisent", "run", "-c", str(cfg), "--quiet", "-o"]
-    subprocess.run(cmd + [str(tmp_path / "clean")], env=env, check=True, capture_output=True)
-    killed = tmp_path / "killed"
+def test_kill_between_stages_resumes_to_identical_outputs(uninterrupted, stage):
+    tmp_path, cmd = uninterrupted
+    env = _run_env()
+    killed = tmp_path / f"killed-{stage}"
     proc = subprocess.Popen(cmd + [str(killed)], env={**env, "BISENT_RUN_PAUSE_AFTER": stage},
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.time() + 120
@@ -151,7 +163,7 @@ def test_kill_between_stages_resumes_to_identical_outputs(tmp_path, stage):
 
 def test_repair_step_in_the_run_cuts_a_glued_pair(tmp_path, capsys, toy_model):
     """The filter stage runs the repair step: a target sentence glued to junk comes out cut back."""
-    _, model_dir = toy_model
+    model_dir = Path(shutil.copytree(toy_model[1], tmp_path / "model"))   # its config.json is changed below
     pairs = toy_pairs(6, 7)
     junk = [f"b{i}" for i in range(40) if f"a{i}" not in pairs[2][0].split()][:5]
     glued = pairs[2][1] + " " + " ".join(junk)
