@@ -188,3 +188,20 @@ def test_full_disk_while_writing_the_index(vecs, tmp_path, monkeypatch):
     assert "\n" not in str(e.value)
     names = {f.name for f in state.iterdir()}
     assert not any(".faiss" in name for name in names), names                  # nothing half-written, no temp
+
+
+def test_many_probes_are_said(vecs, capsys, monkeypatch):
+    """A calibration that needs more than 1/8 of the lists says so on stderr (the index scans much of the codes);
+    one that needs few says only its probes."""
+    import bisent.mining.plan as plan
+
+    x, y = vecs
+    nlist = compressed_params(N, 512).nlist
+    monkeypatch.setattr(plan, "calibrate_pair_probes", lambda *a, **kw: (nlist // 2, 0.99))
+    knn_compressed(x, y, 4)
+    err = capsys.readouterr().err
+    assert f"{nlist // 2} of {nlist} lists are needed (fwd)" in err and "--index twostage" in err
+    monkeypatch.setattr(plan, "calibrate_pair_probes", lambda *a, **kw: (4, 0.99))
+    knn_compressed(x, y, 4)
+    err = capsys.readouterr().err
+    assert "lists are needed" not in err and f"4 of {nlist} lists probed (fwd)" in err
