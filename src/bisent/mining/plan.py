@@ -136,8 +136,9 @@ class CompressedPlan:
                       f"scans a large share of the codes; --index twostage may be as fast")
             if agreement < PAIR_TARGET:
                 _note(f"compressed index: a sample's mined pairs agree with exact search's on {agreement:.1%} even "
-                      f"with every list probed (target {PAIR_TARGET:.1%}): codes at {self.params.dim} dimensions "
-                      f"lose too much of these vectors; --index twostage or exact keeps them")
+                      f"with every list probed (target {PAIR_TARGET:.1%}): the {self.params.dim}-dimension codes and "
+                      f"{self.params.extra} extra candidates lose too much of these vectors; --index twostage or "
+                      f"exact keeps them")
         else:
             nprobe, agreement = self.params.nprobe, float("nan")
         self.timer(f"calibrate_{direction}", t0)
