@@ -339,11 +339,12 @@ class PairSample:
     """The mined pairs of a sample of queries by the exact search, to compare a compressed search's with.
 
     The pairs counted are those a run would keep: of ``sample`` queries (seeded), the ones whose exact best pair
-    scores at least ``threshold``, or, without one (the default cut is set after the search), the ``top_share``
-    best-scoring (the pairs a cut keeps where at most that share of the sentences have a translation; the noise
-    below is near-ties whose order no cut keeps). Queries are picked in two steps, so that only a few candidates'
-    neighbourhoods are computed exactly: the sample's exact lists, scored with the query's own neighbourhood for
-    the candidate's; the best 3 × ``top_share`` of them (more when more reach the threshold) scored exactly.
+    scores at least ``threshold``, or, without one (the default cut is set after the search) or when no sampled pair
+    reaches it, the ``top_share`` best-scoring (the pairs a cut keeps where at most that share of the sentences have
+    a translation; the noise below is near-ties whose order no cut keeps). Queries are picked in two steps, so that
+    only a few candidates' neighbourhoods are computed exactly: the sample's exact lists, scored with the query's
+    own neighbourhood for the candidate's; the best 3 × ``top_share`` of them (more when more reach the threshold)
+    scored exactly.
     ``queries`` (c,) are the counted query rows, ``truth`` (c,) their exact pairs' targets."""
 
     def __init__(self, queries, db, k: int, *, kind: str = "ratio", threshold: float | None = None,
