@@ -329,32 +329,68 @@ def first_rejecting(f: dict, cand: dict) -> dict:
     return out
 
 
-def yield_main(argv=None) -> None:
-    """The current default with its length ratio yielding to coverage (:data:`YIELDS`), on the clean sets and
-    the noise mix of a split: one record per setting, with 95 % Wilson intervals, whether every noise kind stays
-    within the top of the current default's interval, and whether each clean set loses at most 2 %."""
-    from bisent.bench.filtering import build_set
 
-    ap = argparse.ArgumentParser(description="filter-default's length ratio yielding to word coverage")
+def _grid_parser(description: str) -> argparse.ArgumentParser:
+    """The options every grid over the clean sets and the noise mix of a split takes."""
+    ap = argparse.ArgumentParser(description=description)
     ap.add_argument("--split", default="dev", choices=("dev", "test"))
     ap.add_argument("--limit", type=int, default=1500)
     ap.add_argument("--mix-limit", type=int, default=4000)
     ap.add_argument("--values", default=None, help="JSON file of every step's values: read if it exists, else written")
     add_results_option(ap)
-    args = ap.parse_args(argv)
+    return ap
+
+
+def _split_tables(args, *, joint: bool = False) -> dict:
+    """``{set: (pairs, kinds or None, filter-default's step values)}`` for each clean set and the en-de noise mix
+    of ``args.split`` (``_joint``: the two-signal values too), read from ``args.values`` when it exists, else
+    computed and written there."""
+    from bisent.bench.filtering import build_set
+
+    def values(src, tgt, pairs):
+        out = step_values("filter-default", src, tgt, pairs)
+        return {**out, "_joint": joint_values(src, tgt, pairs)} if joint else out
+
     saved = None
     if args.values and Path(args.values).is_file():
         saved = json.loads(Path(args.values).read_text(encoding="utf-8"))
     tables = {}
     for domain in sorted(DOMAINS):
         src, tgt, pairs = clean_pairs(domain, args.split, args.limit)
-        tables[domain] = (pairs, None, saved[domain] if saved else step_values("filter-default", src, tgt, pairs))
+        tables[domain] = (pairs, None, saved[domain] if saved else values(src, tgt, pairs))
     items, _ = build_set("en", "de", limit=args.mix_limit, split=args.split)
     mix = [(it.src, it.tgt) for it in items]
-    tables["mix"] = (mix, np.asarray([it.kind for it in items]),
-                     saved["mix"] if saved else step_values("filter-default", "en", "de", mix))
+    tables["mix"] = (mix, np.asarray([it.kind for it in items]), saved["mix"] if saved else values("en", "de", mix))
     if args.values and saved is None:
         Path(args.values).write_text(json.dumps({k: v for k, (_, _, v) in tables.items()}), encoding="utf-8")
+    return tables
+
+
+def _score_into(row: dict, name: str, kinds, f: dict) -> None:
+    """Decide set ``name`` by the factors ``f`` and add to ``row`` its share of clean pairs rejected (a clean set)
+    or of each kind kept (the mix: its clean pairs as ``mix_clean``), with Wilson intervals; the first rejecting
+    step of each clean set's pairs, and the counts kept of each noise kind where ``row`` has ``noise_kept_n``."""
+    keep = decide(f, DEFAULT)
+    if kinds is None:
+        row.setdefault("rejected_by", {})[name] = first_rejecting(f, DEFAULT)
+    groups = [(name, np.ones(len(keep), bool))] if kinds is None else \
+        [("mix_clean" if k == "clean" else str(k), kinds == k) for k in np.unique(kinds)]
+    for key, m in groups:
+        clean = kinds is None or key == "mix_clean"
+        k, n = int((~keep[m] if clean else keep[m]).sum()), int(m.sum())
+        row["clean_rejected" if clean else "noise_kept"][key] = round(100 * k / n, 2)
+        row["clean_interval" if clean else "noise_interval"][key] = wilson_pct(k, n)
+        if not clean and "noise_kept_n" in row:
+            row["noise_kept_n"][key] = k
+
+def yield_main(argv=None) -> None:
+    """The current default with its length ratio yielding to coverage (:data:`YIELDS`), on the clean sets and
+    the noise mix of a split: one record per setting, with 95 % Wilson intervals, whether every noise kind stays
+    within the top of the current default's interval, and whether each clean set loses at most 2 %."""
+
+    ap = _grid_parser("filter-default's length ratio yielding to word coverage")
+    args = ap.parse_args(argv)
+    tables = _split_tables(args)
     record = Recorder("filter_clean", args.results or None, echo=lambda line: print(line, flush=True))
     for name, (pairs, kinds, values) in tables.items():     # how covered the pairs the length ratio rejects are
         f = factors(values, pairs)
@@ -373,16 +409,7 @@ def yield_main(argv=None) -> None:
                 f = factors(values, pairs)
                 f["max_z"] = {**f["max_z"], DEFAULT["max_z"]: f["max_z"][DEFAULT["max_z"]]
                               | length_yield(values, family, x)}
-                keep = decide(f, DEFAULT)
-                if kinds is None:
-                    row.setdefault("rejected_by", {})[name] = first_rejecting(f, DEFAULT)
-                groups = [(name, np.ones(len(keep), bool))] if kinds is None else \
-                    [("mix_clean" if k == "clean" else str(k), kinds == k) for k in np.unique(kinds)]
-                for key, m in groups:
-                    clean = kinds is None or key == "mix_clean"
-                    k, n = int((~keep[m] if clean else keep[m]).sum()), int(m.sum())
-                    row["clean_rejected" if clean else "noise_kept"][key] = round(100 * k / n, 2)
-                    row["clean_interval" if clean else "noise_interval"][key] = wilson_pct(k, n)
+                _score_into(row, name, kinds, f)
             if cap is None:     # the current default (family "none"): the caps of the noise kinds
                 cap = {k: iv[1] for k, iv in row["noise_interval"].items()}
             within = all(row["noise_kept"][k] <= cap[k] for k in cap)
@@ -457,29 +484,10 @@ def two_signals_main(argv=None) -> None:
     intervals, within the current default's noise caps, the 2 % target), then the rule's choice."""
     import itertools
 
-    from bisent.bench.filtering import build_set
 
-    ap = argparse.ArgumentParser(description="filter-default's length ratio and leave_out asking for two signals")
-    ap.add_argument("--split", default="dev", choices=("dev", "test"))
-    ap.add_argument("--limit", type=int, default=1500)
-    ap.add_argument("--mix-limit", type=int, default=4000)
-    ap.add_argument("--values", default=None, help="JSON file of every step's values: read if it exists, else written")
-    add_results_option(ap)
+    ap = _grid_parser("filter-default's length ratio and leave_out asking for two signals")
     args = ap.parse_args(argv)
-    saved = None
-    if args.values and Path(args.values).is_file():
-        saved = json.loads(Path(args.values).read_text(encoding="utf-8"))
-    tables = {}
-    for domain in sorted(DOMAINS):
-        src, tgt, pairs = clean_pairs(domain, args.split, args.limit)
-        tables[domain] = (pairs, None, saved[domain] if saved else
-                          {**step_values("filter-default", src, tgt, pairs), "_joint": joint_values(src, tgt, pairs)})
-    items, _ = build_set("en", "de", limit=args.mix_limit, split=args.split)
-    mix = [(it.src, it.tgt) for it in items]
-    tables["mix"] = (mix, np.asarray([it.kind for it in items]), saved["mix"] if saved else
-                     {**step_values("filter-default", "en", "de", mix), "_joint": joint_values("en", "de", mix)})
-    if args.values and saved is None:
-        Path(args.values).write_text(json.dumps({k: v for k, (_, _, v) in tables.items()}), encoding="utf-8")
+    tables = _split_tables(args, joint=True)
     record = Recorder("filter_clean", args.results or None, echo=lambda line: print(line, flush=True))
     keys = list(TWO_SIGNALS)
     settings = [None] + [dict(zip(keys, c)) for c in itertools.product(*(TWO_SIGNALS[k] for k in keys))]
@@ -493,18 +501,7 @@ def two_signals_main(argv=None) -> None:
                 hard, lo = two_signal_keep(values["_joint"], setting)
                 f["max_z"] = {**f["max_z"], DEFAULT["max_z"]: hard}
                 f["leave_out"] = {**f["leave_out"], DEFAULT["leave_out"]: lo}
-            keep = decide(f, DEFAULT)
-            if kinds is None:
-                row["rejected_by"][name] = first_rejecting(f, DEFAULT)
-            groups = [(name, np.ones(len(keep), bool))] if kinds is None else \
-                [("mix_clean" if k == "clean" else str(k), kinds == k) for k in np.unique(kinds)]
-            for key, m in groups:
-                clean = kinds is None or key == "mix_clean"
-                k, n = int((~keep[m] if clean else keep[m]).sum()), int(m.sum())
-                row["clean_rejected" if clean else "noise_kept"][key] = round(100 * k / n, 2)
-                row["clean_interval" if clean else "noise_interval"][key] = wilson_pct(k, n)
-                if not clean:
-                    row["noise_kept_n"][key] = k
+            _score_into(row, name, kinds, f)
         if cap is None:         # the current default: the caps of the noise kinds
             cap = {k: iv[1] for k, iv in row["noise_interval"].items()}
         within = all(row["noise_kept"][k] <= cap[k] for k in cap)
