@@ -572,6 +572,18 @@ def same_file(a, b) -> bool:
         return os.path.realpath(a) == os.path.realpath(b)
 
 
+def _probe(path: Path, folder: Path, name: str, what: str) -> None:
+    """Create ``folder`` (and its parents) and a file ``name`` in it, then remove it: a one-line error naming
+    ``path`` when either cannot be done."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        probe = folder / name
+        open_exclusive(probe).close()
+        os.unlink(probe)
+    except OSError as e:
+        raise BisentError(f"{path}: cannot write {what} there ({e.strerror or e})") from None
+
+
 def check_writable(path, what: str = "output") -> None:
     """Raise a one-line error if a file cannot be written at ``path`` (the folder is created if missing)."""
     if is_stdio(path):
@@ -579,13 +591,7 @@ def check_writable(path, what: str = "output") -> None:
     path = Path(path)
     if path.is_dir():
         raise BisentError(f"{path}: {what} is a folder, expected a file name")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        probe = path.parent / f".{path.name}.{secrets.token_hex(4)}.probe"
-        open_exclusive(probe).close()
-        os.unlink(probe)
-    except OSError as e:
-        raise BisentError(f"{path}: cannot write {what} there ({e.strerror or e})") from None
+    _probe(path, path.parent, f".{path.name}.{secrets.token_hex(4)}.probe", what)
 
 
 def check_writable_dir(path, what: str = "output folder") -> None:
@@ -593,13 +599,7 @@ def check_writable_dir(path, what: str = "output folder") -> None:
     path = Path(path)
     if path.exists() and not path.is_dir():
         raise BisentError(f"{path}: {what} exists and is not a folder")
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-        probe = path / f".probe.{secrets.token_hex(4)}"
-        open_exclusive(probe).close()
-        os.unlink(probe)
-    except OSError as e:
-        raise BisentError(f"{path}: cannot write {what} there ({e.strerror or e})") from None
+    _probe(path, path, f".probe.{secrets.token_hex(4)}", what)
 
 
 def check_creatable_dir(path, what: str = "output folder") -> None:
