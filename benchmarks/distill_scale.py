@@ -3,9 +3,10 @@
 Stages, each the command a user would type, in a fresh process (wall time and peak RSS recorded, with the load
 average beside it):
 
-- ``distill``: ``bisent distill DATA/src.txt DATA/tgt.txt -l en -l de --sample S`` (the target side mixes
-  languages; ``de`` stands for it as in ``benchmarks/scale.py``), with an empty embedding cache of its own so that
-  the teacher pass is timed in full (the training reads the teacher's rows back from that cache);
+- ``distill``: ``bisent distill DATA/src.txt DATA/tgt.txt -l en -l de --lang-file 2=DATA/tgt.lang`` (the
+  target side mixes languages: ``de`` stands for it as in ``benchmarks/scale.py``, and its lines' languages are
+  given, as a crawl's language identifier gives them; ``--no-lang-file``: without), with an empty embedding cache
+  of its own so that the teacher pass is timed in full (the training reads the teacher's rows back from that cache);
 - ``speed`` (in this process): the student's and the teacher's sentences/s on the same held-out sentences, neither
   from a cache (:func:`distill_domains.speeds`);
 - ``embed_src`` / ``embed_tgt``: both whole sides embedded with the student (no cache);
@@ -162,6 +163,8 @@ def main(argv=None) -> None:
     ap.add_argument("--work", default=None, help="folder for the student, vectors and outputs (default: temporary)")
     ap.add_argument("--sample", type=int, default=None, help="bisent distill --sample (default: its own)")
     ap.add_argument("--steps", type=int, default=None, help="bisent distill --steps (default: its own)")
+    ap.add_argument("--no-lang-file", action="store_true",
+                    help="distil without --lang-file 2=DATA/tgt.lang (the target side as one language)")
     ap.add_argument("--student", default=None, help="the distilled student's model directory (default: WORK/student, "
                                                     "made by the distill stage)")
     ap.add_argument("--student-note", default=None, help="what --student is, put in every record")
@@ -215,12 +218,15 @@ def run(args, work: Path, record) -> None:
         opts = [*(["--sample", str(args.sample)] if args.sample else []),
                 *(["--steps", str(args.steps)] if args.steps else [])]
         teacher_cache = work / "teacher-cache"            # empty: the teacher pass is timed in full
+        if (data / "tgt.lang").is_file() and not args.no_lang_file:     # the target lines' languages, as a crawl has
+            opts += ["--lang-file", f"2={data / 'tgt.lang'}"]
         stage("distill", ["distill", str(data / "src.txt"), str(data / "tgt.txt"), "-l", "en", "-l", "de",
                           "-e", args.teacher, "-o", str(student), "--no-progress", *opts],
               {**os.environ, "BISENT_EMBED_CACHE": str(teacher_cache)})
         summary = json.loads((student / "distill.json").read_text(encoding="utf-8"))
         record({"bench": "distill_scale_distill", **base, "sample": summary["sample"]["train"],
-                "held_out": summary["sample"]["held_out"], "teacher_seconds": summary["teacher_seconds"],
+                "held_out": summary["sample"]["held_out"], "lang_file": not args.no_lang_file,
+                "teacher_seconds": summary["teacher_seconds"],
                 "training_seconds": summary["training"]["seconds"], "steps": summary["training"]["steps"],
                 "lowest_agreement": summary["quality"]["lowest_agreement"],
                 "agreement_bar": summary["quality"].get("agreement_bar"),
