@@ -128,7 +128,8 @@ def test_default_coverage_with_use_m3_keeps_a_short_real_pair_and_names_the_unma
     assert (tmp_path / "k.tsv").read_text().splitlines() == lines[:1]
     rows = [r.split("\t") for r in (tmp_path / "r.tsv").read_text().splitlines()]
     assert [r[:2] for r in rows] == [["2", "coverage"], ["3", "coverage"]]
-    assert [r[2].split(",")[1:4] for r in rows] == [["1", "2", "1"], ["0", "2", "1"]]   # side, sentence, mismatch
+    assert [r[2].split(",")[1:4] for r in rows] == [["side=1", "unit=2", "mismatch=1"],
+                                                    ["side=0", "unit=2", "mismatch=1"]]
     assert summary["lines"] == 3 and summary["rejected_by"] == {"coverage": 2}
 
 
@@ -243,3 +244,20 @@ def test_two_signals_say_which_signals_rejected():
         "leave_out target gain 0.07 > max_gain 0.05 and the target is longer by z 1.5 > toward_z 1"
     assert crossed_bound(step, [0.12, 1, 1, 0.0, 0.12, 2]) == "leave_out target gain 0.12 > hard_gain 0.1"
     assert step.describe_rejection([-0.05, 1, 2, 3.0, -0.05, 2]) is None           # kept
+
+
+def test_a_list_value_is_written_with_its_parts_named():
+    from bisent.filtering.pipeline import FilterPipeline
+    from bisent.filtering.records import format_value, rejected_line
+
+    two = LeaveOutStep(name="length_ratio", src_lang="en", tgt_lang="de", encoder="char-ngram", max_gain=None,
+                       length_z=2.5, length_gain=-0.02)
+    pipe = FilterPipeline([two, LeaveOutStep(src_lang="en", tgt_lang="de", encoder="char-ngram")])
+    value = [0.0, -1.0, 0.0, 3.61787, 0.0, 1.0]
+    assert format_value(value, pipe.value_names("length_ratio")) == \
+        "gain=0,side=-1,unit=0,z=3.61787,longer_gain=0,longer_units=1"
+    assert pipe.value_names("leave_out") == ("gain", "side", "unit")
+    assert format_value([0.05, 1.0], pipe.value_names("leave_out")) == "0.05,1"     # another length: bare numbers
+    assert format_value(0.5, pipe.value_names("nope")) == "0.5"
+    line = rejected_line(18, "length_ratio", value, b"a\tb", names=pipe.value_names("length_ratio"))
+    assert line.decode().split("\t")[2] == "gain=0,side=-1,unit=0,z=3.61787,longer_gain=0,longer_units=1"

@@ -170,7 +170,7 @@ class Decisions:
                         if res.pair != pair:
                             run.repaired[u.n] = res.pair
                     else:
-                        run._reject(u.n, res.reason, format_value(res.score))
+                        run._reject(u.n, res.reason, format_value(res.score, pipe.value_names(res.reason)))
                 bar.update(len(chunk))
         finally:
             bar.close()
@@ -245,7 +245,8 @@ def score_every_step(pipe, units, decision: dict[int, str]) -> list[dict[str, st
     for u in units:
         i = by_n.get(u.n)
         row = {"decision": decision.get(u.n, u.problem or "kept")}
-        row.update({name: "" if i is None else format_value(v[i]) for name, v in values.items()})
+        row.update({name: "" if i is None else format_value(v[i], pipe.value_names(name))
+                    for name, v in values.items()})
         out.append(row)
     return out
 

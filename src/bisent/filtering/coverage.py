@@ -72,6 +72,8 @@ def units_of(sents: list[str], split_words: int = 8) -> list[str]:
 class CoverageStep(EmbeddingStep):
     """The worst unit's best cosine with the other side (see the module doc); below ``min_coverage`` rejected."""
 
+    value_names = ("coverage", "side", "unit", "mismatch", "cut")
+
     def __init__(self, *, name: str | None = None, src_lang: str, tgt_lang: str, encoder: str = DEFAULT_ENCODER,
                  min_coverage: float = 0.3, mismatch_coverage: float | None = None, split_words: int = 8,
                  cut: bool = False, batch_size: int | None = None):
@@ -233,6 +235,12 @@ class LeaveOutStep(EmbeddingStep):
     def reset(self) -> None:
         if self._length is not None:
             self._length.reset()
+
+    @property
+    def value_names(self) -> tuple[str, ...]:
+        if self._length is None:
+            return ("gain", "side", "unit")
+        return ("gain", "side", "unit", "z", "longer_gain", "longer_units")
 
     def score_batch(self, pairs: Sequence[Pair]) -> np.ndarray:
         joint = self._length is not None

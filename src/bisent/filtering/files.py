@@ -345,7 +345,7 @@ def _process_chunk(units: list[Unit], pipeline, state, kept_p, rej_p, rec_p, two
     for i in sorted(rejected):
         reason, value = rejected[i]
         counts[reason] = counts.get(reason, 0) + 1
-        out.append(rejected_line(units[i].n, reason, value, rows[i]))
+        out.append(rejected_line(units[i].n, reason, value, rows[i], names=pipeline.value_names(reason)))
     rej_p.write(b"".join(out))
     state["kept"] += len(kept)
     if two_pass and kept:

@@ -110,6 +110,10 @@ class FilterPipeline:
         return {"steps": [s.config or _attributes(s) for s in self.steps],
                 "select": self.selection.config if self.selection is not None else None}
 
+    def value_names(self, name: str | None) -> tuple[str, ...]:
+        """The part names of step ``name``'s list values (empty: bare numbers, or not a step)."""
+        return next((tuple(s.value_names) for s in self.steps if s.name == name), ())
+
     # --- scoring ---
 
     def process(self, pairs: Sequence[Pair]) -> list[FilterResult]:

@@ -30,12 +30,17 @@ class FilterResult(NamedTuple):
     score: Value | None
 
 
-def format_value(value: Value | None) -> str:
-    """A value as text for the rejected file: ``0.5``, ``3,81`` for lists, empty for None."""
+def format_value(value: Value | None, names: tuple[str, ...] = ()) -> str:
+    """A value as text for the rejected file: ``0.5``, ``3,81`` for lists, empty for None; a list with ``names``
+    (one a part, the step's :attr:`~bisent.filtering.steps.Step.value_names`) as ``gain=0,side=-1,...``."""
     if value is None:
         return ""
-    if isinstance(value, (list, tuple)):
+    if isinstance(value, (list, tuple, np.ndarray)):
+        if names and len(names) == len(value):
+            return ",".join(f"{name}={format_value(v)}" for name, v in zip(names, value))
         return ",".join(format_value(v) for v in value)
+    if isinstance(value, np.floating):
+        value = float(value)
     if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
         return str(int(value))
     return f"{value:.6g}" if isinstance(value, float) else str(value)
@@ -49,7 +54,9 @@ def show_line(raw: bytes) -> str:
     return raw.decode("utf-8", errors="backslashreplace").replace("\x00", "\\x00").replace("\r", "\\r")
 
 
-def rejected_line(lineno: int, reason: str, value: Value | None, raw: bytes, label: str = "") -> bytes:
+def rejected_line(lineno: int, reason: str, value: Value | str | None, raw: bytes, label: str = "",
+                  names: tuple[str, ...] = ()) -> bytes:
     """One line of the rejected file: ``lineno<TAB>reason<TAB>score<TAB>original line`` (``label`` before the
-    line: a TMX/XLIFF unit's ``[id ...]``)."""
-    return f"{lineno}\t{reason}\t{format_value(value)}\t{label}{show_line(raw)}\n".encode("utf-8")
+    line: a TMX/XLIFF unit's ``[id ...]``; ``names``: the parts of a list value; a str value is written as is)."""
+    text = value if isinstance(value, str) else format_value(value, names)
+    return f"{lineno}\t{reason}\t{text}\t{label}{show_line(raw)}\n".encode("utf-8")

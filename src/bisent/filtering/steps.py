@@ -85,6 +85,9 @@ class Step:
     batch_size: int | None = None
     #: False when a pair's value depends on the pairs scored before it (duplicates).
     stateless: ClassVar[bool] = True
+    #: the names of a list value's parts, as the rejected file and ``--score-all`` write them (``z=3.6,...``);
+    #: a value of another length is written as bare numbers
+    value_names: tuple[str, ...] = ()
 
     def __init__(self, *, name: str | None = None):
         self.name: str = name or self.type
