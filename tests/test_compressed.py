@@ -126,6 +126,42 @@ def test_calibration_against_a_direct_computation(vecs):
     assert got == pytest.approx(agreement(probes, counted, t)) and got >= target
 
 
+def test_backward_calibration_counts_the_pairs_the_forward_lists_mine(vecs):
+    """Under max retrieval a pair is kept whichever direction finds it: the backward calibration counts a pair as
+    agreeing when the forward lists mine it, computed here by hand, and so never needs more probes."""
+    x, y = vecs
+    x, y = x[:2000], y[:2000]
+    params = compressed_params(2000, 512)
+    p = fit_projection(x, y, params.dim)
+    index = build_side(x, p, params, train_lists(x, p, params))                 # the sources' lists: backward
+    s = x.astype(np.float32) @ y.astype(np.float32).T                           # (n, m)
+    r_x = -np.sort(-s, axis=1)[:, :4].mean(axis=1)
+    r_y = -np.sort(-s.T, axis=1)[:, :4].mean(axis=1)
+    exact = knn_both(x, y, 4, progress=False)
+    fi = exact.fwd_idx                                                           # (n, 4) each source's targets
+    score = combine("ratio", np.take_along_axis(s, fi, 1), r_x[:, None], r_y[fi])
+    fwd_best = fi[np.arange(len(x)), score.argmax(axis=1)]                       # the forward lists' mined target
+    bi = exact.bwd_idx
+    b_score = combine("ratio", np.take_along_axis(s.T, bi, 1), r_y[:, None], r_x[bi])
+    truth = bi[np.arange(len(y)), b_score.argmax(axis=1)]                        # each target's exact source
+
+    def agreement(probes, rows, credit):
+        sim, idx = search_side(index, y[rows], p, Rows(x), 4, 16, probes)
+        sc = combine("ratio", sim, sim.mean(axis=1)[:, None], r_x[idx])
+        got = idx[np.arange(len(rows)), sc.argmax(axis=1)]
+        return np.mean((got == truth[rows]) | credit)
+
+    target, details = 0.99, {}
+    alone = calibrate_pair_probes(index, y, x, p, 4, 16, target=target, sample=len(y), top_share=1.0)
+    probes, got = calibrate_pair_probes(index, y, x, p, 4, 16, target=target, sample=len(y), top_share=1.0,
+                                        reverse=(exact.fwd_sim, exact.fwd_idx), details=details)
+    rows = details["queries"]
+    credit = fwd_best[truth[rows]] == rows                                       # mined forward already
+    assert 0.5 < credit.mean() < 1.0
+    assert got == pytest.approx(agreement(probes, rows, credit)) and got >= target
+    assert probes <= alone[0]
+
+
 def test_too_little_data_falls_back_to_exact(vecs, capsys):
     x, y = vecs[0][:300], vecs[1][:250]
     stats = {}

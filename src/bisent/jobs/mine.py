@@ -47,7 +47,8 @@ PATHS = {"reads": ("src", "tgt", "src_vectors", "tgt_vectors"), "writes": ("outp
          "derived": _paths, "derived_params": ("state_dir",)}
 
 
-def _scorer(score, margin, k, knn_method, state_dir, block_rows, ray_address, threads, output, threshold=None):
+def _scorer(score, margin, k, knn_method, state_dir, block_rows, ray_address, threads, output, threshold=None,
+            retrieval: str = "max"):
     """``(scorer, state folder to remove once OUTPUT is written, whether the search runs in blocks)``."""
     from ..mining.blocks import BLOCK, BlockScorer
     from ..mining.index import BLOCK_ROWS
@@ -65,6 +66,8 @@ def _scorer(score, margin, k, knn_method, state_dir, block_rows, ray_address, th
             opts["executor"] = RaySearch(threads=threads)
         if threshold is not None and not isinstance(threshold, str):   # the compressed search calibrates its
             opts["threshold"] = float(threshold)                          # probes on the pairs kept above it
+        if knn_method in ("auto", "compressed"):     # which direction's lists must find a pair
+            opts["retrieval"] = retrieval
         return Scorer(score or margin, k, knn_method=knn_method, **opts), state, False
     if ray_address is None and state_dir is None and block_rows is None:
         return Scorer(score or margin, k, knn_method=knn_method), None, False
@@ -143,7 +146,7 @@ def mine(src, tgt, *, src_lang: str, tgt_lang: str, output, encoder: str = DEFAU
             if lang is not None:
                 enc.check_lang(lang)
     rec, state, blocks = _scorer(score, margin, k, knn_method, state_dir, block_rows, ray_address, threads, output,
-                                 threshold)
+                                 threshold, retrieval)
     recorder = _recorder(rec, output, threshold, precision, report, default)
     to_stdout = recorder is not None and is_stdio(output)
     with readable_file(src) as src_file, readable_file(tgt) as tgt_file, ray_session(ray_address, threads, workers), \

@@ -376,6 +376,28 @@ class PairSample:
             counted[np.argsort(-score, kind="stable")[:max(1, int(np.ceil(top_share * len(rows))))]] = True
         self.queries, self.truth, self.cos = rows[pre][counted], tgt[counted], cos[counted]
         self.qs = sample_rows(queries, self.queries)                                    # (c, d) float32
+        self.by_reverse: np.ndarray | None = None          # (c,) mined by the other direction (mined_by_reverse)
+
+    def mined_by_reverse(self, rev_sim: np.ndarray, rev_idx: np.ndarray) -> None:
+        """Count as agreeing the pairs the other direction's lists already mine: under ``max`` retrieval a pair is
+        kept whichever direction finds it, so this direction's probes need find only the rest.
+
+        ``rev_sim``, ``rev_idx`` (len(db), k): each row of ``db``'s neighbours among the queries' side (the search
+        made first, exact similarities). A counted pair (query q, truth t) is mined there when q is t's best
+        candidate by the margin (the candidates' neighbourhood means exact) and, with a threshold, scores at or
+        above it."""
+        if not len(self.queries):
+            self.by_reverse = np.zeros(0, dtype=bool)
+            return
+        sim, idx = rev_sim[self.truth], rev_idx[self.truth]                             # (c, k) t's list
+        r_side: dict = {}
+        neighbourhood_means(idx.reshape(-1), self.side, self.db, self.kq, r_side)
+        got, score = best_pairs(sim, idx, r_side, self.kind)
+        cos_got = sim[np.arange(len(sim)), np.argmax(idx == got[:, None], axis=1)]
+        ok = (got == self.queries) | (cos_got == self.cos)
+        if self.threshold is not None:
+            ok &= score >= self.threshold
+        self.by_reverse = ok
 
     def agreement(self, index: faiss.Index, p: np.ndarray, db_rows: Rows, extra: int, nprobe: int) -> float:
         """The share of the counted pairs that the compressed search with ``nprobe`` probes also mines: the same
@@ -386,19 +408,26 @@ class PairSample:
         same = (got == self.truth) | (sim[idx == got[:, None]] == self.cos)
         if self.threshold is not None:
             same &= score >= self.threshold
+        if self.by_reverse is not None:
+            same |= self.by_reverse
         return float(np.mean(same)) if len(same) else 1.0
 
 
 def calibrate_pair_probes(index: faiss.Index, queries, db, p: np.ndarray, k: int, extra: int, *,
                           kind: str = "ratio", threshold: float | None = None, target: float = PAIR_TARGET,
                           sample: int = PAIR_SAMPLE, top_share: float = PAIR_TOP_SHARE, seed: int = 0,
-                          db_rows: Rows | None = None, details: dict | None = None) -> tuple[int, float]:
+                          db_rows: Rows | None = None, details: dict | None = None,
+                          reverse: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[int, float]:
     """``(nprobe, agreement)``: the fewest probes (from :data:`MIN_PROBES`, ×√2 a step) at which the pairs mined
     from the compressed search's lists agree with the exact search's on at least ``target`` of a
     :class:`PairSample`'s; all lists when none does. Every similarity and every candidate's neighbourhood mean is
     the exact one: what differs is only the query's list, which is what ``nprobe`` changes. ``details`` receives
-    the counted query rows (``queries``) and their exact pairs (``truth``: row → target)."""
+    the counted query rows (``queries``) and their exact pairs (``truth``: row → target). ``reverse``: the other
+    direction's lists (sim, idx), searched before, under ``max`` retrieval: a pair they mine already counts as
+    agreeing (:meth:`PairSample.mined_by_reverse`)."""
     pairs = PairSample(queries, db, k, kind=kind, threshold=threshold, sample=sample, top_share=top_share, seed=seed)
+    if reverse is not None:
+        pairs.mined_by_reverse(*reverse)
     if details is not None:
         details.update(queries=pairs.queries, truth=dict(zip(pairs.queries.tolist(), pairs.truth.tolist())))
     db_rows = db_rows or Rows(db)

@@ -51,11 +51,13 @@ class CompressedPlan:
     """One run of :func:`knn_compressed` over X (n, d) and Y (m, d)."""
 
     def __init__(self, x, y, k: int, params: Params, *, kind: str = "ratio", threshold: float | None = None,
-                 seed: int = 0, state=None, stats: dict | None = None, executor=None, progress: bool | None = None):
+                 retrieval: str | None = None, seed: int = 0, state=None, stats: dict | None = None, executor=None,
+                 progress: bool | None = None):
         self.x, self.y, self.k, self.params = x, y, k, params
         self.progress = progress
         self.executor = executor                # searches the query shards (default: here; or Ray tasks)
         self.kind, self.threshold, self.seed = kind, threshold, seed
+        self.retrieval = retrieval
         self.stats = stats
         self.timer = Timer(stats)
         self.store = None
@@ -69,7 +71,8 @@ class CompressedPlan:
         store = StateDir(state, "compressed", what="a compressed kNN search")
         store.open(inputs={"source vectors": vectors_sha256(self.x), "target vectors": vectors_sha256(self.y)},
                    settings={"format": FORMAT, "k": self.k, "params": self.params.__dict__, "kind": self.kind,
-                             "threshold": self.threshold, "seed": self.seed, "target": PAIR_TARGET,
+                             "threshold": self.threshold, "retrieval": self.retrieval, "seed": self.seed,
+                             "target": PAIR_TARGET,
                              "rows": [len(self.x), len(self.y)], "dim": int(self.x.shape[1])})
         return store
 
@@ -114,7 +117,8 @@ class CompressedPlan:
         self.timer(f"index_{side}", t0)
         return index
 
-    def lists(self, direction: str, index, queries, db, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def lists(self, direction: str, index, queries, db, p: np.ndarray,
+              reverse: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
         name = f"{direction}.npz"
         saved = self.store.load_arrays(name) if self.store else None
         if saved is not None:
@@ -126,7 +130,7 @@ class CompressedPlan:
             with self._phase(f"compressed index: calibrating the probes ({direction})"):
                 nprobe, agreement = calibrate_pair_probes(index, queries, db, p, self.k, self.params.extra,
                                                           kind=self.kind, threshold=self.threshold,
-                                                          seed=self.seed, db_rows=rows)
+                                                          seed=self.seed, db_rows=rows, reverse=reverse)
             if self.progress is not False:
                 _note(f"compressed index: {nprobe} of {self.params.nlist} lists probed ({direction}): a sample's "
                       f"mined pairs {agreement:.1%} the exact search's")
@@ -175,7 +179,11 @@ class CompressedPlan:
     def run(self) -> KNN:
         p = self.projection()
         fwd = self.lists("fwd", None if self._has("fwd") else self.index("tgt", self.y, p), self.x, self.y, p)
-        bwd = self.lists("bwd", None if self._has("bwd") else self.index("src", self.x, p), self.y, self.x, p)
+        # under max retrieval a pair the forward lists mine needs no finding backward: the backward probes are
+        # calibrated on the rest (targets of many languages among English sources need many more probes)
+        reverse = fwd if self.retrieval == "max" else None
+        bwd = self.lists("bwd", None if self._has("bwd") else self.index("src", self.x, p), self.y, self.x, p,
+                         reverse)
         return KNN(fwd[0], fwd[1], bwd[0], bwd[1])
 
     def _has(self, direction: str) -> bool:
@@ -184,17 +192,19 @@ class CompressedPlan:
 
 def knn_compressed(x, y, k: int = 4, *, dim: int | None = None, nlist: int | None = None, codes: str | None = None,
                    coarse: str | None = None, extra: int | None = None, nprobe: int | None = None,
-                   kind: str = "ratio", threshold: float | None = None, seed: int = 0, threads: int | None = None,
-                   stats: dict | None = None, state=None, executor=None, progress: bool | None = None):
+                   kind: str = "ratio", threshold: float | None = None, retrieval: str | None = None, seed: int = 0,
+                   threads: int | None = None, stats: dict | None = None, state=None, executor=None,
+                   progress: bool | None = None):
     """Top-``k`` neighbours both ways (a :class:`~bisent.mining.index.KNN`) by the compressed index, exact scores.
 
     ``x`` (n, d), ``y`` (m, d): arrays, Shards or RowViews. Parameters not given:
     :func:`~bisent.mining.compressed.compressed_params` of the larger side; ``nprobe`` not given:
     :func:`~bisent.mining.compressed.calibrate_pair_probes` each direction for the score ``kind`` and
-    ``threshold`` (None: every sampled query's best pair counts). ``stats`` receives each stage's seconds and the
-    parameters used. ``state``: a folder (this module's stages) where each stage is saved, so a killed run
-    resumes. ``executor``: where the query shards are searched (default: here;
-    :class:`bisent.cluster.ray_compressed.RaySearch`: Ray tasks, the same lists). Too few rows to train an
+    ``threshold`` (None: the best-scoring share of a sample counts); ``retrieval`` the mining's (``max``: the
+    backward probes need find only the pairs the forward lists do not mine; None: each direction on its own).
+    ``stats`` receives each stage's seconds and the parameters used. ``state``: a folder (this module's stages)
+    where each stage is saved, so a killed run resumes. ``executor``: where the query shards are searched (default:
+    here; :class:`bisent.cluster.ray_compressed.RaySearch`: Ray tasks, the same lists). Too few rows to train an
     index: the exact search (said on standard error).
     """
     from .index import knn_both
@@ -214,6 +224,6 @@ def knn_compressed(x, y, k: int = 4, *, dim: int | None = None, nlist: int | Non
         return knn_both(x, y, k, progress=progress)
     if threads:
         faiss.omp_set_num_threads(int(threads))
-    plan = CompressedPlan(x, y, k, params, kind=kind, threshold=threshold, seed=seed, state=state, stats=stats,
-                          executor=executor, progress=progress)
+    plan = CompressedPlan(x, y, k, params, kind=kind, threshold=threshold, retrieval=retrieval, seed=seed,
+                          state=state, stats=stats, executor=executor, progress=progress)
     return plan.run()

@@ -92,15 +92,14 @@ class Scorer:
         options = {**chosen, **self.knn_options}
         if method == "twostage":
             from .twostage import knn_twostage
-            options.pop("threshold", None)
-            options.pop("stats", None)
+            for key in ("threshold", "stats", "retrieval"):
+                options.pop(key, None)
             return knn_twostage(x, y, self.k, **options, **kw)
         if method == "compressed":                          # probes calibrated on this score's mined pairs
             from .plan import knn_compressed
             return knn_compressed(x, y, self.k, kind=self.kind, **options, **kw)
-        options.pop("state", None)                          # only the two-stage and compressed searches resume
-        options.pop("threshold", None)
-        options.pop("stats", None)
+        for key in ("state", "threshold", "stats", "retrieval"):   # only the two-stage and compressed searches
+            options.pop(key, None)                                    # resume, and only the compressed calibrates
         return knn_both(x, y, self.k, method=method, **options, **kw)
 
     def score(self, sources, *, progress: bool | None = None) -> Candidates:
