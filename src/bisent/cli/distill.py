@@ -7,15 +7,7 @@ import json
 
 import click
 
-from ..jobs.distill import (
-    DEFAULT_HELDOUT,
-    DEFAULT_SAMPLE,
-    DEFAULT_STEPS,
-    DEFAULT_TEACHER,
-    MANY_LANGUAGES,
-    MANY_LANGUAGES_SAMPLE,
-    MANY_LANGUAGES_STEPS,
-)
+from ..jobs.distill import DEFAULT_HELDOUT, DEFAULT_SAMPLE, DEFAULT_STEPS, DEFAULT_TEACHER
 from ..paths import guarded
 from .options import LANG
 
@@ -28,16 +20,14 @@ from .options import LANG
               help="The teacher: a registered encoder or a model directory.")
 @click.option("-o", "--output", "out_dir", required=True, type=click.Path(file_okay=False),
               help="Model directory to write (weights, config.json, distill.json, distill.html, the sample).")
-@click.option("--sample", type=click.IntRange(min=2), default=None,
-              help=f"Sentences drawn from the input, all languages together (split equally between languages, "
-                   f"then between a language's files); all of them when the input is smaller.  [default: "
-                   f"{DEFAULT_SAMPLE:,}; {MANY_LANGUAGES_SAMPLE:,} with more than {MANY_LANGUAGES} line languages]")
+@click.option("--sample", type=click.IntRange(min=2), default=DEFAULT_SAMPLE, show_default=True,
+              help="Sentences drawn from the input, all languages together (split equally between languages, "
+                   "then between a language's files); all of them when the input is smaller.")
 @click.option("--heldout", type=click.IntRange(min=1, max=10000), default=DEFAULT_HELDOUT, show_default=True,
               help="Sentences of each language held out from training for the quality figures (at most a tenth "
                    "of the language's sample).")
-@click.option("--steps", type=click.IntRange(min=1), default=None,
-              help=f"Training steps.  [default: {DEFAULT_STEPS:,}; {MANY_LANGUAGES_STEPS:,} with more than "
-                   f"{MANY_LANGUAGES} line languages]")
+@click.option("--steps", type=click.IntRange(min=1), default=DEFAULT_STEPS, show_default=True,
+              help="Training steps.")
 @click.option("--seed", type=int, default=1, show_default=True, help="Seed of the sample and of the training.")
 @click.option("--gold", "gold", multiple=True, metavar="[SRC-TGT=]PAIRS.tsv",
               help="Gold translation pairs (src<TAB>tgt): both encoders' recovery error on them (repeatable).")

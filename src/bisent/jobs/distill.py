@@ -31,13 +31,6 @@ DEFAULT_HELDOUT = 1000
 #: training steps: of 500 and 1,000, the lower mean dev error over UI messages en-zh_CN, en-ru and the Bible en-es
 #: (benchmarks/README.md, "Distilling on your own text")
 DEFAULT_STEPS = 500
-#: with more than two line languages in all (a crawl's side of many languages, given by --lang-file), the sample and
-#: steps: on a sub-sample of the many-language scale benchmark, 100,000 lines and 1,000 steps left the student's
-#: mined F1 1.7 points below use-m3's where the defaults above left 8.9 (benchmarks/README.md, "Distilling on your
-#: own text")
-MANY_LANGUAGES = 2
-MANY_LANGUAGES_SAMPLE = 100_000
-MANY_LANGUAGES_STEPS = 1_000
 RECIPE = "distill-dan"
 #: recipe keys set on top of distill-dan: character 1-2-grams of CJK tokens, Latin spelling of Cyrillic ones
 #: (both measured on the general student: Chinese UI 36.7 -> 6.7 %, Russian words 31.8 -> 26.5 %); float16 weights
@@ -247,20 +240,12 @@ def _line_languages(files: list[str], langs: list[str], specs) -> dict[int, str]
     return out
 
 
-def default_size(languages: int) -> tuple[int, int]:
-    """The default sample and steps for an input of ``languages`` line languages in all."""
-    if languages > MANY_LANGUAGES:
-        return MANY_LANGUAGES_SAMPLE, MANY_LANGUAGES_STEPS
-    return DEFAULT_SAMPLE, DEFAULT_STEPS
-
-
-def distill(files, langs, output, *, teacher: str = DEFAULT_TEACHER, sample: int | None = None,
-            heldout: int = DEFAULT_HELDOUT, steps: int | None = None, seed: int = 1, gold=(),
+def distill(files, langs, output, *, teacher: str = DEFAULT_TEACHER, sample: int = DEFAULT_SAMPLE,
+            heldout: int = DEFAULT_HELDOUT, steps: int = DEFAULT_STEPS, seed: int = 1, gold=(),
             overrides: dict | None = None, progress: bool | None = None, replace: bool = False,
             lang_files=()) -> dict:
     """Distil a student of ``teacher`` on ``files`` (``langs``: one language per file) into the model directory
     ``output``; returns the summary also written to ``output/distill.json`` (and ``distill.html``).
-    ``sample`` / ``steps`` left out: :func:`default_size` of the number of line languages.
 
     Killed at any point, the same call resumes (the teacher's rows from its cache, training from its last
     checkpoint) to the same model; called again when finished, it returns the summary and does nothing.
@@ -288,9 +273,6 @@ def distill(files, langs, output, *, teacher: str = DEFAULT_TEACHER, sample: int
                  + f"); they are embedded as {langs[i]} like the rest of {files[i]}, and their figures say how "
                  "closely the student follows the teacher there, not how well either does")
     sources = [s for group in per_file for s in group]
-    languages = len({s.stratum or s.lang for s in sources})
-    sample = sample or default_size(languages)[0]
-    steps = steps or default_size(languages)[1]
     settings = {"teacher": enc.id, "sample": sample, "heldout": heldout, "steps": steps, "seed": seed,
                 "recipe": RECIPE, "set": {**RECIPE_SET, **(overrides or {})}, "gold": sorted(map(str, gold))}
     done = _open_folder(out, per_file, settings, replace)
@@ -329,10 +311,10 @@ def fast_student(src, tgt, src_lang: str, tgt_lang: str, output, *, teacher: str
     folder = f"{output}.student"
     _say(f"--fast: mining with a student of {teacher} distilled on {src} and {tgt}, kept in {folder} (reused "
          "while the inputs are the same)")
-    distill([src, tgt], [src_lang, tgt_lang], folder, teacher=teacher, heldout=DEFAULT_HELDOUT,
-            progress=progress, replace=True)
+    distill([src, tgt], [src_lang, tgt_lang], folder, teacher=teacher, sample=DEFAULT_SAMPLE, heldout=DEFAULT_HELDOUT,
+            steps=DEFAULT_STEPS, progress=progress, replace=True)
     return folder
 
 
-__all__ = ["distill", "fast_student", "check_languages", "default_size", "DEFAULT_SAMPLE", "DEFAULT_STEPS",
-           "DEFAULT_HELDOUT", "DEFAULT_TEACHER"]
+__all__ = ["distill", "fast_student", "check_languages", "DEFAULT_SAMPLE", "DEFAULT_STEPS", "DEFAULT_HELDOUT",
+           "DEFAULT_TEACHER"]
