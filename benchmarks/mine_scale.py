@@ -5,13 +5,15 @@ One command; each stage runs as the command a user types, in a fresh process, wi
 `bisent mine` process alone. Then, in this process:
 
 - the mined pairs' gold P/R/F1 at the F1-best threshold (the BUCC convention);
-- agreement with the exact search on a fresh sample (``--sample`` sources and as many targets, seed 7, not the
-  calibration's): the run's index rebuilt with the parameters and probes the run reported (same code, same
-  seed), each sampled query's list found by it and by the exact search, and ``mined_pair_agreement`` = the
-  share of the exact search's mined pairs that the compressed lists also give, both directions pooled
-  (:class:`bisent.mining.compressed.PairSample`: each query's best candidate by the ratio margin, the
-  candidates' neighbourhoods exact, the pairs a run keeps: the sample's best-scoring 5 %); the same over every
-  sampled query's best pair (``every_query_pair_agreement``, 500 queries) and the top-1 agreement;
+- ``mined_pair_agreement``: the share of the exact search's mined pairs on a fresh sample (``--sample`` sources
+  and as many targets, seed 7, not the calibration's; the best-scoring 5 % of each direction's queries) that the
+  run's output holds, whichever direction found them (:func:`output_agreement`);
+- agreement of each direction's lists on the same sample: the run's index rebuilt with the parameters and probes
+  the run reported (same code, same seed), each sampled query's list found by it and by the exact search:
+  ``lists_mined_pair_agreement``, the share of the exact pairs that the direction's own lists give (under ``max``
+  retrieval the backward probes are calibrated on the pairs the forward lists miss, so this is lower than the
+  output's), the same over every sampled query's best pair (``every_query_pair_agreement``, 500 queries) and the
+  top-1 agreement;
 - ``mine_projection``: 10M and 100M a side from the measured stage times, with its assumptions (a projection,
   not a measurement).
 
@@ -75,6 +77,31 @@ def sample_agreement(xs, ys, search: dict, sample: int, k: int) -> dict:
             "mined_pair_agreement": round(sum(out["kept"]) / max(out["counted"], 1), 4),
             "every_query_pair_agreement": round(float(np.mean(out["every"])), 4),
             "knn_top1_agreement": round(float(np.mean(out["top1"])), 4), "sample_seconds": out["seconds"]}
+
+
+def output_agreement(xs, ys, mined: list[tuple[float, int, int]], sample: int, k: int) -> dict:
+    """``mined_pair_agreement``: the share of the exact search's mined pairs that the run's output holds, whichever
+    direction found them (under ``max`` retrieval a pair is kept when either does). The exact pairs are a fresh
+    sample's (:class:`bisent.mining.compressed.PairSample`, ``sample`` queries a direction, seed 7: each query's
+    best candidate by the ratio margin with exact neighbourhoods, the best-scoring ``PAIR_TOP_SHARE``); a pair of
+    exactly the same cosine (a duplicate line) counts as the same."""
+    from bisent.mining.compressed import PairSample
+    from bisent.mining.index import sample_rows
+
+    partner = {"fwd": {i: j for _, i, j in mined}, "bwd": {j: i for _, i, j in mined}}
+    out: dict = {}
+    hits = counted = 0
+    for direction, q_side, db in (("fwd", xs, ys), ("bwd", ys, xs)):
+        ps = PairSample(q_side, db, k, sample=sample, seed=7)
+        got = np.array([partner[direction].get(int(r), -1) for r in ps.queries], dtype=np.int64)
+        same = got == ps.truth
+        if len(got) and np.any(~same & (got >= 0)):          # another row of the same cosine: a duplicate line
+            rows = np.flatnonzero(~same & (got >= 0))
+            cos = np.sum(sample_rows(q_side, ps.queries[rows]) * sample_rows(db, got[rows]), axis=1)
+            same[rows] = np.abs(cos - ps.cos[rows]) <= 1e-6
+        out[f"mined_pair_agreement_{direction}"] = round(float(np.mean(same)), 4) if len(same) else None
+        hits, counted = hits + int(same.sum()), counted + len(same)
+    return {"mined_pair_agreement": round(hits / max(counted, 1), 4), "mined_pairs_counted": counted, **out}
 
 
 def projection(stages: dict, n: int, m: int, to: int, nodes: int = 1) -> dict:
@@ -148,9 +175,14 @@ def run(args, work: Path, record) -> None:
                    "--src-vectors", str(vec["src"]), "--tgt-vectors", str(vec["tgt"]), "-k", str(args.k),
                    "--index", "compressed", "--line-numbers", "--threshold", "none", "-o", str(out)])
     search = _summary(log).get("search", {})
-    gold = _best_f1(_mined(out), set(read_gold(data)))
-    agreement = sample_agreement(Shards(vec["src"]), Shards(vec["tgt"]), search, args.sample, args.k) \
-        if "params" in search else {}
+    pairs = _mined(out)
+    gold = _best_f1(pairs, set(read_gold(data)))
+    agreement = {}
+    if "params" in search:
+        xs, ys = Shards(vec["src"]), Shards(vec["tgt"])
+        agreement = {**{("lists_" + key if key == "mined_pair_agreement" else key): v
+                        for key, v in sample_agreement(xs, ys, search, args.sample, args.k).items()},
+                     **output_agreement(xs, ys, pairs, args.sample, args.k)}
     mine = measured["mine"]
     record({"bench": "mine_compressed", **base, "mine_seconds": mine["seconds"], "peak_rss_mb": mine["peak_rss_mb"],
             "load_average": mine["load_average"], **({"note": "shared machine"} if mine["load_average"] > 2.5 else {}),

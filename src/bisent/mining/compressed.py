@@ -115,8 +115,8 @@ def compressed_params(rows: int, d: int, **given) -> Params | None:
     if nlist < MIN_LISTS and "nlist" not in given:
         return None
     codes = given.get("codes", "sq8" if rows * dim <= SQ8_MAX_BYTES else f"pq{max(1, dim // 4)}")
-    if codes != "sq8" and not (codes.startswith("pq") and codes[2:].isdigit() and dim % int(codes[2:]) == 0):
-        raise ValueError(f"codes '{codes}': sq8 or pqM with M dividing the dimension {dim}")
+    if codes != "sq8" and not (codes[:2] in ("pq", "fs") and codes[2:].isdigit() and dim % int(codes[2:]) == 0):
+        raise ValueError(f"codes '{codes}': sq8, pqM or fsM with M dividing the dimension {dim}")
     coarse = given.get("coarse", "hnsw" if nlist >= HNSW_LISTS else "flat")
     return Params(dim, int(nlist), codes, coarse, int(given.get("extra", EXTRA)), given.get("nprobe"))
 
@@ -257,6 +257,9 @@ def build_side(db, p: np.ndarray, params: Params, centroids: np.ndarray, *, seed
     if params.codes == "sq8":
         index = faiss.IndexIVFScalarQuantizer(coarse, params.dim, params.nlist, faiss.ScalarQuantizer.QT_8bit,
                                               faiss.METRIC_INNER_PRODUCT)
+    elif params.codes.startswith("fs"):               # 4-bit PQ scanned by SIMD table lookups (FAISS fast scan)
+        index = faiss.IndexIVFPQFastScan(coarse, params.dim, params.nlist, int(params.codes[2:]), 4,
+                                         faiss.METRIC_INNER_PRODUCT)
     else:
         index = faiss.IndexIVFPQ(coarse, params.dim, params.nlist, int(params.codes[2:]), 8,
                                  faiss.METRIC_INNER_PRODUCT)
