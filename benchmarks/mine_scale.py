@@ -5,15 +5,14 @@ One command; each stage runs as the command a user types, in a fresh process, wi
 `bisent mine` process alone. Then, in this process:
 
 - the mined pairs' gold P/R/F1 at the F1-best threshold (the BUCC convention);
-- ``mined_pair_agreement``: the share of the exact search's mined pairs on a fresh sample (``--sample`` sources
-  and as many targets, seed 7, not the calibration's; the best-scoring 5 % of each direction's queries) that the
-  run's output holds, whichever direction found them (:func:`output_agreement`);
-- agreement of each direction's lists on the same sample: the run's index rebuilt with the parameters and probes
-  the run reported (same code, same seed), each sampled query's list found by it and by the exact search:
-  ``lists_mined_pair_agreement``, the share of the exact pairs that the direction's own lists give (under ``max``
-  retrieval the backward probes are calibrated on the pairs the forward lists miss, so this is lower than the
-  output's), the same over every sampled query's best pair (``every_query_pair_agreement``, 500 queries) and the
-  top-1 agreement;
+- agreement with the exact search on a fresh sample (``--sample`` sources and as many targets, seed 7, not the
+  calibration's): the run's index rebuilt with the parameters and probes the run reported (same code, same
+  seed), each sampled query's list found by it and by the exact search, and ``mined_pair_agreement`` = the
+  share of the exact search's mined pairs (:class:`bisent.mining.compressed.PairSample`: each query's best
+  candidate by the ratio margin, the candidates' neighbourhoods exact, the pairs a run keeps: the sample's
+  best-scoring 5 %) that the run finds, a backward one whichever direction finds it as under ``max`` retrieval
+  (each direction's own lists: ``lists_pair_agreement_fwd`` / ``_bwd``); the same over every sampled query's best
+  pair (``every_query_pair_agreement``, 500 queries) and the top-1 agreement;
 - ``mine_projection``: 10M and 100M a side from the measured stage times, with its assumptions (a projection,
   not a measurement).
 
@@ -51,14 +50,20 @@ def _summary(log: Path) -> dict:
 def sample_agreement(xs, ys, search: dict, sample: int, k: int) -> dict:
     """Top-1 and mined-pair agreement of the compressed search with the exact one on a fresh sample, both ways:
     on the pairs a run keeps (:class:`bisent.mining.compressed.PairSample`: the sample's best-scoring
-    ``PAIR_TOP_SHARE``), and on every sampled query's best pair (``top_share=1``, near-ties included)."""
+    ``PAIR_TOP_SHARE``), and on every sampled query's best pair (``top_share=1``, near-ties included).
+
+    ``mined_pair_agreement`` counts a backward pair as the run does under ``max`` retrieval: found when the
+    backward lists give it or the forward lists already mine it (:meth:`PairSample.mined_by_reverse`, the forward
+    lists of the pair's source searched with the forward probes); ``lists_pair_agreement_{fwd,bwd}`` are each
+    direction's own lists."""
     from bisent.mining.compressed import PairSample, Params, Rows, build_side, search_side, train_lists
-    from bisent.mining.index import knn_both
+    from bisent.mining.index import knn_both, sample_rows
     from bisent.mining.twostage import fit_projection
 
     params = Params(**search["params"])
     p = fit_projection(xs, ys, params.dim)
-    out = {"kept": [], "every": [], "top1": [], "counted": 0, "seconds": {}}
+    out: dict = {"kept": [], "every": [], "top1": [], "counted": 0, "seconds": {}, "lists": {}}
+    fwd_index = None
     for direction, q_side, db in (("fwd", xs, ys), ("bwd", ys, xs)):
         t = time.perf_counter()
         index = build_side(db, p, params, train_lists(db, p, params))
@@ -66,42 +71,26 @@ def sample_agreement(xs, ys, search: dict, sample: int, k: int) -> dict:
         kept = PairSample(q_side, db, k, sample=sample, seed=7)
         every = PairSample(q_side, db, k, sample=min(sample, 500), top_share=1.0, seed=7)
         out["counted"] += len(kept.queries)
+        out["lists"][direction] = kept.agreement(index, p, rows, params.extra, nprobe)
+        if direction == "bwd" and fwd_index is not None and len(kept.queries):
+            sim, idx = search_side(fwd_index, sample_rows(xs, kept.truth), p, Rows(ys), k, params.extra,
+                                   search["nprobe_fwd"])
+            rev_sim = np.zeros((len(xs), sim.shape[1]), dtype=np.float32)
+            rev_idx = np.zeros((len(xs), idx.shape[1]), dtype=np.int64)
+            rev_sim[kept.truth], rev_idx[kept.truth] = sim, idx
+            kept.mined_by_reverse(rev_sim, rev_idx)
         out["kept"].append(kept.agreement(index, p, rows, params.extra, nprobe) * len(kept.queries))
         out["every"].append(every.agreement(index, p, rows, params.extra, nprobe))
         exact = knn_both(every.qs, db, 1, progress=False)
         out["top1"].append(float(np.mean(exact.fwd_idx[:, 0] == search_side(index, every.qs, p, rows, 1,
                                                                              params.extra, nprobe)[1][:, 0])))
         out["seconds"][direction] = round(time.perf_counter() - t, 1)
-        del index
+        fwd_index = index if direction == "fwd" else None
     return {"sample": sample, "pairs_counted": out["counted"],
             "mined_pair_agreement": round(sum(out["kept"]) / max(out["counted"], 1), 4),
+            **{f"lists_pair_agreement_{d}": round(a, 4) for d, a in out["lists"].items()},
             "every_query_pair_agreement": round(float(np.mean(out["every"])), 4),
             "knn_top1_agreement": round(float(np.mean(out["top1"])), 4), "sample_seconds": out["seconds"]}
-
-
-def output_agreement(xs, ys, mined: list[tuple[float, int, int]], sample: int, k: int) -> dict:
-    """``mined_pair_agreement``: the share of the exact search's mined pairs that the run's output holds, whichever
-    direction found them (under ``max`` retrieval a pair is kept when either does). The exact pairs are a fresh
-    sample's (:class:`bisent.mining.compressed.PairSample`, ``sample`` queries a direction, seed 7: each query's
-    best candidate by the ratio margin with exact neighbourhoods, the best-scoring ``PAIR_TOP_SHARE``); a pair of
-    exactly the same cosine (a duplicate line) counts as the same."""
-    from bisent.mining.compressed import PairSample
-    from bisent.mining.index import sample_rows
-
-    partner = {"fwd": {i: j for _, i, j in mined}, "bwd": {j: i for _, i, j in mined}}
-    out: dict = {}
-    hits = counted = 0
-    for direction, q_side, db in (("fwd", xs, ys), ("bwd", ys, xs)):
-        ps = PairSample(q_side, db, k, sample=sample, seed=7)
-        got = np.array([partner[direction].get(int(r), -1) for r in ps.queries], dtype=np.int64)
-        same = got == ps.truth
-        if len(got) and np.any(~same & (got >= 0)):          # another row of the same cosine: a duplicate line
-            rows = np.flatnonzero(~same & (got >= 0))
-            cos = np.sum(sample_rows(q_side, ps.queries[rows]) * sample_rows(db, got[rows]), axis=1)
-            same[rows] = np.abs(cos - ps.cos[rows]) <= 1e-6
-        out[f"mined_pair_agreement_{direction}"] = round(float(np.mean(same)), 4) if len(same) else None
-        hits, counted = hits + int(same.sum()), counted + len(same)
-    return {"mined_pair_agreement": round(hits / max(counted, 1), 4), "mined_pairs_counted": counted, **out}
 
 
 def projection(stages: dict, n: int, m: int, to: int, nodes: int = 1) -> dict:
@@ -177,12 +166,8 @@ def run(args, work: Path, record) -> None:
     search = _summary(log).get("search", {})
     pairs = _mined(out)
     gold = _best_f1(pairs, set(read_gold(data)))
-    agreement = {}
-    if "params" in search:
-        xs, ys = Shards(vec["src"]), Shards(vec["tgt"])
-        agreement = {**{("lists_" + key if key == "mined_pair_agreement" else key): v
-                        for key, v in sample_agreement(xs, ys, search, args.sample, args.k).items()},
-                     **output_agreement(xs, ys, pairs, args.sample, args.k)}
+    agreement = sample_agreement(Shards(vec["src"]), Shards(vec["tgt"]), search, args.sample, args.k) \
+        if "params" in search else {}
     mine = measured["mine"]
     record({"bench": "mine_compressed", **base, "mine_seconds": mine["seconds"], "peak_rss_mb": mine["peak_rss_mb"],
             "load_average": mine["load_average"], **({"note": "shared machine"} if mine["load_average"] > 2.5 else {}),

@@ -48,13 +48,27 @@ def mined(knn):
 def test_params_rule_by_size():
     assert compressed_params(300, 512) is None                                   # fewer than 16 lists' training
     small = compressed_params(N, 512)
-    assert small.nlist == N // 39 and small.dim == 128 and small.codes == "sq8" and small.coarse == "flat"
+    assert small.nlist == N // 39 and small.dim == 128 and small.codes == "fs64" and small.coarse == "flat"
+    assert small.extra == 64 and compressed_params(N, 512, codes="sq8").extra == 16
     big = compressed_params(1_000_000, 512)
-    assert big.nlist == 8000 and big.coarse == "flat" and big.codes == "sq8"
+    assert big.nlist == 8000 and big.coarse == "flat" and big.codes == "fs64"
     assert compressed_params(100_000_000, 512).coarse == "hnsw"                 # 80,000 lists
-    assert compressed_params(100_000_000, 512).codes == "pq32"                  # SQ8 codes would be 12.8 GB a side
+    assert compressed_params(N, 102).codes == "sq8"                             # 51 sub-quantisers: no fast scan
     with pytest.raises(ValueError, match="codes"):
         compressed_params(N, 512, codes="pq7")
+    assert compressed_params(N, 512, codes="fs64").codes == "fs64"              # 4-bit PQ, fast scan
+    with pytest.raises(ValueError, match="codes"):
+        compressed_params(N, 512, codes="fs48")
+
+
+def test_scalar_codes_mine_the_exact_pairs(vecs):
+    """8-bit scalar codes (the other code type) with 16 candidates re-ranked: the mined pairs the exact search's."""
+    x, y = vecs
+    stats = {}
+    approx = knn_compressed(x, y, 4, codes="sq8", stats=stats, retrieval="max", progress=False)
+    assert stats["params"]["codes"] == "sq8" and stats["params"]["extra"] == 16
+    truth = mined(knn_both(x, y, 4, progress=False))
+    assert len(truth & mined(approx)) / len(truth) >= 0.98
 
 
 def test_recall_and_mined_pairs_against_brute_force(vecs):
@@ -85,7 +99,7 @@ def test_calibration_against_a_direct_computation(vecs):
     (``top_share=1``, the sample is all), or those whose exact pair reaches a threshold."""
     x, y = vecs
     x, y = x[:2000], y[:2000]
-    params = compressed_params(2000, 512)
+    params = compressed_params(2000, 512, codes="sq8")             # the logic, not the codes
     p = fit_projection(x, y, params.dim)
     index = build_side(y, p, params, train_lists(y, p, params))
     s = x.astype(np.float32) @ y.astype(np.float32).T                           # (n, m)
@@ -131,7 +145,7 @@ def test_backward_calibration_counts_the_pairs_the_forward_lists_mine(vecs):
     agreeing when the forward lists mine it, computed here by hand, and so never needs more probes."""
     x, y = vecs
     x, y = x[:2000], y[:2000]
-    params = compressed_params(2000, 512)
+    params = compressed_params(2000, 512, codes="sq8")             # the logic, not the codes
     p = fit_projection(x, y, params.dim)
     index = build_side(x, p, params, train_lists(x, p, params))                 # the sources' lists: backward
     s = x.astype(np.float32) @ y.astype(np.float32).T                           # (n, m)

@@ -50,7 +50,7 @@ from .options import LANG, THRESHOLD_OR_NONE, FiniteFloat, echo_summary, fast_op
                    "every pair at 192 dimensions (PCA of a sample) keeps k + 16 candidates a sentence each way, "
                    "re-scored exactly at full dimension (about half exact's CPU time at d = 512; top-1 as "
                    "exact's for 99.7 % of sentences with use-m3 at 100k, benchmarks/README.md). "
-                   "compressed: an IVF index of 8-bit codes at 128 dimensions, k + 16 candidates a sentence "
+                   "compressed: an IVF index of 4-bit codes at 128 dimensions, k + 64 candidates a sentence "
                    "re-ranked exactly, probes calibrated so that a sample's mined pairs are 98.5 % the exact "
                    "search's (bisent.mining.compressed). ivf, hnsw: approximate FAISS indexes. "
                    "auto: exact up to 200k x 200k sentences, two-stage up to 2M x 2M, compressed above "
