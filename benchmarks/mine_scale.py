@@ -73,11 +73,12 @@ def sample_agreement(xs, ys, search: dict, sample: int, k: int) -> dict:
         out["counted"] += len(kept.queries)
         out["lists"][direction] = kept.agreement(index, p, rows, params.extra, nprobe)
         if direction == "bwd" and fwd_index is not None and len(kept.queries):
-            sim, idx = search_side(fwd_index, sample_rows(xs, kept.truth), p, Rows(ys), k, params.extra,
+            truth = np.unique(kept.truth)                          # a source may be the pair of several targets
+            sim, idx = search_side(fwd_index, sample_rows(xs, truth), p, Rows(ys), k, params.extra,
                                    search["nprobe_fwd"])
             rev_sim = np.zeros((len(xs), sim.shape[1]), dtype=np.float32)
             rev_idx = np.zeros((len(xs), idx.shape[1]), dtype=np.int64)
-            rev_sim[kept.truth], rev_idx[kept.truth] = sim, idx
+            rev_sim[truth], rev_idx[truth] = sim, idx
             kept.mined_by_reverse(rev_sim, rev_idx)
         out["kept"].append(kept.agreement(index, p, rows, params.extra, nprobe) * len(kept.queries))
         out["every"].append(every.agreement(index, p, rows, params.extra, nprobe))
