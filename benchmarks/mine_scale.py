@@ -165,8 +165,7 @@ def run(args, work: Path, record) -> None:
                    "--src-vectors", str(vec["src"]), "--tgt-vectors", str(vec["tgt"]), "-k", str(args.k),
                    "--index", "compressed", "--line-numbers", "--threshold", "none", "-o", str(out)])
     search = _summary(log).get("search", {})
-    pairs = _mined(out)
-    gold = _best_f1(pairs, set(read_gold(data)))
+    gold = _best_f1(_mined(out), set(read_gold(data)))
     agreement = sample_agreement(Shards(vec["src"]), Shards(vec["tgt"]), search, args.sample, args.k) \
         if "params" in search else {}
     mine = measured["mine"]

@@ -54,9 +54,8 @@ def show_line(raw: bytes) -> str:
     return raw.decode("utf-8", errors="backslashreplace").replace("\x00", "\\x00").replace("\r", "\\r")
 
 
-def rejected_line(lineno: int, reason: str, value: Value | str | None, raw: bytes, label: str = "",
+def rejected_line(lineno: int, reason: str, value: Value | None, raw: bytes, label: str = "",
                   names: tuple[str, ...] = ()) -> bytes:
     """One line of the rejected file: ``lineno<TAB>reason<TAB>score<TAB>original line`` (``label`` before the
-    line: a TMX/XLIFF unit's ``[id ...]``; ``names``: the parts of a list value; a str value is written as is)."""
-    text = value if isinstance(value, str) else format_value(value, names)
-    return f"{lineno}\t{reason}\t{text}\t{label}{show_line(raw)}\n".encode("utf-8")
+    line: a TMX/XLIFF unit's ``[id ...]``; ``names``: the parts of a list value)."""
+    return f"{lineno}\t{reason}\t{format_value(value, names)}\t{label}{show_line(raw)}\n".encode("utf-8")

@@ -59,15 +59,14 @@ def _scorer(score, margin, k, knn_method, state_dir, block_rows, ray_address, th
         # (chosen by auto from 200k a side) each stage, to this folder; the exact and approximate searches ignore it
         state = state_dir or (None if is_stdio(output) else f"{output}.knn")
         opts = {"state": state} if state else {}
-        if knn_method in ("auto", "compressed"):     # the compressed search reports its stages and probes here
-            opts["stats"] = {}
+        if knn_method in ("auto", "compressed"):     # the compressed search reports its stages and probes here,
+            opts["stats"] = {}                       # and calibrates for the retrieval (which direction must find
+            opts["retrieval"] = retrieval            # a pair)
         if ray_address:
             from ..cluster.ray_compressed import RaySearch
             opts["executor"] = RaySearch(threads=threads)
         if threshold is not None and not isinstance(threshold, str):   # the compressed search calibrates its
             opts["threshold"] = float(threshold)                          # probes on the pairs kept above it
-        if knn_method in ("auto", "compressed"):     # which direction's lists must find a pair
-            opts["retrieval"] = retrieval
         return Scorer(score or margin, k, knn_method=knn_method, **opts), state, False
     if ray_address is None and state_dir is None and block_rows is None:
         return Scorer(score or margin, k, knn_method=knn_method), None, False
